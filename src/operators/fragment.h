@@ -1,0 +1,78 @@
+// A fragment: the operators of one node wired into a small DAG (paper: the part of the query
+// network one server runs). It routes tuples between its operators, exports the streams other
+// fragments read, and composes its operators' snapshots, cause functions (restart points) and
+// determinants into fragment-level ones.
+//
+// Invariants: processing is depth-first and deterministic (an output is handed to internal
+// consumers in operator order before the next input); each exported stream's ids are strictly
+// increasing; after restart_from(), every operator port ignores inputs at or below its own
+// replay position, so a replay from the fragment-level (minimum) position is harmless.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "operators/operator.h"
+#include "protocols/plan.h"
+
+namespace hapair {
+
+struct FragmentOutput {
+  StreamId stream = kNoStream;  // an exported (plan) stream
+  Tuple tuple;
+};
+using FragmentOutputs = std::vector<FragmentOutput>;
+
+class Fragment {
+ public:
+  Fragment(const Plan& plan, FragmentId id);
+  ~Fragment();
+  Fragment(const Fragment&) = delete;
+  Fragment& operator=(const Fragment&) = delete;
+
+  FragmentId id() const { return id_; }
+  OperatorClass klass() const;
+  const std::vector<StreamId>& inputs() const { return inputs_; }    // plan streams read
+  const std::vector<StreamId>& outputs() const { return outputs_; }  // plan streams exported
+
+  void process(StreamId input, const Tuple& t, FragmentOutputs& out);
+  void end_of_stream(StreamId input, FragmentOutputs& out);
+  // The producing operator of an exported stream has finished (no more tuples will come).
+  bool output_ended(StreamId output) const;
+  bool has_finished() const;
+
+  Bytes snapshot() const;
+  bool restore(const Bytes& snapshot);
+  std::uint64_t state_version() const;
+  bool supports_delta() const;
+  Bytes snapshot_delta(std::uint64_t since_version) const;
+  bool apply_delta(const Bytes& delta);
+
+  // Composes the operators' cause functions backwards from every exported stream (acked up to
+  // acked_outputs[s]; absent means nothing acked, 0) to every fragment input. The blob holds, per
+  // fragment input stream, the last input id no longer needed, and every operator's restart point.
+  Bytes restart_point(const std::map<StreamId, TupleId>& acked_outputs) const;
+  // The per-input replay positions inside a restart point blob; nullopt when corrupt.
+  static std::optional<std::map<StreamId, TupleId>> replay_positions(const Bytes& restart_point);
+  // On a freshly constructed fragment. false: corrupt blob.
+  bool restart_from(const Bytes& restart_point);
+  void forget_up_to(const std::map<StreamId, TupleId>& acked_outputs);
+
+  // Determinants of the fragment's non-deterministic operators (Union).
+  bool is_nondeterministic() const;
+  std::vector<Determinants> take_determinants();
+  void set_follow_determinants(bool follow);
+  void add_determinants(const Determinants& d, FragmentOutputs& out);
+  std::size_t buffered_tuples() const;
+
+ private:
+  struct Impl;
+  FragmentId id_;
+  std::vector<StreamId> inputs_;
+  std::vector<StreamId> outputs_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hapair

@@ -1,0 +1,66 @@
+// The interface between a pure protocol core and its driver (DESIGN.md section 2).
+//
+//     effects = core.handle(now, event)
+//
+// `now` is passed in; events are a start signal, a wake-up (the core asked for it through
+// Effects::wake_at_us) and received messages; effects are messages to send, tuples delivered
+// to the client application (sinks only), trace events and the next wake-up time. A core never
+// touches a socket, a clock, a thread, a random device or stdout. The ZeroMQ runtime and the
+// simulator both drive cores only through this interface, so no role code knows which one
+// hosts it.
+//
+// Invariant: a driver calls handle() with non-decreasing `now`, and calls it with Tick at or
+// after the latest wake_at_us it was given (earlier calls are harmless).
+#pragma once
+
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "protocols/ids.h"
+#include "protocols/messages.h"
+
+namespace hapair {
+
+struct Start {};
+struct Tick {};
+struct Received {
+  Envelope envelope;
+};
+using Event = std::variant<Start, Tick, Received>;
+
+struct Outgoing {
+  NodeId to = kNoNode;
+  Envelope envelope;
+};
+
+struct Effects {
+  std::vector<Outgoing> sends;
+  std::vector<Delivery> deliveries;
+  std::vector<TraceEvent> traces;
+  // The earliest time the core wants to be called again with Tick (kNever: no wish).
+  TimeUs wake_at_us = kNever;
+  // The node has done all its work (end of stream processed and acknowledged); the driver may
+  // stop it when the run ends.
+  bool finished = false;
+  // A fatal, configured error (e.g. a full queue under policy "error"): the driver reports it
+  // and stops the run with a non-zero status.
+  std::string fatal_error;
+
+  void wake_at(TimeUs t) {
+    if (t < wake_at_us) wake_at_us = t;
+  }
+};
+
+// Counters and gauges a core exposes for metrics (ordered, so output files are deterministic).
+using Metrics = std::map<std::string, std::int64_t>;
+
+class NodeCore {
+ public:
+  virtual ~NodeCore() = default;
+  virtual Effects handle(TimeUs now, const Event& event) = 0;
+  virtual Metrics metrics() const = 0;
+};
+
+}  // namespace hapair

@@ -1,0 +1,35 @@
+// Identifiers and time shared by every layer.
+//
+// Paper: each tuple carries a per-stream tuple id, a monotonic sequence number assigned by the
+// stream's producer (Hwang et al., section 2). Invariant: on one stream, ids only grow, across
+// takeovers too; a consumer drops any id at or below the last one it accepted (duplicate
+// elimination by tuple id).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace hapair {
+
+// Microseconds since the run epoch. Real time in the runtime, virtual time in the simulator.
+using TimeUs = std::int64_t;
+// Index of a node (an OS process, the paper's "server") in the deployment plan.
+using NodeId = std::uint16_t;
+// Index of a fragment (the part of the query network one server runs) in the plan.
+using FragmentId = std::uint16_t;
+// Index of a stream in the plan.
+using StreamId = std::uint16_t;
+// Per-stream tuple sequence number; the first tuple of a stream has id 1, 0 means "none yet".
+using TupleId = std::uint64_t;
+// Every takeover of a fragment starts a new epoch; messages carry their sender's epoch.
+using Epoch = std::uint64_t;
+
+inline constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+inline constexpr FragmentId kNoFragment = std::numeric_limits<FragmentId>::max();
+inline constexpr StreamId kNoStream = std::numeric_limits<StreamId>::max();
+inline constexpr TimeUs kNever = std::numeric_limits<TimeUs>::max();
+
+inline constexpr TimeUs us_from_ms(double ms) { return static_cast<TimeUs>(ms * 1000.0); }
+inline constexpr double ms_from_us(TimeUs us) { return static_cast<double>(us) / 1000.0; }
+
+}  // namespace hapair

@@ -1,0 +1,253 @@
+// Every message kind hapair sends, as plain C++ values. The Cap'n Proto schema (wire.capnp)
+// mirrors these one to one and only codec.cpp converts between them.
+//
+// Paper: tuple batches flow downstream; level-0 and level-1 queue-trimming acknowledgements flow
+// upstream (section 4.3); checkpoints flow from a primary to its passive standby (section 4.1);
+// heartbeats detect fail-stop crashes; active standbys receive the primary's non-deterministic
+// choices (determinants, section 4.2). Control messages (hello, directory, stats, traces,
+// deliveries, kill) connect node processes to the launcher and are not counted as HA overhead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "protocols/bytes.h"
+#include "protocols/ids.h"
+#include "protocols/tuple.h"
+
+namespace hapair {
+
+// ---- data plane ---------------------------------------------------------------------------
+
+// A batch of consecutive tuples of one stream, in id order. `end_of_stream` says the stream
+// ends after the last tuple of the batch (the batch may be empty). `replay` marks tuples re-sent
+// from a retained output queue during recovery.
+struct TupleBatch {
+  StreamId stream = kNoStream;
+  Tuples tuples;
+  bool end_of_stream = false;
+  bool replay = false;
+  friend bool operator==(const TupleBatch&, const TupleBatch&) = default;
+};
+
+// Level-0 ack: "I have received (and accepted) every tuple of `stream` up to id `up_to`".
+// Also the credit for flow control: a sender keeps at most a bounded number of tuples in flight
+// beyond the last level-0 ack.
+struct Level0Ack {
+  StreamId stream = kNoStream;
+  TupleId up_to = 0;
+  friend bool operator==(const Level0Ack&, const Level0Ack&) = default;
+};
+
+// Level-1 ack: "input of `stream` up to id `up_to` is no longer needed by me"; the upstream may
+// trim its output queue up to there. With upstream backup it carries the sender's restart point
+// (how to restart it from empty state, see upstream_backup/restart_point.h) with a generation
+// number; the upstream keeps the last two and hands them to a recovery node.
+struct Level1Ack {
+  StreamId stream = kNoStream;
+  TupleId up_to = 0;
+  std::uint64_t generation = 0;
+  Bytes restart_point;
+  friend bool operator==(const Level1Ack&, const Level1Ack&) = default;
+};
+
+// One chunk of a checkpoint from a primary to its passive standby. A checkpoint is installed
+// only when all `chunk_count` chunks of `checkpoint_id` have arrived. A delta checkpoint applies
+// on top of `base_checkpoint_id`.
+struct Checkpoint {
+  std::uint64_t checkpoint_id = 0;
+  bool delta = false;
+  std::uint64_t base_checkpoint_id = 0;
+  std::uint32_t chunk_index = 0;
+  std::uint32_t chunk_count = 1;
+  Bytes payload;
+  friend bool operator==(const Checkpoint&, const Checkpoint&) = default;
+};
+
+struct CheckpointAck {
+  std::uint64_t checkpoint_id = 0;
+  friend bool operator==(const CheckpointAck&, const CheckpointAck&) = default;
+};
+
+struct Heartbeat {
+  std::uint64_t seq = 0;
+  friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
+};
+
+// "Node `new_primary` runs `fragment` from now on, at `epoch`." Sent by a node that took over to
+// every neighbour of the fragment (upstream and downstream) and to its old partner.
+struct Takeover {
+  FragmentId fragment = kNoFragment;
+  NodeId new_primary = kNoNode;
+  Epoch epoch = 0;
+  friend bool operator==(const Takeover&, const Takeover&) = default;
+};
+
+// Ask an upstream to start (subscribe) or stop sending `stream` to `consumer`, continuing after
+// `after_id`. Used when an active standby or a restored backup joins as an extra consumer.
+struct Redirect {
+  StreamId stream = kNoStream;
+  NodeId consumer = kNoNode;
+  bool subscribe = true;
+  TupleId after_id = 0;
+  friend bool operator==(const Redirect&, const Redirect&) = default;
+};
+
+// "Re-send `stream` to me, starting after id `after_id`." Sent by a new primary to its upstream
+// neighbours (from its checkpoint's or restart point's input position) and by downstream
+// neighbours to a new primary (from the last id they accepted). `generation` names the restart
+// point chosen by an upstream-backup recovery node (0 otherwise).
+struct ReplayRequest {
+  StreamId stream = kNoStream;
+  TupleId after_id = 0;
+  std::uint64_t generation = 0;
+  friend bool operator==(const ReplayRequest&, const ReplayRequest&) = default;
+};
+
+// A restart point an upstream holds for its downstream fragment (from its level-1 acks).
+struct StoredRestartPoint {
+  std::uint64_t generation = 0;
+  TupleId up_to = 0;  // the level-1 position it came with
+  Bytes restart_point;
+  friend bool operator==(const StoredRestartPoint&, const StoredRestartPoint&) = default;
+};
+
+// Upstream -> upstream-backup recovery node: the restart points held for `stream`, and the
+// oldest id still retained in the output queue (trimmed_up_to + 1).
+struct RestartPoints {
+  StreamId stream = kNoStream;
+  TupleId trimmed_up_to = 0;
+  std::vector<StoredRestartPoint> points;
+  friend bool operator==(const RestartPoints&, const RestartPoints&) = default;
+};
+
+// One non-deterministic choice of an arbitrary operator: Union took `count` tuples in a row
+// from input `port`. Records are numbered consecutively from `first_seq`.
+struct DeterminantRecord {
+  std::uint16_t port = 0;
+  std::uint32_t count = 0;
+  friend bool operator==(const DeterminantRecord&, const DeterminantRecord&) = default;
+};
+
+// Primary -> active standby: the interleaving chosen by operator `op_index` of the fragment.
+struct Determinants {
+  std::uint16_t op_index = 0;
+  std::uint64_t first_seq = 0;
+  std::vector<DeterminantRecord> records;
+  friend bool operator==(const Determinants&, const Determinants&) = default;
+};
+
+struct DeterminantAck {
+  std::uint16_t op_index = 0;
+  std::uint64_t up_to_seq = 0;
+  friend bool operator==(const DeterminantAck&, const DeterminantAck&) = default;
+};
+
+// ---- control plane (launcher <-> nodes) ----------------------------------------------------
+
+// Node -> launcher: "I am `node_name`, my data socket is bound at `endpoint`".
+struct Hello {
+  std::string node_name;
+  std::string endpoint;
+  std::int64_t pid = 0;
+  friend bool operator==(const Hello&, const Hello&) = default;
+};
+
+// Launcher -> nodes: every node's data endpoint (indexed by NodeId) and the run epoch as a
+// CLOCK_REALTIME instant in microseconds; all nodes measure time from it.
+struct Directory {
+  std::vector<std::string> endpoints;
+  std::int64_t epoch_realtime_us = 0;
+  friend bool operator==(const Directory&, const Directory&) = default;
+};
+
+// Launcher -> node: finish (flush, report final stats) and exit.
+struct StopRun {
+  bool immediate = false;
+  friend bool operator==(const StopRun&, const StopRun&) = default;
+};
+
+// Launcher -> node: crash yourself with SIGKILL now (failure injection on a remote host), or
+// stop handling events for `pause_ms` (a paused, not crashed, process).
+struct Kill {
+  std::int64_t pause_ms = 0;  // 0: SIGKILL
+  friend bool operator==(const Kill&, const Kill&) = default;
+};
+
+struct Counter {
+  std::string name;
+  std::int64_t value = 0;
+  friend bool operator==(const Counter&, const Counter&) = default;
+};
+
+// Node -> launcher, periodically and at exit: cumulative counters (bytes and messages sent by
+// kind, cpu time, drops, queue lengths ...).
+struct NodeStats {
+  TimeUs at_us = 0;
+  bool final = false;
+  std::vector<Counter> counters;
+  friend bool operator==(const NodeStats&, const NodeStats&) = default;
+};
+
+struct TraceEvent {
+  TimeUs at_us = 0;
+  NodeId node = kNoNode;
+  std::string event;    // failure, detection, takeover, replay_start, replay_end, checkpoint, ...
+  std::string details;  // key=value pairs, space separated
+  friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
+};
+
+struct TraceBatch {
+  std::vector<TraceEvent> events;
+  friend bool operator==(const TraceBatch&, const TraceBatch&) = default;
+};
+
+// A tuple handed to the client application at a sink.
+struct Delivery {
+  TimeUs at_us = 0;
+  StreamId stream = kNoStream;
+  Tuple tuple;
+  friend bool operator==(const Delivery&, const Delivery&) = default;
+};
+
+struct DeliveryBatch {
+  std::vector<Delivery> deliveries;
+  bool end_of_output = false;  // the sink has seen end-of-stream on every input
+  friend bool operator==(const DeliveryBatch&, const DeliveryBatch&) = default;
+};
+
+// ---- the envelope ---------------------------------------------------------------------------
+
+using Message = std::variant<TupleBatch, Level0Ack, Level1Ack, Checkpoint, CheckpointAck, Heartbeat,
+                             Takeover, Redirect, ReplayRequest, RestartPoints, Determinants,
+                             DeterminantAck, Hello, Directory, StopRun, Kill, NodeStats, TraceBatch,
+                             DeliveryBatch>;
+
+// Names per message kind, in the variant's order; used for bytes_by_kind / messages_by_kind.
+inline constexpr const char* kMessageKindNames[] = {
+    "tuples",         "level0_ack",   "level1_ack",     "checkpoint", "checkpoint_ack",
+    "heartbeat",      "takeover",     "redirect",       "replay_request", "restart_points",
+    "determinants",   "determinant_ack", "hello",       "directory",  "stop",
+    "kill",           "stats",        "trace",          "deliveries"};
+static_assert(std::size(kMessageKindNames) == std::variant_size_v<Message>);
+
+inline const char* message_kind_name(const Message& m) { return kMessageKindNames[m.index()]; }
+// Control-plane messages run between nodes and the launcher and are not HA overhead.
+inline bool is_control_message(const Message& m) { return m.index() >= 12; }
+
+struct Header {
+  NodeId sender = kNoNode;
+  Epoch epoch = 0;
+  TimeUs sent_us = 0;
+  friend bool operator==(const Header&, const Header&) = default;
+};
+
+struct Envelope {
+  Header header;
+  Message body;
+  friend bool operator==(const Envelope&, const Envelope&) = default;
+};
+
+}  // namespace hapair

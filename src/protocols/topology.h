@@ -1,0 +1,147 @@
+// The query network as the user describes it (a topology file or the built-in default), as
+// plain values. The harness parses files into this; validate() and make_plan() (plan.h) turn it
+// into a deployment with numeric ids that every core receives.
+//
+// Paper: a query network is a DAG of operators (boxes) joined by streams, split into fragments,
+// each fragment on one server (section 2). Each fragment has an HA mode: none, amnesia (gap
+// recovery), upstream backup, passive standby or active standby (section 4).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hapair {
+
+enum class HaMode { none, amnesia, upstream, passive, active };
+enum class FragmentKind { source, operators, sink };
+enum class OperatorKind { filter, map, union_op, aggregate, join };
+// Nested classes of the paper (section 3): repeatable ⊂ convergent-capable ⊂ deterministic ⊂ arbitrary.
+// Ordered from most to least constrained, so max() of two classes is the weaker one.
+enum class OperatorClass { repeatable = 0, convergent_capable = 1, deterministic = 2, arbitrary = 3 };
+enum class QueueFullPolicy { backpressure, error };
+enum class CheckpointMode { full, delta };
+enum class Field { key, value };
+enum class CompareOp { lt, le, gt, ge, eq, ne };
+enum class AggregateFunction { count, sum, avg, min, max };
+enum class JoinCombine { sum, left, right, product };
+enum class DistributionKind { uniform, normal, exponential };
+// How an upstream decides what its downstream no longer needs (experiment 6): from the
+// operators' cause functions, or by a rule that knows nothing about them.
+enum class TrimmingRule { exact, conservative };
+
+const char* to_string(HaMode);
+const char* to_string(FragmentKind);
+const char* to_string(OperatorKind);
+const char* to_string(OperatorClass);
+const char* to_string(QueueFullPolicy);
+const char* to_string(CheckpointMode);
+const char* to_string(Field);
+const char* to_string(CompareOp);
+const char* to_string(AggregateFunction);
+const char* to_string(JoinCombine);
+const char* to_string(DistributionKind);
+const char* to_string(TrimmingRule);
+
+// Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
+std::optional<HaMode> parse_ha_mode(const std::string&);
+std::optional<OperatorKind> parse_operator_kind(const std::string&);
+std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string&);
+std::optional<CheckpointMode> parse_checkpoint_mode(const std::string&);
+std::optional<Field> parse_field(const std::string&);
+std::optional<CompareOp> parse_compare_op(const std::string&);
+std::optional<AggregateFunction> parse_aggregate_function(const std::string&);
+std::optional<JoinCombine> parse_join_combine(const std::string&);
+std::optional<DistributionKind> parse_distribution_kind(const std::string&);
+std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
+std::string allowed_ha_modes();  // "none, amnesia, upstream, passive, active"
+
+struct ValueDistribution {
+  DistributionKind kind = DistributionKind::uniform;
+  double a = 0.0;    // uniform: min; normal: mean; exponential: mean
+  double b = 100.0;  // uniform: max (exclusive); normal: stddev; exponential: unused
+};
+
+// A source pushes a seeded, deterministic stream: tuple i (from 1) has ts = i / rate, a key
+// uniform in [0, key_count) and a value from the distribution, all derived from (seed, stream
+// name, i) alone, so a reference run can recompute any tuple.
+struct SourceSpec {
+  std::string stream;
+  double rate_tps = 2000.0;
+  std::int64_t key_count = 8;
+  ValueDistribution values;
+  bool integer_values = true;  // round values down, so sums are exact
+};
+
+struct OperatorSpec {
+  std::string name;
+  OperatorKind kind = OperatorKind::filter;
+  std::vector<std::string> inputs;  // stream names, in port order
+  std::string output;               // stream name
+  // filter: keep tuples where `field op constant`
+  Field filter_field = Field::value;
+  CompareOp filter_op = CompareOp::lt;
+  double filter_constant = 0.0;
+  // map: value' = value * scale + offset; key' = key mod key_modulo (when > 0)
+  double map_scale = 1.0;
+  double map_offset = 0.0;
+  std::int64_t map_key_modulo = 0;
+  // aggregate over windows [k*slide, k*slide + window) of event time, aligned to absolute time
+  AggregateFunction function = AggregateFunction::sum;
+  std::int64_t window_ms = 200;
+  std::int64_t slide_ms = 20;
+  bool group_by_key = true;
+  // join: left and right tuples with equal keys and |ts_l - ts_r| <= join_window_ms
+  std::int64_t join_window_ms = 50;
+  JoinCombine combine = JoinCombine::sum;
+  std::string where;  // "file:line" of the definition, for error messages
+};
+
+struct FragmentSpec {
+  std::string name;
+  FragmentKind kind = FragmentKind::operators;
+  std::optional<HaMode> ha;  // unset: the network default
+  SourceSpec source;                   // kind == source
+  std::vector<OperatorSpec> operators; // kind == operators
+  std::vector<std::string> sink_inputs;  // kind == sink
+  // Data endpoints. Empty: the launcher binds tcp://127.0.0.1:* and distributes the port.
+  std::string endpoint;
+  std::string standby_endpoint;
+  std::string where;
+};
+
+// Every knob of a run, with units last in the names. Defaults are documented in README.md.
+struct Settings {
+  std::uint64_t seed = 1;
+  double duration_s = 6.0;
+  HaMode ha = HaMode::none;
+  std::int64_t batch_tuples = 100;         // tuples per TupleBatch message at most
+  std::int64_t batch_flush_ms = 2;         // a partial batch waits at most this long
+  std::int64_t heartbeat_interval_ms = 10;
+  std::int64_t failure_timeout_ms = 30;    // missed heartbeats for this long => failed
+  std::int64_t ack_interval_ms = 20;       // level-0 / level-1 acks at most this often
+  std::int64_t checkpoint_interval_ms = 100;
+  CheckpointMode checkpoint_mode = CheckpointMode::full;
+  std::int64_t checkpoint_chunk_bytes = 1 << 20;
+  std::int64_t output_queue_tuples_max = 1'000'000;  // retained output per stream
+  std::int64_t input_queue_tuples_max = 100'000;     // accepted but not yet processed input
+  std::int64_t inflight_tuples_max = 20'000;         // sent beyond the last level-0 ack
+  QueueFullPolicy queue_full_policy = QueueFullPolicy::backpressure;
+  bool determinants = true;                // active standby: ship Union's interleaving
+  TrimmingRule trimming = TrimmingRule::exact;
+  std::int64_t conservative_retention_ms = 2000;  // trimming=conservative: keep this much input
+  double drain_timeout_s = 20.0;           // after the sources stop, wait this long for drain
+};
+
+struct Topology {
+  std::string name = "default";
+  std::string source_file;  // empty: built in
+  Settings settings;
+  std::vector<FragmentSpec> fragments;
+};
+
+// The built-in default network: source -> filter (Filter) -> aggregate (windowed Aggregate) -> sink.
+Topology default_topology();
+
+}  // namespace hapair
