@@ -134,10 +134,24 @@ struct Settings {
   double drain_timeout_s = 20.0;           // after the sources stop, wait this long for drain
 };
 
+// Simulated network and machines (driver "sim" only; ignored by real processes).
+struct SimSettings {
+  double link_latency_ms = 0.1;          // mean one-way latency per message
+  double link_jitter_ms = 0.02;          // uniform extra latency in [0, jitter)
+  double bandwidth_bytes_per_s = 1.25e9; // per link (10 Gbit/s); big checkpoints take time
+  double loss_ratio = 0.0;               // probability a data-plane message is dropped
+  double duplication_ratio = 0.0;        // probability a message is delivered twice
+  double reorder_ratio = 0.0;            // probability a message gets extra delay (overtaken)
+  double cpu_us_per_tuple = 2.0;         // processing cost of one tuple at one operator
+  double cpu_us_per_message = 5.0;       // fixed cost of handling one message
+  double node_capacity = 1.0;            // relative CPU speed of every node
+};
+
 struct Topology {
   std::string name = "default";
   std::string source_file;  // empty: built in
   Settings settings;
+  SimSettings sim;
   std::vector<FragmentSpec> fragments;
 };
 

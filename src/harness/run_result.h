@@ -1,0 +1,58 @@
+// What one run produced, whichever driver ran it (real processes or the simulator): the sink
+// deliveries, the event timeline, counters per node and sampled time series. The checker,
+// metrics and result writers consume only this.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocols/core.h"
+#include "protocols/messages.h"
+#include "protocols/plan.h"
+
+namespace hapair {
+
+enum class FaultKind { crash, pause, partition, restart };
+
+// One injected fault. crash: SIGKILL `node` at `at_s`. pause: SIGSTOP it for `duration_s`, then
+// SIGCONT. partition: cut the link between `node` and `peer` for `duration_s`. restart: start a
+// crashed node again at `at_s`.
+struct FaultSpec {
+  FaultKind kind = FaultKind::crash;
+  std::string node;
+  std::string peer;
+  double at_s = 0.0;
+  double duration_s = 0.0;
+};
+
+const char* to_string(FaultKind);
+
+struct MetricSample {
+  TimeUs at_us = 0;
+  std::string node;
+  std::string name;
+  std::int64_t value = 0;
+};
+
+// Counter names every driver fills per node (cumulative):
+//   bytes_sent.<kind>, messages_sent.<kind>  (kinds: kMessageKindNames; data plane only)
+//   cpu_us            CPU time of the node (real: process CPU time; sim: cost model)
+//   decode_dropped    malformed messages counted and dropped
+// plus whatever the node's core reports in NodeCore::metrics().
+struct RunResult {
+  std::shared_ptr<const Plan> plan;
+  std::string driver;  // "real" or "sim"
+  std::vector<FaultSpec> faults;
+  std::vector<Delivery> deliveries;  // in delivery order
+  std::vector<TraceEvent> events;    // in time order (failure injections included)
+  std::map<std::string, Metrics> counters;  // node name -> last cumulative counters
+  std::vector<MetricSample> samples;        // time series, e.g. output_queue_tuples
+  TimeUs end_us = 0;                        // when the run ended
+  bool completed = false;                   // the sink saw end of stream on every input
+  std::vector<std::string> errors;          // fatal errors, unexpected crashes, timeouts
+};
+
+}  // namespace hapair

@@ -1,0 +1,157 @@
+#include "protocols/topology.h"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+namespace hapair {
+namespace {
+
+template <typename E, std::size_t N>
+const char* name_of(const std::array<std::pair<E, const char*>, N>& table, E value) {
+  for (const auto& [e, name] : table)
+    if (e == value) return name;
+  return "?";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> parse_from(const std::array<std::pair<E, const char*>, N>& table, const std::string& s) {
+  for (const auto& [e, name] : table)
+    if (s == name) return e;
+  return std::nullopt;
+}
+
+template <typename E, std::size_t N>
+std::string allowed(const std::array<std::pair<E, const char*>, N>& table) {
+  std::string out;
+  for (const auto& [e, name] : table) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+constexpr std::array<std::pair<HaMode, const char*>, 5> kHaModes{{{HaMode::none, "none"},
+                                                                  {HaMode::amnesia, "amnesia"},
+                                                                  {HaMode::upstream, "upstream"},
+                                                                  {HaMode::passive, "passive"},
+                                                                  {HaMode::active, "active"}}};
+constexpr std::array<std::pair<FragmentKind, const char*>, 3> kFragmentKinds{
+    {{FragmentKind::source, "source"}, {FragmentKind::operators, "operators"}, {FragmentKind::sink, "sink"}}};
+constexpr std::array<std::pair<OperatorKind, const char*>, 5> kOperatorKinds{{{OperatorKind::filter, "filter"},
+                                                                              {OperatorKind::map, "map"},
+                                                                              {OperatorKind::union_op, "union"},
+                                                                              {OperatorKind::aggregate, "aggregate"},
+                                                                              {OperatorKind::join, "join"}}};
+constexpr std::array<std::pair<OperatorClass, const char*>, 4> kOperatorClasses{
+    {{OperatorClass::repeatable, "repeatable"},
+     {OperatorClass::convergent_capable, "convergent-capable"},
+     {OperatorClass::deterministic, "deterministic"},
+     {OperatorClass::arbitrary, "arbitrary"}}};
+constexpr std::array<std::pair<QueueFullPolicy, const char*>, 2> kPolicies{
+    {{QueueFullPolicy::backpressure, "backpressure"}, {QueueFullPolicy::error, "error"}}};
+constexpr std::array<std::pair<CheckpointMode, const char*>, 2> kCheckpointModes{
+    {{CheckpointMode::full, "full"}, {CheckpointMode::delta, "delta"}}};
+constexpr std::array<std::pair<Field, const char*>, 2> kFields{{{Field::key, "key"}, {Field::value, "value"}}};
+constexpr std::array<std::pair<CompareOp, const char*>, 6> kCompareOps{{{CompareOp::lt, "<"},
+                                                                        {CompareOp::le, "<="},
+                                                                        {CompareOp::gt, ">"},
+                                                                        {CompareOp::ge, ">="},
+                                                                        {CompareOp::eq, "=="},
+                                                                        {CompareOp::ne, "!="}}};
+constexpr std::array<std::pair<AggregateFunction, const char*>, 5> kFunctions{{{AggregateFunction::count, "count"},
+                                                                              {AggregateFunction::sum, "sum"},
+                                                                              {AggregateFunction::avg, "avg"},
+                                                                              {AggregateFunction::min, "min"},
+                                                                              {AggregateFunction::max, "max"}}};
+constexpr std::array<std::pair<JoinCombine, const char*>, 4> kCombines{{{JoinCombine::sum, "sum"},
+                                                                        {JoinCombine::left, "left"},
+                                                                        {JoinCombine::right, "right"},
+                                                                        {JoinCombine::product, "product"}}};
+constexpr std::array<std::pair<DistributionKind, const char*>, 3> kDistributions{
+    {{DistributionKind::uniform, "uniform"},
+     {DistributionKind::normal, "normal"},
+     {DistributionKind::exponential, "exponential"}}};
+constexpr std::array<std::pair<TrimmingRule, const char*>, 2> kTrimmingRules{
+    {{TrimmingRule::exact, "exact"}, {TrimmingRule::conservative, "conservative"}}};
+
+}  // namespace
+
+const char* to_string(HaMode v) { return name_of(kHaModes, v); }
+const char* to_string(FragmentKind v) { return name_of(kFragmentKinds, v); }
+const char* to_string(OperatorKind v) { return name_of(kOperatorKinds, v); }
+const char* to_string(OperatorClass v) { return name_of(kOperatorClasses, v); }
+const char* to_string(QueueFullPolicy v) { return name_of(kPolicies, v); }
+const char* to_string(CheckpointMode v) { return name_of(kCheckpointModes, v); }
+const char* to_string(Field v) { return name_of(kFields, v); }
+const char* to_string(CompareOp v) { return name_of(kCompareOps, v); }
+const char* to_string(AggregateFunction v) { return name_of(kFunctions, v); }
+const char* to_string(JoinCombine v) { return name_of(kCombines, v); }
+const char* to_string(DistributionKind v) { return name_of(kDistributions, v); }
+const char* to_string(TrimmingRule v) { return name_of(kTrimmingRules, v); }
+
+std::optional<HaMode> parse_ha_mode(const std::string& s) { return parse_from(kHaModes, s); }
+std::optional<OperatorKind> parse_operator_kind(const std::string& s) { return parse_from(kOperatorKinds, s); }
+std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string& s) { return parse_from(kPolicies, s); }
+std::optional<CheckpointMode> parse_checkpoint_mode(const std::string& s) { return parse_from(kCheckpointModes, s); }
+std::optional<Field> parse_field(const std::string& s) { return parse_from(kFields, s); }
+std::optional<CompareOp> parse_compare_op(const std::string& s) { return parse_from(kCompareOps, s); }
+std::optional<AggregateFunction> parse_aggregate_function(const std::string& s) { return parse_from(kFunctions, s); }
+std::optional<JoinCombine> parse_join_combine(const std::string& s) { return parse_from(kCombines, s); }
+std::optional<DistributionKind> parse_distribution_kind(const std::string& s) { return parse_from(kDistributions, s); }
+std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return parse_from(kTrimmingRules, s); }
+std::string allowed_ha_modes() { return allowed(kHaModes); }
+
+Topology default_topology() {
+  Topology t;
+  t.name = "default";
+
+  FragmentSpec source;
+  source.name = "source";
+  source.kind = FragmentKind::source;
+  source.source.stream = "raw";
+  source.source.rate_tps = 2000.0;
+  source.source.key_count = 8;
+  source.source.values = {DistributionKind::uniform, 0.0, 100.0};
+  source.where = "built-in default";
+
+  FragmentSpec filter;
+  filter.name = "filter";
+  filter.where = "built-in default";
+  OperatorSpec keep;
+  keep.name = "keep_small";
+  keep.kind = OperatorKind::filter;
+  keep.inputs = {"raw"};
+  keep.output = "small";
+  keep.filter_field = Field::value;
+  keep.filter_op = CompareOp::lt;
+  keep.filter_constant = 80.0;
+  keep.where = "built-in default";
+  filter.operators.push_back(keep);
+
+  FragmentSpec aggregate;
+  aggregate.name = "aggregate";
+  aggregate.where = "built-in default";
+  OperatorSpec sum;
+  sum.name = "sum_per_key";
+  sum.kind = OperatorKind::aggregate;
+  sum.inputs = {"small"};
+  sum.output = "totals";
+  sum.function = AggregateFunction::sum;
+  sum.window_ms = 200;
+  sum.slide_ms = 20;
+  sum.group_by_key = true;
+  sum.where = "built-in default";
+  aggregate.operators.push_back(sum);
+
+  FragmentSpec sink;
+  sink.name = "sink";
+  sink.kind = FragmentKind::sink;
+  sink.sink_inputs = {"totals"};
+  sink.where = "built-in default";
+
+  t.fragments = {source, filter, aggregate, sink};
+  return t;
+}
+
+}  // namespace hapair
