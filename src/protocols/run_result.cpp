@@ -1,4 +1,4 @@
-#include "harness/run_result.h"
+#include "protocols/run_result.h"
 
 namespace hapair {
 

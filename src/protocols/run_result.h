@@ -1,3 +1,4 @@
+// A record of one run (plain values, shared by both drivers and the harness).
 // What one run produced, whichever driver ran it (real processes or the simulator): the sink
 // deliveries, the event timeline, counters per node and sampled time series. The checker,
 // metrics and result writers consume only this.

@@ -1,0 +1,16 @@
+// The `hapair` subcommands. Each lives in its own file (<name>_command.cpp) and parses its own
+// options with Boost.Program_options; main() only dispatches. Every subcommand supports --help.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hapair::cli {
+
+using Args = std::vector<std::string>;  // the arguments after the subcommand name
+
+int run_command(const Args& args);    // run one configuration, print/write its metrics
+int node_command(const Args& args);   // run one node process (started by a launcher or by hand)
+int bench_command(const Args& args);  // one-hop throughput against raw ZeroMQ
+
+}  // namespace hapair::cli
