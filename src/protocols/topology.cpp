@@ -101,6 +101,15 @@ std::optional<JoinCombine> parse_join_combine(const std::string& s) { return par
 std::optional<DistributionKind> parse_distribution_kind(const std::string& s) { return parse_from(kDistributions, s); }
 std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return parse_from(kTrimmingRules, s); }
 std::string allowed_ha_modes() { return allowed(kHaModes); }
+std::string allowed_operator_kinds() { return allowed(kOperatorKinds); }
+std::string allowed_queue_full_policies() { return allowed(kPolicies); }
+std::string allowed_checkpoint_modes() { return allowed(kCheckpointModes); }
+std::string allowed_fields() { return allowed(kFields); }
+std::string allowed_compare_ops() { return allowed(kCompareOps); }
+std::string allowed_aggregate_functions() { return allowed(kFunctions); }
+std::string allowed_join_combines() { return allowed(kCombines); }
+std::string allowed_distribution_kinds() { return allowed(kDistributions); }
+std::string allowed_trimming_rules() { return allowed(kTrimmingRules); }
 
 Topology default_topology() {
   Topology t;

@@ -56,11 +56,21 @@ std::optional<JoinCombine> parse_join_combine(const std::string&);
 std::optional<DistributionKind> parse_distribution_kind(const std::string&);
 std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
 std::string allowed_ha_modes();  // "none, amnesia, upstream, passive, active"
+std::string allowed_operator_kinds();
+std::string allowed_queue_full_policies();
+std::string allowed_checkpoint_modes();
+std::string allowed_fields();
+std::string allowed_compare_ops();
+std::string allowed_aggregate_functions();
+std::string allowed_join_combines();
+std::string allowed_distribution_kinds();
+std::string allowed_trimming_rules();
 
 struct ValueDistribution {
   DistributionKind kind = DistributionKind::uniform;
   double a = 0.0;    // uniform: min; normal: mean; exponential: mean
   double b = 100.0;  // uniform: max (exclusive); normal: stddev; exponential: unused
+  friend bool operator==(const ValueDistribution&, const ValueDistribution&) = default;
 };
 
 // A source pushes a seeded, deterministic stream: tuple i (from 1) has ts = i / rate, a key
@@ -72,6 +82,7 @@ struct SourceSpec {
   std::int64_t key_count = 8;
   ValueDistribution values;
   bool integer_values = true;  // round values down, so sums are exact
+  friend bool operator==(const SourceSpec&, const SourceSpec&) = default;
 };
 
 struct OperatorSpec {
@@ -96,6 +107,7 @@ struct OperatorSpec {
   std::int64_t join_window_ms = 50;
   JoinCombine combine = JoinCombine::sum;
   std::string where;  // "file:line" of the definition, for error messages
+  friend bool operator==(const OperatorSpec&, const OperatorSpec&) = default;
 };
 
 struct FragmentSpec {
@@ -109,9 +121,11 @@ struct FragmentSpec {
   std::string endpoint;
   std::string standby_endpoint;
   std::string where;
+  friend bool operator==(const FragmentSpec&, const FragmentSpec&) = default;
 };
 
-// Every knob of a run, with units last in the names. Defaults are documented in README.md.
+// Every knob of a run, with units last in the names. Every knob, its default and its allowed
+// range are documented in docs/TOPOLOGY.md.
 struct Settings {
   std::uint64_t seed = 1;
   double duration_s = 6.0;
@@ -132,6 +146,8 @@ struct Settings {
   TrimmingRule trimming = TrimmingRule::exact;
   std::int64_t conservative_retention_ms = 2000;  // trimming=conservative: keep this much input
   double drain_timeout_s = 20.0;           // after the sources stop, wait this long for drain
+  std::string where;  // "file:line" of the [network] section, for error messages
+  friend bool operator==(const Settings&, const Settings&) = default;
 };
 
 // Simulated network and machines (driver "sim" only; ignored by real processes).
@@ -145,6 +161,8 @@ struct SimSettings {
   double cpu_us_per_tuple = 2.0;         // processing cost of one tuple at one operator
   double cpu_us_per_message = 5.0;       // fixed cost of handling one message
   double node_capacity = 1.0;            // relative CPU speed of every node
+  std::string where;  // "file:line" of the [sim] section, for error messages
+  friend bool operator==(const SimSettings&, const SimSettings&) = default;
 };
 
 struct Topology {
@@ -153,6 +171,7 @@ struct Topology {
   Settings settings;
   SimSettings sim;
   std::vector<FragmentSpec> fragments;
+  friend bool operator==(const Topology&, const Topology&) = default;
 };
 
 // The built-in default network: source -> filter (Filter) -> aggregate (windowed Aggregate) -> sink.
