@@ -1,5 +1,203 @@
 @0xd1e5a2b3c4f50617;
-# Placeholder; the codec work replaces this with the full Envelope schema.
+# The hapair wire format: one Envelope per ZeroMQ frame, a header plus a union with one member
+# per alternative of hapair::Message (protocols/messages.h), in the same order. Only codec.cpp
+# reads or writes these types; the rest of the code sees the plain structs of messages.h.
+#
+# Paper: tuple batches flow downstream; level-0 and level-1 queue-trimming acknowledgements
+# flow upstream (section 4.3); checkpoints go from a primary to its passive standby (4.1);
+# determinants go from a primary to its active standby (4.2); heartbeats detect fail-stop
+# crashes. The control-plane members connect node processes to the launcher.
+#
+# Compatibility rules (the invariant of this file): field ordinals (@N) are never renumbered
+# or reused; a new field gets the next free ordinal of its struct; a new message kind is added
+# at the END of Envelope.body with the next ordinal, and at the end of hapair::Message too, so
+# the union discriminant equals the variant index (codec.cpp static_asserts this). Defaults
+# mirror the C++ member defaults, so a field an older sender did not write decodes to the same
+# value as a default-constructed C++ struct (kNoStream/kNoNode/kNoFragment are 0xffff).
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("hapair::wire");
+
+# ---- shared pieces -------------------------------------------------------------------------
+
+# protocols/tuple.h Tuple.
+struct Tuple {
+  id @0 :UInt64;       # TupleId, per-stream sequence number (0 = none)
+  tsUs @1 :Int64;      # event timestamp, microseconds since the run epoch
+  key @2 :Int64;
+  value @3 :Float64;
+  lineage @4 :UInt64;  # logical identity for the semantics checker
+}
+
+# ---- data plane ----------------------------------------------------------------------------
+
+struct TupleBatch {
+  stream @0 :UInt16 = 0xffff;
+  tuples @1 :List(Tuple);
+  endOfStream @2 :Bool;
+  replay @3 :Bool;
+}
+
+struct Level0Ack {
+  stream @0 :UInt16 = 0xffff;
+  upTo @1 :UInt64;
+}
+
+struct Level1Ack {
+  stream @0 :UInt16 = 0xffff;
+  upTo @1 :UInt64;
+  generation @2 :UInt64;
+  restartPoint @3 :Data;  # opaque Fragment::restart_point blob
+}
+
+struct Checkpoint {
+  checkpointId @0 :UInt64;
+  delta @1 :Bool;
+  baseCheckpointId @2 :UInt64;
+  chunkIndex @3 :UInt32;         # decode refuses chunkIndex >= chunkCount
+  chunkCount @4 :UInt32 = 1;     # decode refuses 0
+  payload @5 :Data;              # opaque checkpoint chunk
+}
+
+struct CheckpointAck {
+  checkpointId @0 :UInt64;
+}
+
+struct Heartbeat {
+  seq @0 :UInt64;
+}
+
+struct Takeover {
+  fragment @0 :UInt16 = 0xffff;
+  newPrimary @1 :UInt16 = 0xffff;
+  epoch @2 :UInt64;
+}
+
+struct Redirect {
+  stream @0 :UInt16 = 0xffff;
+  consumer @1 :UInt16 = 0xffff;
+  subscribe @2 :Bool = true;
+  afterId @3 :UInt64;
+}
+
+struct ReplayRequest {
+  stream @0 :UInt16 = 0xffff;
+  afterId @1 :UInt64;
+  generation @2 :UInt64;
+}
+
+struct StoredRestartPoint {
+  generation @0 :UInt64;
+  upTo @1 :UInt64;
+  restartPoint @2 :Data;
+}
+
+struct RestartPoints {
+  stream @0 :UInt16 = 0xffff;
+  trimmedUpTo @1 :UInt64;
+  points @2 :List(StoredRestartPoint);
+}
+
+struct DeterminantRecord {
+  port @0 :UInt16;
+  count @1 :UInt32;
+}
+
+struct Determinants {
+  opIndex @0 :UInt16;
+  firstSeq @1 :UInt64;
+  records @2 :List(DeterminantRecord);
+}
+
+struct DeterminantAck {
+  opIndex @0 :UInt16;
+  upToSeq @1 :UInt64;
+}
+
+# ---- control plane (launcher <-> nodes) ----------------------------------------------------
+
+struct Hello {
+  nodeName @0 :Text;
+  endpoint @1 :Text;
+  pid @2 :Int64;
+}
+
+struct Directory {
+  endpoints @0 :List(Text);  # indexed by NodeId
+  epochRealtimeUs @1 :Int64;
+}
+
+struct StopRun {
+  immediate @0 :Bool;
+}
+
+struct Kill {
+  pauseMs @0 :Int64;  # 0: SIGKILL
+}
+
+struct Counter {
+  name @0 :Text;
+  value @1 :Int64;
+}
+
+struct NodeStats {
+  atUs @0 :Int64;
+  final @1 :Bool;
+  counters @2 :List(Counter);
+}
+
+struct TraceEvent {
+  atUs @0 :Int64;
+  node @1 :UInt16 = 0xffff;
+  event @2 :Text;
+  details @3 :Text;
+}
+
+struct TraceBatch {
+  events @0 :List(TraceEvent);
+}
+
+struct Delivery {
+  atUs @0 :Int64;
+  stream @1 :UInt16 = 0xffff;
+  tuple @2 :Tuple;
+}
+
+struct DeliveryBatch {
+  deliveries @0 :List(Delivery);
+  endOfOutput @1 :Bool;
+}
+
+# ---- the envelope --------------------------------------------------------------------------
+
 struct Envelope {
-  sender @0 :UInt16;
+  # protocols/messages.h Header, inline (a group costs no pointer).
+  header :group {
+    sender @0 :UInt16 = 0xffff;  # NodeId
+    epoch @1 :UInt64;            # the sender's fragment epoch
+    sentUs @2 :Int64;            # send time, microseconds since the run epoch
+  }
+  # One member per hapair::Message alternative, in variant order: the discriminant of member
+  # @(N+3) is N, the variant index.
+  body :union {
+    tupleBatch @3 :TupleBatch;          # 0
+    level0Ack @4 :Level0Ack;            # 1
+    level1Ack @5 :Level1Ack;            # 2
+    checkpoint @6 :Checkpoint;          # 3
+    checkpointAck @7 :CheckpointAck;    # 4
+    heartbeat @8 :Heartbeat;            # 5
+    takeover @9 :Takeover;              # 6
+    redirect @10 :Redirect;             # 7
+    replayRequest @11 :ReplayRequest;   # 8
+    restartPoints @12 :RestartPoints;   # 9
+    determinants @13 :Determinants;     # 10
+    determinantAck @14 :DeterminantAck; # 11
+    hello @15 :Hello;                   # 12
+    directory @16 :Directory;           # 13
+    stopRun @17 :StopRun;               # 14
+    kill @18 :Kill;                     # 15
+    nodeStats @19 :NodeStats;           # 16
+    traceBatch @20 :TraceBatch;         # 17
+    deliveryBatch @21 :DeliveryBatch;   # 18
+  }
 }
