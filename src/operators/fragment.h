@@ -45,9 +45,14 @@ class Fragment {
 
   Bytes snapshot() const;
   bool restore(const Bytes& snapshot);
-  std::uint64_t state_version() const;
+  // Delta checkpoints: one state version per operator (in operator order). snapshot_delta(v)
+  // holds, per operator, what changed since v[i] (a full operator snapshot for operators
+  // without deltas) plus the fragment's own small state; apply_delta() applies it to a fragment
+  // restored at versions v. false: corrupt blob or another base; the fragment may then be
+  // partly updated and must be restored from a full snapshot.
+  std::vector<std::uint64_t> state_versions() const;
   bool supports_delta() const;
-  Bytes snapshot_delta(std::uint64_t since_version) const;
+  Bytes snapshot_delta(const std::vector<std::uint64_t>& since_versions) const;
   bool apply_delta(const Bytes& delta);
 
   // Composes the operators' cause functions backwards from every exported stream (acked up to
@@ -66,6 +71,11 @@ class Fragment {
   void set_follow_determinants(bool follow);
   void add_determinants(const Determinants& d, FragmentOutputs& out);
   std::size_t buffered_tuples() const;
+
+  // Inputs refused as bad input from peers (counted, never asserted): tuples or end-of-stream
+  // marks of streams the fragment does not read or that already ended, and determinant records
+  // for a missing or deterministic operator, with a gap in their numbering, or already applied.
+  std::uint64_t dropped_inputs() const;
 
  private:
   struct Impl;

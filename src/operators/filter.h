@@ -1,0 +1,29 @@
+// Filter (paper section 2): keeps the tuples for which `field op constant` holds, unchanged.
+//
+// Class: repeatable (stateless). Invariant: every output is its input tuple exactly (same id,
+// timestamp, key, value and lineage), so the cause function is the identity.
+#pragma once
+
+#include "operators/stateless_operator.h"
+#include "protocols/topology.h"
+
+namespace hapair {
+
+class Filter final : public StatelessOperator {
+ public:
+  explicit Filter(const OperatorSpec& spec);
+  OperatorKind kind() const override { return OperatorKind::filter; }
+
+  // Whether `t` passes the predicate.
+  bool keeps(const Tuple& t) const;
+
+ protected:
+  bool transform(const Tuple& in, Tuple& out) const override;
+
+ private:
+  Field field_;
+  CompareOp op_;
+  double constant_;
+};
+
+}  // namespace hapair

@@ -1,0 +1,464 @@
+#include "operators/fragment.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "operators/state_io.h"
+#include "protocols/check.h"
+
+namespace hapair {
+namespace {
+
+constexpr TupleId kNothingNeeded = std::numeric_limits<TupleId>::max();
+
+struct Consumer {
+  std::size_t op = 0;
+  std::size_t port = 0;
+};
+
+}  // namespace
+
+struct Fragment::Impl {
+  // Structure, fixed at construction.
+  std::vector<OperatorSpec> specs;
+  std::vector<std::unique_ptr<Operator>> ops;
+  std::vector<std::size_t> topo;                    // a topological order of the operators
+  std::vector<std::vector<Consumer>> consumers;     // per op: internal readers of its output
+  std::vector<StreamId> exported;                   // per op: the plan stream it exports, or kNoStream
+  std::map<StreamId, std::vector<Consumer>> input_consumers;  // per fragment input
+
+  // State.
+  std::vector<std::vector<TupleId>> skip;      // per op port: ignore ids at or below (after restart_from)
+  std::vector<std::vector<bool>> port_ended;   // per op port
+  std::vector<bool> finished;                  // per op: finish propagated downstream
+  std::vector<std::uint64_t> determinant_seq;  // per op: number of the next determinant record
+  std::uint64_t dropped = 0;
+
+  std::vector<std::unique_ptr<Operator>> fresh_ops() const {
+    std::vector<std::unique_ptr<Operator>> fresh;
+    for (const OperatorSpec& spec : specs) fresh.push_back(make_operator(spec));
+    return fresh;
+  }
+
+  void reset_state() {
+    skip.clear();
+    port_ended.clear();
+    for (const auto& op : ops) {
+      skip.emplace_back(op->input_count(), 0);
+      port_ended.emplace_back(op->input_count(), false);
+    }
+    finished.assign(ops.size(), false);
+    determinant_seq.assign(ops.size(), 1);
+  }
+
+  void route(std::size_t op, const Tuples& produced, FragmentOutputs& out) {
+    for (const Tuple& t : produced) {
+      for (const Consumer& c : consumers[op]) feed(c.op, c.port, t, out);
+      if (exported[op] != kNoStream) out.push_back(FragmentOutput{exported[op], t});
+    }
+  }
+
+  void feed(std::size_t op, std::size_t port, const Tuple& t, FragmentOutputs& out) {
+    if (port_ended[op][port]) {
+      ++dropped;
+      return;
+    }
+    if (t.id <= skip[op][port]) return;  // replayed from below this port's own restart position
+    Tuples produced;
+    ops[op]->process(port, t, produced);
+    route(op, produced, out);
+    notify_if_finished(op, out);
+  }
+
+  void end_port(std::size_t op, std::size_t port, FragmentOutputs& out) {
+    if (port_ended[op][port]) return;
+    port_ended[op][port] = true;
+    Tuples produced;
+    ops[op]->end_of_stream(port, produced);
+    route(op, produced, out);
+    notify_if_finished(op, out);
+  }
+
+  void notify_if_finished(std::size_t op, FragmentOutputs& out) {
+    if (finished[op] || !ops[op]->has_finished()) return;
+    finished[op] = true;
+    for (const Consumer& c : consumers[op]) end_port(c.op, c.port, out);
+  }
+
+  // The cause functions composed backwards: the position needed on each operator's output is
+  // the minimum of its downstream ack (if exported) and its internal consumers' own replay
+  // positions, which reverse topological order has computed already.
+  void compose(const std::map<StreamId, TupleId>& acked, std::vector<TupleId>& needed,
+               std::vector<RestartPoint>& points) const {
+    needed.assign(ops.size(), kNothingNeeded);
+    points.assign(ops.size(), RestartPoint{});
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+      const std::size_t i = *it;
+      TupleId n = kNothingNeeded;
+      if (exported[i] != kNoStream) {
+        const auto a = acked.find(exported[i]);
+        n = a == acked.end() ? 0 : a->second;
+      }
+      for (const Consumer& c : consumers[i]) n = std::min(n, points[c.op].replay_after.at(c.port));
+      needed[i] = n;
+      points[i] = ops[i]->restart_point(n);
+      HAPAIR_CHECK_MSG(points[i].replay_after.size() == ops[i]->input_count(),
+                       "operator " << specs[i].name << " gave " << points[i].replay_after.size() << " positions");
+    }
+  }
+
+  void write_state(ByteWriter& w) const {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      write_ids(w, skip[i]);
+      for (bool e : port_ended[i]) write_bool(w, e);
+      write_bool(w, finished[i]);
+      w.u64(determinant_seq[i]);
+    }
+  }
+
+  // Reads what write_state() wrote into the given vectors; false when it does not fit.
+  bool read_state(ByteReader& r, std::vector<std::vector<TupleId>>& skip_out,
+                  std::vector<std::vector<bool>>& ended_out, std::vector<bool>& finished_out,
+                  std::vector<std::uint64_t>& seq_out) const {
+    skip_out.clear();
+    ended_out.clear();
+    finished_out.clear();
+    seq_out.clear();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      std::vector<TupleId> s = read_ids(r);
+      if (!r.ok() || s.size() != ops[i]->input_count()) return false;
+      std::vector<bool> e(s.size());
+      for (std::size_t p = 0; p < s.size(); ++p) {
+        bool b = false;
+        if (!read_bool(r, b)) return false;
+        e[p] = b;
+      }
+      bool f = false;
+      if (!read_bool(r, f)) return false;
+      skip_out.push_back(std::move(s));
+      ended_out.push_back(std::move(e));
+      finished_out.push_back(f);
+      seq_out.push_back(r.u64());
+    }
+    return r.ok();
+  }
+};
+
+Fragment::Fragment(const Plan& plan, FragmentId id) : id_(id), impl_(std::make_unique<Impl>()) {
+  const FragmentSpec& spec = plan.spec(id);
+  if (spec.kind != FragmentKind::operators) {
+    // Sources and sinks run no operators; they still expose their plan streams.
+    inputs_ = plan.fragments.at(id).inputs;
+    outputs_ = plan.fragments.at(id).outputs;
+    impl_->reset_state();
+    return;
+  }
+  Impl& m = *impl_;
+  m.specs = spec.operators;
+  std::map<std::string, std::size_t> producer;
+  for (std::size_t i = 0; i < m.specs.size(); ++i) {
+    m.ops.push_back(make_operator(m.specs[i]));
+    HAPAIR_CHECK_MSG(m.ops.back()->input_count() == m.specs[i].inputs.size(),
+                     "operator " << m.specs[i].name << " has " << m.specs[i].inputs.size() << " inputs, its kind takes "
+                                 << m.ops.back()->input_count());
+    HAPAIR_CHECK_MSG(producer.emplace(m.specs[i].output, i).second,
+                     "stream " << m.specs[i].output << " is produced twice in fragment " << spec.name);
+  }
+  m.consumers.resize(m.ops.size());
+  std::vector<std::size_t> indegree(m.ops.size(), 0);
+  for (std::size_t i = 0; i < m.specs.size(); ++i) {
+    for (std::size_t p = 0; p < m.specs[i].inputs.size(); ++p) {
+      const std::string& name = m.specs[i].inputs[p];
+      const auto internal = producer.find(name);
+      if (internal != producer.end()) {
+        m.consumers[internal->second].push_back(Consumer{i, p});
+        ++indegree[i];
+        continue;
+      }
+      const StreamId s = plan.stream_id(name);
+      HAPAIR_CHECK_MSG(s != kNoStream, "fragment " << spec.name << " reads stream " << name << ", which the plan lacks");
+      m.input_consumers[s].push_back(Consumer{i, p});
+      if (std::find(inputs_.begin(), inputs_.end(), s) == inputs_.end()) inputs_.push_back(s);
+    }
+  }
+  for (std::size_t i = 0; i < m.specs.size(); ++i) {
+    const StreamId s = plan.stream_id(m.specs[i].output);
+    const bool exported = s != kNoStream && plan.streams.at(s).producer == id;
+    m.exported.push_back(exported ? s : kNoStream);
+    if (exported) outputs_.push_back(s);
+  }
+  // Kahn's algorithm, always taking the lowest ready index, so the order is the spec's order
+  // wherever the spec is already topological.
+  std::vector<bool> placed(m.ops.size(), false);
+  for (std::size_t round = 0; round < m.ops.size(); ++round) {
+    std::size_t next = m.ops.size();
+    for (std::size_t i = 0; i < m.ops.size() && next == m.ops.size(); ++i)
+      if (!placed[i] && indegree[i] == 0) next = i;
+    HAPAIR_CHECK_MSG(next != m.ops.size(), "the operators of fragment " << spec.name << " form a cycle");
+    placed[next] = true;
+    m.topo.push_back(next);
+    for (const Consumer& c : m.consumers[next]) --indegree[c.op];
+  }
+  m.reset_state();
+}
+
+Fragment::~Fragment() = default;
+
+OperatorClass Fragment::klass() const {
+  OperatorClass k = OperatorClass::repeatable;
+  for (const auto& op : impl_->ops) k = std::max(k, op->operator_class());
+  return k;
+}
+
+void Fragment::process(StreamId input, const Tuple& t, FragmentOutputs& out) {
+  const auto it = impl_->input_consumers.find(input);
+  if (it == impl_->input_consumers.end()) {
+    ++impl_->dropped;
+    return;
+  }
+  for (const Consumer& c : it->second) impl_->feed(c.op, c.port, t, out);
+}
+
+void Fragment::end_of_stream(StreamId input, FragmentOutputs& out) {
+  const auto it = impl_->input_consumers.find(input);
+  if (it == impl_->input_consumers.end()) {
+    ++impl_->dropped;
+    return;
+  }
+  for (const Consumer& c : it->second) impl_->end_port(c.op, c.port, out);
+}
+
+bool Fragment::output_ended(StreamId output) const {
+  for (std::size_t i = 0; i < impl_->ops.size(); ++i)
+    if (impl_->exported[i] == output) return impl_->finished[i];
+  return false;
+}
+
+bool Fragment::has_finished() const {
+  return std::all_of(impl_->finished.begin(), impl_->finished.end(), [](bool f) { return f; });
+}
+
+// ---- snapshots ---------------------------------------------------------------------------------
+
+Bytes Fragment::snapshot() const {
+  ByteWriter w;
+  write_tag(w, BlobTag::fragment_state);
+  w.u64(impl_->ops.size());
+  for (const auto& op : impl_->ops) w.bytes(op->snapshot());
+  impl_->write_state(w);
+  return w.take();
+}
+
+bool Fragment::restore(const Bytes& snapshot) {
+  Impl& m = *impl_;
+  ByteReader r(snapshot);
+  if (!read_tag(r, BlobTag::fragment_state) || r.u64() != m.ops.size()) return false;
+  std::vector<std::unique_ptr<Operator>> fresh = m.fresh_ops();
+  for (auto& op : fresh) {
+    const Bytes blob = r.bytes();
+    if (!r.ok() || !op->restore(blob)) return false;
+  }
+  std::vector<std::vector<TupleId>> skip;
+  std::vector<std::vector<bool>> ended;
+  std::vector<bool> finished;
+  std::vector<std::uint64_t> seq;
+  if (!m.read_state(r, skip, ended, finished, seq) || !r.at_end()) return false;
+  m.ops = std::move(fresh);
+  m.skip = std::move(skip);
+  m.port_ended = std::move(ended);
+  m.finished = std::move(finished);
+  m.determinant_seq = std::move(seq);
+  return true;
+}
+
+std::vector<std::uint64_t> Fragment::state_versions() const {
+  std::vector<std::uint64_t> versions;
+  for (const auto& op : impl_->ops) versions.push_back(op->state_version());
+  return versions;
+}
+
+bool Fragment::supports_delta() const {
+  return std::any_of(impl_->ops.begin(), impl_->ops.end(), [](const auto& op) { return op->supports_delta(); });
+}
+
+Bytes Fragment::snapshot_delta(const std::vector<std::uint64_t>& since_versions) const {
+  HAPAIR_CHECK_MSG(since_versions.size() == impl_->ops.size(),
+                   "delta base has " << since_versions.size() << " versions for " << impl_->ops.size() << " operators");
+  ByteWriter w;
+  write_tag(w, BlobTag::fragment_delta);
+  w.u64(impl_->ops.size());
+  for (std::size_t i = 0; i < impl_->ops.size(); ++i) w.bytes(impl_->ops[i]->snapshot_delta(since_versions[i]));
+  impl_->write_state(w);
+  return w.take();
+}
+
+bool Fragment::apply_delta(const Bytes& delta) {
+  Impl& m = *impl_;
+  ByteReader r(delta);
+  if (!read_tag(r, BlobTag::fragment_delta) || r.u64() != m.ops.size()) return false;
+  std::vector<Bytes> blobs;
+  for (std::size_t i = 0; i < m.ops.size(); ++i) blobs.push_back(r.bytes());
+  std::vector<std::vector<TupleId>> skip;
+  std::vector<std::vector<bool>> ended;
+  std::vector<bool> finished;
+  std::vector<std::uint64_t> seq;
+  if (!m.read_state(r, skip, ended, finished, seq) || !r.at_end()) return false;
+  for (std::size_t i = 0; i < m.ops.size(); ++i)
+    if (!m.ops[i]->apply_delta(blobs[i])) return false;
+  m.skip = std::move(skip);
+  m.port_ended = std::move(ended);
+  m.finished = std::move(finished);
+  m.determinant_seq = std::move(seq);
+  return true;
+}
+
+// ---- restart points ----------------------------------------------------------------------------
+
+namespace {
+
+struct ParsedRestartPoint {
+  std::map<StreamId, TupleId> inputs;
+  std::vector<RestartPoint> ops;
+};
+
+bool parse_restart_point(const Bytes& blob, ParsedRestartPoint& out) {
+  ByteReader r(blob);
+  if (!read_tag(r, BlobTag::fragment_restart)) return false;
+  const std::uint64_t inputs = r.count(16);
+  for (std::uint64_t i = 0; i < inputs; ++i) {
+    const std::uint64_t stream = r.u64();
+    const TupleId after = r.u64();
+    if (!r.ok() || stream >= kNoStream || !out.inputs.emplace(static_cast<StreamId>(stream), after).second) return false;
+  }
+  const std::uint64_t ops = r.count(16);
+  for (std::uint64_t i = 0; i < ops; ++i) {
+    RestartPoint p;
+    p.replay_after = read_ids(r);
+    p.resume = r.bytes();
+    if (!r.ok()) return false;
+    out.ops.push_back(std::move(p));
+  }
+  return r.ok() && r.at_end();
+}
+
+}  // namespace
+
+Bytes Fragment::restart_point(const std::map<StreamId, TupleId>& acked_outputs) const {
+  const Impl& m = *impl_;
+  std::vector<TupleId> needed;
+  std::vector<RestartPoint> points;
+  m.compose(acked_outputs, needed, points);
+  ByteWriter w;
+  write_tag(w, BlobTag::fragment_restart);
+  w.u64(m.input_consumers.size());
+  for (const auto& [stream, readers] : m.input_consumers) {
+    TupleId after = kNothingNeeded;
+    for (const Consumer& c : readers) after = std::min(after, points[c.op].replay_after[c.port]);
+    w.u64(stream);
+    w.u64(after);
+  }
+  w.u64(points.size());
+  for (const RestartPoint& p : points) {
+    write_ids(w, p.replay_after);
+    w.bytes(p.resume);
+  }
+  return w.take();
+}
+
+std::optional<std::map<StreamId, TupleId>> Fragment::replay_positions(const Bytes& restart_point) {
+  ParsedRestartPoint parsed;
+  if (!parse_restart_point(restart_point, parsed)) return std::nullopt;
+  return parsed.inputs;
+}
+
+bool Fragment::restart_from(const Bytes& restart_point) {
+  Impl& m = *impl_;
+  ParsedRestartPoint parsed;
+  if (!parse_restart_point(restart_point, parsed) || parsed.ops.size() != m.ops.size()) return false;
+  for (const auto& entry : m.input_consumers)
+    if (parsed.inputs.count(entry.first) == 0) return false;
+  if (parsed.inputs.size() != m.input_consumers.size()) return false;
+  std::vector<std::unique_ptr<Operator>> fresh = m.fresh_ops();
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    if (parsed.ops[i].replay_after.size() != fresh[i]->input_count()) return false;
+    if (!fresh[i]->restart_from(parsed.ops[i])) return false;
+  }
+  m.ops = std::move(fresh);
+  m.reset_state();
+  for (std::size_t i = 0; i < m.ops.size(); ++i) m.skip[i] = parsed.ops[i].replay_after;
+  return true;
+}
+
+void Fragment::forget_up_to(const std::map<StreamId, TupleId>& acked_outputs) {
+  std::vector<TupleId> needed;
+  std::vector<RestartPoint> points;
+  impl_->compose(acked_outputs, needed, points);
+  for (std::size_t i = 0; i < impl_->ops.size(); ++i) impl_->ops[i]->forget_up_to(needed[i]);
+}
+
+// ---- determinants ------------------------------------------------------------------------------
+
+bool Fragment::is_nondeterministic() const {
+  return std::any_of(impl_->ops.begin(), impl_->ops.end(), [](const auto& op) { return op->is_nondeterministic(); });
+}
+
+std::vector<Determinants> Fragment::take_determinants() {
+  std::vector<Determinants> taken;
+  for (std::size_t i = 0; i < impl_->ops.size(); ++i) {
+    Operator& op = *impl_->ops[i];
+    if (!op.is_nondeterministic()) continue;
+    std::vector<DeterminantRecord> records = op.take_determinants();
+    if (records.empty()) continue;
+    Determinants d;
+    d.op_index = static_cast<std::uint16_t>(i);
+    d.first_seq = impl_->determinant_seq[i];
+    impl_->determinant_seq[i] += records.size();
+    d.records = std::move(records);
+    taken.push_back(std::move(d));
+  }
+  return taken;
+}
+
+void Fragment::set_follow_determinants(bool follow) {
+  for (auto& op : impl_->ops)
+    if (op->is_nondeterministic()) op->set_follow_determinants(follow);
+}
+
+void Fragment::add_determinants(const Determinants& d, FragmentOutputs& out) {
+  Impl& m = *impl_;
+  const std::uint64_t n = d.records.size();
+  if (d.op_index >= m.ops.size() || !m.ops[d.op_index]->is_nondeterministic()) {
+    m.dropped += std::max<std::uint64_t>(n, 1);
+    return;
+  }
+  const std::size_t i = d.op_index;
+  const std::uint64_t expected = m.determinant_seq[i];
+  if (d.first_seq > expected) {
+    // A gap: the records in between were lost, and later ones cannot be applied without them.
+    m.dropped += std::max<std::uint64_t>(n, 1);
+    return;
+  }
+  const std::uint64_t already = expected - d.first_seq;
+  if (already >= n) {
+    m.dropped += n;
+    return;
+  }
+  m.dropped += already;
+  const std::vector<DeterminantRecord> fresh(d.records.begin() + static_cast<std::ptrdiff_t>(already), d.records.end());
+  m.determinant_seq[i] += fresh.size();
+  Tuples produced;
+  m.ops[i]->add_determinants(fresh, produced);
+  m.route(i, produced, out);
+  m.notify_if_finished(i, out);
+}
+
+std::size_t Fragment::buffered_tuples() const {
+  std::size_t n = 0;
+  for (const auto& op : impl_->ops) n += op->buffered_tuples();
+  return n;
+}
+
+std::uint64_t Fragment::dropped_inputs() const { return impl_->dropped; }
+
+}  // namespace hapair
