@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test suite: install, build (Release, -Werror), run every test through CTest; then build
+# again with AddressSanitizer + UBSan and run the unit and simulator tests under them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh build
+ctest --test-dir build --output-on-failure -j 2 --timeout 600
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAPAIR_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|sim|harness'
+echo "test.sh: all tests passed (release and ASan/UBSan)"
