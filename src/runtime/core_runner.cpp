@@ -1,0 +1,81 @@
+#include "runtime/core_runner.h"
+
+#include <algorithm>
+
+#include "protocols/check.h"
+
+namespace hapair {
+
+CoreRunner::CoreRunner(NodeCore& core, Transport& transport, NodeId self, const RunClock& clock,
+                       CoreRunnerConfig config)
+    : core_(core), transport_(transport), self_(self), clock_(clock), config_(config) {
+  HAPAIR_CHECK_MSG(config_.receive_messages_per_turn_max > 0,
+                   "receive_messages_per_turn_max=" << config_.receive_messages_per_turn_max);
+}
+
+void CoreRunner::start(CoreOutput& out) {
+  HAPAIR_CHECK(!started_);
+  started_ = true;
+  handle(Start{}, out);
+  transport_.flush();
+}
+
+bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us) {
+  HAPAIR_CHECK(started_);
+  TimeUs now = clock_.now_us();
+  if (wake_at_us_ <= now) {
+    wake_at_us_ = kNever;
+    handle(Tick{}, out);
+    now = clock_.now_us();
+  }
+  const std::size_t waiting = transport_.flush();
+
+  TimeUs wait = std::min(wait_us, config_.wait_us_max);
+  if (wake_at_us_ != kNever) wait = std::min(wait, wake_at_us_ - now);
+  if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
+
+  zmq::pollitem_t items[2] = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0},
+                              {also_poll ? also_poll->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+  poll_sockets(items, also_poll ? 2 : 1, wait);
+
+  if (items[0].revents & ZMQ_POLLIN) {
+    for (int i = 0; i < config_.receive_messages_per_turn_max; ++i) {
+      std::optional<Envelope> envelope = transport_.try_receive();
+      if (!envelope) break;
+      handle(Received{std::move(*envelope)}, out);
+      ++messages_handled_;
+    }
+  }
+  if (wake_at_us_ <= clock_.now_us()) {
+    wake_at_us_ = kNever;
+    handle(Tick{}, out);
+  }
+  transport_.flush();
+  return also_poll && (items[1].revents & ZMQ_POLLIN);
+}
+
+void CoreRunner::handle(const Event& event, CoreOutput& out) {
+  // RunClock is monotonic; the max() only guards the core contract against a clock bug.
+  const TimeUs now = std::max(last_now_us_, clock_.now_us());
+  last_now_us_ = now;
+  perform(core_.handle(now, event), out);
+}
+
+void CoreRunner::perform(Effects&& effects, CoreOutput& out) {
+  for (Outgoing& outgoing : effects.sends) transport_.send(outgoing.to, outgoing.envelope);
+  if (out.deliveries.empty()) {
+    out.deliveries = std::move(effects.deliveries);
+  } else {
+    out.deliveries.insert(out.deliveries.end(), std::make_move_iterator(effects.deliveries.begin()),
+                          std::make_move_iterator(effects.deliveries.end()));
+  }
+  for (TraceEvent& trace : effects.traces) {
+    if (trace.node == kNoNode) trace.node = self_;
+    out.traces.push_back(std::move(trace));
+  }
+  wake_at_us_ = std::min(wake_at_us_, effects.wake_at_us);
+  if (effects.finished) out.finished = true;
+  if (!effects.fatal_error.empty() && out.fatal_error.empty()) out.fatal_error = std::move(effects.fatal_error);
+}
+
+}  // namespace hapair

@@ -1,0 +1,74 @@
+// Drives one pure NodeCore over a Transport in real time: the heart of a node's poll loop,
+// shared by the node process host (node_host.h) and the in-process one-hop benchmark.
+//
+// Paper: not a paper concept; it is the "runtime" driver of DESIGN.md section 2, which feeds a
+// role's state machine `effects = core.handle(now, event)` with real received messages and
+// timer expiries and performs the effects on real sockets.
+//
+// Invariants: the core sees non-decreasing `now` (RunClock); it is called with Tick at or after
+// every wake-up time it asked for (the runner keeps the earliest outstanding wish, which can
+// only cause harmless early Ticks); a turn handles at most receive_messages_per_turn_max
+// messages, so timers fire even under a flood.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "protocols/core.h"
+#include "runtime/run_clock.h"
+#include "runtime/transport.h"
+
+namespace hapair {
+
+// What the core produced that is not a send: the host reports these to the launcher (or, in a
+// benchmark, counts them). The host empties the vectors as it reports them.
+struct CoreOutput {
+  std::vector<Delivery> deliveries;
+  std::vector<TraceEvent> traces;
+  bool finished = false;    // the core has reported Effects::finished
+  std::string fatal_error;  // the first fatal error the core reported
+};
+
+struct CoreRunnerConfig {
+  int receive_messages_per_turn_max = 256;
+  // The longest a turn waits for input, so the host's own periodic work (stats, flushes) runs.
+  TimeUs wait_us_max = 5'000;
+  // The longest a turn waits while an outbox holds messages ZeroMQ refused, before retrying.
+  TimeUs outbox_retry_us = 1'000;
+};
+
+class CoreRunner {
+ public:
+  CoreRunner(NodeCore& core, Transport& transport, NodeId self, const RunClock& clock,
+             CoreRunnerConfig config = {});
+
+  // Feeds Start. Call once, before the first turn.
+  void start(CoreOutput& out);
+  // One loop turn: waits for input on the inbox (and on `also_poll`, when given) until the
+  // core's next wake-up or at most `wait_us` (capped by wait_us_max), feeds Tick when a wake-up
+  // time has passed, feeds the received messages and performs the sends. Returns whether
+  // `also_poll` is readable.
+  bool turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us);
+
+  TimeUs next_wake_us() const { return wake_at_us_; }
+  std::int64_t messages_handled() const { return messages_handled_; }
+
+ private:
+  void handle(const Event& event, CoreOutput& out);
+  void perform(Effects&& effects, CoreOutput& out);
+
+  NodeCore& core_;
+  Transport& transport_;
+  NodeId self_;
+  const RunClock& clock_;
+  CoreRunnerConfig config_;
+  TimeUs last_now_us_ = 0;
+  TimeUs wake_at_us_ = kNever;
+  std::int64_t messages_handled_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace hapair

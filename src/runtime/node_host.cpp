@@ -1,0 +1,320 @@
+#include "runtime/node_host.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "backup/node_factory.h"
+#include "protocols/check.h"
+#include "runtime/run_clock.h"
+
+namespace hapair {
+namespace {
+
+// Thrown out of the loop when a setup step fails; run_node_process prints it and exits 1.
+struct SetupError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The node's end of the control plane: a DEALER to the launcher's ROUTER.
+class ControlClient {
+ public:
+  ControlClient(zmq::context_t& context, const NodeProcessOptions& options, NodeId self)
+      : socket_(context, zmq::socket_type::dealer),
+        decoder_(options.node_name + " control", DecodeLimits{}),
+        self_(self),
+        log_name_(options.node_name) {
+    socket_.set(zmq::sockopt::routing_id, options.node_name);
+    // Reports still queued at exit (final stats, the last deliveries) get this long to leave.
+    socket_.set(zmq::sockopt::linger, options.control_send_timeout_ms);
+    socket_.set(zmq::sockopt::sndtimeo, options.control_send_timeout_ms);
+    socket_.set(zmq::sockopt::sndhwm, 10'000);
+    socket_.connect(options.control_endpoint);
+  }
+
+  zmq::socket_t& socket() { return socket_; }
+
+  void send(TimeUs now, Message body) {
+    const Envelope envelope{Header{self_, 0, now}, std::move(body)};
+    const Bytes bytes = encode(envelope);
+    bool sent = false;
+    try {
+      sent = socket_.send(zmq::buffer(bytes.data(), bytes.size()), zmq::send_flags::none).has_value();
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+    if (!sent) {
+      ++send_failed_;
+      if (worth_logging(send_failed_))
+        std::fprintf(stderr, "hapair[%s]: could not send a %s message to the launcher (%lld so far)\n",
+                     log_name_.c_str(), message_kind_name(envelope.body), static_cast<long long>(send_failed_));
+    }
+  }
+
+  // The next well-formed control message, waiting up to wait_us for it.
+  std::optional<Envelope> receive(TimeUs wait_us) {
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    if (wait_us > 0 && poll_sockets(&item, 1, wait_us) == 0) return std::nullopt;
+    for (int i = 0; i < 64; ++i) {
+      zmq::message_t frame;
+      if (!socket_.recv(frame, zmq::recv_flags::dontwait)) return std::nullopt;
+      if (auto envelope = decoder_.decode(frame.data(), frame.size())) return envelope;
+    }
+    return std::nullopt;
+  }
+
+  std::int64_t send_failed() const { return send_failed_; }
+  std::int64_t decode_dropped() const { return decoder_.dropped(); }
+
+ private:
+  zmq::socket_t socket_;
+  FrameDecoder decoder_;
+  NodeId self_;
+  std::string log_name_;
+  std::int64_t send_failed_ = 0;
+};
+
+enum class ControlAction { none, stop };
+
+class NodeHost {
+ public:
+  NodeHost(zmq::context_t& context, const NodeProcessOptions& options, NodeId self)
+      : options_(options),
+        self_(self),
+        plan_(*options.plan),
+        is_sink_(plan_.fragments.at(plan_.nodes.at(self).fragment).kind == FragmentKind::sink),
+        transport_(context, transport_config(options, plan_.nodes.at(self))),
+        control_(context, options, self),
+        core_(options.core_factory ? options.core_factory(options.plan, self)
+                                   : make_node_core(options.plan, self)) {
+    HAPAIR_CHECK_MSG(core_ != nullptr, "no core for node " << options.node_name);
+  }
+
+  int run() {
+    control_.send(0, Hello{options_.node_name, transport_.endpoint(), static_cast<std::int64_t>(getpid())});
+    const Directory directory = wait_for_directory();
+    if (stop_requested_) return kNodeExitOk;
+    for (NodeId id = 0; id < directory.endpoints.size(); ++id) transport_.set_peer(id, directory.endpoints[id]);
+    clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
+
+    // Until the epoch only the launcher is listened to, so a StopRun or Kill still works.
+    while (!stop_requested_ && clock_->now_us() < 0) {
+      if (auto envelope = control_.receive(std::min<TimeUs>(-clock_->now_us(), 5'000))) on_control(*envelope);
+    }
+    if (stop_requested_) return finish(kNodeExitOk);
+    return loop();
+  }
+
+ private:
+  static TransportConfig transport_config(const NodeProcessOptions& options, const PlanNode& node) {
+    TransportConfig config = options.transport;
+    config.bind_endpoint = !options.bind_endpoint.empty() ? options.bind_endpoint
+                           : !node.endpoint.empty()       ? node.endpoint
+                                                          : std::string("tcp://127.0.0.1:*");
+    config.log_name = options.node_name;
+    return config;
+  }
+
+  Directory wait_for_directory() {
+    const RunClock waiting = RunClock::starting_now();
+    const auto timeout_us = static_cast<TimeUs>(options_.directory_timeout_s * 1e6);
+    while (waiting.now_us() < timeout_us) {
+      std::optional<Envelope> envelope = control_.receive(std::min<TimeUs>(timeout_us - waiting.now_us(), 100'000));
+      if (!envelope) continue;
+      if (auto* directory = std::get_if<Directory>(&envelope->body)) {
+        if (directory->endpoints.size() != plan_.nodes.size())
+          throw SetupError("the launcher's directory lists " + std::to_string(directory->endpoints.size()) +
+                           " endpoints but the plan has " + std::to_string(plan_.nodes.size()) +
+                           " nodes (is the launcher using the same topology file?)");
+        return *directory;
+      }
+      on_control(*envelope);
+      if (stop_requested_) return {};
+    }
+    throw SetupError("no directory from the launcher at " + options_.control_endpoint + " within " +
+                     std::to_string(options_.directory_timeout_s) + " s");
+  }
+
+  int loop() {
+    CoreRunner runner(*core_, transport_, self_, *clock_, options_.runner);
+    runner.start(out_);
+    next_stats_us_ = clock_->now_us() + options_.stats_interval_us;
+    for (;;) {
+      report();
+      if (!out_.fatal_error.empty()) {
+        const TimeUs now = clock_->now_us();
+        std::fprintf(stderr, "hapair[%s]: fatal error: %s\n", options_.node_name.c_str(), out_.fatal_error.c_str());
+        out_.traces.push_back(TraceEvent{now, self_, "fatal", out_.fatal_error});
+        return finish(kNodeExitFatal);
+      }
+      if (stop_requested_) return finish(kNodeExitOk);
+
+      const TimeUs now = clock_->now_us();
+      TimeUs wait_us = next_stats_us_ - now;
+      if (!out_.deliveries.empty()) wait_us = std::min(wait_us, deliveries_since_us_ + options_.delivery_flush_us - now);
+      if (runner.turn(out_, &control_.socket(), wait_us)) {
+        // Bounded, like the data inbox: the launcher sends a handful of messages per run.
+        for (int i = 0; i < 16 && !stop_requested_; ++i) {
+          std::optional<Envelope> envelope = control_.receive(0);
+          if (!envelope) break;
+          on_control(*envelope);
+        }
+      }
+    }
+  }
+
+  void on_control(const Envelope& envelope) {
+    if (const auto* kill = std::get_if<Kill>(&envelope.body)) {
+      if (kill->pause_ms <= 0) {
+        std::fprintf(stderr, "hapair[%s]: killed by the launcher\n", options_.node_name.c_str());
+        std::fflush(stderr);
+        raise(SIGKILL);
+      }
+      // A paused process handles nothing, not even its timers; what arrives meanwhile waits in
+      // ZeroMQ's queues, as it would for a process stopped by SIGSTOP.
+      const RunClock pause = RunClock::starting_now();
+      pause.sleep_until(us_from_ms(static_cast<double>(kill->pause_ms)));
+      return;
+    }
+    if (std::holds_alternative<StopRun>(envelope.body)) {
+      stop_requested_ = true;
+      return;
+    }
+    ++control_unexpected_;
+    if (worth_logging(control_unexpected_))
+      std::fprintf(stderr, "hapair[%s]: ignored an unexpected %s message from the launcher\n",
+                   options_.node_name.c_str(), message_kind_name(envelope.body));
+  }
+
+  // Sends what is due: traces at once, deliveries in batches, end_of_output, periodic stats.
+  void report() {
+    const TimeUs now = clock_->now_us();
+    if (!out_.traces.empty()) {
+      control_.send(now, TraceBatch{std::move(out_.traces)});
+      out_.traces.clear();
+    }
+    if (!out_.deliveries.empty() && deliveries_since_us_ == kNever) deliveries_since_us_ = now;
+    const bool end_due = out_.finished && is_sink_ && !end_reported_;
+    if (out_.deliveries.size() >= options_.delivery_batch_max ||
+        (!out_.deliveries.empty() && now - deliveries_since_us_ >= options_.delivery_flush_us) || end_due)
+      flush_deliveries(now);
+    if (end_due) {
+      control_.send(now, DeliveryBatch{{}, true});
+      end_reported_ = true;
+    }
+    if (now >= next_stats_us_) {
+      send_stats(now, false);
+      next_stats_us_ = now + options_.stats_interval_us;
+    }
+  }
+
+  void flush_deliveries(TimeUs now) {
+    const std::size_t batch_max = std::max<std::size_t>(options_.delivery_batch_max, 1);
+    for (std::size_t first = 0; first < out_.deliveries.size(); first += batch_max) {
+      const std::size_t last = std::min(out_.deliveries.size(), first + batch_max);
+      DeliveryBatch batch;
+      batch.deliveries.assign(std::make_move_iterator(out_.deliveries.begin() + static_cast<std::ptrdiff_t>(first)),
+                              std::make_move_iterator(out_.deliveries.begin() + static_cast<std::ptrdiff_t>(last)));
+      deliveries_reported_ += static_cast<std::int64_t>(batch.deliveries.size());
+      control_.send(now, std::move(batch));
+    }
+    out_.deliveries.clear();
+    deliveries_since_us_ = kNever;
+  }
+
+  void send_stats(TimeUs now, bool final) {
+    Metrics metrics;
+    transport_.add_metrics(metrics);
+    metrics["decode_dropped"] = transport_.decode_dropped() + control_.decode_dropped();
+    metrics["cpu_us"] = RunClock::process_cpu_us();
+    metrics["deliveries_reported"] = deliveries_reported_;
+    metrics["control_send_failed"] = control_.send_failed();
+    metrics["control_unexpected"] = control_unexpected_;
+    metrics["finished"] = out_.finished ? 1 : 0;
+    // The host's own counters win a name clash: they describe the process, not the role.
+    for (const auto& [name, value] : core_->metrics()) metrics.emplace(name, value);
+    NodeStats stats;
+    stats.at_us = now;
+    stats.final = final;
+    stats.counters.reserve(metrics.size());
+    for (const auto& [name, value] : metrics) stats.counters.push_back(Counter{name, value});
+    control_.send(now, std::move(stats));
+  }
+
+  // Reports everything still pending and the final stats; the control socket's linger gives
+  // them time to leave before the process exits.
+  int finish(int status) {
+    const TimeUs now = clock_ ? clock_->now_us() : 0;
+    if (!out_.traces.empty()) {
+      control_.send(now, TraceBatch{std::move(out_.traces)});
+      out_.traces.clear();
+    }
+    if (!out_.deliveries.empty()) flush_deliveries(now);
+    transport_.flush();
+    send_stats(now, true);
+    return status;
+  }
+
+  const NodeProcessOptions& options_;
+  NodeId self_;
+  const Plan& plan_;
+  bool is_sink_;
+  Transport transport_;
+  ControlClient control_;
+  std::unique_ptr<NodeCore> core_;
+  std::optional<RunClock> clock_;
+  CoreOutput out_;
+  bool stop_requested_ = false;
+  bool end_reported_ = false;
+  TimeUs next_stats_us_ = 0;
+  TimeUs deliveries_since_us_ = kNever;
+  std::int64_t deliveries_reported_ = 0;
+  std::int64_t control_unexpected_ = 0;
+};
+
+}  // namespace
+
+int run_node_process(const NodeProcessOptions& options) {
+  const std::string who = "hapair node " + options.node_name;
+  if (!options.plan) {
+    std::fprintf(stderr, "%s: no plan given\n", who.c_str());
+    return kNodeExitSetupError;
+  }
+  const NodeId self = options.plan->node_id(options.node_name);
+  if (self == kNoNode) {
+    std::string names;
+    for (const PlanNode& node : options.plan->nodes) names += (names.empty() ? "" : ", ") + node.name;
+    std::fprintf(stderr, "%s: the topology %s has no node '%s' (its nodes: %s)\n", who.c_str(),
+                 options.topology_path.c_str(), options.node_name.c_str(), names.c_str());
+    return kNodeExitSetupError;
+  }
+  if (options.control_endpoint.empty()) {
+    std::fprintf(stderr, "%s: no control endpoint given\n", who.c_str());
+    return kNodeExitSetupError;
+  }
+  try {
+    zmq::context_t context(1);
+    NodeHost host(context, options, self);
+    return host.run();
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+  } catch (const zmq::error_t& e) {
+    std::fprintf(stderr, "%s: ZeroMQ error: %s\n", who.c_str(), e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+  }
+  return kNodeExitSetupError;
+}
+
+}  // namespace hapair
