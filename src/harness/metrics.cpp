@@ -1,0 +1,207 @@
+#include "harness/metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "harness/checker.h"
+#include "protocols/check.h"
+
+namespace hapair {
+
+namespace {
+
+constexpr std::size_t kKindCount = std::variant_size_v<Message>;
+
+// Whether each message kind is control plane, asked of is_control_message() itself so that the
+// split between HA overhead and launcher traffic is defined in one place.
+template <std::size_t... I>
+std::array<bool, kKindCount> control_flags(std::index_sequence<I...>) {
+  return {is_control_message(Message(std::in_place_index<I>))...};
+}
+
+TimeUs latency_us(const Delivery& d) { return d.at_us - d.tuple.ts_us; }
+
+double ms_between(TimeUs from, TimeUs to) { return ms_from_us(to - from); }
+
+bool names_node(const TraceEvent& e, const std::string& node, NodeId node_id) {
+  if (node_id != kNoNode && e.node == node_id) return true;
+  std::istringstream details(e.details);
+  std::string token;
+  while (details >> token) {
+    if (token == "node=" + node) return true;
+  }
+  return false;
+}
+
+// The first event named `name` at or after `from`; null when none.
+const TraceEvent* first_event_after(const std::vector<TraceEvent>& events, const std::string& name, TimeUs from) {
+  const TraceEvent* best = nullptr;
+  for (const TraceEvent& e : events) {
+    if (e.event != name || e.at_us < from) continue;
+    if (best == nullptr || e.at_us < best->at_us) best = &e;
+  }
+  return best;
+}
+
+std::uint64_t counter_value(const Metrics& counters, const std::string& name) {
+  auto it = counters.find(name);
+  return it == counters.end() || it->second < 0 ? 0 : static_cast<std::uint64_t>(it->second);
+}
+
+RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault,
+                                 const std::vector<Delivery>& reference) {
+  RecoveryMetrics m;
+  m.node = fault.node;
+  m.kind = fault.kind;
+  m.at_s = fault.at_s;
+  m.failure_us = static_cast<TimeUs>(std::llround(fault.at_s * 1e6));
+
+  const NodeId node_id = result.plan ? result.plan->node_id(fault.node) : kNoNode;
+  for (const TraceEvent& e : result.events) {
+    if (e.event == "failure" && names_node(e, fault.node, node_id)) {
+      if (!m.failure_from_event || e.at_us < m.failure_us) m.failure_us = e.at_us;
+      m.failure_from_event = true;
+    }
+  }
+  const TimeUs f = m.failure_us;
+
+  if (const TraceEvent* e = first_event_after(result.events, "detection", f)) m.detection_ms = ms_between(f, e->at_us);
+  if (const TraceEvent* e = first_event_after(result.events, "takeover", f)) m.takeover_ms = ms_between(f, e->at_us);
+  if (const TraceEvent* start = first_event_after(result.events, "replay_start", f)) {
+    if (const TraceEvent* end = first_event_after(result.events, "replay_end", start->at_us)) {
+      m.replay_ms = ms_between(start->at_us, end->at_us);
+    }
+  }
+
+  const FailureSplit split = split_at_failure(reference, result.deliveries, f);
+  m.reference_delivered_before = split.reference_delivered_before;
+  m.new_after = split.new_deliveries.size();
+
+  std::vector<TimeUs> before;
+  for (const Delivery& d : result.deliveries) {
+    if (d.at_us < f) before.push_back(latency_us(d));
+  }
+  std::optional<TimeUs> normal_us;
+  if (!before.empty()) {
+    std::sort(before.begin(), before.end());
+    normal_us = nearest_rank_percentile(before, 99.0);
+    m.prefailure_p99_ms = ms_from_us(*normal_us);
+  }
+
+  if (split.new_deliveries.empty()) return m;
+  m.recovered = true;
+  m.recovery_ms = ms_between(f, result.deliveries[split.new_deliveries.front()].at_us);
+  if (normal_us) {
+    for (std::size_t i : split.new_deliveries) {
+      if (latency_us(result.deliveries[i]) <= *normal_us) {
+        m.catchup_ms = ms_between(f, result.deliveries[i].at_us);
+        m.catchup_reached_normal = true;
+        break;
+      }
+    }
+  }
+  if (!m.catchup_reached_normal) {
+    TimeUs last = result.deliveries.front().at_us;
+    for (const Delivery& d : result.deliveries) last = std::max(last, d.at_us);
+    m.catchup_ms = ms_between(f, last);
+  }
+  return m;
+}
+
+}  // namespace
+
+TimeUs nearest_rank_percentile(const std::vector<TimeUs>& sorted, double p) {
+  HAPAIR_CHECK_MSG(!sorted.empty() && p > 0.0 && p <= 100.0, "n=" << sorted.size() << " p=" << p);
+  const double n = static_cast<double>(sorted.size());
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * n));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+LatencySummary latency_summary(const std::vector<Delivery>& deliveries) {
+  LatencySummary s;
+  if (deliveries.empty()) return s;
+  std::vector<TimeUs> latencies;
+  latencies.reserve(deliveries.size());
+  for (const Delivery& d : deliveries) latencies.push_back(latency_us(d));
+  std::sort(latencies.begin(), latencies.end());
+  s.count = latencies.size();
+  s.p50_ms = ms_from_us(nearest_rank_percentile(latencies, 50.0));
+  s.p99_ms = ms_from_us(nearest_rank_percentile(latencies, 99.0));
+  s.max_ms = ms_from_us(latencies.back());
+  return s;
+}
+
+std::vector<std::string> data_plane_kind_names() {
+  static_assert(std::size(kMessageKindNames) == kKindCount);
+  const std::array<bool, kKindCount> control = control_flags(std::make_index_sequence<kKindCount>{});
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kKindCount; ++i) {
+    if (!control[i]) names.emplace_back(kMessageKindNames[i]);
+  }
+  return names;
+}
+
+const FaultSpec* measured_fault(const RunResult& result) {
+  for (const FaultSpec& f : result.faults) {
+    if (f.kind != FaultKind::restart) return &f;
+  }
+  return nullptr;
+}
+
+RunMetrics compute_metrics(const RunResult& result, const std::vector<Delivery>& reference,
+                           std::uint64_t reference_input_tuples) {
+  RunMetrics m;
+
+  for (const auto& [node, counters] : result.counters) {
+    if (result.plan) {
+      const NodeId id = result.plan->node_id(node);
+      if (id == kNoNode) continue;
+      const FragmentId f = result.plan->nodes.at(id).fragment;
+      if (result.plan->fragments.at(f).kind != FragmentKind::source) continue;
+    }
+    if (counters.count("tuples_emitted") != 0) {
+      m.tuples_in += counter_value(counters, "tuples_emitted");
+      m.tuples_in_from_counters = true;
+    }
+  }
+  if (!m.tuples_in_from_counters) m.tuples_in = reference_input_tuples;
+
+  m.tuples_out = result.deliveries.size();
+  if (!result.deliveries.empty()) {
+    auto [first, last] = std::minmax_element(result.deliveries.begin(), result.deliveries.end(),
+                                             [](const Delivery& a, const Delivery& b) { return a.at_us < b.at_us; });
+    const TimeUs span_us = last->at_us - first->at_us;
+    if (span_us > 0) m.throughput_tps = static_cast<double>(m.tuples_out) / (static_cast<double>(span_us) / 1e6);
+  }
+  m.latency = latency_summary(result.deliveries);
+
+  if (const FaultSpec* fault = measured_fault(result)) m.recovery = measure_recovery(result, *fault, reference);
+
+  for (const std::string& kind : data_plane_kind_names()) {
+    std::uint64_t bytes = 0, messages = 0;
+    for (const auto& [node, counters] : result.counters) {
+      bytes += counter_value(counters, "bytes_sent." + kind);
+      messages += counter_value(counters, "messages_sent." + kind);
+    }
+    m.overhead.bytes_by_kind[kind] = bytes;
+    m.overhead.messages_by_kind[kind] = messages;
+    m.overhead.bytes_total += bytes;
+    m.overhead.messages_total += messages;
+  }
+  std::uint64_t cpu_us = 0;
+  for (const auto& [node, counters] : result.counters) cpu_us += counter_value(counters, "cpu_us");
+  m.overhead.cpu_s = static_cast<double>(cpu_us) / 1e6;
+
+  for (const MetricSample& s : result.samples) {
+    if (s.name != "output_queue_tuples") continue;
+    auto [it, inserted] = m.output_queue_tuples_max.emplace(s.node, s.value);
+    if (!inserted) it->second = std::max(it->second, s.value);
+  }
+  return m;
+}
+
+}  // namespace hapair

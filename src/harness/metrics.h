@@ -1,0 +1,107 @@
+// Run metrics: throughput, end-to-end latency, recovery-time figures and runtime overhead,
+// computed from a RunResult and the failure-free reference output only.
+//
+// Paper: the trade-off Hwang et al. measure (sections 5-6) is recovery time against runtime
+// overhead. DESIGN.md section 5 is the contract; its definitions, as implemented here:
+//
+// - tuples_in: the sum of counter "tuples_emitted" over the source nodes (every node when the
+//   result has no plan); when no node reports it, the reference run's input count.
+// - tuples_out: the number of deliveries (duplicates included).
+// - throughput_tps: tuples_out / delivery span, the span being last minus first delivery time;
+//   0 when there are fewer than two distinct delivery times.
+// - latency of a delivery: at_us - tuple.ts_us (ts is the window end for an Aggregate result,
+//   the later input's ts for a Join result). p50/p99 are nearest-rank percentiles: of the n
+//   latencies sorted ascending, the p-th percentile is the one at rank ceil(p/100 * n) (1-based).
+// - the failure instant F of the first fault that is not a restart: the time of the first
+//   "failure" trace event naming that node (details "node=<name>" or the event's node id);
+//   without one, the fault's at_s.
+// - detection_ms / takeover_ms: the first "detection" / "takeover" event at or after F, minus F.
+// - recovery_ms: the delivery time of the first new output tuple at or after F (one the
+//   reference has and that was not delivered before F, see checker.h split_at_failure), minus F.
+//   No new tuple at all: not recovered, recovery and catch-up are absent.
+// - catchup_ms: from F to the first new tuple whose latency is at most the p99 latency of the
+//   deliveries before F ("latency back to normal"). When no new tuple gets there, or nothing was
+//   delivered before F, it runs to the last delivery and catchup_reached_normal is false.
+// - replay_ms: from the first "replay_start" event at or after F to the first "replay_end"
+//   event after that; absent without both.
+// - overhead: counters "bytes_sent.<kind>" and "messages_sent.<kind>" summed over every node,
+//   for the data-plane kinds only (is_control_message() false; control messages connect nodes
+//   to the launcher and are not HA overhead); cpu_s from counters "cpu_us".
+// - output queue: the maximum of the samples named "output_queue_tuples", per node.
+//
+// Invariant: every figure is a pure function of its inputs; maps are ordered, so result files
+// written from them are deterministic.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocols/run_result.h"
+
+namespace hapair {
+
+struct LatencySummary {
+  std::uint64_t count = 0;
+  double p50_ms = 0.0;
+  double p99_ms = 0.0;
+  double max_ms = 0.0;
+};
+
+// Nearest-rank percentile (see above) of values sorted ascending; `sorted` must not be empty
+// and 0 < p <= 100.
+TimeUs nearest_rank_percentile(const std::vector<TimeUs>& sorted, double p);
+
+// Latency summary of the given deliveries; all zero when there are none.
+LatencySummary latency_summary(const std::vector<Delivery>& deliveries);
+
+struct RecoveryMetrics {
+  std::string node;  // the failed node
+  FaultKind kind = FaultKind::crash;
+  double at_s = 0.0;             // as configured
+  TimeUs failure_us = 0;         // F, as measured
+  bool failure_from_event = false;  // F came from a "failure" event, not from at_s
+  std::optional<double> detection_ms;
+  std::optional<double> takeover_ms;
+  std::optional<double> recovery_ms;
+  std::optional<double> catchup_ms;
+  bool catchup_reached_normal = false;
+  std::optional<double> replay_ms;
+  bool recovered = false;  // some new output followed the failure
+  std::uint64_t reference_delivered_before = 0;
+  std::uint64_t new_after = 0;   // new deliveries at or after F
+  std::optional<double> prefailure_p99_ms;
+};
+
+struct OverheadMetrics {
+  std::uint64_t bytes_total = 0;     // data plane only
+  std::uint64_t messages_total = 0;  // data plane only
+  std::map<std::string, std::uint64_t> bytes_by_kind;     // every data-plane kind, zeros too
+  std::map<std::string, std::uint64_t> messages_by_kind;  // every data-plane kind, zeros too
+  double cpu_s = 0.0;
+};
+
+struct RunMetrics {
+  std::uint64_t tuples_in = 0;
+  bool tuples_in_from_counters = false;  // false: the reference input count
+  std::uint64_t tuples_out = 0;
+  double throughput_tps = 0.0;
+  LatencySummary latency;
+  std::optional<RecoveryMetrics> recovery;  // present when a failure was injected
+  OverheadMetrics overhead;
+  std::map<std::string, std::int64_t> output_queue_tuples_max;  // node -> max sample
+};
+
+// The names of the data-plane message kinds (kMessageKindNames where is_control_message() is
+// false), in kind order.
+std::vector<std::string> data_plane_kind_names();
+
+// The fault recovery is measured for: the first one that is not a restart; null when none.
+const FaultSpec* measured_fault(const RunResult& result);
+
+RunMetrics compute_metrics(const RunResult& result, const std::vector<Delivery>& reference,
+                           std::uint64_t reference_input_tuples);
+
+}  // namespace hapair

@@ -1,0 +1,73 @@
+// Result files of one run and the readable terminal summary.
+//
+// DESIGN.md section 5: "write the seed, the effective config and the version next to every
+// result", and section 4: a user runs one configuration and gets its metrics printed and written.
+// write_results() fills a directory with:
+//   summary.json  keys: ha, driver, seed, version, network, tuples_in, tuples_out,
+//                 throughput_tps, latency_ms {p50, p99, max}, failure (null or {node, at_s,
+//                 kind}), recovery (null or {detection_ms, takeover_ms, recovery_ms, catchup_ms,
+//                 replay_ms, recovered, ...}), semantics {verdict, lost, duplicates, differing,
+//                 reference_tuples, delivered_tuples, order_matches, multiset_compare, note},
+//                 overhead {bytes_total, bytes_by_kind {}, messages_by_kind {}, cpu_s}, and
+//                 more: completed, end_us, errors, tuples_in_from, ha_by_fragment,
+//                 output_queue_tuples_max, semantics_examples, nodes (per-node counters).
+//                 A figure that was not measured is null.
+//   output.csv    delivery_us,stream,id,ts_us,key,value,lineage: one row per delivery in
+//                 delivery order; value printed with %.17g (exact), lineage as 16 hex digits.
+//   events.csv    time_us,node,event,details: the trace timeline; details always quoted.
+//   metrics.csv   time_us,node,metric,value: the sampled time series.
+//   config.ini    the effective configuration text, as given by the caller.
+// Streams and nodes are written by their plan names (numbers when the plan does not know them;
+// node "launcher" is kNoNode); the readers map names back through the plan and also accept
+// numbers.
+//
+// Invariant: the files are a pure function of the arguments (ordered maps, fixed number
+// formatting: integers as integers, other numbers in the shortest form that reads back exactly),
+// so the same inputs give byte-identical files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/checker.h"
+#include "harness/metrics.h"
+#include "protocols/run_result.h"
+
+namespace hapair {
+
+// Writes the result files into `dir` (created when missing). Returns an empty string on
+// success, otherwise what failed (the environment's error; nothing is thrown).
+std::string write_results(const std::string& dir, const RunResult& result, const SemanticsReport& semantics,
+                          const RunMetrics& metrics, const std::string& effective_config_text,
+                          std::uint64_t seed, const std::string& version);
+
+// The text of summary.json (what write_results() writes).
+std::string summary_json(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics,
+                         std::uint64_t seed, const std::string& version);
+// The texts of the CSV files (what write_results() writes).
+std::string output_csv(const RunResult& result);
+std::string events_csv(const RunResult& result);
+std::string metrics_csv(const RunResult& result);
+
+// A readable multi-line summary for the terminal: tuples in/out, throughput, latency; with a
+// failure: the failure, detection/takeover/recovery/catch-up/replay times; the verdict with
+// lost/duplicates/differing; the overhead.
+std::string format_summary(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics);
+
+// Reading output.csv and events.csv back. Malformed rows are skipped and described in
+// `problems` (with their line numbers); `plan` (may be null) maps names back to ids.
+struct ReadDeliveries {
+  std::vector<Delivery> deliveries;
+  std::vector<std::string> problems;
+};
+struct ReadEvents {
+  std::vector<TraceEvent> events;
+  std::vector<std::string> problems;
+};
+ReadDeliveries parse_output_csv(const std::string& text, const Plan* plan);
+ReadEvents parse_events_csv(const std::string& text, const Plan* plan);
+ReadDeliveries read_output_csv(const std::string& path, const Plan* plan);
+ReadEvents read_events_csv(const std::string& path, const Plan* plan);
+
+}  // namespace hapair

@@ -1,0 +1,393 @@
+// Result files (DESIGN.md section 5: seed, effective config and version beside every result):
+// summary.json has every required key with the right value, the CSV files have the right
+// headers and rows, reading them back gives the run again, and the same inputs give
+// byte-identical files.
+#include <catch2/catch.hpp>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <system_error>
+
+#include "harness/checker.h"
+#include "harness/metrics.h"
+#include "harness/results.h"
+
+using namespace hapair;
+
+namespace {
+
+// A minimal JSON reader for the test: flattens a document into path -> raw value text
+// ("semantics.lost" -> "1", "failure" -> "null", "errors[0]" -> "\"boom\"", an object or
+// array itself -> "{" or "["). Enough to check keys and values without a JSON library.
+class FlatJson {
+ public:
+  explicit FlatJson(const std::string& text) : s_(text) {
+    value("");
+    skip_space();
+    ok_ = ok_ && i_ == s_.size();
+  }
+  bool ok() const { return ok_; }
+  bool has(const std::string& path) const { return values_.count(path) != 0; }
+  std::string raw(const std::string& path) const {
+    auto it = values_.find(path);
+    return it == values_.end() ? "<missing>" : it->second;
+  }
+  std::string str(const std::string& path) const {
+    std::string r = raw(path);
+    return r.size() >= 2 && r.front() == '"' ? r.substr(1, r.size() - 2) : "<not a string: " + r + ">";
+  }
+  double num(const std::string& path) const { return std::strtod(raw(path).c_str(), nullptr); }
+  // The keys directly under an object path, in document order.
+  std::vector<std::string> keys(const std::string& path) const {
+    auto it = keys_.find(path);
+    return it == keys_.end() ? std::vector<std::string>{} : it->second;
+  }
+
+ private:
+  void skip_space() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  std::string string_token() {
+    std::size_t start = i_;
+    ++i_;
+    while (i_ < s_.size() && s_[i_] != '"') i_ += s_[i_] == '\\' ? 2 : 1;
+    ++i_;
+    if (i_ > s_.size()) ok_ = false;
+    return s_.substr(start, i_ - start);
+  }
+  void value(const std::string& path) {
+    skip_space();
+    if (i_ >= s_.size()) {
+      ok_ = false;
+      return;
+    }
+    const char c = s_[i_];
+    if (c == '{') {
+      values_[path] = "{";
+      keys_[path];
+      ++i_;
+      skip_space();
+      if (s_[i_] == '}') {
+        ++i_;
+        return;
+      }
+      for (;;) {
+        skip_space();
+        if (s_[i_] != '"') {
+          ok_ = false;
+          return;
+        }
+        std::string k = string_token();
+        k = k.substr(1, k.size() - 2);
+        keys_[path].push_back(k);
+        skip_space();
+        if (s_[i_++] != ':') ok_ = false;
+        value(path.empty() ? k : path + "." + k);
+        skip_space();
+        if (s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        if (s_[i_++] != '}') ok_ = false;
+        return;
+      }
+    }
+    if (c == '[') {
+      values_[path] = "[";
+      ++i_;
+      skip_space();
+      if (s_[i_] == ']') {
+        ++i_;
+        return;
+      }
+      for (int n = 0;; ++n) {
+        value(path + "[" + std::to_string(n) + "]");
+        skip_space();
+        if (s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        if (s_[i_++] != ']') ok_ = false;
+        return;
+      }
+    }
+    if (c == '"') {
+      values_[path] = string_token();
+      return;
+    }
+    std::size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' &&
+           !std::isspace(static_cast<unsigned char>(s_[i_])))
+      ++i_;
+    values_[path] = s_.substr(start, i_ - start);
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+  bool ok_ = true;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> keys_;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh directory under the system temp dir, removed with everything in it at scope end.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "hapair-results-test-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+Delivery delivery(TimeUs at_us, StreamId s, TupleId id, TimeUs ts, std::int64_t key, double value,
+                  std::uint64_t lineage) {
+  return Delivery{at_us, s, Tuple{id, ts, key, value, lineage}};
+}
+
+struct Fixture {
+  RunResult run;
+  std::vector<Delivery> reference;
+  SemanticsReport semantics;
+  RunMetrics metrics;
+
+  explicit Fixture(bool with_failure) {
+    Topology t = default_topology();
+    t.settings.ha = HaMode::passive;
+    run.plan = std::make_shared<const Plan>(make_plan(t));
+    const StreamId totals = run.plan->stream_id("totals");
+    run.driver = "sim";
+    if (with_failure) run.faults.push_back(FaultSpec{FaultKind::crash, "aggregate", "", 1.0, 0.0});
+    reference = {delivery(400000, totals, 1, 400000, 3, 0.1, 0xabc),
+                 delivery(600000, totals, 2, 600000, 4, 2.5, 0xdef),
+                 delivery(1200000, totals, 3, 1200000, 5, -7.0, 0x123456789abcdef0ULL)};
+    run.deliveries = {delivery(400500, totals, 1, 400000, 3, 0.1, 0xabc),
+                      delivery(601000, totals, 2, 600000, 4, 2.5, 0xdef),
+                      delivery(1250000, totals, 2, 600000, 4, 2.5, 0xdef),  // duplicate after the failure
+                      delivery(1260000, totals, 3, 1200000, 5, -7.0, 0x123456789abcdef0ULL)};
+    run.events = {TraceEvent{1000000, kNoNode, "failure", "node=aggregate kind=crash"},
+                  TraceEvent{1030000, run.plan->node_id("aggregate.backup"), "detection", "fragment=aggregate"},
+                  TraceEvent{1031000, run.plan->node_id("aggregate.backup"), "takeover",
+                             "fragment=aggregate note=\"quoted, with comma\""}};
+    run.counters["source"] = {{"bytes_sent.tuples", 4000}, {"messages_sent.tuples", 40}, {"tuples_emitted", 2400},
+                              {"cpu_us", 500000}};
+    run.counters["aggregate"] = {{"bytes_sent.checkpoint", 1000}, {"messages_sent.checkpoint", 10}, {"cpu_us", 250000}};
+    run.samples = {MetricSample{100000, "filter", "output_queue_tuples", 12},
+                   MetricSample{200000, "filter", "output_queue_tuples", 30}};
+    run.end_us = 1300000;
+    run.completed = true;
+    semantics = check_semantics(reference, run.deliveries, {});
+    metrics = compute_metrics(run, reference, 0);
+  }
+
+  std::string write(const std::filesystem::path& dir) const {
+    return write_results(dir.string(), run, semantics, metrics, "[settings]\nseed = 7\n", 7, "0.1.0+test");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("summary.json has every required key with the run's values", "[results]") {
+  const Fixture fx(true);
+  const TempDir dir;
+  REQUIRE(fx.write(dir.path()).empty());
+  const FlatJson j(slurp(dir / "summary.json"));
+  REQUIRE(j.ok());
+
+  for (const char* key : {"ha", "driver", "seed", "version", "network", "tuples_in", "tuples_out", "throughput_tps",
+                          "latency_ms", "failure", "recovery", "semantics", "overhead", "nodes"}) {
+    INFO(key);
+    CHECK(j.has(key));
+  }
+  CHECK(j.str("ha") == "passive");
+  CHECK(j.str("driver") == "sim");
+  CHECK(j.raw("seed") == "7");
+  CHECK(j.str("version") == "0.1.0+test");
+  CHECK(j.str("network") == "default");
+  CHECK(j.raw("tuples_in") == "2400");
+  CHECK(j.raw("tuples_out") == "4");
+  // 4 deliveries over 1 260 000 - 400 500 us.
+  CHECK(j.num("throughput_tps") == Approx(4.0 / 0.8595));
+  CHECK(j.keys("latency_ms") == std::vector<std::string>{"p50", "p99", "max"});
+  // Latencies 500, 1000, 60000, 650000 us: p50 = rank 2, p99 = rank 4.
+  CHECK(j.raw("latency_ms.p50") == "1");
+  CHECK(j.raw("latency_ms.p99") == "650");
+  CHECK(j.raw("latency_ms.max") == "650");
+
+  CHECK(j.keys("failure") == std::vector<std::string>{"node", "at_s", "kind"});
+  CHECK(j.str("failure.node") == "aggregate");
+  CHECK(j.raw("failure.at_s") == "1");
+  CHECK(j.str("failure.kind") == "crash");
+
+  for (const char* key : {"detection_ms", "takeover_ms", "recovery_ms", "catchup_ms", "replay_ms", "recovered"}) {
+    INFO(key);
+    CHECK(j.has(std::string("recovery.") + key));
+  }
+  CHECK(j.raw("recovery.detection_ms") == "30");
+  CHECK(j.raw("recovery.takeover_ms") == "31");
+  // The duplicate at 1 250 000 is not new; window 3 at 1 260 000 is.
+  CHECK(j.raw("recovery.recovery_ms") == "260");
+  CHECK(j.raw("recovery.replay_ms") == "null");
+  CHECK(j.raw("recovery.recovered") == "true");
+
+  CHECK(j.keys("semantics") == std::vector<std::string>{"verdict", "lost", "duplicates", "differing",
+                                                        "reference_tuples", "delivered_tuples", "order_matches",
+                                                        "multiset_compare", "note"});
+  CHECK(j.str("semantics.verdict") == "rollback");
+  CHECK(j.raw("semantics.lost") == "0");
+  CHECK(j.raw("semantics.duplicates") == "1");
+  CHECK(j.raw("semantics.differing") == "0");
+  CHECK(j.raw("semantics.reference_tuples") == "3");
+  CHECK(j.raw("semantics.delivered_tuples") == "4");
+  CHECK(j.raw("semantics.order_matches") == "true");
+  CHECK(j.raw("semantics.multiset_compare") == "false");
+  CHECK(j.str("semantics.note") == "compared as multisets and in order (deterministic network)");
+  CHECK(j.str("semantics_examples[0].kind") == "duplicate");
+  CHECK(j.str("semantics_examples[0].entry.lineage") == "0000000000000def");
+
+  for (const char* key : {"bytes_total", "bytes_by_kind", "messages_by_kind", "cpu_s"}) {
+    INFO(key);
+    CHECK(j.has(std::string("overhead.") + key));
+  }
+  CHECK(j.raw("overhead.bytes_total") == "5000");
+  CHECK(j.raw("overhead.bytes_by_kind.tuples") == "4000");
+  CHECK(j.raw("overhead.bytes_by_kind.checkpoint") == "1000");
+  CHECK(j.raw("overhead.messages_by_kind.checkpoint") == "10");
+  CHECK(j.keys("overhead.bytes_by_kind").size() == 12);
+  CHECK(j.raw("overhead.cpu_s") == "0.75");
+
+  CHECK(j.raw("nodes.source.tuples_emitted") == "2400");
+  CHECK(j.raw("nodes.aggregate.cpu_us") == "250000");
+  CHECK(j.raw("output_queue_tuples_max.filter") == "30");
+  CHECK(j.str("ha_by_fragment.aggregate") == "passive");
+  CHECK(j.raw("completed") == "true");
+  CHECK(j.raw("errors") == "[");
+}
+
+TEST_CASE("a run without a failure writes null failure and recovery", "[results]") {
+  const Fixture fx(false);
+  const FlatJson j(summary_json(fx.run, fx.semantics, fx.metrics, 7, "v"));
+  REQUIRE(j.ok());
+  CHECK(j.raw("failure") == "null");
+  CHECK(j.raw("recovery") == "null");
+}
+
+TEST_CASE("output.csv has the header and one exact row per delivery in order", "[results]") {
+  const Fixture fx(true);
+  const TempDir dir;
+  REQUIRE(fx.write(dir.path()).empty());
+  CHECK(slurp(dir / "output.csv") ==
+        "delivery_us,stream,id,ts_us,key,value,lineage\n"
+        "400500,totals,1,400000,3,0.10000000000000001,0000000000000abc\n"
+        "601000,totals,2,600000,4,2.5,0000000000000def\n"
+        "1250000,totals,2,600000,4,2.5,0000000000000def\n"
+        "1260000,totals,3,1200000,5,-7,123456789abcdef0\n");
+}
+
+TEST_CASE("events.csv quotes the details, metrics.csv lists the samples, config.ini is verbatim", "[results]") {
+  const Fixture fx(true);
+  const TempDir dir;
+  REQUIRE(fx.write(dir.path()).empty());
+  CHECK(slurp(dir / "events.csv") ==
+        "time_us,node,event,details\n"
+        "1000000,launcher,failure,\"node=aggregate kind=crash\"\n"
+        "1030000,aggregate.backup,detection,\"fragment=aggregate\"\n"
+        "1031000,aggregate.backup,takeover,\"fragment=aggregate note=\"\"quoted, with comma\"\"\"\n");
+  CHECK(slurp(dir / "metrics.csv") ==
+        "time_us,node,metric,value\n"
+        "100000,filter,output_queue_tuples,12\n"
+        "200000,filter,output_queue_tuples,30\n");
+  CHECK(slurp(dir / "config.ini") == "[settings]\nseed = 7\n");
+}
+
+TEST_CASE("output.csv and events.csv read back into the same deliveries and events", "[results]") {
+  const Fixture fx(true);
+  const TempDir dir;
+  REQUIRE(fx.write(dir.path()).empty());
+  const ReadDeliveries out = read_output_csv((dir / "output.csv").string(), fx.run.plan.get());
+  CHECK(out.problems.empty());
+  CHECK(out.deliveries == fx.run.deliveries);
+  const ReadEvents events = read_events_csv((dir / "events.csv").string(), fx.run.plan.get());
+  CHECK(events.problems.empty());
+  CHECK(events.events == fx.run.events);
+}
+
+TEST_CASE("malformed CSV rows are reported with their line and skipped", "[results]") {
+  const ReadDeliveries out = parse_output_csv(
+      "delivery_us,stream,id,ts_us,key,value,lineage\n"
+      "1,0,1,1,1,1.5,00000000000000ff\n"
+      "2,0,1,1,1,not-a-number,00000000000000ff\n"
+      "3,0,1\n",
+      nullptr);
+  REQUIRE(out.deliveries.size() == 1);
+  CHECK(out.deliveries[0].tuple.lineage == 0xff);
+  // Rows with the wrong field count are reported first, then rows whose fields do not parse.
+  CHECK(out.problems == std::vector<std::string>{"line 4: expected 7 fields, got 3", "line 3: malformed delivery row"});
+  const ReadEvents events = parse_events_csv("time,who\n", nullptr);
+  CHECK(events.events.empty());
+  REQUIRE(events.problems.size() == 1);
+  CHECK(events.problems[0].rfind("line 1: header is 'time,who'", 0) == 0);
+  CHECK(read_output_csv("/nonexistent/hapair/output.csv", nullptr).problems ==
+        std::vector<std::string>{"cannot open /nonexistent/hapair/output.csv"});
+}
+
+TEST_CASE("the same inputs written twice give byte-identical files", "[results]") {
+  const Fixture a(true);
+  const Fixture b(true);
+  const TempDir dir1;
+  const TempDir dir2;
+  REQUIRE(a.write(dir1.path()).empty());
+  REQUIRE(b.write(dir2.path()).empty());
+  for (const char* name : {"summary.json", "output.csv", "events.csv", "metrics.csv", "config.ini"}) {
+    INFO(name);
+    const std::string one = slurp(dir1 / name);
+    CHECK_FALSE(one.empty());
+    CHECK(one == slurp(dir2 / name));
+  }
+}
+
+TEST_CASE("write_results reports a directory it cannot create", "[results]") {
+  const Fixture fx(false);
+  const TempDir dir;
+  { std::ofstream(dir / "a_file") << "x"; }
+  const std::string error = fx.write(dir / "a_file" / "sub");
+  CHECK(error.rfind("cannot create directory", 0) == 0);
+}
+
+TEST_CASE("the terminal summary names the figures, the failure and the verdict", "[results]") {
+  const Fixture fx(true);
+  const std::string text = format_summary(fx.run, fx.semantics, fx.metrics);
+  INFO(text);
+  CHECK(text.find("network default, ha passive, driver sim\n") != std::string::npos);
+  CHECK(text.find("tuples in 2400, out 4, throughput 4.7 tuples/s\n") != std::string::npos);
+  CHECK(text.find("latency p50 1.000 ms, p99 650.000 ms") != std::string::npos);
+  CHECK(text.find("failure: crash of aggregate at 1.000 s (observed at 1.000000 s)\n") != std::string::npos);
+  CHECK(text.find("detection 30.0 ms, takeover 31.0 ms\n") != std::string::npos);
+  CHECK(text.find("recovery 260.0 ms (first new output), catch-up ") != std::string::npos);
+  CHECK(text.find("semantics: rollback (lost 0, duplicates 1, differing 0; reference 3 tuples, delivered 4)") !=
+        std::string::npos);
+  CHECK(text.find("overhead: 5000 bytes in 50 data-plane messages, cpu 0.750 s") != std::string::npos);
+}
