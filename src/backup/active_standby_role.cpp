@@ -1,0 +1,82 @@
+#include "backup/active_standby_role.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "backup/takeover.h"
+#include "primary/primary_role.h"
+
+namespace hapair {
+
+ActiveStandbyRole::ActiveStandbyRole(Server& server)
+    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+
+void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
+  detector_.start(now);
+  server_.trace(eff, now, "start", std::string("role=active_backup determinants=") +
+                                       (server_.settings().determinants ? "on" : "off"));
+}
+
+void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
+  if (!successor_ && detector_.check(now)) {
+    take_over(now, eff);
+    return;
+  }
+  server_.process_input(now, eff);
+  server_.send_level0_acks(now, eff, false);
+}
+
+void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  const NodeId from = env.header.sender;
+  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
+  if (from_primary) detector_.heard(now);
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, TupleBatch>) {
+          server_.accept_batch(now, from, m, eff);
+        } else if constexpr (std::is_same_v<T, Determinants>) {
+          if (!from_primary) {
+            server_.count("unexpected_determinants_dropped");
+            return;
+          }
+          server_.apply_determinants(m);
+          if (!m.records.empty())
+            server_.send(eff, now, from, DeterminantAck{m.op_index, m.first_seq + m.records.size() - 1});
+        } else if constexpr (std::is_same_v<T, Level0Ack>) {
+          server_.on_level0_ack(now, from, m);
+        } else if constexpr (std::is_same_v<T, Level1Ack>) {
+          server_.on_level1_ack(now, from, m);
+        } else if constexpr (std::is_same_v<T, Takeover>) {
+          server_.on_takeover(now, m, eff);
+        } else if constexpr (std::is_same_v<T, Heartbeat>) {
+        } else {
+          server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
+        }
+      },
+      env.body);
+  server_.process_input(now, eff);
+  server_.send_level0_acks(now, eff, false);
+}
+
+void ActiveStandbyRole::take_over(TimeUs now, Effects& eff) {
+  begin_takeover(server_, now, eff, detector_.last_heard_us());
+  const bool follow = server_.settings().determinants && server_.fragment() &&
+                      server_.fragment()->is_nondeterministic();
+  if (follow) server_.release_determinant_buffers();
+  // Fill whatever was in flight to me when the primary died.
+  server_.request_replay(now, eff, {}, 0);
+  const bool exact = !server_.fragment() || server_.fragment()->klass() != OperatorClass::arbitrary || follow;
+  server_.trace(eff, now, "takeover", std::string("approach=active ids=") + (exact ? "exact" : "rebased"));
+  PrimaryOptions options;
+  options.took_over = true;
+  options.rebase_when_consumers_ready = !exact;
+  successor_ = std::make_unique<PrimaryRole>(server_, options);
+}
+
+TimeUs ActiveStandbyRole::next_wakeup_us() const {
+  if (successor_) return kNever;
+  return std::min(detector_.deadline_us(), server_.next_ack_due_us());
+}
+
+}  // namespace hapair

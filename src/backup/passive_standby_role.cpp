@@ -1,0 +1,82 @@
+#include "backup/passive_standby_role.h"
+
+#include <type_traits>
+
+#include "backup/takeover.h"
+#include "primary/primary_role.h"
+
+namespace hapair {
+
+PassiveStandbyRole::PassiveStandbyRole(Server& server)
+    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+
+void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
+  detector_.start(now);
+  server_.trace(eff, now, "start", "role=passive_backup");
+}
+
+void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
+  if (!successor_ && detector_.check(now)) take_over(now, eff);
+}
+
+void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  const NodeId from = env.header.sender;
+  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
+  if (from_primary) detector_.heard(now);
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Checkpoint>) {
+          if (from_primary) on_checkpoint(now, from, m, eff);
+          else server_.count("unexpected_checkpoint_dropped");
+        } else if constexpr (std::is_same_v<T, Takeover>) {
+          server_.on_takeover(now, m, eff);
+        } else if constexpr (std::is_same_v<T, Heartbeat>) {
+        } else {
+          server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
+        }
+      },
+      env.body);
+}
+
+void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff) {
+  auto payload = assembler_.add(chunk);
+  if (!payload) return;
+  auto content = parse_checkpoint(*payload);
+  if (!content) {
+    server_.count("corrupt_checkpoint_dropped");
+    server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(chunk.checkpoint_id) + " reason=corrupt");
+    return;
+  }
+  if (!apply_checkpoint(server_.plan(), server_.fragment_id(), *content, installed_)) {
+    server_.count("unappliable_checkpoint_dropped");
+    server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(content->id) + " reason=does_not_apply");
+    return;
+  }
+  server_.count("checkpoints_installed");
+  server_.send(eff, now, from, CheckpointAck{content->id});
+}
+
+void PassiveStandbyRole::take_over(TimeUs now, Effects& eff) {
+  const NodeId old = begin_takeover(server_, now, eff, detector_.last_heard_us());
+  (void)old;
+  std::string how = "state=empty";
+  if (installed_.id != 0) {
+    if (install_checkpoint(server_, installed_.full)) {
+      how = "checkpoint=" + std::to_string(installed_.id);
+    } else {
+      server_.count("checkpoint_install_failed");
+      how = "state=empty checkpoint_install_failed";
+    }
+  } else {
+    server_.reset_fragment();
+  }
+  // Re-send after the checkpoint's input positions (what the installed state has processed).
+  server_.request_replay(now, eff, {}, 0);
+  server_.trace(eff, now, "takeover", "approach=passive " + how);
+  PrimaryOptions options;
+  options.took_over = true;
+  successor_ = std::make_unique<PrimaryRole>(server_, options);
+}
+
+}  // namespace hapair

@@ -1,0 +1,41 @@
+// The passive standby: a backup that does not process. It installs the checkpoints its primary
+// sends and acknowledges them; when the primary fails it installs the last checkpoint, becomes
+// primary at a new epoch, asks upstream servers to re-send what they retained after the
+// checkpoint, and re-sends its checkpointed output queue to downstream servers (which drop
+// duplicates by id).
+//
+// Paper: passive standby (section 4.1). Recovery is precise for every operator class: the
+// checkpoint restores output id counters, so regenerated output repeats the same ids, and the
+// primary of an arbitrary fragment released only output covered by an acknowledged checkpoint.
+//
+// Invariants: a checkpoint is acknowledged only after it is installed; a partial or corrupt one
+// is never installed (counted); the standby takes over at most once.
+#pragma once
+
+#include "primary/checkpoint_state.h"
+#include "primary/role.h"
+
+namespace hapair {
+
+class PassiveStandbyRole : public RoleBehaviour {
+ public:
+  explicit PassiveStandbyRole(Server& server);
+  Role role() const override { return Role::passive_backup; }
+  void on_start(TimeUs now, Effects& eff) override;
+  void on_tick(TimeUs now, Effects& eff) override;
+  void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  TimeUs next_wakeup_us() const override { return successor_ ? kNever : detector_.deadline_us(); }
+  std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
+
+ private:
+  void on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
+  void take_over(TimeUs now, Effects& eff);
+
+  Server& server_;
+  FailureDetector detector_;
+  CheckpointAssembler assembler_;
+  InstalledCheckpoint installed_;
+  std::unique_ptr<RoleBehaviour> successor_;
+};
+
+}  // namespace hapair

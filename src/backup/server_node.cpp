@@ -1,0 +1,58 @@
+#include "backup/server_node.h"
+
+#include <type_traits>
+
+#include "backup/node_factory.h"
+#include "backup/spare_role.h"
+#include "backup/standby_roles.h"
+#include "primary/primary_role.h"
+
+namespace hapair {
+
+ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self) : server_(std::move(plan), self) {
+  switch (server_.role()) {
+    case Role::primary: role_ = std::make_unique<PrimaryRole>(server_, PrimaryOptions{}); break;
+    case Role::spare: role_ = std::make_unique<SpareRole>(server_); break;
+    case Role::passive_backup:
+    case Role::active_backup:
+      role_ = make_standby_role(server_);
+      break;
+    case Role::fenced: role_ = std::make_unique<FencedRole>(server_); break;
+  }
+}
+
+Effects ServerNode::handle(TimeUs now, const Event& event) {
+  Effects eff;
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, Start>) {
+          role_->on_start(now, eff);
+        } else if constexpr (std::is_same_v<T, Tick>) {
+          role_->on_tick(now, eff);
+        } else {
+          if (server_.is_current(e.envelope)) role_->on_message(now, e.envelope, eff);
+        }
+      },
+      event);
+  while (auto next = role_->take_successor()) {
+    role_ = std::move(next);
+    role_->on_start(now, eff);
+  }
+  eff.wake_at(role_->next_wakeup_us());
+  eff.finished = server_.finished();
+  if (!server_.fatal_error().empty()) eff.fatal_error = server_.fatal_error();
+  return eff;
+}
+
+Metrics ServerNode::metrics() const {
+  Metrics m = server_.metrics();
+  m["role"] = static_cast<std::int64_t>(role_->role());
+  return m;
+}
+
+std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeId node) {
+  return std::make_unique<ServerNode>(std::move(plan), node);
+}
+
+}  // namespace hapair

@@ -1,0 +1,126 @@
+#include "backup/spare_role.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "backup/takeover.h"
+#include "primary/primary_role.h"
+#include "upstream_backup/restart_point_store.h"
+
+namespace hapair {
+
+SpareRole::SpareRole(Server& server)
+    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+
+void SpareRole::on_start(TimeUs now, Effects& eff) {
+  detector_.start(now);
+  server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.mode()));
+}
+
+void SpareRole::on_tick(TimeUs now, Effects& eff) {
+  if (!collecting_ && !successor_ && detector_.check(now)) take_over(now, eff);
+}
+
+void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  const NodeId from = env.header.sender;
+  if (!collecting_ && from == server_.route(server_.fragment_id()).primary) detector_.heard(now);
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Takeover>) {
+          server_.on_takeover(now, m, eff);
+        } else if constexpr (std::is_same_v<T, Heartbeat>) {
+        } else if constexpr (std::is_same_v<T, RestartPoints>) {
+          if (!collecting_) {
+            server_.count("unexpected_restart_points_dropped");
+            return;
+          }
+          auto in = server_.inputs().find(m.stream);
+          if (in == server_.inputs().end() || from != server_.route(in->second.producer).primary) {
+            server_.count("unexpected_restart_points_dropped");
+            return;
+          }
+          offers_[m.stream] = m;
+          if (offers_.size() == server_.inputs().size()) finish_upstream_backup_takeover(now, eff);
+        } else if constexpr (std::is_same_v<T, ReplayRequest>) {
+          if (collecting_) server_.on_replay_request(now, from, m, eff);
+          else server_.count("unexpected_replay_request_dropped");
+        } else if constexpr (std::is_same_v<T, Level0Ack>) {
+          server_.on_level0_ack(now, from, m);
+        } else if constexpr (std::is_same_v<T, Level1Ack>) {
+          server_.on_level1_ack(now, from, m);
+        } else {
+          server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
+        }
+      },
+      env.body);
+}
+
+void SpareRole::take_over(TimeUs now, Effects& eff) {
+  failed_primary_ = begin_takeover(server_, now, eff, detector_.last_heard_us());
+  if (server_.mode() == HaMode::upstream) {
+    // Every upstream answers the Takeover with the restart points it holds for this fragment.
+    collecting_ = true;
+    return;
+  }
+  // Amnesia: start from empty state; upstreams send only tuples that are new from now on.
+  server_.reset_fragment();
+  std::map<StreamId, TupleId> after;
+  for (const auto& [s, in] : server_.inputs()) after[s] = kReplayOnlyNew;
+  server_.request_replay(now, eff, after, 0);
+  server_.trace(eff, now, "takeover", "approach=amnesia state=empty");
+  PrimaryOptions options;
+  options.took_over = true;
+  options.rebase_when_consumers_ready = true;
+  successor_ = std::make_unique<PrimaryRole>(server_, options);
+}
+
+void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
+  std::vector<RestartPoints> offers;
+  std::uint64_t newest = 0;
+  for (const auto& [s, o] : offers_) {
+    offers.push_back(o);
+    for (const auto& p : o.points) newest = std::max(newest, p.generation);
+  }
+  server_.reset_fragment();
+  std::map<StreamId, TupleId> after;
+  std::uint64_t generation = 0;
+  std::string how;
+  if (auto g = choose_generation(offers)) {
+    generation = *g;
+    const auto point = find_generation(offers, generation);
+    auto positions = Fragment::replay_positions(point->restart_point);
+    if (!positions || !server_.fragment()->restart_from(point->restart_point)) {
+      server_.count("corrupt_restart_point");
+      server_.reset_fragment();
+      positions.reset();
+      generation = 0;
+    }
+    if (positions) after = *positions;
+    how = "restart_generation=" + std::to_string(generation);
+  }
+  for (const auto& [s, o] : offers_) {
+    if (!after.count(s)) after[s] = o.trimmed_up_to;
+    if (after[s] < o.trimmed_up_to) {
+      // The upstream no longer holds what the restart point needs: a gap we cannot avoid.
+      server_.count("replay_gap_tuples", static_cast<std::int64_t>(o.trimmed_up_to - after[s]));
+      server_.trace(eff, now, "replay_gap", "stream=" + server_.plan().streams[s].name);
+      after[s] = o.trimmed_up_to;
+    }
+  }
+  if (how.empty()) how = "restart=from_retained_start";
+  server_.request_replay(now, eff, after, generation);
+  const bool exact = server_.fragment()->klass() != OperatorClass::arbitrary;
+  server_.trace(eff, now, "takeover",
+                "approach=upstream " + how + (exact ? " ids=exact" : " ids=rebased"));
+  PrimaryOptions options;
+  options.took_over = true;
+  options.rebase_when_consumers_ready = !exact;
+  options.first_generation = newest + 1;
+  collecting_ = false;
+  successor_ = std::make_unique<PrimaryRole>(server_, options);
+}
+
+TimeUs SpareRole::next_wakeup_us() const { return collecting_ ? kNever : detector_.deadline_us(); }
+
+}  // namespace hapair

@@ -1,0 +1,43 @@
+// The spare: a standby process that does no work until its primary fails. It serves two
+// approaches.
+//
+// Paper: amnesia (gap recovery) restarts the failed fragment on a spare from empty state, and
+// upstream servers send only new tuples (section 4); upstream backup restarts the failed
+// fragment's operators on a recovery node from empty state and every upstream neighbour replays
+// its retained output queue (section 4.3). Here the recovery node restarts at the newest restart
+// point (composed cause functions) that every upstream still holds, so a deterministic
+// fragment regenerates exactly the output ids it had produced.
+//
+// Invariants: the spare takes over at most once; it announces its new epoch before asking
+// for any replay; it processes nothing until every upstream offered its restart points.
+#pragma once
+
+#include <map>
+
+#include "primary/role.h"
+
+namespace hapair {
+
+class SpareRole : public RoleBehaviour {
+ public:
+  explicit SpareRole(Server& server);
+  Role role() const override { return Role::spare; }
+  void on_start(TimeUs now, Effects& eff) override;
+  void on_tick(TimeUs now, Effects& eff) override;
+  void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  TimeUs next_wakeup_us() const override;
+  std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
+
+ private:
+  void take_over(TimeUs now, Effects& eff);
+  void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
+
+  Server& server_;
+  FailureDetector detector_;
+  bool collecting_ = false;
+  NodeId failed_primary_ = kNoNode;
+  std::map<StreamId, RestartPoints> offers_;
+  std::unique_ptr<RoleBehaviour> successor_;
+};
+
+}  // namespace hapair

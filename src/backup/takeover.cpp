@@ -1,0 +1,21 @@
+#include "backup/takeover.h"
+
+namespace hapair {
+
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us) {
+  Route& r = server.route_mut(server.fragment_id());
+  const NodeId old_primary = r.primary;
+  server.trace(eff, now, "detection",
+               "failed=" + server.plan().nodes[old_primary].name +
+                   " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)));
+  r.primary = server.self();
+  r.standby = kNoNode;
+  r.epoch += 1;
+  server.set_role(Role::primary);
+  server.reset_consumers_awaiting_replay_request();
+  server.announce_takeover(now, eff, old_primary);
+  server.count("takeovers");
+  return old_primary;
+}
+
+}  // namespace hapair

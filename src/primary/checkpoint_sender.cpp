@@ -1,0 +1,63 @@
+#include "primary/checkpoint_sender.h"
+
+namespace hapair {
+
+CheckpointSender::CheckpointSender(Server& server, NodeId standby) : server_(server), standby_(standby) {
+  hold_output_ = server_.fragment() && server_.fragment()->klass() == OperatorClass::arbitrary;
+}
+
+void CheckpointSender::on_start(TimeUs now) {
+  next_due_us_ = now + us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
+  if (hold_output_)
+    for (auto& [s, o] : server_.outputs()) o.released_up_to = 0;
+}
+
+void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
+  if (!in_flight_ && now >= next_due_us_) take_checkpoint(now, eff);
+}
+
+void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
+  const bool delta = server_.settings().checkpoint_mode == CheckpointMode::delta && base_.has_value();
+  const std::uint64_t id = next_id_++;
+  CheckpointContent content = capture_checkpoint(server_, id, delta ? &*base_ : nullptr);
+  std::vector<std::uint64_t> versions;
+  if (server_.fragment()) versions = server_.fragment()->state_versions();
+  const Bytes payload = serialize_checkpoint(content);
+  auto chunks = chunk_checkpoint(id, delta, content.base_id, payload,
+                                 static_cast<std::size_t>(server_.settings().checkpoint_chunk_bytes));
+  for (auto& c : chunks) server_.send(eff, now, standby_, std::move(c));
+  server_.count("checkpoints_sent");
+  server_.count("checkpoint_payload_bytes", static_cast<std::int64_t>(payload.size()));
+  server_.count(delta ? "checkpoint_delta_payload_bytes" : "checkpoint_full_payload_bytes",
+                static_cast<std::int64_t>(payload.size()));
+  server_.count(delta ? "checkpoints_delta" : "checkpoints_full");
+  server_.trace(eff, now, "checkpoint",
+                "id=" + std::to_string(id) + (delta ? " delta" : " full") + " bytes=" + std::to_string(payload.size()) +
+                    " chunks=" + std::to_string(chunks.size()));
+  for (auto& o : content.outputs) o.tuples.clear();
+  content.fragment_state.clear();
+  in_flight_ = InFlight{std::move(content), std::move(versions)};
+}
+
+void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff) {
+  if (!in_flight_ || ack.checkpoint_id != in_flight_->summary.id) {
+    server_.count("unexpected_checkpoint_ack_dropped");
+    return;
+  }
+  const CheckpointContent& c = in_flight_->summary;
+  // Upstream servers may now trim everything this checkpoint covers.
+  for (const auto& in : c.inputs) {
+    const FragmentId producer = server_.inputs().at(in.stream).producer;
+    for (NodeId n : server_.input_nodes_of(producer))
+      server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}});
+  }
+  if (hold_output_)
+    for (const auto& o : c.outputs) server_.outputs().at(o.stream).released_up_to = o.last_id;
+  base_ = base_of(c, in_flight_->versions);
+  in_flight_.reset();
+  server_.count("checkpoints_acked");
+  next_due_us_ = std::max(next_due_us_, now);
+  (void)eff;
+}
+
+}  // namespace hapair

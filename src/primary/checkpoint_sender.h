@@ -1,0 +1,45 @@
+// The passive primary's side of checkpointing.
+//
+// Paper: every checkpoint interval the primary sends its backup a checkpoint; once the backup
+// acknowledges it, upstream servers may trim everything it covers (section 4.1).
+//
+// Invariants: at most one checkpoint is in flight (the next waits for the ack, so a delta always
+// applies to what the standby installed); level-1 acks name only input covered by an
+// acknowledged checkpoint; a fragment with an arbitrary operator releases output only when a
+// checkpoint covering it is acknowledged, so no delivered output depends on a
+// non-deterministic choice the standby does not have.
+#pragma once
+
+#include <optional>
+
+#include "primary/checkpoint_state.h"
+#include "primary/server.h"
+
+namespace hapair {
+
+class CheckpointSender {
+ public:
+  CheckpointSender(Server& server, NodeId standby);
+  void on_start(TimeUs now);
+  void on_tick(TimeUs now, Effects& eff);
+  void on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff);
+  TimeUs next_due_us() const { return in_flight_ ? kNever : next_due_us_; }
+  bool holds_output() const { return hold_output_; }
+
+ private:
+  void take_checkpoint(TimeUs now, Effects& eff);
+
+  Server& server_;
+  NodeId standby_;
+  bool hold_output_ = false;
+  TimeUs next_due_us_ = kNever;
+  std::uint64_t next_id_ = 1;
+  struct InFlight {
+    CheckpointContent summary;  // without tuples and state: positions only
+    std::vector<std::uint64_t> versions;
+  };
+  std::optional<InFlight> in_flight_;
+  std::optional<CheckpointBase> base_;
+};
+
+}  // namespace hapair

@@ -1,0 +1,112 @@
+#include "primary/checkpoint_state.h"
+
+#include <algorithm>
+
+namespace hapair {
+
+CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base) {
+  CheckpointContent c;
+  c.id = id;
+  c.epoch = server.epoch();
+  const Fragment* fragment = server.fragment();
+  const bool delta = delta_base != nullptr && fragment != nullptr;
+  c.delta = delta;
+  c.base_id = delta ? delta_base->id : 0;
+  if (fragment) c.fragment_state = delta ? fragment->snapshot_delta(delta_base->fragment_versions) : fragment->snapshot();
+  for (const auto& [s, in] : server.inputs()) c.inputs.push_back(CheckpointInput{s, in.processed, in.eos_processed});
+  for (const auto& [s, o] : server.outputs()) {
+    CheckpointOutput out;
+    out.stream = s;
+    out.offset = o.offset;
+    out.trimmed_up_to = o.queue.trimmed_up_to();
+    out.last_id = o.queue.last_id();
+    out.ended = o.queue.ended();
+    TupleId after = 0;
+    if (delta) {
+      auto it = delta_base->output_last_ids.find(s);
+      if (it != delta_base->output_last_ids.end()) after = it->second;
+    }
+    out.tuples.reserve(o.queue.size());
+    for (std::size_t i = o.queue.index_after(after); i < o.queue.size(); ++i) out.tuples.push_back(o.queue.at(i));
+    c.outputs.push_back(std::move(out));
+  }
+  return c;
+}
+
+CheckpointBase base_of(const CheckpointContent& captured, std::vector<std::uint64_t> versions) {
+  CheckpointBase b;
+  b.id = captured.id;
+  b.fragment_versions = std::move(versions);
+  for (const auto& o : captured.outputs) b.output_last_ids[o.stream] = o.last_id;
+  return b;
+}
+
+bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointContent& received,
+                      InstalledCheckpoint& current) {
+  CheckpointContent next;
+  if (!received.delta) {
+    if (plan.fragments[fragment].kind == FragmentKind::operators) {
+      Fragment probe(plan, fragment);
+      if (!probe.restore(received.fragment_state)) return false;
+    }
+    next = received;
+  } else {
+    if (current.id == 0 || received.base_id != current.id) return false;
+    next = received;
+    next.delta = false;
+    next.base_id = 0;
+    Fragment f(plan, fragment);
+    if (!f.restore(current.full.fragment_state) || !f.apply_delta(received.fragment_state)) return false;
+    next.fragment_state = f.snapshot();
+    // Output queues: the base's retained tuples, trimmed, plus what was appended since.
+    for (auto& out : next.outputs) {
+      const CheckpointOutput* old = nullptr;
+      for (const auto& o : current.full.outputs)
+        if (o.stream == out.stream) old = &o;
+      if (!old) return false;
+      Tuples merged;
+      for (const Tuple& t : old->tuples)
+        if (t.id > out.trimmed_up_to) merged.push_back(t);
+      for (const Tuple& t : out.tuples) {
+        if (!merged.empty() && t.id <= merged.back().id) return false;
+        merged.push_back(t);
+      }
+      out.tuples = std::move(merged);
+    }
+  }
+  current.id = received.id;
+  current.full = std::move(next);
+  return true;
+}
+
+bool install_checkpoint(Server& server, const CheckpointContent& full) {
+  if (server.kind() == FragmentKind::operators) {
+    server.reset_fragment();
+    if (!server.fragment()->restore(full.fragment_state)) {
+      server.reset_fragment();
+      return false;
+    }
+  }
+  for (const auto& ci : full.inputs) {
+    auto it = server.inputs().find(ci.stream);
+    if (it == server.inputs().end()) continue;
+    InputState& in = it->second;
+    in.accepted.reset_to(ci.processed);
+    in.processed = ci.processed;
+    in.level0_sent = ci.processed;
+    in.eos_processed = ci.eos_processed;
+    in.eos_received = ci.eos_processed;
+  }
+  for (const auto& co : full.outputs) {
+    auto it = server.outputs().find(co.stream);
+    if (it == server.outputs().end()) continue;
+    OutputState& o = it->second;
+    o.offset = co.offset;
+    o.queue.reset(co.trimmed_up_to, co.last_id, co.ended);
+    for (const Tuple& t : co.tuples) o.queue.restore_append(t);
+    o.released_up_to = ~TupleId{0};
+  }
+  return true;
+}
+
+}  // namespace hapair

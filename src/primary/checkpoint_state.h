@@ -1,0 +1,43 @@
+// Capturing a Server's state into a checkpoint (on the passive primary) and installing one (on
+// the passive standby at takeover).
+//
+// Paper: passive standby (section 4.1). Invariant: install() either installs the whole
+// checkpoint or nothing (it checks the fragment state first and leaves the server untouched on
+// failure).
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "primary/checkpoint.h"
+#include "primary/server.h"
+
+namespace hapair {
+
+// What a later delta checkpoint is relative to.
+struct CheckpointBase {
+  std::uint64_t id = 0;
+  std::vector<std::uint64_t> fragment_versions;
+  std::map<StreamId, TupleId> output_last_ids;
+};
+
+// delta_base == nullptr: a full checkpoint.
+CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base);
+// The base a later delta refers to; `versions` are the fragment's state versions at capture.
+CheckpointBase base_of(const CheckpointContent& captured, std::vector<std::uint64_t> versions);
+
+// A standby's materialised copy of the last installed checkpoint (always full).
+struct InstalledCheckpoint {
+  std::uint64_t id = 0;
+  CheckpointContent full;
+};
+
+// Applies a received checkpoint (full, or a delta on `current`) into a new full copy; false when
+// it does not apply (wrong base, corrupt fragment state) — then `current` is unchanged.
+bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointContent& received,
+                      InstalledCheckpoint& current);
+
+// Installs a full checkpoint into the server: fragment state, input positions, output queues.
+bool install_checkpoint(Server& server, const CheckpointContent& full);
+
+}  // namespace hapair

@@ -1,0 +1,55 @@
+#include "primary/determinant_shipper.h"
+
+namespace hapair {
+
+DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_(server), standby_(standby) {}
+
+void DeterminantShipper::on_start() {
+  for (auto& [s, o] : server_.outputs()) o.released_up_to = 0;
+}
+
+void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
+  Fragment* f = server_.fragment();
+  if (!f) return;
+  for (auto& d : f->take_determinants()) {
+    if (d.records.empty()) continue;
+    sent_[d.op_index] = d.first_seq + d.records.size() - 1;
+    server_.count("determinant_records_sent", static_cast<std::int64_t>(d.records.size()));
+    server_.send(eff, now, standby_, std::move(d));
+  }
+  Hold h;
+  bool grew = holds_.empty();
+  for (const auto& [s, o] : server_.outputs()) {
+    h.up_to[s] = o.queue.last_id();
+    if (!holds_.empty() && holds_.back().up_to[s] != h.up_to[s]) grew = true;
+  }
+  h.needs = sent_;
+  if (grew) holds_.push_back(std::move(h));
+  // Bounded: one entry per processing turn that produced output; acks arrive within an RTT.
+  release();
+}
+
+void DeterminantShipper::on_ack(const DeterminantAck& ack) {
+  auto& a = acked_[ack.op_index];
+  if (ack.up_to_seq > a) a = ack.up_to_seq;
+  release();
+}
+
+void DeterminantShipper::release() {
+  while (!holds_.empty()) {
+    const Hold& h = holds_.front();
+    bool covered = true;
+    for (const auto& [op, seq] : h.needs) {
+      auto it = acked_.find(op);
+      if (it == acked_.end() || it->second < seq) covered = false;
+    }
+    if (!covered) break;
+    for (const auto& [s, id] : h.up_to) {
+      auto& o = server_.outputs().at(s);
+      if (o.released_up_to == ~TupleId{0} || id > o.released_up_to) o.released_up_to = id;
+    }
+    holds_.pop_front();
+  }
+}
+
+}  // namespace hapair

@@ -1,0 +1,42 @@
+// The active primary's side of determinants.
+//
+// Paper: for non-deterministic operators the primary must ship its non-deterministic choices
+// (Union's interleaving) to the active standby, or the standby's output differs and recovery
+// is only rollback (section 4.2). The primary releases an output only after the standby has
+// acknowledged every determinant it depends on, so a crash right after a send cannot leave the
+// downstream holding a tuple the standby would produce differently.
+//
+// Invariant: released_up_to of a stream only moves forward, and only to positions whose
+// determinants are acknowledged.
+#pragma once
+
+#include <deque>
+#include <map>
+
+#include "primary/server.h"
+
+namespace hapair {
+
+class DeterminantShipper {
+ public:
+  DeterminantShipper(Server& server, NodeId standby);
+  void on_start();
+  // Ships new determinants and records what the output produced so far depends on.
+  void after_processing(TimeUs now, Effects& eff);
+  void on_ack(const DeterminantAck& ack);
+
+ private:
+  void release();
+
+  Server& server_;
+  NodeId standby_;
+  std::map<std::uint16_t, std::uint64_t> sent_;
+  std::map<std::uint16_t, std::uint64_t> acked_;
+  struct Hold {
+    std::map<StreamId, TupleId> up_to;
+    std::map<std::uint16_t, std::uint64_t> needs;
+  };
+  std::deque<Hold> holds_;
+};
+
+}  // namespace hapair

@@ -1,0 +1,79 @@
+// The primary role: the node that processes its fragment and sends its output downstream.
+//
+// Paper: the primary of a process pair (section 4): it processes input, retains output in its
+// output queues until downstream acknowledgements trim them, heartbeats its standby, and —
+// depending on the fragment's HA mode — sends level-1 acks carrying its restart point upstream
+// (upstream backup), checkpoints to its passive standby, or determinants to its active standby.
+//
+// Invariants: a primary that learns of a newer epoch of its own fragment stops at once (it is
+// fenced); after a takeover that cannot regenerate identical ids, nothing is processed until
+// every consumer has said where it resumes, so rebased ids are above everything they accepted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <optional>
+
+#include "primary/checkpoint_sender.h"
+#include "primary/determinant_shipper.h"
+#include "primary/role.h"
+
+namespace hapair {
+
+struct PrimaryOptions {
+  // This primary took over its fragment (it is not the plan's original primary).
+  bool took_over = false;
+  // Keep processing paused until every consumer sent its ReplayRequest, then rebase ids.
+  bool rebase_when_consumers_ready = false;
+  // Generations of level-1 acks continue above what upstreams already hold.
+  std::uint64_t first_generation = 1;
+};
+
+class PrimaryRole : public RoleBehaviour {
+ public:
+  PrimaryRole(Server& server, PrimaryOptions options);
+  Role role() const override { return Role::primary; }
+  void on_start(TimeUs now, Effects& eff) override;
+  void on_tick(TimeUs now, Effects& eff) override;
+  void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  TimeUs next_wakeup_us() const override;
+  std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
+
+ private:
+  void after_event(TimeUs now, Effects& eff);
+  void level1_round(TimeUs now, Effects& eff);
+  void maybe_finish_rebase(TimeUs now, Effects& eff);
+
+  Server& server_;
+  PrimaryOptions options_;
+  NodeId heartbeat_to_ = kNoNode;
+  TimeUs next_heartbeat_us_ = kNever;
+  TimeUs next_level1_us_ = kNever;
+  TimeUs next_source_us_ = kNever;
+  TimeUs next_forget_us_ = kNever;
+  std::uint64_t generation_ = 0;
+  std::map<StreamId, TupleId> last_round_acked_;
+  std::map<StreamId, TupleId> last_round_processed_;
+  bool rebase_pending_ = false;
+  std::optional<CheckpointSender> checkpoints_;     // passive standby, while the standby lives
+  std::optional<DeterminantShipper> determinants_;  // active standby of an arbitrary fragment
+  std::unique_ptr<RoleBehaviour> successor_;
+};
+
+// The role of a primary that learned a newer epoch of its own fragment: it sends nothing and
+// drops everything (counted), so a paused-and-resumed old primary cannot break a guarantee.
+class FencedRole : public RoleBehaviour {
+ public:
+  explicit FencedRole(Server& server) : server_(server) {}
+  Role role() const override { return Role::fenced; }
+  void on_start(TimeUs now, Effects& eff) override;
+  void on_tick(TimeUs, Effects&) override {}
+  void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  TimeUs next_wakeup_us() const override { return kNever; }
+
+ private:
+  Server& server_;
+};
+
+}  // namespace hapair

@@ -1,0 +1,27 @@
+// A role is the step function a node currently runs (etcd/raft style: a role change swaps the
+// step function, the state stays in Server). The primary role is here; the standby roles
+// (spare, passive standby, active standby) are in src/backup and hand over to a primary role
+// when they take over.
+#pragma once
+
+#include <memory>
+
+#include "primary/server.h"
+
+namespace hapair {
+
+class RoleBehaviour {
+ public:
+  virtual ~RoleBehaviour() = default;
+  virtual Role role() const = 0;
+  // Called once when the role begins (at the node's start, or at a takeover).
+  virtual void on_start(TimeUs now, Effects& eff) = 0;
+  virtual void on_tick(TimeUs now, Effects& eff) = 0;
+  // Called only for envelopes from the sender's current epoch (Server::is_current).
+  virtual void on_message(TimeUs now, const Envelope& env, Effects& eff) = 0;
+  virtual TimeUs next_wakeup_us() const = 0;
+  // A role that hands over (a standby that took over) returns its successor once.
+  virtual std::unique_ptr<RoleBehaviour> take_successor() { return nullptr; }
+};
+
+}  // namespace hapair

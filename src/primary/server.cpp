@@ -1,0 +1,672 @@
+#include "primary/server.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "operators/source_generator.h"
+#include "protocols/check.h"
+
+namespace hapair {
+
+const char* to_string(Role r) {
+  switch (r) {
+    case Role::primary: return "primary";
+    case Role::spare: return "spare";
+    case Role::passive_backup: return "passive_backup";
+    case Role::active_backup: return "active_backup";
+    case Role::fenced: return "fenced";
+  }
+  return "?";
+}
+
+Server::Server(std::shared_ptr<const Plan> plan, NodeId self) : plan_(std::move(plan)), self_(self) {
+  HAPAIR_CHECK_MSG(self_ < plan_->nodes.size(), "node " << self_ << " of " << plan_->nodes.size());
+  const PlanNode& me = plan_->nodes[self_];
+  frag_ = me.fragment;
+  const PlanFragment& f = plan_->fragments[frag_];
+  if (!me.standby) {
+    role_ = Role::primary;
+  } else if (f.ha == HaMode::passive) {
+    role_ = Role::passive_backup;
+  } else if (f.ha == HaMode::active) {
+    role_ = Role::active_backup;
+  } else {
+    role_ = Role::spare;
+  }
+
+  routes_.resize(plan_->fragments.size());
+  for (const auto& pf : plan_->fragments) routes_[pf.id] = Route{pf.primary, pf.standby, 0};
+
+  for (StreamId s : f.inputs) {
+    InputState in;
+    in.stream = s;
+    in.producer = plan_->streams[s].producer;
+    inputs_.emplace(s, in);
+  }
+  const auto queue_max = static_cast<std::size_t>(settings().output_queue_tuples_max);
+  for (StreamId s : f.outputs) {
+    OutputState o(queue_max);
+    o.stream = s;
+    for (FragmentId d : plan_->streams[s].consumers)
+      for (NodeId n : input_nodes_of(d)) {
+        ConsumerState c = make_consumer(n, d);
+        // A standby tracks its fragment's consumers (for acks) but sends nothing until it
+        // takes over.
+        c.sends = role_ == Role::primary;
+        o.consumers.push_back(c);
+      }
+    outputs_.emplace(s, std::move(o));
+  }
+
+  if (f.kind == FragmentKind::operators) reset_fragment();
+  if (f.kind == FragmentKind::source) {
+    source_count_ = source_tuple_count(plan_->spec(frag_).source, settings().duration_s);
+  }
+}
+
+NodeId Server::partner() const {
+  const PlanFragment& f = fragment_plan();
+  if (self_ == f.primary) return f.standby;
+  return f.primary;
+}
+
+std::vector<NodeId> Server::input_nodes_of(FragmentId f) const {
+  std::vector<NodeId> out;
+  const Route& r = routes_.at(f);
+  if (r.primary != kNoNode) out.push_back(r.primary);
+  if (plan_->fragments[f].ha == HaMode::active && r.standby != kNoNode) out.push_back(r.standby);
+  return out;
+}
+
+std::vector<NodeId> Server::neighbour_nodes() const {
+  std::vector<NodeId> out;
+  auto add_fragment = [&](FragmentId f) {
+    const PlanFragment& pf = plan_->fragments[f];
+    for (NodeId n : {pf.primary, pf.standby})
+      if (n != kNoNode && n != self_ && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (FragmentId f : fragment_plan().upstream) add_fragment(f);
+  for (FragmentId f : fragment_plan().downstream) add_fragment(f);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool Server::is_current(const Envelope& e) {
+  const NodeId sender = e.header.sender;
+  if (sender >= plan_->nodes.size()) {
+    count("unknown_sender_dropped");
+    return false;
+  }
+  const FragmentId f = plan_->nodes[sender].fragment;
+  if (e.header.epoch < routes_[f].epoch) {
+    count("stale_dropped");
+    return false;
+  }
+  return true;
+}
+
+Envelope Server::envelope(TimeUs now, Message body) const {
+  Envelope e;
+  e.header.sender = self_;
+  e.header.epoch = epoch();
+  e.header.sent_us = now;
+  e.body = std::move(body);
+  return e;
+}
+
+void Server::send(Effects& eff, TimeUs now, NodeId to, Message body) {
+  HAPAIR_CHECK_MSG(to < plan_->nodes.size() && to != self_, "send to node " << to << " from " << self_);
+  eff.sends.push_back(Outgoing{to, envelope(now, std::move(body))});
+}
+
+void Server::trace(Effects& eff, TimeUs now, std::string event, std::string details) {
+  eff.traces.push_back(TraceEvent{now, self_, std::move(event), std::move(details)});
+}
+
+void Server::reset_fragment() {
+  fragment_ = std::make_unique<Fragment>(*plan_, frag_);
+  if (role_ == Role::active_backup && settings().determinants) fragment_->set_follow_determinants(true);
+}
+
+// ---- input side -------------------------------------------------------------------------------
+
+std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batch, Effects& eff) {
+  auto it = inputs_.find(batch.stream);
+  if (it == inputs_.end()) {
+    count("unexpected_stream_dropped");
+    return 0;
+  }
+  InputState& in = it->second;
+  if (from != routes_[in.producer].primary) {
+    count("not_from_primary_dropped");
+    return 0;
+  }
+  const auto queue_max = static_cast<std::size_t>(settings().input_queue_tuples_max);
+  std::size_t queued = 0;
+  for (const Tuple& t : batch.tuples) {
+    if (t.id <= in.accepted.last_accepted()) {
+      count("duplicates_dropped");
+      continue;
+    }
+    if (in.queued >= queue_max) {
+      // The producer sent beyond its credit; the tuple is not accepted, so a later replay or
+      // re-send can still deliver it. Counted, never silent.
+      count("input_overflow_dropped");
+      continue;
+    }
+    in.accepted.accept(t.id);
+    input_queue_.push_back(InputItem{batch.stream, t, false});
+    ++in.queued;
+    ++queued;
+  }
+  if (batch.replay) {
+    if (!in.replaying) {
+      in.replaying = true;
+      trace(eff, now, "replay_start", "stream=" + plan_->streams[batch.stream].name);
+    }
+    in.replayed_tuples += batch.tuples.size();
+    count("replayed_tuples_received", static_cast<std::int64_t>(batch.tuples.size()));
+  } else if (in.replaying) {
+    in.replaying = false;
+    trace(eff, now, "replay_end",
+          "stream=" + plan_->streams[batch.stream].name + " tuples=" + std::to_string(in.replayed_tuples));
+  }
+  if (batch.end_of_stream && !in.eos_received) {
+    in.eos_received = true;
+    input_queue_.push_back(InputItem{batch.stream, Tuple{}, true});
+    if (in.replaying) {
+      in.replaying = false;
+      trace(eff, now, "replay_end",
+            "stream=" + plan_->streams[batch.stream].name + " tuples=" + std::to_string(in.replayed_tuples));
+    }
+  }
+  return queued;
+}
+
+bool Server::any_output_full(std::string* which) const {
+  for (const auto& [s, o] : outputs_)
+    if (o.queue.full()) {
+      if (which) *which = plan_->streams[s].name;
+      return true;
+    }
+  return false;
+}
+
+void Server::process_input(TimeUs now, Effects& eff) {
+  if (processing_paused_) return;
+  if (role_ != Role::primary && role_ != Role::active_backup) return;
+  while (!input_queue_.empty()) {
+    std::string which;
+    if (any_output_full(&which)) {
+      if (settings().queue_full_policy == QueueFullPolicy::error) {
+        if (fatal_error_.empty()) {
+          fatal_error_ = "output queue of stream '" + which + "' on node '" + name() + "' is full (" +
+                         std::to_string(settings().output_queue_tuples_max) +
+                         " tuples = output_queue_tuples_max) and queue_full_policy = error";
+          trace(eff, now, "fatal", "queue_full stream=" + which);
+        }
+        eff.fatal_error = fatal_error_;
+        return;
+      }
+      if (!input_blocked_) {
+        input_blocked_ = true;
+        count("backpressure_episodes");
+        trace(eff, now, "backpressure", "stream=" + which);
+      }
+      return;
+    }
+    InputItem item = std::move(input_queue_.front());
+    input_queue_.pop_front();
+    consume(now, item, eff);
+  }
+  input_blocked_ = false;
+}
+
+void Server::consume(TimeUs now, const InputItem& item, Effects& eff) {
+  InputState& in = inputs_.at(item.stream);
+  FragmentOutputs outs;
+  if (item.eos) {
+    in.eos_processed = true;
+    if (kind() == FragmentKind::operators) {
+      fragment_->end_of_stream(item.stream, outs);
+      handle_fragment_outputs(outs);
+      for (auto& [s, o] : outputs_)
+        if (!o.queue.ended() && fragment_->output_ended(s)) o.queue.end_stream();
+    } else if (kind() == FragmentKind::sink && all_inputs_ended() && !end_of_output_traced_) {
+      end_of_output_traced_ = true;
+      trace(eff, now, "end_of_output");
+    }
+    return;
+  }
+  HAPAIR_CHECK(in.queued > 0);
+  --in.queued;
+  in.processed = item.tuple.id;
+  ++in.processed_since_ack;
+  count("tuples_processed");
+  if (kind() == FragmentKind::operators) {
+    fragment_->process(item.stream, item.tuple, outs);
+    handle_fragment_outputs(outs);
+  } else if (kind() == FragmentKind::sink) {
+    eff.deliveries.push_back(Delivery{now, item.stream, item.tuple});
+    count("tuples_delivered");
+  }
+}
+
+void Server::handle_fragment_outputs(FragmentOutputs& outs) {
+  for (auto& out : outs) append_output(out.stream, out.tuple);
+  outs.clear();
+}
+
+bool Server::all_inputs_ended() const {
+  for (const auto& [s, in] : inputs_)
+    if (!in.eos_processed) return false;
+  return true;
+}
+
+void Server::send_level0_acks(TimeUs now, Effects& eff, bool force) {
+  const TimeUs interval = us_from_ms(static_cast<double>(settings().ack_interval_ms));
+  const auto half_window = static_cast<std::size_t>(std::max<std::int64_t>(1, settings().inflight_tuples_max / 2));
+  for (auto& [s, in] : inputs_) {
+    if (in.processed <= in.level0_sent) continue;
+    const bool due = force || now >= in.level0_sent_us + interval || in.processed_since_ack >= half_window ||
+                     in.eos_processed;
+    if (!due) continue;
+    for (NodeId n : input_nodes_of(in.producer)) send(eff, now, n, Level0Ack{s, in.processed});
+    in.level0_sent = in.processed;
+    in.level0_sent_us = now;
+    in.processed_since_ack = 0;
+  }
+}
+
+TimeUs Server::next_ack_due_us() const {
+  TimeUs due = kNever;
+  const TimeUs interval = us_from_ms(static_cast<double>(settings().ack_interval_ms));
+  for (const auto& [s, in] : inputs_)
+    if (in.processed > in.level0_sent) due = std::min(due, in.level0_sent_us + interval);
+  return due;
+}
+
+void Server::request_replay(TimeUs now, Effects& eff, const std::map<StreamId, TupleId>& after,
+                            std::uint64_t generation) {
+  for (auto& [s, in] : inputs_) {
+    auto it = after.find(s);
+    const TupleId from = it != after.end() ? it->second : in.accepted.last_accepted();
+    if (from != kReplayOnlyNew) {
+      in.accepted.reset_to(from);
+      in.processed = std::max(in.processed, from);
+      in.level0_sent = std::max(in.level0_sent, from);
+    }
+    in.replaying = false;
+    in.replayed_tuples = 0;
+    send(eff, now, routes_[in.producer].primary, ReplayRequest{s, from, generation});
+  }
+}
+
+// ---- output side ------------------------------------------------------------------------------
+
+ConsumerState Server::make_consumer(NodeId node, FragmentId consumer_fragment) const {
+  ConsumerState c;
+  c.node = node;
+  c.fragment = consumer_fragment;
+  c.retention = Plan::needs_retention(plan_->fragments[consumer_fragment].ha);
+  return c;
+}
+
+void Server::append_output(StreamId s, Tuple t) {
+  auto it = outputs_.find(s);
+  HAPAIR_CHECK_MSG(it != outputs_.end(), "stream " << s << " is not an output of node " << name());
+  OutputState& o = it->second;
+  t.id += o.offset;
+  o.queue.append(t);
+}
+
+std::size_t Server::inflight(const OutputState& o, const ConsumerState& c) const {
+  return o.queue.count_between(c.level0, c.sent_up_to);
+}
+
+void Server::pump_outputs(TimeUs now, Effects& eff) {
+  const auto batch_max = static_cast<std::size_t>(settings().batch_tuples);
+  const auto inflight_max = static_cast<std::size_t>(settings().inflight_tuples_max);
+  for (auto& [s, o] : outputs_) {
+    const TupleId limit = std::min(o.queue.last_id(), o.released_up_to);
+    for (ConsumerState& c : o.consumers) {
+      if (!c.sends || !c.ready) continue;
+      for (;;) {
+        const std::size_t used = inflight(o, c);
+        if (used >= inflight_max) break;
+        const std::size_t start = o.queue.index_after(c.sent_up_to);
+        std::size_t end = start;
+        const std::size_t stop = std::min(o.queue.size(), start + std::min(batch_max, inflight_max - used));
+        while (end < stop && o.queue.at(end).id <= limit) ++end;
+        const bool at_end = o.queue.ended() && limit == o.queue.last_id() &&
+                            (end == o.queue.size()) ;
+        if (end == start && !(at_end && !c.eos_sent)) break;
+        TupleBatch b;
+        b.stream = s;
+        b.tuples.reserve(end - start);
+        for (std::size_t i = start; i < end; ++i) b.tuples.push_back(o.queue.at(i));
+        if (!b.tuples.empty()) {
+          c.sent_up_to = b.tuples.back().id;
+          b.replay = b.tuples.front().id <= c.replay_until;
+          count("tuples_sent", static_cast<std::int64_t>(b.tuples.size()));
+          if (b.replay) count("tuples_replayed", static_cast<std::int64_t>(b.tuples.size()));
+        }
+        if (at_end) {
+          b.end_of_stream = true;
+          c.eos_sent = true;
+        }
+        send(eff, now, c.node, std::move(b));
+        if (at_end) break;
+      }
+    }
+  }
+}
+
+std::map<StreamId, TupleId> Server::acked_outputs_internal() const {
+  std::map<StreamId, TupleId> out;
+  for (const auto& [s, o] : outputs_) {
+    TupleId acked = ~TupleId{0};
+    for (const ConsumerState& c : o.consumers) acked = std::min(acked, c.level0);
+    if (o.consumers.empty()) acked = 0;
+    out[s] = acked > o.offset ? acked - o.offset : 0;
+  }
+  return out;
+}
+
+void Server::trim_outputs() {
+  for (auto& [s, o] : outputs_) {
+    if (o.consumers.empty()) continue;
+    TupleId trim_to = ~TupleId{0};
+    for (const ConsumerState& c : o.consumers) {
+      TupleId pos = c.level0;
+      if (c.retention) {
+        auto rp = o.restart_points.find(c.fragment);
+        pos = rp == o.restart_points.end() ? 0 : std::min(pos, rp->second.trim_position());
+      }
+      trim_to = std::min(trim_to, pos);
+    }
+    const std::size_t n = o.queue.trim_up_to(trim_to);
+    if (n) count("tuples_trimmed", static_cast<std::int64_t>(n));
+  }
+}
+
+void Server::reset_consumers_awaiting_replay_request() {
+  for (auto& [s, o] : outputs_) {
+    o.consumers.clear();
+    for (FragmentId d : plan_->streams[s].consumers)
+      for (NodeId n : input_nodes_of(d)) {
+        ConsumerState c = make_consumer(n, d);
+        c.ready = false;
+        c.sends = true;
+        o.consumers.push_back(c);
+      }
+  }
+}
+
+bool Server::all_consumers_ready() const {
+  for (const auto& [s, o] : outputs_)
+    for (const ConsumerState& c : o.consumers)
+      if (!c.ready) return false;
+  return true;
+}
+
+void Server::rebase_outputs() {
+  for (auto& [s, o] : outputs_) {
+    TupleId highest = 0;
+    for (const ConsumerState& c : o.consumers) highest = std::max(highest, c.sent_up_to);
+    TupleId shift = 0;
+    if (!o.queue.empty()) {
+      const TupleId first = o.queue.at(0).id;
+      shift = highest + 1 > first ? highest + 1 - first : 0;
+    } else {
+      shift = highest > o.queue.last_id() ? highest - o.queue.last_id() : 0;
+    }
+    if (shift > 0) {
+      std::vector<Tuple> kept;
+      kept.reserve(o.queue.size());
+      for (std::size_t i = 0; i < o.queue.size(); ++i) {
+        Tuple t = o.queue.at(i);
+        t.id += shift;
+        kept.push_back(t);
+      }
+      const bool ended = o.queue.ended();
+      o.queue.reset(highest, o.queue.last_id() + shift, ended);
+      for (const Tuple& t : kept) o.queue.restore_append(t);
+      o.offset += shift;
+    }
+    for (ConsumerState& c : o.consumers) c.replay_until = o.queue.last_id();
+    count("rebased_streams");
+  }
+}
+
+void Server::apply_determinants(const Determinants& d) {
+  if (!fragment_) {
+    count("unexpected_determinants_dropped");
+    return;
+  }
+  FragmentOutputs outs;
+  fragment_->add_determinants(d, outs);
+  count("determinant_records_applied", static_cast<std::int64_t>(d.records.size()));
+  handle_fragment_outputs(outs);
+}
+
+void Server::release_determinant_buffers() {
+  if (!fragment_) return;
+  FragmentOutputs outs;
+  fragment_->set_follow_determinants(false);
+  // TODO(lead): emit the tuples that waited for determinants (needs Fragment::release_buffered).
+  handle_fragment_outputs(outs);
+}
+
+// ---- messages ---------------------------------------------------------------------------------
+
+void Server::on_level0_ack(TimeUs, NodeId from, const Level0Ack& ack) {
+  auto it = outputs_.find(ack.stream);
+  if (it == outputs_.end()) {
+    count("unexpected_ack_dropped");
+    return;
+  }
+  bool known = false;
+  for (ConsumerState& c : it->second.consumers)
+    if (c.node == from) {
+      c.level0 = std::max(c.level0, ack.up_to);
+      known = true;
+    }
+  if (!known) {
+    count("unexpected_ack_dropped");
+    return;
+  }
+  trim_outputs();
+}
+
+void Server::on_level1_ack(TimeUs, NodeId from, const Level1Ack& ack) {
+  auto it = outputs_.find(ack.stream);
+  if (it == outputs_.end()) {
+    count("unexpected_ack_dropped");
+    return;
+  }
+  const FragmentId d = plan_->nodes[from].fragment;
+  const auto& consumers = plan_->streams[ack.stream].consumers;
+  if (std::find(consumers.begin(), consumers.end(), d) == consumers.end()) {
+    count("unexpected_ack_dropped");
+    return;
+  }
+  it->second.restart_points[d].add(ack);
+  count("level1_acks_received");
+  trim_outputs();
+}
+
+void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req, Effects& eff) {
+  auto it = outputs_.find(req.stream);
+  if (it == outputs_.end()) {
+    count("unexpected_replay_request_dropped");
+    return;
+  }
+  OutputState& o = it->second;
+  const FragmentId d = plan_->nodes[from].fragment;
+  ConsumerState* c = nullptr;
+  for (ConsumerState& x : o.consumers)
+    if (x.node == from) c = &x;
+  if (!c) {
+    const auto nodes = input_nodes_of(d);
+    if (std::find(nodes.begin(), nodes.end(), from) == nodes.end()) {
+      count("unexpected_replay_request_dropped");
+      return;
+    }
+    o.consumers.push_back(make_consumer(from, d));
+    c = &o.consumers.back();
+    c->sends = role_ == Role::primary;
+  }
+  c->ready = true;
+  c->eos_sent = false;
+  if (req.after_id == kReplayOnlyNew) {
+    c->sent_up_to = o.queue.last_id();
+    c->level0 = std::max(c->level0, c->sent_up_to);
+    c->replay_until = 0;
+  } else {
+    if (req.after_id < o.queue.trimmed_up_to()) {
+      count("replay_gap_tuples", static_cast<std::int64_t>(o.queue.trimmed_up_to() - req.after_id));
+      trace(eff, now, "replay_gap",
+            "stream=" + plan_->streams[req.stream].name + " after=" + std::to_string(req.after_id) +
+                " trimmed_up_to=" + std::to_string(o.queue.trimmed_up_to()));
+    }
+    c->sent_up_to = req.after_id;
+    c->level0 = std::max(c->level0, req.after_id);
+    c->replay_until = o.queue.last_id();
+    count("replay_requests_served");
+  }
+}
+
+bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
+  if (t.fragment >= plan_->fragments.size() || t.new_primary >= plan_->nodes.size() ||
+      plan_->nodes[t.new_primary].fragment != t.fragment) {
+    count("bad_takeover_dropped");
+    return false;
+  }
+  Route& r = routes_[t.fragment];
+  if (t.epoch <= r.epoch) {
+    count("stale_takeover_dropped");
+    return false;
+  }
+  const NodeId old = r.primary;
+  r.primary = t.new_primary;
+  r.epoch = t.epoch;
+  if (r.standby == t.new_primary) r.standby = kNoNode;
+  if (t.fragment == frag_) return t.new_primary != self_;
+  trace(eff, now, "route_change",
+        "fragment=" + plan_->fragments[t.fragment].name + " primary=" + plan_->nodes[t.new_primary].name +
+            " epoch=" + std::to_string(t.epoch));
+
+  // A downstream fragment moved: its old primary no longer consumes; the new one tells us where
+  // to resume with a ReplayRequest.
+  for (auto& [s, o] : outputs_) {
+    const auto& consumers = plan_->streams[s].consumers;
+    if (std::find(consumers.begin(), consumers.end(), t.fragment) == consumers.end()) continue;
+    const auto live = input_nodes_of(t.fragment);
+    std::erase_if(o.consumers, [&](const ConsumerState& c) {
+      return c.fragment == t.fragment && std::find(live.begin(), live.end(), c.node) == live.end();
+    });
+    (void)old;
+    bool present = false;
+    for (const ConsumerState& c : o.consumers) present |= c.node == t.new_primary;
+    if (!present) {
+      ConsumerState c = make_consumer(t.new_primary, t.fragment);
+      c.ready = false;
+      c.sends = role_ == Role::primary;
+      o.consumers.push_back(c);
+    }
+    if (role_ == Role::primary && plan_->fragments[t.fragment].ha == HaMode::upstream) {
+      RestartPoints offer;
+      offer.stream = s;
+      offer.trimmed_up_to = o.queue.trimmed_up_to();
+      auto rp = o.restart_points.find(t.fragment);
+      if (rp != o.restart_points.end()) offer.points = rp->second.points();
+      send(eff, now, t.new_primary, std::move(offer));
+    }
+  }
+  // An upstream fragment moved: ask its new primary to continue after what I accepted.
+  if (role_ == Role::primary || role_ == Role::active_backup) {
+    for (auto& [s, in] : inputs_) {
+      if (in.producer != t.fragment) continue;
+      in.replaying = false;
+      in.replayed_tuples = 0;
+      send(eff, now, t.new_primary, ReplayRequest{s, in.accepted.last_accepted(), 0});
+    }
+  }
+  return false;
+}
+
+void Server::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
+  for (NodeId n : neighbour_nodes()) send(eff, now, n, Takeover{frag_, self_, epoch()});
+  if (old_primary != kNoNode && old_primary != self_) send(eff, now, old_primary, Takeover{frag_, self_, epoch()});
+}
+
+// ---- sources ----------------------------------------------------------------------------------
+
+TimeUs Server::emit_source_tuples(TimeUs now, Effects& eff) {
+  HAPAIR_CHECK(kind() == FragmentKind::source);
+  const SourceSpec& spec = plan_->spec(frag_).source;
+  OutputState& o = outputs_.begin()->second;
+  while (next_source_id_ <= source_count_ && source_tuple_time_us(spec, next_source_id_) <= now) {
+    if (o.queue.full()) {
+      if (settings().queue_full_policy == QueueFullPolicy::error) {
+        if (fatal_error_.empty()) {
+          fatal_error_ = "output queue of source '" + name() + "' is full (" +
+                         std::to_string(settings().output_queue_tuples_max) +
+                         " tuples = output_queue_tuples_max) and queue_full_policy = error";
+          trace(eff, now, "fatal", "queue_full stream=" + plan_->streams[o.stream].name);
+        }
+        eff.fatal_error = fatal_error_;
+        return kNever;
+      }
+      if (!input_blocked_) {
+        input_blocked_ = true;
+        count("backpressure_episodes");
+        trace(eff, now, "backpressure", "stream=" + plan_->streams[o.stream].name);
+      }
+      return kNever;  // woken again by the acknowledgement that makes room
+    }
+    input_blocked_ = false;
+    append_output(o.stream, source_tuple(spec, settings().seed, next_source_id_));
+    ++next_source_id_;
+    count("tuples_emitted");
+  }
+  if (next_source_id_ > source_count_) {
+    if (!o.queue.ended()) o.queue.end_stream();
+    return kNever;
+  }
+  // Batch what falls due within one flush interval into one wake-up.
+  const TimeUs next = source_tuple_time_us(spec, next_source_id_);
+  const TimeUs flush = us_from_ms(static_cast<double>(settings().batch_flush_ms));
+  const TupleId batch_last = std::min<TupleId>(source_count_, next_source_id_ + settings().batch_tuples - 1);
+  return std::max(next, std::min(next + flush, source_tuple_time_us(spec, batch_last)));
+}
+
+// ---- end and metrics --------------------------------------------------------------------------
+
+bool Server::finished() const {
+  if (role_ != Role::primary) return false;
+  if (kind() == FragmentKind::sink) return all_inputs_ended();
+  for (const auto& [s, o] : outputs_) {
+    if (!o.queue.ended()) return false;
+    for (const ConsumerState& c : o.consumers)
+      if (!c.eos_sent || c.level0 < o.queue.last_id()) return false;
+  }
+  return true;
+}
+
+Metrics Server::metrics() const {
+  Metrics m = counters_;
+  std::int64_t total = 0;
+  for (const auto& [s, o] : outputs_) {
+    m["output_queue_tuples." + plan_->streams[s].name] = static_cast<std::int64_t>(o.queue.size());
+    total += static_cast<std::int64_t>(o.queue.size());
+  }
+  m["output_queue_tuples"] = total;
+  m["input_queue_tuples"] = static_cast<std::int64_t>(input_queue_.size());
+  m["epoch"] = static_cast<std::int64_t>(epoch());
+  if (fragment_) m["operator_buffered_tuples"] = static_cast<std::int64_t>(fragment_->buffered_tuples());
+  return m;
+}
+
+}  // namespace hapair

@@ -1,0 +1,244 @@
+// The state and mechanisms every node of a plan shares, whatever its role: its view of who runs
+// each neighbouring fragment (routes and epochs), its input streams with duplicate elimination
+// and level-0 acknowledgements, its output queues with per-consumer cursors, flow-control
+// credits, replay and queue trimming, and its workload (a source generator, a fragment of
+// operators, or a sink).
+//
+// Paper: every server keeps input and output queues per stream; output queues are logs trimmed
+// by queue-trimming acknowledgements (section 2, 4.3); after a takeover, upstream servers re-send
+// what they retained and downstream servers drop duplicates by tuple id (section 4).
+//
+// Roles (primary role in this layer; spare, passive and active standby in src/backup) drive a
+// Server through its public functions. Server never decides *when* to take over; roles do.
+//
+// Invariants: a consumer is never sent an id at or below its cursor, nor more than
+// inflight_tuples_max tuples beyond its last level-0 ack; a queue is trimmed only up to what
+// every consumer's acknowledgement allows (level-1 for consumers whose HA mode may ask for a
+// replay, level-0 otherwise); output ids on a stream strictly grow across takeovers.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operators/fragment.h"
+#include "protocols/core.h"
+#include "protocols/duplicate_filter.h"
+#include "protocols/failure_detector.h"
+#include "protocols/output_queue.h"
+#include "protocols/plan.h"
+#include "upstream_backup/restart_point_store.h"
+
+namespace hapair {
+
+enum class Role { primary, spare, passive_backup, active_backup, fenced };
+const char* to_string(Role);
+
+// ReplayRequest::after_id meaning "send only tuples that are new from now on" (amnesia).
+inline constexpr TupleId kReplayOnlyNew = ~TupleId{0};
+
+// Who runs a fragment, as this node knows it.
+struct Route {
+  NodeId primary = kNoNode;
+  NodeId standby = kNoNode;  // kNoNode once the standby took over (or the mode has none)
+  Epoch epoch = 0;
+};
+
+struct InputState {
+  StreamId stream = kNoStream;
+  FragmentId producer = kNoFragment;
+  DuplicateFilter accepted;      // last accepted (queued) id
+  TupleId processed = 0;         // last id handed to the workload
+  bool eos_received = false;
+  bool eos_processed = false;
+  TupleId level0_sent = 0;
+  TimeUs level0_sent_us = 0;
+  std::size_t processed_since_ack = 0;
+  std::size_t queued = 0;        // tuples of this stream waiting in the input queue
+  bool replaying = false;        // receiving tuples flagged as replay
+  std::uint64_t replayed_tuples = 0;
+};
+
+struct InputItem {
+  StreamId stream = kNoStream;
+  Tuple tuple;
+  bool eos = false;  // end-of-stream marker instead of a tuple
+};
+
+struct ConsumerState {
+  NodeId node = kNoNode;
+  FragmentId fragment = kNoFragment;
+  bool retention = false;  // trims on level-1 (its mode may ask for replay) instead of level-0
+  bool sends = true;       // false for a consumer we only track (an active backup's view)
+  bool ready = true;       // false until it told us where to resume (ReplayRequest)
+  TupleId sent_up_to = 0;
+  TupleId level0 = 0;
+  TupleId replay_until = 0;  // ids <= this are sent flagged as replay
+  bool eos_sent = false;
+};
+
+struct OutputState {
+  StreamId stream = kNoStream;
+  OutputQueue queue;
+  std::vector<ConsumerState> consumers;
+  // wire id = internal (operator) id + offset; non-zero after a takeover that rebased its ids.
+  TupleId offset = 0;
+  // Output is sent only up to here (held output: passive standby of an arbitrary fragment until
+  // a covering checkpoint is acknowledged; active standby until the backup has the determinants).
+  TupleId released_up_to = ~TupleId{0};
+  // Restart points received from each consumer fragment (upstream backup), by fragment.
+  std::map<FragmentId, RestartPointStore> restart_points;
+
+  explicit OutputState(std::size_t tuples_max) : queue(tuples_max) {}
+};
+
+class Server {
+ public:
+  Server(std::shared_ptr<const Plan> plan, NodeId self);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // ---- identity -----------------------------------------------------------------------------
+  const Plan& plan() const { return *plan_; }
+  std::shared_ptr<const Plan> plan_ptr() const { return plan_; }
+  const Settings& settings() const { return plan_->settings(); }
+  NodeId self() const { return self_; }
+  const std::string& name() const { return plan_->nodes[self_].name; }
+  FragmentId fragment_id() const { return frag_; }
+  const PlanFragment& fragment_plan() const { return plan_->fragments[frag_]; }
+  HaMode mode() const { return fragment_plan().ha; }
+  FragmentKind kind() const { return fragment_plan().kind; }
+  Role role() const { return role_; }
+  void set_role(Role r) { role_ = r; }
+  Epoch epoch() const { return routes_[frag_].epoch; }
+  NodeId partner() const;  // the standby if I am primary, the primary if I am the standby
+
+  // ---- routes and epochs ----------------------------------------------------------------------
+  const Route& route(FragmentId f) const { return routes_.at(f); }
+  Route& route_mut(FragmentId f) { return routes_.at(f); }
+  // The nodes that receive a fragment's input (its primary, and its active backup).
+  std::vector<NodeId> input_nodes_of(FragmentId f) const;
+  // Every node of the fragments next to mine (upstream and downstream), primary and standby.
+  std::vector<NodeId> neighbour_nodes() const;
+  // False (and counted) when the envelope comes from an older epoch of its sender's fragment.
+  bool is_current(const Envelope& e);
+
+  // ---- sending ------------------------------------------------------------------------------
+  Envelope envelope(TimeUs now, Message body) const;
+  void send(Effects& eff, TimeUs now, NodeId to, Message body);
+  void trace(Effects& eff, TimeUs now, std::string event, std::string details = "");
+
+  // ---- workload -----------------------------------------------------------------------------
+  Fragment* fragment() { return fragment_.get(); }
+  const Fragment* fragment() const { return fragment_.get(); }
+  void reset_fragment();  // a fresh, empty fragment (amnesia, upstream-backup restart)
+
+  // ---- input side ---------------------------------------------------------------------------
+  std::map<StreamId, InputState>& inputs() { return inputs_; }
+  const std::map<StreamId, InputState>& inputs() const { return inputs_; }
+  // Accepts a batch from the current producer: drops duplicates and stale senders (counted),
+  // queues the rest. Returns the number of tuples queued.
+  std::size_t accept_batch(TimeUs now, NodeId from, const TupleBatch& batch, Effects& eff);
+  // Runs queued input through the workload while output queues have room. Outputs go to the
+  // output queues (and deliveries for sinks). Stops early under back-pressure.
+  void process_input(TimeUs now, Effects& eff);
+  bool input_blocked() const { return input_blocked_; }
+  void set_processing_paused(bool paused) { processing_paused_ = paused; }
+  bool processing_paused() const { return processing_paused_; }
+  std::size_t input_queue_size() const { return input_queue_.size(); }
+  // Level-0 acks for processed input (to the producer's primary and active backup), when due
+  // (or always when force).
+  void send_level0_acks(TimeUs now, Effects& eff, bool force);
+  // Asks every input stream's producer to re-send after `after` (per stream), e.g. after a
+  // takeover. A missing stream in the map means "after what I accepted".
+  void request_replay(TimeUs now, Effects& eff, const std::map<StreamId, TupleId>& after,
+                      std::uint64_t generation);
+  bool all_inputs_ended() const;
+
+  // ---- output side --------------------------------------------------------------------------
+  std::map<StreamId, OutputState>& outputs() { return outputs_; }
+  const std::map<StreamId, OutputState>& outputs() const { return outputs_; }
+  // Appends an operator output (internal id) to its stream's queue, applying the offset.
+  void append_output(StreamId s, Tuple t);
+  // Sends what credits and release limits allow to every ready consumer.
+  void pump_outputs(TimeUs now, Effects& eff);
+  // Trims every queue as far as the consumers' acknowledgements allow.
+  void trim_outputs();
+  // For each exported stream, the internal id up to which every consumer has level-0 acked.
+  std::map<StreamId, TupleId> acked_outputs_internal() const;
+  // Rebuilds the consumer list of every output stream from the current routes (after a
+  // takeover of my own fragment): every consumer must first tell me where to resume.
+  void reset_consumers_awaiting_replay_request();
+  bool all_consumers_ready() const;
+  // Rebase every output stream above the positions consumers reported (takeovers that cannot
+  // regenerate identical ids): retained tuples and everything produced later get ids above the
+  // highest id any consumer accepted.
+  void rebase_outputs();
+
+  // ---- determinants (active standby) ----------------------------------------------------------
+  // Applies the primary's determinants to my following fragment; outputs go to my log.
+  void apply_determinants(const Determinants& d);
+  // At takeover: stop following and emit what waited for determinants, in arrival order.
+  void release_determinant_buffers();
+
+  // ---- messages every role handles the same way -----------------------------------------------
+  void on_level0_ack(TimeUs now, NodeId from, const Level0Ack& ack);
+  void on_level1_ack(TimeUs now, NodeId from, const Level1Ack& ack);
+  void on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req, Effects& eff);
+  // A neighbouring fragment (or my own, if I am being fenced) was taken over. Returns true if it
+  // was my own fragment and I must stop acting as its primary.
+  bool on_takeover(TimeUs now, const Takeover& t, Effects& eff);
+  // Sends Takeover for my fragment (I am its new primary at epoch()) to every neighbour and to
+  // the old primary.
+  void announce_takeover(TimeUs now, Effects& eff, NodeId old_primary);
+
+  // ---- sources ------------------------------------------------------------------------------
+  // Emits every source tuple due at `now` (as far as the output queue allows); returns the time
+  // the next one is due (kNever at the end).
+  TimeUs emit_source_tuples(TimeUs now, Effects& eff);
+
+  // ---- timers and metrics -------------------------------------------------------------------
+  TimeUs next_ack_due_us() const;
+  bool finished() const;
+  Metrics metrics() const;
+  Metrics& counters() { return counters_; }
+  void count(const std::string& name, std::int64_t n = 1) { counters_[name] += n; }
+
+  // Fatal, configured errors (queue full under policy "error") are reported once.
+  const std::string& fatal_error() const { return fatal_error_; }
+
+ private:
+  void consume(TimeUs now, const InputItem& item, Effects& eff);
+  void handle_fragment_outputs(FragmentOutputs& outs);
+  bool any_output_full(std::string* which) const;
+  ConsumerState make_consumer(NodeId node, FragmentId consumer_fragment) const;
+  std::size_t inflight(const OutputState& o, const ConsumerState& c) const;
+
+  std::shared_ptr<const Plan> plan_;
+  NodeId self_;
+  FragmentId frag_;
+  Role role_ = Role::primary;
+  std::vector<Route> routes_;
+
+  std::map<StreamId, InputState> inputs_;
+  std::deque<InputItem> input_queue_;
+  bool input_blocked_ = false;
+  bool processing_paused_ = false;
+
+  std::map<StreamId, OutputState> outputs_;
+
+  std::unique_ptr<Fragment> fragment_;
+  // sources
+  TupleId next_source_id_ = 1;
+  TupleId source_count_ = 0;
+  // sinks
+  bool end_of_output_traced_ = false;
+
+  Metrics counters_;
+  std::string fatal_error_;
+};
+
+}  // namespace hapair

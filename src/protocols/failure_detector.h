@@ -1,0 +1,53 @@
+// A heartbeat failure detector with injected time.
+//
+// Paper: servers detect fail-stop crashes of their partners by missed heartbeats (section 2).
+// A peer is suspected once nothing has been heard from it for `timeout_us`; any message from
+// the peer counts as a heartbeat. Invariant: time only moves forward; suspicion is sticky until
+// heard() is called again (a paused peer that comes back is heard again, and the owner decides
+// what that means — see epochs).
+#pragma once
+
+#include "protocols/check.h"
+#include "protocols/ids.h"
+
+namespace hapair {
+
+class FailureDetector {
+ public:
+  FailureDetector() = default;
+  explicit FailureDetector(TimeUs timeout_us) : timeout_us_(timeout_us) { HAPAIR_CHECK(timeout_us > 0); }
+
+  void start(TimeUs now) {
+    last_heard_us_ = now;
+    started_ = true;
+    suspected_ = false;
+  }
+  void heard(TimeUs now) {
+    if (!started_) started_ = true;
+    if (now > last_heard_us_) last_heard_us_ = now;
+    suspected_ = false;
+  }
+  // Re-evaluates at `now`; true exactly once per suspicion (the moment it is first suspected).
+  bool check(TimeUs now) {
+    if (!started_ || suspected_) return false;
+    if (now - last_heard_us_ >= timeout_us_) {
+      suspected_ = true;
+      return true;
+    }
+    return false;
+  }
+  bool suspected() const { return suspected_; }
+  bool started() const { return started_; }
+  TimeUs last_heard_us() const { return last_heard_us_; }
+  // When check() could next turn true.
+  TimeUs deadline_us() const { return started_ && !suspected_ ? last_heard_us_ + timeout_us_ : kNever; }
+  void stop() { started_ = false; }
+
+ private:
+  TimeUs timeout_us_ = 30'000;
+  TimeUs last_heard_us_ = 0;
+  bool started_ = false;
+  bool suspected_ = false;
+};
+
+}  // namespace hapair

@@ -1,0 +1,102 @@
+// Role cores of every approach on the in-memory loop network: each run's sink output is checked
+// against the failure-free reference of the same plan (harness/checker.h).
+#include <catch2/catch.hpp>
+
+#include "harness/checker.h"
+#include "harness/reference.h"
+#include "roles/loop_network.h"
+
+using namespace hapair;
+
+namespace {
+
+std::shared_ptr<const Plan> plan_for(HaMode ha, double duration_s = 2.0) {
+  Topology t = default_topology();
+  t.settings.ha = ha;
+  t.settings.duration_s = duration_s;
+  return std::make_shared<Plan>(make_plan(t));
+}
+
+SemanticsReport check(const Plan& plan, const test::LoopNetwork& net) {
+  return check_semantics(reference_output(plan), net.deliveries(), arbitrary_operators(plan));
+}
+
+}  // namespace
+
+TEST_CASE("every approach delivers the reference output exactly when nothing fails", "[roles]") {
+  for (HaMode ha : {HaMode::none, HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active}) {
+    INFO("ha=" << to_string(ha));
+    auto plan = plan_for(ha);
+    test::LoopNetwork net(plan);
+    REQUIRE(net.run(30'000'000));
+    auto report = check(*plan, net);
+    CHECK(report.verdict == "precise");
+    CHECK(report.lost == 0);
+    CHECK(report.duplicates == 0);
+    CHECK(report.reference_tuples > 100);
+    CHECK_FALSE(net.has_trace("takeover"));
+  }
+}
+
+TEST_CASE("amnesia restarts the crashed aggregate from empty state: gap, and output resumes", "[roles]") {
+  auto plan = plan_for(HaMode::amnesia);
+  test::LoopNetwork net(plan);
+  net.crash_at("aggregate", 1'000'000);
+  REQUIRE(net.run(30'000'000));
+  auto report = check(*plan, net);
+  CHECK(report.verdict == "gap");
+  CHECK(report.lost > 0);
+  CHECK(net.has_trace("detection"));
+  CHECK(net.has_trace("takeover"));
+  std::size_t after = 0;
+  for (const auto& d : net.deliveries()) after += d.at_us > 1'100'000;
+  CHECK(after > 100);
+}
+
+TEST_CASE("upstream backup recovers a crashed fragment precisely by replay from the restart point", "[roles]") {
+  for (const char* victim : {"filter", "aggregate"}) {
+    INFO("victim=" << victim);
+    auto plan = plan_for(HaMode::upstream);
+    test::LoopNetwork net(plan);
+    net.crash_at(victim, 1'000'000);
+    REQUIRE(net.run(30'000'000));
+    auto report = check(*plan, net);
+    CHECK(report.verdict == "precise");
+    CHECK(report.lost == 0);
+    CHECK(report.duplicates == 0);
+    CHECK(net.has_trace("replay_start"));
+    CHECK(net.sent("level1_ack") > 10);
+    CHECK(net.sent("restart_points") >= 1);
+  }
+}
+
+TEST_CASE("passive standby recovers a crashed primary precisely from its last checkpoint", "[roles]") {
+  for (const char* victim : {"filter", "aggregate"}) {
+    INFO("victim=" << victim);
+    auto plan = plan_for(HaMode::passive);
+    test::LoopNetwork net(plan);
+    net.crash_at(victim, 1'000'000);
+    REQUIRE(net.run(30'000'000));
+    auto report = check(*plan, net);
+    CHECK(report.verdict == "precise");
+    CHECK(report.lost == 0);
+    CHECK(report.duplicates == 0);
+    CHECK(net.sent("checkpoint") > 5);
+    CHECK(net.has_trace("takeover"));
+  }
+}
+
+TEST_CASE("active standby takes over a crashed primary precisely", "[roles]") {
+  for (const char* victim : {"filter", "aggregate"}) {
+    INFO("victim=" << victim);
+    auto plan = plan_for(HaMode::active);
+    test::LoopNetwork net(plan);
+    net.crash_at(victim, 1'000'000);
+    REQUIRE(net.run(30'000'000));
+    auto report = check(*plan, net);
+    CHECK(report.verdict == "precise");
+    CHECK(report.lost == 0);
+    CHECK(report.duplicates == 0);
+    CHECK(net.has_trace("takeover"));
+  }
+}

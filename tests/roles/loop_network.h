@@ -1,0 +1,132 @@
+// A minimal in-memory network for role tests: every node's core in one process, messages
+// delivered in FIFO order after a fixed latency, crashes at given times, virtual time.
+// (The full simulator in src/sim has latency distributions, bandwidth, loss and partitions;
+// this one exists so the role cores can be tested without it.)
+#pragma once
+
+#include <map>
+#include <memory>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "backup/node_factory.h"
+#include "protocols/core.h"
+#include "protocols/plan.h"
+
+namespace hapair::test {
+
+class LoopNetwork {
+ public:
+  explicit LoopNetwork(std::shared_ptr<const Plan> plan, TimeUs latency_us = 100) : plan_(plan), latency_us_(latency_us) {
+    for (const auto& n : plan->nodes) cores_.push_back(make_node_core(plan, n.id));
+    wake_.assign(cores_.size(), kNever);
+    for (NodeId n = 0; n < cores_.size(); ++n) push(0, n, Start{});
+  }
+
+  void crash_at(const std::string& node, TimeUs at) { crashes_.emplace(at, plan_->node_id(node)); }
+  // Drop every message of this kind (by name, e.g. "checkpoint_ack") sent in [from, to).
+  void drop_kind(const std::string& kind, TimeUs from, TimeUs to) { drops_.push_back({kind, from, to}); }
+
+  // Runs until every sink finished or `limit_us` passes. Returns true if the sinks finished.
+  bool run(TimeUs limit_us) {
+    while (!queue_.empty()) {
+      auto [at, seq, node, event] = queue_.top();
+      if (at > limit_us) break;
+      while (!crashes_.empty() && crashes_.begin()->first <= at) {
+        crashed_.insert(crashes_.begin()->second);
+        crash_times_[crashes_.begin()->second] = crashes_.begin()->first;
+        crashes_.erase(crashes_.begin());
+      }
+      queue_.pop();
+      now_ = at;
+      if (crashed_.count(node)) continue;
+      if (std::holds_alternative<Tick>(event) && wake_[node] != at) continue;  // superseded
+      Effects eff = cores_[node]->handle(at, event);
+      for (auto& d : eff.deliveries) deliveries_.push_back(d);
+      for (auto& t : eff.traces) traces_.push_back(t);
+      if (!eff.fatal_error.empty()) fatal_ = eff.fatal_error;
+      for (auto& out : eff.sends) {
+        const std::string kind = message_kind_name(out.envelope.body);
+        bool drop = false;
+        for (const auto& d : drops_) drop |= d.kind == kind && at >= d.from && at < d.to;
+        if (drop) {
+          ++dropped_;
+          continue;
+        }
+        ++sent_by_kind_[kind];
+        TimeUs deliver = std::max(at + latency_us_, link_free_[{node, out.to}]);
+        link_free_[{node, out.to}] = deliver;
+        push(deliver, out.to, Received{std::move(out.envelope)});
+      }
+      if (eff.wake_at_us != kNever) {
+        TimeUs w = std::max(eff.wake_at_us, at + 1);
+        if (w != wake_[node]) {
+          wake_[node] = w;
+          push(w, node, Tick{});
+        }
+      }
+      if (sinks_finished()) return true;
+    }
+    return sinks_finished();
+  }
+
+  bool sinks_finished() {
+    for (const auto& f : plan_->fragments)
+      if (f.kind == FragmentKind::sink) {
+        bool done = false;
+        for (const auto& t : traces_) done |= t.node == f.primary && t.event == "end_of_output";
+        if (!done) return false;
+      }
+    return true;
+  }
+
+  const std::vector<Delivery>& deliveries() const { return deliveries_; }
+  const std::vector<TraceEvent>& traces() const { return traces_; }
+  bool has_trace(const std::string& event) const {
+    for (const auto& t : traces_)
+      if (t.event == event) return true;
+    return false;
+  }
+  Metrics metrics(const std::string& node) const { return cores_[plan_->node_id(node)]->metrics(); }
+  std::int64_t sent(const std::string& kind) const {
+    auto it = sent_by_kind_.find(kind);
+    return it == sent_by_kind_.end() ? 0 : it->second;
+  }
+  const std::string& fatal() const { return fatal_; }
+  TimeUs now() const { return now_; }
+
+ private:
+  using Item = std::tuple<TimeUs, std::uint64_t, NodeId, Event>;
+  struct Later {
+    bool operator()(const Item& a, const Item& b) const {
+      return std::tie(std::get<0>(a), std::get<1>(a)) > std::tie(std::get<0>(b), std::get<1>(b));
+    }
+  };
+  struct Drop {
+    std::string kind;
+    TimeUs from, to;
+  };
+  void push(TimeUs at, NodeId n, Event e) { queue_.emplace(at, seq_++, n, std::move(e)); }
+
+  std::shared_ptr<const Plan> plan_;
+  TimeUs latency_us_;
+  std::vector<std::unique_ptr<NodeCore>> cores_;
+  std::vector<TimeUs> wake_;
+  std::priority_queue<Item, std::vector<Item>, Later> queue_;
+  std::uint64_t seq_ = 0;
+  std::multimap<TimeUs, NodeId> crashes_;
+  std::set<NodeId> crashed_;
+  std::map<NodeId, TimeUs> crash_times_;
+  std::map<std::pair<NodeId, NodeId>, TimeUs> link_free_;
+  std::vector<Drop> drops_;
+  std::vector<Delivery> deliveries_;
+  std::vector<TraceEvent> traces_;
+  std::map<std::string, std::int64_t> sent_by_kind_;
+  std::int64_t dropped_ = 0;
+  std::string fatal_;
+  TimeUs now_ = 0;
+};
+
+}  // namespace hapair::test
