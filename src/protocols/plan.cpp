@@ -1,0 +1,635 @@
+// Validation of a topology and its resolution into a deployment plan (plan.h).
+//
+// validate() never stops at the first problem: a user fixing a topology file wants every
+// mistake in one go, each prefixed with the place of the item it concerns. make_plan() trusts
+// a validated topology and asserts that it is one, because planning an invalid network is a
+// caller bug, not bad input.
+#include "protocols/plan.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "protocols/check.h"
+
+namespace hapair {
+namespace {
+
+// Bounds that keep ids and per-tuple work bounded. NodeId is 16 bits and a fragment may need two
+// nodes; Determinants address an operator with 16 bits.
+constexpr std::size_t kFragmentsMax = 1000;
+constexpr std::size_t kOperatorsPerFragmentMax = 1000;
+constexpr double kRateTpsMax = 10'000'000.0;
+constexpr std::int64_t kBatchTuplesMax = 100'000;
+constexpr std::int64_t kCheckpointChunkBytesMin = 1024;
+// A chunk must fit comfortably in one message under the codec's 256 MiB limit.
+constexpr std::int64_t kCheckpointChunkBytesMax = 64ll << 20;
+// Every tuple falls into window_ms / slide_ms windows of an Aggregate; more would make the
+// per-tuple work and the state unreasonably large.
+constexpr std::int64_t kWindowsPerTupleMax = 10'000;
+
+// Whole numbers print without an exponent (2e7 as 20000000), so messages echo what users write.
+std::string num(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<std::int64_t>(v));
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+bool finite(double v) { return std::isfinite(v); }
+
+// Names appear in node names, file sections and result files; '.' is reserved for the standby
+// suffix (".spare", ".backup"), so a fragment can never be named like another's standby.
+bool valid_name(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// tcp://HOST:PORT or tcp://HOST:* ; HOST is a name, an IPv4 address or a bracketed IPv6 address.
+bool valid_endpoint(const std::string& e) {
+  constexpr std::string_view kScheme = "tcp://";
+  if (e.size() <= kScheme.size() || e.compare(0, kScheme.size(), kScheme) != 0) return false;
+  const std::string rest = e.substr(kScheme.size());
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string host = rest.substr(0, colon);
+  const std::string port = rest.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return false;
+    for (std::size_t i = 1; i + 1 < host.size(); ++i) {
+      const char c = host[i];
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.'))
+        return false;
+    }
+  } else {
+    for (char c : host) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '-' || c == '_';
+      if (!ok) return false;
+    }
+  }
+  if (port == "*") return true;
+  if (port.empty() || port.size() > 5) return false;
+  for (char c : port)
+    if (c < '0' || c > '9') return false;
+  const int p = std::stoi(port);
+  return p >= 1 && p <= 65535;
+}
+
+bool is_wildcard_endpoint(const std::string& e) { return e.size() >= 2 && e.compare(e.size() - 2, 2, ":*") == 0; }
+
+OperatorClass class_of(OperatorKind k) {
+  switch (k) {
+    case OperatorKind::filter:
+    case OperatorKind::map: return OperatorClass::repeatable;
+    case OperatorKind::aggregate: return OperatorClass::convergent_capable;
+    case OperatorKind::join: return OperatorClass::deterministic;
+    case OperatorKind::union_op: return OperatorClass::arbitrary;
+  }
+  return OperatorClass::arbitrary;
+}
+
+OperatorClass weaker(OperatorClass a, OperatorClass b) {
+  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+}
+
+HaMode effective_ha(const Topology& t, const FragmentSpec& f) {
+  if (f.kind != FragmentKind::operators) return HaMode::none;
+  return f.ha.value_or(t.settings.ha);
+}
+
+// Topological order of a graph given by successor lists; when the graph has a cycle, returns
+// one cycle (its nodes in edge order) instead. Kahn's algorithm, smallest ready index first, so
+// the order is deterministic and follows the listing order where the edges allow it.
+struct OrderOrCycle {
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> cycle;
+};
+OrderOrCycle topological_order(const std::vector<std::vector<std::size_t>>& successors) {
+  const std::size_t n = successors.size();
+  std::vector<std::size_t> indegree(n, 0);
+  for (const auto& succ : successors)
+    for (std::size_t s : succ) ++indegree[s];
+  std::set<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) ready.insert(i);
+  OrderOrCycle result;
+  while (!ready.empty()) {
+    const std::size_t v = *ready.begin();
+    ready.erase(ready.begin());
+    result.order.push_back(v);
+    for (std::size_t s : successors[v])
+      if (--indegree[s] == 0) ready.insert(s);
+  }
+  if (result.order.size() == n) return result;
+  // Every node left has a predecessor that is left too (else its indegree would have reached
+  // zero), so walking predecessors among them must revisit a node: that walk closes a cycle.
+  std::vector<std::vector<std::size_t>> predecessors(n);
+  for (std::size_t v = 0; v < n; ++v)
+    for (std::size_t s : successors[v])
+      if (indegree[v] > 0 && indegree[s] > 0) predecessors[s].push_back(v);
+  std::size_t v = 0;
+  while (indegree[v] == 0) ++v;
+  std::vector<std::size_t> walk;
+  std::map<std::size_t, std::size_t> position;
+  while (position.find(v) == position.end()) {
+    HAPAIR_CHECK_MSG(walk.size() <= n, "cycle walk longer than the graph: n=" << n);
+    position[v] = walk.size();
+    walk.push_back(v);
+    HAPAIR_CHECK(!predecessors[v].empty());
+    v = predecessors[v].front();
+  }
+  // walk[position[v]..] visits the cycle backwards along the edges.
+  for (std::size_t i = walk.size(); i > position[v]; --i) result.cycle.push_back(walk[i - 1]);
+  // Start the cycle at its first-listed node, so the message reads in listing order.
+  std::rotate(result.cycle.begin(), std::min_element(result.cycle.begin(), result.cycle.end()), result.cycle.end());
+  result.order.clear();
+  return result;
+}
+
+// What produces a stream: a source fragment or an operator of a processing fragment.
+struct Producer {
+  std::size_t fragment = 0;
+  std::optional<std::size_t> op;  // index into the fragment's operators; nullopt: the source
+};
+
+struct Validator {
+  const Topology& t;
+  std::vector<std::string> problems;
+
+  std::string place(const std::string& where) const {
+    if (!where.empty()) return where;
+    return t.source_file.empty() ? "built-in default" : t.source_file;
+  }
+  void add(const std::string& where, const std::string& what) { problems.push_back(place(where) + ": " + what); }
+
+  static std::string describe(const FragmentSpec& f) {
+    switch (f.kind) {
+      case FragmentKind::source: return "source '" + f.name + "'";
+      case FragmentKind::sink: return "sink '" + f.name + "'";
+      case FragmentKind::operators: break;
+    }
+    return "fragment '" + f.name + "'";
+  }
+  static std::string describe(const OperatorSpec& op) { return "operator '" + op.name + "'"; }
+  std::string where_of(const Producer& p) const {
+    const FragmentSpec& f = t.fragments[p.fragment];
+    return p.op ? f.operators[*p.op].where : f.where;
+  }
+  std::string describe(const Producer& p) const {
+    const FragmentSpec& f = t.fragments[p.fragment];
+    return p.op ? describe(f.operators[*p.op]) : describe(f);
+  }
+
+  void settings() {
+    const Settings& s = t.settings;
+    const std::string w = s.where;
+    auto range = [&](const char* key, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+      if (v < lo || v > hi) add(w, std::string("[network] ") + key + " = " + num(v) + ": must be in " + num(lo) + ".." + num(hi));
+    };
+    auto at_least = [&](const char* key, std::int64_t v, std::int64_t lo) {
+      if (v < lo) add(w, std::string("[network] ") + key + " = " + num(v) + ": must be >= " + num(lo));
+    };
+    auto positive_seconds = [&](const char* key, double v) {
+      if (!(v > 0.0) || !finite(v)) add(w, std::string("[network] ") + key + " = " + num(v) + ": must be a finite number of seconds > 0");
+    };
+    positive_seconds("duration_s", s.duration_s);
+    range("batch_tuples", s.batch_tuples, 1, kBatchTuplesMax);
+    at_least("batch_flush_ms", s.batch_flush_ms, 1);
+    at_least("heartbeat_interval_ms", s.heartbeat_interval_ms, 1);
+    at_least("failure_timeout_ms", s.failure_timeout_ms, 1);
+    if (s.failure_timeout_ms <= s.heartbeat_interval_ms)
+      add(w, "[network] failure_timeout_ms = " + num(s.failure_timeout_ms) + ": must be > heartbeat_interval_ms (" +
+                 num(s.heartbeat_interval_ms) + "), or every heartbeat gap looks like a failure");
+    at_least("ack_interval_ms", s.ack_interval_ms, 1);
+    at_least("checkpoint_interval_ms", s.checkpoint_interval_ms, 1);
+    range("checkpoint_chunk_bytes", s.checkpoint_chunk_bytes, kCheckpointChunkBytesMin, kCheckpointChunkBytesMax);
+    at_least("output_queue_tuples_max", s.output_queue_tuples_max, 1);
+    at_least("input_queue_tuples_max", s.input_queue_tuples_max, 1);
+    at_least("inflight_tuples_max", s.inflight_tuples_max, 1);
+    if (s.inflight_tuples_max < s.batch_tuples)
+      add(w, "[network] inflight_tuples_max = " + num(s.inflight_tuples_max) + ": must be >= batch_tuples (" +
+                 num(s.batch_tuples) + "), or a full batch could never be sent");
+    at_least("conservative_retention_ms", s.conservative_retention_ms, 1);
+    positive_seconds("drain_timeout_s", s.drain_timeout_s);
+  }
+
+  void sim() {
+    const SimSettings& s = t.sim;
+    const std::string w = s.where;
+    auto non_negative = [&](const char* key, double v) {
+      if (!(v >= 0.0) || !finite(v)) add(w, std::string("[sim] ") + key + " = " + num(v) + ": must be a finite number >= 0");
+    };
+    auto positive = [&](const char* key, double v) {
+      if (!(v > 0.0) || !finite(v)) add(w, std::string("[sim] ") + key + " = " + num(v) + ": must be a finite number > 0");
+    };
+    auto ratio = [&](const char* key, double v) {
+      if (!(v >= 0.0 && v <= 1.0)) add(w, std::string("[sim] ") + key + " = " + num(v) + ": must be a ratio in [0, 1]");
+    };
+    non_negative("link_latency_ms", s.link_latency_ms);
+    non_negative("link_jitter_ms", s.link_jitter_ms);
+    positive("bandwidth_bytes_per_s", s.bandwidth_bytes_per_s);
+    ratio("loss_ratio", s.loss_ratio);
+    ratio("duplication_ratio", s.duplication_ratio);
+    ratio("reorder_ratio", s.reorder_ratio);
+    non_negative("cpu_us_per_tuple", s.cpu_us_per_tuple);
+    non_negative("cpu_us_per_message", s.cpu_us_per_message);
+    positive("node_capacity", s.node_capacity);
+  }
+
+  void source(const FragmentSpec& f) {
+    const SourceSpec& s = f.source;
+    const std::string d = describe(f);
+    if (!(s.rate_tps > 0.0 && s.rate_tps <= kRateTpsMax))
+      add(f.where, d + ": rate_tps = " + num(s.rate_tps) + ": must be > 0 and <= " + num(kRateTpsMax));
+    if (s.key_count < 1) add(f.where, d + ": key_count = " + num(s.key_count) + ": must be >= 1");
+    const ValueDistribution& v = s.values;
+    switch (v.kind) {
+      case DistributionKind::uniform:
+        if (!finite(v.a) || !finite(v.b) || !(v.b > v.a))
+          add(f.where, d + ": values = uniform(" + num(v.a) + ", " + num(v.b) + "): needs finite bounds with max > min");
+        break;
+      case DistributionKind::normal:
+        if (!finite(v.a) || !finite(v.b) || !(v.b >= 0.0))
+          add(f.where, d + ": values = normal(" + num(v.a) + ", " + num(v.b) + "): needs a finite mean and a finite stddev >= 0");
+        break;
+      case DistributionKind::exponential:
+        if (!finite(v.a) || !(v.a > 0.0))
+          add(f.where, d + ": values = exponential(" + num(v.a) + "): needs a finite mean > 0");
+        break;
+    }
+    if (!f.operators.empty()) add(f.where, d + ": a source has no operators");
+    if (!f.sink_inputs.empty()) add(f.where, d + ": a source reads no streams");
+  }
+
+  void op(const FragmentSpec& f, const OperatorSpec& o) {
+    const std::string d = describe(o) + " (" + to_string(o.kind) + " in fragment '" + f.name + "')";
+    if (!valid_name(o.name)) add(o.where, d + ": the name must be 1 to 64 letters, digits, '_' or '-'");
+    const std::size_t n = o.inputs.size();
+    switch (o.kind) {
+      case OperatorKind::filter:
+      case OperatorKind::map:
+      case OperatorKind::aggregate:
+        if (n != 1) add(o.where, d + ": has " + std::to_string(n) + " inputs; a " + to_string(o.kind) + " reads exactly 1");
+        break;
+      case OperatorKind::join:
+        if (n != 2) add(o.where, d + ": has " + std::to_string(n) + " inputs; a join reads exactly 2 (left, right)");
+        break;
+      case OperatorKind::union_op:
+        if (n < 2) add(o.where, d + ": has " + std::to_string(n) + " inputs; a union reads at least 2");
+        break;
+    }
+    if (o.output.empty()) add(o.where, d + ": has no output stream");
+    switch (o.kind) {
+      case OperatorKind::filter:
+        if (!finite(o.filter_constant)) add(o.where, d + ": the filter constant " + num(o.filter_constant) + " is not finite");
+        break;
+      case OperatorKind::map:
+        if (!finite(o.map_scale)) add(o.where, d + ": scale = " + num(o.map_scale) + ": must be finite");
+        if (!finite(o.map_offset)) add(o.where, d + ": offset = " + num(o.map_offset) + ": must be finite");
+        if (o.map_key_modulo < 0) add(o.where, d + ": key_modulo = " + num(o.map_key_modulo) + ": must be >= 0 (0: keep the key)");
+        break;
+      case OperatorKind::aggregate:
+        if (o.window_ms <= 0) add(o.where, d + ": window_ms = " + num(o.window_ms) + ": must be > 0");
+        if (o.slide_ms <= 0) add(o.where, d + ": slide_ms = " + num(o.slide_ms) + ": must be > 0");
+        if (o.window_ms > 0 && o.slide_ms > 0) {
+          if (o.window_ms % o.slide_ms != 0)
+            add(o.where, d + ": window_ms = " + num(o.window_ms) + " is not a multiple of slide_ms = " + num(o.slide_ms));
+          else if (o.window_ms / o.slide_ms > kWindowsPerTupleMax)
+            add(o.where, d + ": window_ms / slide_ms = " + num(o.window_ms / o.slide_ms) + ": each tuple would fall into more than " +
+                             num(kWindowsPerTupleMax) + " windows");
+        }
+        break;
+      case OperatorKind::join:
+        if (o.join_window_ms < 0) add(o.where, d + ": window_ms = " + num(o.join_window_ms) + ": must be >= 0");
+        break;
+      case OperatorKind::union_op: break;
+    }
+  }
+
+  void fragment(const FragmentSpec& f) {
+    const std::string d = describe(f);
+    if (!valid_name(f.name)) add(f.where, d + ": the name must be 1 to 64 letters, digits, '_' or '-'");
+    if (f.kind != FragmentKind::operators) {
+      if (f.ha && *f.ha != HaMode::none)
+        add(f.where, d + ": ha = " + to_string(*f.ha) + ": sources and sinks never get standbys (a source regenerates its tuples " +
+                         "from the seed, a sink is the client application); leave ha unset or none");
+      if (!f.standby_endpoint.empty())
+        add(f.where, d + ": standby_endpoint is set, but sources and sinks never get standbys");
+    }
+    switch (f.kind) {
+      case FragmentKind::source: source(f); break;
+      case FragmentKind::sink:
+        if (f.sink_inputs.empty()) add(f.where, d + ": reads no stream");
+        if (!f.operators.empty()) add(f.where, d + ": a sink has no operators");
+        break;
+      case FragmentKind::operators:
+        if (f.operators.empty()) add(f.where, d + ": has no operators");
+        if (f.operators.size() > kOperatorsPerFragmentMax)
+          add(f.where, d + ": has " + std::to_string(f.operators.size()) + " operators, at most " +
+                           std::to_string(kOperatorsPerFragmentMax) + " are supported");
+        if (!f.sink_inputs.empty()) add(f.where, d + ": sink inputs are set on a processing fragment");
+        for (const OperatorSpec& o : f.operators) op(f, o);
+        break;
+    }
+    for (const std::string* e : {&f.endpoint, &f.standby_endpoint})
+      if (!e->empty() && !valid_endpoint(*e))
+        add(f.where, d + ": endpoint '" + *e + "' must look like tcp://HOST:PORT or tcp://HOST:*");
+  }
+
+  void names() {
+    std::map<std::string, std::string> fragment_where;
+    std::map<std::string, std::string> operator_where;
+    for (const FragmentSpec& f : t.fragments) {
+      auto [it, fresh] = fragment_where.emplace(f.name, place(f.where));
+      if (!fresh) add(f.where, describe(f) + ": the name is already used by a fragment defined at " + it->second);
+      for (const OperatorSpec& o : f.operators) {
+        auto [oit, ofresh] = operator_where.emplace(o.name, place(o.where));
+        if (!ofresh) add(o.where, describe(o) + ": the name is already used by an operator defined at " + oit->second);
+      }
+    }
+  }
+
+  void endpoints() {
+    // A node binds its endpoint, so two nodes cannot share one; tcp://HOST:* picks a free port
+    // at bind time and may repeat.
+    std::map<std::string, std::string> user;
+    auto claim = [&](const std::string& e, const FragmentSpec& f, const char* which) {
+      if (e.empty() || is_wildcard_endpoint(e)) return;
+      const std::string me = describe(f) + " " + which;
+      auto [it, fresh] = user.emplace(e, me + " at " + place(f.where));
+      if (!fresh) add(f.where, me + " '" + e + "' is already used by the " + it->second);
+    };
+    for (const FragmentSpec& f : t.fragments) {
+      claim(f.endpoint, f, "endpoint");
+      claim(f.standby_endpoint, f, "standby_endpoint");
+    }
+  }
+
+  // Streams: exactly one producer each, every read stream produced, every produced stream read,
+  // and the fragment and operator graphs acyclic.
+  void streams() {
+    std::map<std::string, Producer> producers;
+    auto produce = [&](const std::string& stream, Producer p) {
+      if (stream.empty()) return;  // reported where the producer is checked
+      if (!valid_name(stream))
+        add(where_of(p), describe(p) + ": stream name '" + stream + "' must be 1 to 64 letters, digits, '_' or '-'");
+      auto [it, fresh] = producers.emplace(stream, p);
+      if (!fresh)
+        add(where_of(p), describe(p) + ": stream '" + stream + "' is already produced by " + describe(it->second) +
+                             " at " + place(where_of(it->second)) + "; a stream has exactly one producer");
+    };
+    for (std::size_t fi = 0; fi < t.fragments.size(); ++fi) {
+      const FragmentSpec& f = t.fragments[fi];
+      if (f.kind == FragmentKind::source) {
+        if (f.source.stream.empty()) add(f.where, describe(f) + ": has no output stream");
+        produce(f.source.stream, Producer{fi, std::nullopt});
+      }
+      if (f.kind == FragmentKind::operators)
+        for (std::size_t oi = 0; oi < f.operators.size(); ++oi) produce(f.operators[oi].output, Producer{fi, oi});
+    }
+
+    std::set<std::string> read;
+    std::vector<std::set<std::size_t>> fragment_successors(t.fragments.size());
+    auto consume = [&](const std::vector<std::string>& inputs, std::size_t fi, const std::string& where,
+                       const std::string& who) {
+      std::set<std::string> seen;
+      for (const std::string& s : inputs) {
+        if (!seen.insert(s).second) add(where, who + ": reads stream '" + s + "' twice; read each stream once");
+        auto it = producers.find(s);
+        if (it == producers.end()) {
+          add(where, who + ": input stream '" + s + "' is produced by no source or operator");
+          continue;
+        }
+        read.insert(s);
+        if (it->second.fragment != fi) fragment_successors[it->second.fragment].insert(fi);
+      }
+    };
+    for (std::size_t fi = 0; fi < t.fragments.size(); ++fi) {
+      const FragmentSpec& f = t.fragments[fi];
+      if (f.kind == FragmentKind::sink) consume(f.sink_inputs, fi, f.where, describe(f));
+      if (f.kind == FragmentKind::operators)
+        for (const OperatorSpec& o : f.operators) consume(o.inputs, fi, o.where, describe(o));
+    }
+    for (const auto& [stream, p] : producers)
+      if (read.count(stream) == 0)
+        add(where_of(p), describe(p) + ": stream '" + stream + "' is read by no operator or sink");
+
+    std::vector<std::vector<std::size_t>> succ;
+    for (const auto& s : fragment_successors) succ.emplace_back(s.begin(), s.end());
+    const OrderOrCycle fo = topological_order(succ);
+    if (!fo.cycle.empty()) {
+      std::string path;
+      for (std::size_t v : fo.cycle) path += "'" + t.fragments[v].name + "' -> ";
+      path += "'" + t.fragments[fo.cycle.front()].name + "'";
+      add(t.fragments[fo.cycle.front()].where, "the fragments form a cycle: " + path + "; the query network must be a DAG");
+    }
+    for (std::size_t fi = 0; fi < t.fragments.size(); ++fi) operator_cycle(fi, producers);
+  }
+
+  void operator_cycle(std::size_t fi, const std::map<std::string, Producer>& producers) {
+    const FragmentSpec& f = t.fragments[fi];
+    if (f.kind != FragmentKind::operators) return;
+    std::vector<std::vector<std::size_t>> succ(f.operators.size());
+    for (std::size_t oi = 0; oi < f.operators.size(); ++oi)
+      for (const std::string& s : f.operators[oi].inputs) {
+        auto it = producers.find(s);
+        if (it != producers.end() && it->second.fragment == fi && it->second.op) succ[*it->second.op].push_back(oi);
+      }
+    const OrderOrCycle oo = topological_order(succ);
+    if (oo.cycle.empty()) return;
+    std::string path;
+    for (std::size_t v : oo.cycle) path += "'" + f.operators[v].name + "' -> ";
+    path += "'" + f.operators[oo.cycle.front()].name + "'";
+    add(f.operators[oo.cycle.front()].where, "the operators of " + describe(f) + " form a cycle: " + path);
+  }
+
+  void run() {
+    settings();
+    sim();
+    // The network name goes into result file names, so it may hold '.' but nothing odd.
+    if (t.name.empty() || t.name.size() > 64 ||
+        t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+      add(t.settings.where, "[network] name = '" + t.name + "': must be 1 to 64 letters, digits, '_', '-' or '.'");
+    std::size_t sources = 0;
+    std::size_t sinks = 0;
+    for (const FragmentSpec& f : t.fragments) {
+      sources += f.kind == FragmentKind::source;
+      sinks += f.kind == FragmentKind::sink;
+    }
+    if (sources == 0) add(t.settings.where, "the network has no source; it needs at least one");
+    if (sinks == 0) add(t.settings.where, "the network has no sink; it needs at least one");
+    if (t.fragments.size() > kFragmentsMax)
+      add(t.settings.where, "the network has " + std::to_string(t.fragments.size()) + " fragments, at most " +
+                                std::to_string(kFragmentsMax) + " are supported");
+    names();
+    for (const FragmentSpec& f : t.fragments) fragment(f);
+    endpoints();
+    streams();
+  }
+};
+
+}  // namespace
+
+bool Plan::needs_retention(HaMode consumer_mode) {
+  return consumer_mode == HaMode::upstream || consumer_mode == HaMode::passive;
+}
+
+bool Plan::has_standby(HaMode mode) { return mode != HaMode::none; }
+
+NodeId Plan::node_id(const std::string& name) const {
+  for (const PlanNode& n : nodes)
+    if (n.name == name) return n.id;
+  return kNoNode;
+}
+
+FragmentId Plan::fragment_id(const std::string& name) const {
+  for (const PlanFragment& f : fragments)
+    if (f.name == name) return f.id;
+  return kNoFragment;
+}
+
+StreamId Plan::stream_id(const std::string& name) const {
+  for (const PlanStream& s : streams)
+    if (s.name == name) return s.id;
+  return kNoStream;
+}
+
+std::vector<std::string> validate(const Topology& t) {
+  Validator v{t, {}};
+  v.run();
+  return v.problems;
+}
+
+Plan make_plan(const Topology& t) {
+  const std::vector<std::string> problems = validate(t);
+  HAPAIR_CHECK_MSG(problems.empty(), "make_plan() needs a topology validate() accepts; " << problems.size()
+                                         << " problem(s), the first: " << problems.front());
+  Plan plan;
+  plan.topology = t;
+
+  // Which fragment produces each stream, and the class of each stream inside its producer.
+  std::map<std::string, FragmentId> producer_of;
+  std::map<std::string, OperatorClass> class_in_producer;
+  std::vector<std::string> definition_order;
+  for (std::size_t fi = 0; fi < t.fragments.size(); ++fi) {
+    const FragmentSpec& f = t.fragments[fi];
+    const auto fid = static_cast<FragmentId>(fi);
+    if (f.kind == FragmentKind::source) {
+      producer_of[f.source.stream] = fid;
+      class_in_producer[f.source.stream] = OperatorClass::repeatable;
+      definition_order.push_back(f.source.stream);
+    }
+    if (f.kind != FragmentKind::operators) continue;
+    std::map<std::string, std::size_t> local;  // stream -> producing operator
+    for (std::size_t oi = 0; oi < f.operators.size(); ++oi) {
+      local[f.operators[oi].output] = oi;
+      producer_of[f.operators[oi].output] = fid;
+      definition_order.push_back(f.operators[oi].output);
+    }
+    std::vector<std::vector<std::size_t>> succ(f.operators.size());
+    for (std::size_t oi = 0; oi < f.operators.size(); ++oi)
+      for (const std::string& s : f.operators[oi].inputs)
+        if (auto it = local.find(s); it != local.end()) succ[it->second].push_back(oi);
+    const OrderOrCycle oo = topological_order(succ);
+    HAPAIR_CHECK_MSG(oo.cycle.empty(), "validated fragment '" << f.name << "' has an operator cycle");
+    // Inputs from other fragments start a path as repeatable: the class of a stream says what
+    // the producing fragment's own operators do to it.
+    for (std::size_t oi : oo.order) {
+      const OperatorSpec& o = f.operators[oi];
+      OperatorClass c = class_of(o.kind);
+      for (const std::string& s : o.inputs)
+        if (local.count(s) != 0) c = weaker(c, class_in_producer.at(s));
+      class_in_producer[o.output] = c;
+    }
+  }
+
+  for (std::size_t fi = 0; fi < t.fragments.size(); ++fi) {
+    const FragmentSpec& f = t.fragments[fi];
+    PlanFragment pf;
+    pf.id = static_cast<FragmentId>(fi);
+    pf.name = f.name;
+    pf.kind = f.kind;
+    pf.ha = effective_ha(t, f);
+    pf.primary = static_cast<NodeId>(fi);
+    pf.spec_index = fi;
+    for (const OperatorSpec& o : f.operators) pf.klass = weaker(pf.klass, class_of(o.kind));
+    plan.fragments.push_back(pf);
+
+    PlanNode node;
+    node.id = static_cast<NodeId>(fi);
+    node.name = f.name;
+    node.fragment = pf.id;
+    node.endpoint = f.endpoint;
+    plan.nodes.push_back(node);
+  }
+  for (PlanFragment& pf : plan.fragments) {
+    if (!Plan::has_standby(pf.ha)) continue;
+    const bool processing_standby = pf.ha == HaMode::passive || pf.ha == HaMode::active;
+    PlanNode node;
+    node.id = static_cast<NodeId>(plan.nodes.size());
+    node.name = pf.name + (processing_standby ? ".backup" : ".spare");
+    node.fragment = pf.id;
+    node.standby = true;
+    node.endpoint = t.fragments[pf.spec_index].standby_endpoint;
+    pf.standby = node.id;
+    plan.nodes.push_back(node);
+  }
+
+  // Each fragment's reads, in first-use order; the streams crossing fragments are the plan's.
+  std::vector<std::vector<std::string>> reads(t.fragments.size());
+  for (std::size_t fi = 0; fi < t.fragments.size(); ++fi) {
+    const FragmentSpec& f = t.fragments[fi];
+    auto note = [&](const std::string& s) {
+      if (producer_of.at(s) == fi) return;
+      for (const std::string& r : reads[fi])
+        if (r == s) return;
+      reads[fi].push_back(s);
+    };
+    for (const std::string& s : f.sink_inputs) note(s);
+    for (const OperatorSpec& o : f.operators)
+      for (const std::string& s : o.inputs) note(s);
+  }
+  for (const std::string& name : definition_order) {
+    PlanStream ps;
+    ps.name = name;
+    ps.producer = producer_of.at(name);
+    ps.producer_class = class_in_producer.at(name);
+    for (std::size_t fi = 0; fi < reads.size(); ++fi)
+      for (const std::string& r : reads[fi])
+        if (r == name) ps.consumers.push_back(static_cast<FragmentId>(fi));
+    if (ps.consumers.empty()) continue;  // internal to its fragment
+    ps.id = static_cast<StreamId>(plan.streams.size());
+    plan.streams.push_back(ps);
+  }
+
+  auto add_unique = [](std::vector<FragmentId>& v, FragmentId f) {
+    for (FragmentId x : v)
+      if (x == f) return;
+    v.push_back(f);
+  };
+  for (const PlanStream& ps : plan.streams) {
+    PlanFragment& producer = plan.fragments[ps.producer];
+    producer.outputs.push_back(ps.id);
+    for (FragmentId c : ps.consumers) add_unique(producer.downstream, c);
+  }
+  for (std::size_t fi = 0; fi < reads.size(); ++fi)
+    for (const std::string& r : reads[fi]) {
+      const StreamId s = plan.stream_id(r);
+      HAPAIR_CHECK_MSG(s != kNoStream, "stream '" << r << "' read across fragments is not in the plan");
+      plan.fragments[fi].inputs.push_back(s);
+      add_unique(plan.fragments[fi].upstream, plan.streams[s].producer);
+    }
+  return plan;
+}
+
+}  // namespace hapair

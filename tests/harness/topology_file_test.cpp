@@ -1,0 +1,486 @@
+// Topology files (harness/topology_file.h): the example networks, error messages that name
+// file:line and list what is allowed, several problems at once, the exact write/parse round
+// trip of the effective config, and command-line overrides.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "harness/topology_file.h"
+#include "protocols/plan.h"
+#include "protocols/topology_builders.h"
+
+using namespace hapair;
+using namespace hapair::testing;
+
+namespace {
+
+const std::string kNetworks = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/";
+
+// The topology without the fields that say where its items were defined.
+Topology without_places(Topology t) {
+  t.source_file.clear();
+  t.settings.where.clear();
+  t.sim.where.clear();
+  for (FragmentSpec& f : t.fragments) {
+    f.where.clear();
+    for (OperatorSpec& o : f.operators) o.where.clear();
+  }
+  return t;
+}
+
+// A valid network whose header lines come before `body`.
+const std::string kMinimal = R"(
+[source src]
+stream = raw
+
+[fragment work]
+
+[operator keep]
+fragment = work
+type = filter
+input = raw
+output = kept
+where = value < 80
+
+[sink out]
+input = kept
+)";
+
+TopologyLoad parse(const std::string& text) { return parse_topology(text, "t.ini"); }
+
+// The minimal network with `lines` added to the [operator keep] section (which ends at line 12).
+TopologyLoad parse_with_operator_lines(const std::string& lines) {
+  std::string text = kMinimal;
+  const std::string anchor = "where = value < 80\n";
+  text.insert(text.find(anchor) + anchor.size(), lines);
+  return parse(text);
+}
+
+// Every knob changed from its default, with doubles that need all their digits.
+Topology every_knob_changed() {
+  Topology t;
+  t.name = "every-knob.v2";
+  Settings& s = t.settings;
+  s.seed = 987654321987654321ull;
+  s.duration_s = 12.345;
+  s.ha = HaMode::upstream;
+  s.batch_tuples = 250;
+  s.batch_flush_ms = 7;
+  s.heartbeat_interval_ms = 15;
+  s.failure_timeout_ms = 95;
+  s.ack_interval_ms = 33;
+  s.checkpoint_interval_ms = 444;
+  s.checkpoint_mode = CheckpointMode::delta;
+  s.checkpoint_chunk_bytes = 65536;
+  s.output_queue_tuples_max = 123456;
+  s.input_queue_tuples_max = 54321;
+  s.inflight_tuples_max = 7777;
+  s.queue_full_policy = QueueFullPolicy::error;
+  s.determinants = false;
+  s.trimming = TrimmingRule::conservative;
+  s.conservative_retention_ms = 3333;
+  s.drain_timeout_s = 0.1 + 0.2;
+  SimSettings& m = t.sim;
+  m.link_latency_ms = 0.3;
+  m.link_jitter_ms = 1.0 / 3.0;
+  m.bandwidth_bytes_per_s = 123456789.5;
+  m.loss_ratio = 0.01;
+  m.duplication_ratio = 0.002;
+  m.reorder_ratio = 1e-5;
+  m.cpu_us_per_tuple = 3.25;
+  m.cpu_us_per_message = 0;
+  m.node_capacity = 0.75;
+
+  FragmentSpec a = source("a", "sa");
+  a.ha = HaMode::none;
+  a.source.rate_tps = 1234.5;
+  a.source.key_count = 3;
+  a.source.values = {DistributionKind::normal, -5.5, 2.25};
+  a.source.integer_values = false;
+  a.endpoint = "tcp://127.0.0.1:6001";
+  FragmentSpec b = source("b", "sb");
+  b.source.rate_tps = 1000.0 / 3.0;
+  b.source.values = {DistributionKind::exponential, 7.125, 100.0};
+
+  OperatorSpec filter = op("drop_two", OperatorKind::filter, {"sa"}, "fa");
+  filter.filter_field = Field::key;
+  filter.filter_op = CompareOp::ne;
+  filter.filter_constant = 2;
+  OperatorSpec map = op("flip", OperatorKind::map, {"fa"}, "fm");
+  map.map_scale = -1.5;
+  map.map_offset = 1e20;
+  map.map_key_modulo = 5;
+  FragmentSpec f1 = fragment("f1", {filter, map, op("merge", OperatorKind::union_op, {"fm", "sb"}, "fu")});
+  f1.ha = HaMode::passive;
+  f1.endpoint = "tcp://127.0.0.1:6002";
+  f1.standby_endpoint = "tcp://localhost:*";
+
+  OperatorSpec agg = op("biggest", OperatorKind::aggregate, {"fu"}, "agg");
+  agg.function = AggregateFunction::max;
+  agg.window_ms = 300;
+  agg.slide_ms = 30;
+  agg.group_by_key = false;
+  OperatorSpec join = op("pair", OperatorKind::join, {"sb", "sa"}, "j");
+  join.join_window_ms = 0;
+  join.combine = JoinCombine::right;
+  FragmentSpec f2 = fragment("f2", {agg, join});
+
+  FragmentSpec k = sink("k", {"agg", "j"});
+  k.endpoint = "tcp://127.0.0.1:*";
+  t.fragments = {a, b, f1, f2, k};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("every example network parses and validates") {
+  for (const char* name : {"default.ini", "chain.ini", "union.ini", "join.ini", "union_join.ini"}) {
+    INFO(name);
+    const TopologyLoad load = load_topology_file(kNetworks + name);
+    INFO(joined(load.problems));
+    CHECK(load.problems.empty());
+    REQUIRE(load.topology);
+    CHECK(load.topology->source_file == kNetworks + name);
+    CHECK(std::string(name) == load.topology->name + ".ini");
+    CHECK_NOTHROW(make_plan(*load.topology));
+  }
+}
+
+TEST_CASE("default.ini is the built-in default network written out") {
+  const TopologyLoad load = load_topology_file(kNetworks + "default.ini");
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  CHECK(without_places(*load.topology) == without_places(default_topology()));
+  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.ini:64");
+}
+
+TEST_CASE("the example networks have the shapes their comments describe") {
+  const auto chain = load_topology_file(kNetworks + "chain.ini");
+  REQUIRE(chain.topology);
+  const Plan c = make_plan(*chain.topology);
+  REQUIRE(c.fragments.size() == 4);
+  CHECK(c.spec(1).operators.at(0).kind == OperatorKind::filter);
+  CHECK(c.spec(2).operators.at(0).kind == OperatorKind::map);
+  CHECK(c.spec(2).operators.at(0).map_key_modulo == 4);
+
+  const auto u = load_topology_file(kNetworks + "union.ini");
+  REQUIRE(u.topology);
+  const Plan up = make_plan(*u.topology);
+  CHECK(up.streams.at(up.stream_id("merged")).producer_class == OperatorClass::arbitrary);
+  CHECK(up.spec(up.fragment_id("merge")).operators.at(0).inputs == std::vector<std::string>{"s1", "s2"});
+  CHECK(up.spec(up.fragment_id("s2")).source.values.kind == DistributionKind::normal);
+
+  const auto j = load_topology_file(kNetworks + "join.ini");
+  REQUIRE(j.topology);
+  const Plan jp = make_plan(*j.topology);
+  CHECK(jp.fragments.at(jp.fragment_id("join")).klass == OperatorClass::deterministic);
+  CHECK(jp.spec(jp.fragment_id("join")).operators.at(0).join_window_ms == 20);
+
+  const auto uj = load_topology_file(kNetworks + "union_join.ini");
+  REQUIRE(uj.topology);
+  const Plan p = make_plan(*uj.topology);
+  CHECK(p.fragments.size() == 6);
+  CHECK(p.fragments.at(p.fragment_id("merge")).klass == OperatorClass::arbitrary);
+  CHECK(p.fragments.at(p.fragment_id("pair")).klass == OperatorClass::deterministic);
+  CHECK(p.streams.at(p.stream_id("counts")).producer_class == OperatorClass::arbitrary);
+  CHECK(p.streams.at(p.stream_id("pairs")).producer_class == OperatorClass::deterministic);
+  CHECK(p.stream_id("merged") == kNoStream);  // internal to the merge fragment
+  CHECK(p.streams.at(p.stream_id("s1")).consumers ==
+        std::vector<FragmentId>{p.fragment_id("merge"), p.fragment_id("pair")});
+}
+
+TEST_CASE("an unknown key names file and line and lists the allowed keys") {
+  const TopologyLoad load = parse("[network]\nname = x\nrate = 5\n" + kMinimal);
+  REQUIRE_FALSE(load.topology);
+  REQUIRE(load.problems.size() == 1);
+  CHECK(contains(load.problems[0], "t.ini:3: unknown key 'rate' in [network]; allowed keys: name, seed, duration_s, ha,"));
+  CHECK(contains(load.problems[0], "drain_timeout_s"));
+
+  const TopologyLoad source = parse("[source s]\nstream = raw\nrate = 5\n" + kMinimal);
+  CHECK(has_problem(source.problems, {"t.ini:3: unknown key 'rate' in [source s]; allowed keys: stream, rate_tps, key_count, values"}));
+}
+
+TEST_CASE("an operator key of another operator type is refused with that type's keys") {
+  const TopologyLoad load = parse_with_operator_lines("window_ms = 100\n");
+  INFO(joined(load.problems));
+  REQUIRE(load.problems.size() == 1);
+  CHECK(contains(load.problems[0], "t.ini:13: key 'window_ms' in [operator keep] does not apply to a filter operator; "
+                                   "allowed keys for a filter: fragment, type, input, inputs, output, where"));
+}
+
+TEST_CASE("an unknown enum value lists the allowed values") {
+  auto problems = parse("[network]\nha = pasive\ncheckpoint_mode = half\n" + kMinimal).problems;
+  INFO(joined(problems));
+  CHECK(problems.size() == 2);
+  CHECK(has_problem(problems, {"t.ini:2: [network] ha = pasive: unknown value; allowed values: none, amnesia, upstream, passive, active"}));
+  CHECK(has_problem(problems, {"t.ini:3: [network] checkpoint_mode = half: unknown value; allowed values: full, delta"}));
+
+  problems = parse("[fragment extra]\nha = sometimes\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:2:", "allowed values: default, none, amnesia, upstream, passive, active"}));
+
+  problems = parse(std::string(kMinimal).replace(kMinimal.find("type = filter"), 13, "type = sort")).problems;
+  INFO(joined(problems));
+  CHECK(has_problem(problems, {"type = sort: unknown value; allowed values: filter, map, union, aggregate, join"}));
+
+  problems = parse_with_operator_lines("").problems;
+  CHECK(problems.empty());
+  problems = parse(R"(
+[source src]
+stream = raw
+values = zipf(1, 2)
+[fragment work]
+[operator sum]
+fragment = work
+type = aggregate
+input = raw
+output = kept
+function = median
+group_by = value
+[sink out]
+input = kept
+)")
+                 .problems;
+  INFO(joined(problems));
+  CHECK(has_problem(problems, {"t.ini:4:", "unknown distribution 'zipf'; allowed values: uniform, normal, exponential"}));
+  CHECK(has_problem(problems, {"t.ini:11:", "function = median: unknown value; allowed values: count, sum, avg, min, max"}));
+  CHECK(has_problem(problems, {"t.ini:12:", "group_by = value: unknown value; allowed values: key, none"}));
+}
+
+TEST_CASE("a bad number says what was expected") {
+  auto problems = parse("[network]\nbatch_tuples = 1.5\nduration_s = long\nseed = -3\n" + kMinimal).problems;
+  INFO(joined(problems));
+  CHECK(problems.size() == 3);
+  CHECK(has_problem(problems, {"t.ini:2: [network] batch_tuples = 1.5: expected a whole number"}));
+  CHECK(has_problem(problems, {"t.ini:3: [network] duration_s = long: expected a number"}));
+  CHECK(has_problem(problems, {"t.ini:4: [network] seed = -3: expected a whole number >= 0"}));
+  problems = parse("[network]\ndeterminants = yes\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:2:", "expected true or false"}));
+}
+
+TEST_CASE("a duplicate key in a section is an error naming both lines") {
+  const auto problems = parse("[network]\nseed = 1\nseed = 2\n" + kMinimal).problems;
+  REQUIRE(problems.size() == 1);
+  CHECK(contains(problems[0], "t.ini:3: duplicate key 'seed' in [network] (first set at t.ini:2)"));
+  const auto sections = parse("[network]\n[network]\n" + kMinimal).problems;
+  CHECK(has_problem(sections, {"t.ini:2: duplicate section [network] (first at t.ini:1)"}));
+}
+
+TEST_CASE("parse and validate problems are reported together, each with its line") {
+  const std::string text = R"([network]
+batch_tuples = many
+colour = blue
+
+[source src]
+stream = raw
+rate_tps = 0
+
+[fragment work]
+
+[operator sum]
+fragment = work
+type = aggregate
+input = raw
+output = kept
+window_ms = 210
+
+[sink out]
+input = kept
+)";
+  const TopologyLoad load = parse(text);
+  INFO(joined(load.problems));
+  CHECK_FALSE(load.topology);
+  CHECK(load.problems.size() == 4);
+  CHECK(has_problem(load.problems, {"t.ini:2:", "batch_tuples = many"}));
+  CHECK(has_problem(load.problems, {"t.ini:3:", "unknown key 'colour'"}));
+  CHECK(has_problem(load.problems, {"t.ini:5:", "source 'src'", "rate_tps = 0"}));
+  CHECK(has_problem(load.problems, {"t.ini:11:", "operator 'sum'", "not a multiple of slide_ms"}));
+}
+
+TEST_CASE("structural mistakes in a file are reported with their lines") {
+  auto problems = parse("seed = 1\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:1: key 'seed' outside any section"}));
+  problems = parse("[nodes]\nx = 1\n" + kMinimal).problems;
+  INFO(joined(problems));
+  REQUIRE(problems.size() == 1);  // the keys of a rejected section are not reported again
+  CHECK(contains(problems[0], "t.ini:1: unknown section '[nodes]'; allowed sections: [network], [sim], [source NAME]"));
+  problems = parse("[source]\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:1:", "expected [source NAME] with one name"}));
+  problems = parse("[network\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:1:", "must end with ']'"}));
+  problems = parse("[network]\njust words\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:2: expected 'key = value'"}));
+  problems = parse("[sink extra]\nendpoint = tcp://127.0.0.1:*\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.ini:1: [sink extra] is missing the key 'input' or 'inputs'"}));
+  problems = parse_with_operator_lines("inputs = raw, kept\n").problems;
+  CHECK(has_problem(problems, {"t.ini:13: [operator keep]: give either 'input' or 'inputs', not both"}));
+
+  std::string unknown_fragment = kMinimal;
+  unknown_fragment.replace(unknown_fragment.find("fragment = work"), 15, "fragment = wrok");
+  problems = parse(unknown_fragment).problems;
+  CHECK(has_problem(problems, {"t.ini:7: [operator keep] fragment = wrok: no [fragment wrok] section defines it"}));
+  std::string into_sink = kMinimal;
+  into_sink.replace(into_sink.find("fragment = work"), 15, "fragment = out");
+  problems = parse(into_sink).problems;
+  CHECK(has_problem(problems, {"t.ini:7:", "that is a sink; operators belong to a [fragment NAME] section"}));
+  std::string no_where = kMinimal;
+  no_where.erase(no_where.find("where = value < 80"), 18);
+  problems = parse(no_where).problems;
+  CHECK(has_problem(problems, {"t.ini:7: [operator keep] is missing the key 'where'"}));
+}
+
+TEST_CASE("comments, blank lines, CRLF line ends and key order do not matter") {
+  std::string text = "# a comment\n; another\n[network]   # trailing comment\n  seed = 7 ; why not\nname=crlf\n" + kMinimal;
+  std::string crlf;
+  for (char c : text) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  const TopologyLoad load = parse(crlf);
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  CHECK(load.topology->settings.seed == 7);
+  CHECK(load.topology->name == "crlf");
+  CHECK(load.topology->settings.where == "t.ini:3");
+  CHECK(load.topology->fragments.at(1).operators.at(0).filter_constant == 80);
+}
+
+TEST_CASE("filter conditions and value distributions accept their documented forms") {
+  struct Where {
+    const char* text;
+    Field field;
+    CompareOp op;
+    double constant;
+  };
+  for (const Where& w : {Where{"value < 80", Field::value, CompareOp::lt, 80}, Where{"key != 3", Field::key, CompareOp::ne, 3},
+                         Where{"value>=-2.5", Field::value, CompareOp::ge, -2.5}, Where{"key == 0", Field::key, CompareOp::eq, 0},
+                         Where{"value <= 1e3", Field::value, CompareOp::le, 1000}, Where{"value > 7", Field::value, CompareOp::gt, 7}}) {
+    INFO(w.text);
+    std::string text = kMinimal;
+    text.replace(text.find("value < 80"), 10, w.text);
+    const TopologyLoad load = parse(text);
+    INFO(joined(load.problems));
+    REQUIRE(load.topology);
+    const OperatorSpec& o = load.topology->fragments.at(1).operators.at(0);
+    CHECK(o.filter_field == w.field);
+    CHECK(o.filter_op == w.op);
+    CHECK(o.filter_constant == w.constant);
+  }
+  for (const char* bad : {"colour < 3", "value << 3", "value < many", "value"}) {
+    INFO(bad);
+    std::string text = kMinimal;
+    text.replace(text.find("value < 80"), 10, bad);
+    const auto problems = parse(text).problems;
+    CHECK(has_problem(problems, {"t.ini:12: [operator keep] where = ", "expected FIELD OP NUMBER",
+                                 "fields: key, value; operators: <, <=, >, >=, ==, !="}));
+  }
+
+  std::string text = kMinimal;
+  text.insert(text.find("stream = raw") + 13, "values = normal( 50 , 10 )\n");
+  auto load = parse(text);
+  REQUIRE(load.topology);
+  CHECK(load.topology->fragments[0].source.values == ValueDistribution{DistributionKind::normal, 50, 10});
+  for (const char* bad : {"uniform(1)", "normal(1, 2, 3)", "exponential(a)", "uniform 1, 2"}) {
+    INFO(bad);
+    std::string t2 = kMinimal;
+    t2.insert(t2.find("stream = raw") + 13, std::string("values = ") + bad + "\n");
+    CHECK(has_problem(parse(t2).problems, {"t.ini:4:", "expected uniform(MIN, MAX), normal(MEAN, STDDEV) or exponential(MEAN)"}));
+  }
+}
+
+TEST_CASE("a missing file is reported with its path") {
+  const TopologyLoad load = load_topology_file("/nonexistent/dir/net.ini");
+  CHECK_FALSE(load.topology);
+  REQUIRE(load.problems.size() == 1);
+  CHECK(contains(load.problems[0], "cannot open /nonexistent/dir/net.ini"));
+}
+
+TEST_CASE("writing and parsing the default network reproduces it exactly") {
+  const Topology t = default_topology();
+  const std::string text = write_topology(t);
+  const TopologyLoad load = parse_topology(text, "effective.ini");
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  CHECK(without_places(*load.topology) == without_places(t));
+  CHECK(load.topology->source_file == "effective.ini");
+  // And writing it again gives the same text.
+  CHECK(write_topology(*load.topology) == text);
+}
+
+TEST_CASE("writing and parsing reproduces a topology with every knob changed exactly") {
+  const Topology t = every_knob_changed();
+  INFO(joined(validate(t)));
+  REQUIRE(validate(t).empty());
+  // The test is only worth something if every setting really differs from its default.
+  const Settings defaults;
+  const SimSettings sim_defaults;
+  CHECK(t.settings.seed != defaults.seed);
+  CHECK(t.settings.drain_timeout_s != defaults.drain_timeout_s);
+  CHECK(t.sim.node_capacity != sim_defaults.node_capacity);
+
+  const std::string text = write_topology(t);
+  INFO(text);
+  const TopologyLoad load = parse_topology(text, "effective.ini");
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  const Topology back = without_places(*load.topology);
+  CHECK(back.settings == t.settings);
+  CHECK(back.sim == t.sim);
+  REQUIRE(back.fragments.size() == t.fragments.size());
+  for (std::size_t i = 0; i < t.fragments.size(); ++i) {
+    INFO(t.fragments[i].name);
+    CHECK(back.fragments[i] == t.fragments[i]);
+  }
+  CHECK(back == t);
+  CHECK(contains(text, "drain_timeout_s = 0.30000000000000004"));
+  CHECK(contains(text, "seed = 987654321987654321"));
+  CHECK(contains(text, "[fragment f2]\nha = default\n"));
+}
+
+TEST_CASE("an ha override makes every processing fragment run that mode") {
+  Topology t = every_knob_changed();
+  RunOverrides o;
+  o.ha = HaMode::active;
+  const auto problems = apply_overrides(t, o);
+  INFO(joined(problems));
+  REQUIRE(problems.empty());
+  CHECK(t.settings.ha == HaMode::active);
+  CHECK_FALSE(t.fragments[2].ha.has_value());
+  CHECK(t.fragments[0].ha == HaMode::none);  // sources keep theirs: they never get standbys
+  const Plan plan = make_plan(t);
+  CHECK(plan.fragments[2].ha == HaMode::active);
+  CHECK(plan.fragments[3].ha == HaMode::active);
+  CHECK(plan.fragments[0].ha == HaMode::none);
+  CHECK(plan.node_id("f1.backup") != kNoNode);
+  CHECK(plan.node_id("f2.backup") != kNoNode);
+}
+
+TEST_CASE("duration, rate and seed overrides apply and are re-validated") {
+  Topology t = every_knob_changed();
+  RunOverrides o;
+  o.duration_s = 2.5;
+  o.rate_tps = 500;
+  o.seed = 99;
+  REQUIRE(apply_overrides(t, o).empty());
+  CHECK(t.settings.duration_s == 2.5);
+  CHECK(t.settings.seed == 99);
+  CHECK(t.fragments[0].source.rate_tps == 500);
+  CHECK(t.fragments[1].source.rate_tps == 500);
+  CHECK(t.settings.ha == HaMode::upstream);  // untouched without an ha override
+  CHECK(t.fragments[2].ha == HaMode::passive);
+
+  RunOverrides bad;
+  bad.rate_tps = 2e7;
+  bad.duration_s = 0;
+  const auto problems = apply_overrides(t, bad);
+  INFO(joined(problems));
+  CHECK(problems.size() == 3);  // two sources and the duration
+  CHECK(has_problem(problems, {"source 'a'", "rate_tps = 20000000", "(after the command-line overrides)"}));
+  CHECK(has_problem(problems, {"duration_s = 0"}));
+
+  Topology d = default_topology();
+  CHECK(apply_overrides(d, RunOverrides{}).empty());
+  CHECK(without_places(d) == without_places(default_topology()));
+}

@@ -1,0 +1,66 @@
+// Test support shared by the plan and topology file tests: small builders for topology items and
+// matchers over lists of validation problems. Header only, so each test area includes it without
+// linking anything extra.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "protocols/topology.h"
+
+namespace hapair::testing {
+
+inline FragmentSpec source(const std::string& name, const std::string& stream) {
+  FragmentSpec f;
+  f.name = name;
+  f.kind = FragmentKind::source;
+  f.source.stream = stream;
+  return f;
+}
+
+inline FragmentSpec sink(const std::string& name, std::vector<std::string> inputs) {
+  FragmentSpec f;
+  f.name = name;
+  f.kind = FragmentKind::sink;
+  f.sink_inputs = std::move(inputs);
+  return f;
+}
+
+inline OperatorSpec op(const std::string& name, OperatorKind kind, std::vector<std::string> inputs,
+                       const std::string& output) {
+  OperatorSpec o;
+  o.name = name;
+  o.kind = kind;
+  o.inputs = std::move(inputs);
+  o.output = output;
+  return o;
+}
+
+inline FragmentSpec fragment(const std::string& name, std::vector<OperatorSpec> ops) {
+  FragmentSpec f;
+  f.name = name;
+  f.operators = std::move(ops);
+  return f;
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// One problem a line, for INFO().
+inline std::string joined(const std::vector<std::string>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += p + "\n";
+  return out;
+}
+
+// Some problem mentions every one of `parts`.
+inline bool has_problem(const std::vector<std::string>& problems, std::initializer_list<std::string> parts) {
+  for (const auto& p : problems) {
+    bool all = true;
+    for (const auto& part : parts) all = all && contains(p, part);
+    if (all) return true;
+  }
+  return false;
+}
+
+}  // namespace hapair::testing
