@@ -70,10 +70,16 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
 
   if (const TraceEvent* e = first_event_after(result.events, "detection", f)) m.detection_ms = ms_between(f, e->at_us);
   if (const TraceEvent* e = first_event_after(result.events, "takeover", f)) m.takeover_ms = ms_between(f, e->at_us);
+  // Replays run per input stream (each consumer traces its own start and end), so the replay
+  // phase lasts from the first start to the last end.
   if (const TraceEvent* start = first_event_after(result.events, "replay_start", f)) {
-    if (const TraceEvent* end = first_event_after(result.events, "replay_end", start->at_us)) {
-      m.replay_ms = ms_between(start->at_us, end->at_us);
+    const TraceEvent* last_end = nullptr;
+    for (const TraceEvent& e : result.events) {
+      if (e.event == "replay_end" && e.at_us >= start->at_us && (last_end == nullptr || e.at_us > last_end->at_us)) {
+        last_end = &e;
+      }
     }
+    if (last_end != nullptr) m.replay_ms = ms_between(start->at_us, last_end->at_us);
   }
 
   const FailureSplit split = split_at_failure(reference, result.deliveries, f);

@@ -22,8 +22,9 @@
 // - catchup_ms: from F to the first new tuple whose latency is at most the p99 latency of the
 //   deliveries before F ("latency back to normal"). When no new tuple gets there, or nothing was
 //   delivered before F, it runs to the last delivery and catchup_reached_normal is false.
-// - replay_ms: from the first "replay_start" event at or after F to the first "replay_end"
-//   event after that; absent without both.
+// - replay_ms: from the first "replay_start" event at or after F to the last "replay_end" event
+//   after that (each consumer traces the replay of each of its input streams, so the replay
+//   phase ends when the last of them has ended); absent without both.
 // - overhead: counters "bytes_sent.<kind>" and "messages_sent.<kind>" summed over every node,
 //   for the data-plane kinds only (is_control_message() false; control messages connect nodes
 //   to the launcher and are not HA overhead); cpu_s from counters "cpu_us".

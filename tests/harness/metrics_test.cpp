@@ -167,6 +167,16 @@ TEST_CASE("a failure event for another node does not define the failure instant"
   CHECK(m.recovery->failure_us == 1000000);
 }
 
+TEST_CASE("the replay phase runs from the first replay start to the last replay end", "[metrics]") {
+  RunResult run = hand_checked_run();
+  // The sink also sees a replay, of the new primary's checkpointed output queue.
+  run.events.push_back(TraceEvent{1036000, run.plan->node_id("sink"), "replay_start", "stream=totals"});
+  run.events.push_back(TraceEvent{1052000, run.plan->node_id("sink"), "replay_end", "stream=totals"});
+  const RunMetrics m = compute_metrics(run, hand_checked_reference(*run.plan), 0);
+  REQUIRE(m.recovery->replay_ms.has_value());
+  CHECK(*m.recovery->replay_ms == 19.0);  // 1 033 000 .. 1 052 000
+}
+
 TEST_CASE("no new output after the failure is reported as not recovered", "[metrics]") {
   RunResult run = hand_checked_run();
   run.deliveries.resize(4);  // up to the duplicate of window 3
