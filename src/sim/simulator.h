@@ -1,0 +1,124 @@
+// The deterministic discrete-event simulator: every node of a plan in one process, in virtual
+// time, over a simulated network with latency, bandwidth, loss, partitions, crashes and pauses.
+//
+// DESIGN.md section 2: the simulator hosts the SAME pure cores as the ZeroMQ runtime, created
+// through make_node_core() and driven only through NodeCore::handle(now, event), and produces
+// the same RunResult as the real launcher, so every experiment and checker runs on either.
+// The paper's fail-stop crash (Hwang et al., section 2) is a crash fault here; DESIGN.md section
+// 6 adds pauses (SIGSTOP/SIGCONT), partitions and restarts.
+//
+// Machines: after a handle() call a node is busy for (cpu_us_per_message + cpu_us_per_tuple *
+// the growth of its core's "tuples_processed" metric) / node_capacity microseconds; the call's
+// effects leave at the end of that time and events arriving meanwhile wait in the node's FIFO.
+//
+// Invariants: virtual time starts at 0 and never goes back; a core sees non-decreasing `now`;
+// at most one Tick is pending per node (the earliest wish; a Tick clears it, and the core
+// states its next wish in the effects of every call); the one source of randomness is an Rng
+// derived from (seed, "sim.network"); only ordered containers are iterated, so the same plan,
+// options and seed give identical RunResults.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocols/core.h"
+#include "protocols/plan.h"
+#include "protocols/run_result.h"
+#include "sim/network.h"
+
+namespace hapair {
+
+// Creates the core of one node. Production runs use make_node_core (backup/node_factory.h);
+// tests of the simulator itself pass small cores of their own.
+using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)>;
+
+// One message a core sent, as a send observer sees it (scenario tests use this to assert that
+// the branch they target really ran). `dropped` says what the network did to it at send time;
+// a message may still be lost later (a crash of its sender before it left, a partition).
+struct SentMessage {
+  TimeUs at_us = 0;
+  NodeId from = kNoNode;
+  NodeId to = kNoNode;
+  const Envelope* envelope = nullptr;
+  std::size_t bytes = 0;
+  sim::DropReason dropped = sim::DropReason::none;
+};
+using SendObserver = std::function<void(const SentMessage&)>;
+
+// Drop every message of `kind` (a kMessageKindNames entry) sent from `from` to `to` (node
+// names; empty: any node) while from_s <= send time < until_s.
+struct KindDrop {
+  std::string kind;
+  std::string from;
+  std::string to;
+  double from_s = 0.0;
+  double until_s = 0.0;
+};
+
+struct SimOptions {
+  std::vector<FaultSpec> faults;
+  // Replaces the topology's seed (for the sources as well as the network) when set.
+  std::optional<std::uint64_t> seed;
+  // Unset: duration_s + drain_timeout_s of the plan's settings.
+  std::optional<double> max_virtual_time_s;
+  // Receives the simulator's log lines; the first one names the seed. Unset: silent.
+  std::function<void(const std::string& line)> log;
+  // A progress line every this many seconds of virtual time; 0: none.
+  double progress_interval_s = 0.0;
+  // Time series sampling period (RunResult::samples), like the runtime's NodeStats period.
+  std::int64_t sample_interval_ms = 100;
+  // Events one node may have waiting while it is busy or paused. Core flow control keeps the
+  // FIFO far below this; an overflow drops the event and is reported as an error.
+  std::size_t node_fifo_events_max = 100'000;
+  // Scripted-scenario hooks (sim/scenario.h).
+  std::vector<KindDrop> kind_drops;
+  SendObserver on_send;
+};
+
+class Simulator {
+ public:
+  // The faults must pass validate_faults (sim/faults.h) and the kind drops must name known
+  // kinds and nodes: a violation is a bug of the caller and aborts with the list of problems.
+  Simulator(std::shared_ptr<const Plan> plan, SimOptions options, CoreFactory factory);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Runs until every sink finished and nothing is in flight, the time limit, or a fatal error.
+  void run_until_quiet();
+  // Handles every event at or before `t_us` (fewer when the run ends first); then now_us() is t_us.
+  void run_until(TimeUs t_us);
+
+  bool ended() const;
+  TimeUs now_us() const;
+  std::uint64_t seed() const;
+  const std::shared_ptr<const Plan>& plan() const;
+
+  // The run so far, as a RunResult (events in time order).
+  RunResult result() const;
+  // Moves the result out; the simulator must not be used afterwards.
+  RunResult take_result();
+  // A node's counters now: its core's metrics merged with the simulator's own.
+  Metrics node_metrics(const std::string& node_name) const;
+  // The node's live core (nullptr while crashed), for tests that inspect their own cores.
+  NodeCore* core(const std::string& node_name);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Validates the faults (problems become RunResult::errors, nothing runs), then runs to the end.
+RunResult run_simulation(std::shared_ptr<const Plan> plan, const SimOptions& options, const CoreFactory& factory);
+// The same with the production cores (make_node_core).
+RunResult run_simulation(std::shared_ptr<const Plan> plan, const SimOptions& options);
+
+// The command line that repeats a simulated run, printed when a run fails.
+std::string reproduce_command(const Plan& plan, std::uint64_t seed);
+
+}  // namespace hapair
