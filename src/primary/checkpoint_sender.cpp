@@ -19,6 +19,7 @@ void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
 void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
   const bool delta = server_.settings().checkpoint_mode == CheckpointMode::delta && base_.has_value();
   const std::uint64_t id = next_id_++;
+  next_due_us_ = now + us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
   CheckpointContent content = capture_checkpoint(server_, id, delta ? &*base_ : nullptr);
   std::vector<std::uint64_t> versions;
   if (server_.fragment()) versions = server_.fragment()->state_versions();
@@ -56,7 +57,6 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   base_ = base_of(c, in_flight_->versions);
   in_flight_.reset();
   server_.count("checkpoints_acked");
-  next_due_us_ = std::max(next_due_us_, now);
   (void)eff;
 }
 
