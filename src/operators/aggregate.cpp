@@ -28,6 +28,22 @@ void write_accumulator(ByteWriter& w, std::int64_t key, std::uint64_t count, dou
   w.u64(version);
 }
 
+// An open window's header: its start, creating tuple and creation version.
+template <typename Window>
+void write_window_header(ByteWriter& w, TimeUs start, const Window& win) {
+  w.i64(start);
+  w.u64(win.first_input_id);
+  w.u64(win.version);
+}
+
+template <typename Window>
+bool read_window_header(ByteReader& r, TimeUs& start, Window& win) {
+  start = r.i64();
+  win.first_input_id = r.u64();
+  win.version = r.u64();
+  return r.ok();
+}
+
 }  // namespace
 
 Aggregate::Aggregate(const OperatorSpec& spec)
@@ -146,9 +162,12 @@ RestartPoint Aggregate::restart_point(TupleId acked_output) const {
     const auto& [start, w] = *open_.begin();
     return make_point(w.first_input_id - 1, start, counter_);
   }
-  // Nothing is needed: a restart continues after the last input, and only windows a future
-  // tuple can still open completely may be emitted.
-  const TimeUs next_start = has_watermark_ ? first_window_start_us(watermark_us_ + 1) : kNoBound;
+  // Nothing is needed: a restart continues after the last input, and may emit only windows
+  // that a future tuple opens completely. Every window starting at or before the watermark
+  // contains it or ended before it, so it has closed (or lies before the bound) and must never
+  // be created again: the bound is the first window start after the watermark.
+  const TimeUs next_start =
+      has_watermark_ ? (floor_div(watermark_us_, config_.slide_us) + 1) * config_.slide_us : kNoBound;
   return make_point(last_input_id_, std::max(next_start, min_window_start_us_), counter_);
 }
 
@@ -235,9 +254,7 @@ Bytes Aggregate::snapshot() const {
     write_closed(w, start, c.first_input_id, c.first_output_id, c.last_output_id, c.version);
   w.u64(open_.size());
   for (const auto& [start, win] : open_) {
-    w.i64(start);
-    w.u64(win.first_input_id);
-    w.u64(win.version);
+    write_window_header(w, start, win);
     w.u64(win.groups.size());
     for (const auto& [key, a] : win.groups) write_accumulator(w, key, a.count, a.sum, a.min, a.max, a.version);
   }
@@ -284,10 +301,9 @@ bool Aggregate::restore(const Bytes& snapshot) {
   }
   const std::uint64_t open = r.count(4 * 8);
   for (std::uint64_t i = 0; i < open; ++i) {
-    const TimeUs start = r.i64();
+    TimeUs start = 0;
     OpenWindow win;
-    win.first_input_id = r.u64();
-    win.version = r.u64();
+    if (!read_window_header(r, start, win)) return false;
     const std::uint64_t groups = r.count(kAccumulatorBytes + 8);
     for (std::uint64_t g = 0; g < groups; ++g) {
       std::int64_t key = 0;
@@ -317,11 +333,7 @@ Bytes Aggregate::snapshot_delta(std::uint64_t since_version) const {
     if (c.version > since_version) write_closed(w, start, c.first_input_id, c.first_output_id, c.last_output_id, c.version);
   }
   w.u64(open_.size());
-  for (const auto& [start, win] : open_) {
-    w.i64(start);
-    w.u64(win.first_input_id);
-    w.u64(win.version);
-  }
+  for (const auto& [start, win] : open_) write_window_header(w, start, win);
   std::uint64_t changed = 0;
   for (const auto& entry : open_)
     for (const auto& g : entry.second.groups) changed += g.second.version > since_version ? 1 : 0;
@@ -356,11 +368,9 @@ bool Aggregate::apply_delta(const Bytes& delta) {
   std::map<TimeUs, OpenWindow> open_set;  // windows without their accumulators
   const std::uint64_t open_n = r.count(3 * 8);
   for (std::uint64_t i = 0; i < open_n; ++i) {
-    const TimeUs start = r.i64();
+    TimeUs start = 0;
     OpenWindow win;
-    win.first_input_id = r.u64();
-    win.version = r.u64();
-    if (!r.ok() || !open_set.emplace(start, std::move(win)).second) return false;
+    if (!read_window_header(r, start, win) || !open_set.emplace(start, std::move(win)).second) return false;
   }
   std::vector<std::pair<TimeUs, std::pair<std::int64_t, Accumulator>>> accs;
   const std::uint64_t acc_n = r.count(kAccumulatorBytes + 16);

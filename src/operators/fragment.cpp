@@ -28,11 +28,14 @@ struct Fragment::Impl {
   std::vector<StreamId> exported;                   // per op: the plan stream it exports, or kNoStream
   std::map<StreamId, std::vector<Consumer>> input_consumers;  // per fragment input
 
-  // State.
-  std::vector<std::vector<TupleId>> skip;      // per op port: ignore ids at or below (after restart_from)
-  std::vector<std::vector<bool>> port_ended;   // per op port
-  std::vector<bool> finished;                  // per op: finish propagated downstream
-  std::vector<std::uint64_t> determinant_seq;  // per op: number of the next determinant record
+  // The fragment's own state besides its operators' (part of snapshots and deltas).
+  struct State {
+    std::vector<std::vector<TupleId>> skip;      // per op port: ignore ids at or below (after restart_from)
+    std::vector<std::vector<bool>> port_ended;   // per op port
+    std::vector<bool> finished;                  // per op: finish propagated downstream
+    std::vector<std::uint64_t> determinant_seq;  // per op: number of the next determinant record
+  };
+  State st;
   std::uint64_t dropped = 0;
 
   std::vector<std::unique_ptr<Operator>> fresh_ops() const {
@@ -42,29 +45,29 @@ struct Fragment::Impl {
   }
 
   void reset_state() {
-    skip.clear();
-    port_ended.clear();
+    st = State{};
     for (const auto& op : ops) {
-      skip.emplace_back(op->input_count(), 0);
-      port_ended.emplace_back(op->input_count(), false);
+      st.skip.emplace_back(op->input_count(), 0);
+      st.port_ended.emplace_back(op->input_count(), false);
     }
-    finished.assign(ops.size(), false);
-    determinant_seq.assign(ops.size(), 1);
+    st.finished.assign(ops.size(), false);
+    st.determinant_seq.assign(ops.size(), 1);
   }
 
   void route(std::size_t op, const Tuples& produced, FragmentOutputs& out) {
     for (const Tuple& t : produced) {
-      for (const Consumer& c : consumers[op]) feed(c.op, c.port, t, out);
+      // Exported first, so that `out` lists a tuple before anything it causes downstream.
       if (exported[op] != kNoStream) out.push_back(FragmentOutput{exported[op], t});
+      for (const Consumer& c : consumers[op]) feed(c.op, c.port, t, out);
     }
   }
 
   void feed(std::size_t op, std::size_t port, const Tuple& t, FragmentOutputs& out) {
-    if (port_ended[op][port]) {
+    if (st.port_ended[op][port]) {
       ++dropped;
       return;
     }
-    if (t.id <= skip[op][port]) return;  // replayed from below this port's own restart position
+    if (t.id <= st.skip[op][port]) return;  // replayed from below this port's own restart position
     Tuples produced;
     ops[op]->process(port, t, produced);
     route(op, produced, out);
@@ -72,8 +75,8 @@ struct Fragment::Impl {
   }
 
   void end_port(std::size_t op, std::size_t port, FragmentOutputs& out) {
-    if (port_ended[op][port]) return;
-    port_ended[op][port] = true;
+    if (st.port_ended[op][port]) return;
+    st.port_ended[op][port] = true;
     Tuples produced;
     ops[op]->end_of_stream(port, produced);
     route(op, produced, out);
@@ -81,8 +84,8 @@ struct Fragment::Impl {
   }
 
   void notify_if_finished(std::size_t op, FragmentOutputs& out) {
-    if (finished[op] || !ops[op]->has_finished()) return;
-    finished[op] = true;
+    if (st.finished[op] || !ops[op]->has_finished()) return;
+    st.finished[op] = true;
     for (const Consumer& c : consumers[op]) end_port(c.op, c.port, out);
   }
 
@@ -110,21 +113,16 @@ struct Fragment::Impl {
 
   void write_state(ByteWriter& w) const {
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      write_ids(w, skip[i]);
-      for (bool e : port_ended[i]) write_bool(w, e);
-      write_bool(w, finished[i]);
-      w.u64(determinant_seq[i]);
+      write_ids(w, st.skip[i]);
+      for (bool e : st.port_ended[i]) write_bool(w, e);
+      write_bool(w, st.finished[i]);
+      w.u64(st.determinant_seq[i]);
     }
   }
 
-  // Reads what write_state() wrote into the given vectors; false when it does not fit.
-  bool read_state(ByteReader& r, std::vector<std::vector<TupleId>>& skip_out,
-                  std::vector<std::vector<bool>>& ended_out, std::vector<bool>& finished_out,
-                  std::vector<std::uint64_t>& seq_out) const {
-    skip_out.clear();
-    ended_out.clear();
-    finished_out.clear();
-    seq_out.clear();
+  // Reads what write_state() wrote; false when it does not fit these operators.
+  bool read_state(ByteReader& r, State& out) const {
+    out = State{};
     for (std::size_t i = 0; i < ops.size(); ++i) {
       std::vector<TupleId> s = read_ids(r);
       if (!r.ok() || s.size() != ops[i]->input_count()) return false;
@@ -136,10 +134,10 @@ struct Fragment::Impl {
       }
       bool f = false;
       if (!read_bool(r, f)) return false;
-      skip_out.push_back(std::move(s));
-      ended_out.push_back(std::move(e));
-      finished_out.push_back(f);
-      seq_out.push_back(r.u64());
+      out.skip.push_back(std::move(s));
+      out.port_ended.push_back(std::move(e));
+      out.finished.push_back(f);
+      out.determinant_seq.push_back(r.u64());
     }
     return r.ok();
   }
@@ -231,12 +229,12 @@ void Fragment::end_of_stream(StreamId input, FragmentOutputs& out) {
 
 bool Fragment::output_ended(StreamId output) const {
   for (std::size_t i = 0; i < impl_->ops.size(); ++i)
-    if (impl_->exported[i] == output) return impl_->finished[i];
+    if (impl_->exported[i] == output) return impl_->st.finished[i];
   return false;
 }
 
 bool Fragment::has_finished() const {
-  return std::all_of(impl_->finished.begin(), impl_->finished.end(), [](bool f) { return f; });
+  return std::all_of(impl_->st.finished.begin(), impl_->st.finished.end(), [](bool f) { return f; });
 }
 
 // ---- snapshots ---------------------------------------------------------------------------------
@@ -259,16 +257,10 @@ bool Fragment::restore(const Bytes& snapshot) {
     const Bytes blob = r.bytes();
     if (!r.ok() || !op->restore(blob)) return false;
   }
-  std::vector<std::vector<TupleId>> skip;
-  std::vector<std::vector<bool>> ended;
-  std::vector<bool> finished;
-  std::vector<std::uint64_t> seq;
-  if (!m.read_state(r, skip, ended, finished, seq) || !r.at_end()) return false;
+  Impl::State state;
+  if (!m.read_state(r, state) || !r.at_end()) return false;
   m.ops = std::move(fresh);
-  m.skip = std::move(skip);
-  m.port_ended = std::move(ended);
-  m.finished = std::move(finished);
-  m.determinant_seq = std::move(seq);
+  m.st = std::move(state);
   return true;
 }
 
@@ -299,17 +291,11 @@ bool Fragment::apply_delta(const Bytes& delta) {
   if (!read_tag(r, BlobTag::fragment_delta) || r.u64() != m.ops.size()) return false;
   std::vector<Bytes> blobs;
   for (std::size_t i = 0; i < m.ops.size(); ++i) blobs.push_back(r.bytes());
-  std::vector<std::vector<TupleId>> skip;
-  std::vector<std::vector<bool>> ended;
-  std::vector<bool> finished;
-  std::vector<std::uint64_t> seq;
-  if (!m.read_state(r, skip, ended, finished, seq) || !r.at_end()) return false;
+  Impl::State state;
+  if (!m.read_state(r, state) || !r.at_end()) return false;
   for (std::size_t i = 0; i < m.ops.size(); ++i)
     if (!m.ops[i]->apply_delta(blobs[i])) return false;
-  m.skip = std::move(skip);
-  m.port_ended = std::move(ended);
-  m.finished = std::move(finished);
-  m.determinant_seq = std::move(seq);
+  m.st = std::move(state);
   return true;
 }
 
@@ -386,7 +372,7 @@ bool Fragment::restart_from(const Bytes& restart_point) {
   }
   m.ops = std::move(fresh);
   m.reset_state();
-  for (std::size_t i = 0; i < m.ops.size(); ++i) m.skip[i] = parsed.ops[i].replay_after;
+  for (std::size_t i = 0; i < m.ops.size(); ++i) m.st.skip[i] = parsed.ops[i].replay_after;
   return true;
 }
 
@@ -412,8 +398,8 @@ std::vector<Determinants> Fragment::take_determinants() {
     if (records.empty()) continue;
     Determinants d;
     d.op_index = static_cast<std::uint16_t>(i);
-    d.first_seq = impl_->determinant_seq[i];
-    impl_->determinant_seq[i] += records.size();
+    d.first_seq = impl_->st.determinant_seq[i];
+    impl_->st.determinant_seq[i] += records.size();
     d.records = std::move(records);
     taken.push_back(std::move(d));
   }
@@ -433,7 +419,7 @@ void Fragment::add_determinants(const Determinants& d, FragmentOutputs& out) {
     return;
   }
   const std::size_t i = d.op_index;
-  const std::uint64_t expected = m.determinant_seq[i];
+  const std::uint64_t expected = m.st.determinant_seq[i];
   if (d.first_seq > expected) {
     // A gap: the records in between were lost, and later ones cannot be applied without them.
     m.dropped += std::max<std::uint64_t>(n, 1);
@@ -446,7 +432,7 @@ void Fragment::add_determinants(const Determinants& d, FragmentOutputs& out) {
   }
   m.dropped += already;
   const std::vector<DeterminantRecord> fresh(d.records.begin() + static_cast<std::ptrdiff_t>(already), d.records.end());
-  m.determinant_seq[i] += fresh.size();
+  m.st.determinant_seq[i] += fresh.size();
   Tuples produced;
   m.ops[i]->add_determinants(fresh, produced);
   m.route(i, produced, out);
