@@ -1,11 +1,50 @@
-// Placeholder until the real `hapair bench` lands (owned by whoever builds it).
+// `hapair bench`: one-hop throughput of hapair against raw ZeroMQ (harness/bench.h says how).
 #include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include <boost/program_options.hpp>
 
 #include "cli/commands.h"
+#include "harness/bench.h"
 
 namespace hapair::cli {
-int bench_command(const Args&) {
-  std::fprintf(stderr, "hapair bench: not built yet\n");
-  return 2;
+
+int bench_command(const Args& args) {
+  namespace po = boost::program_options;
+  BenchOptions options;
+  po::options_description described("hapair bench options");
+  described.add_options()
+      ("help,h", "show this help")
+      ("tuples", po::value<std::int64_t>(&options.tuples)->default_value(options.tuples),
+       "tuples sent in each measurement")
+      ("batch-tuples", po::value<std::int64_t>(&options.batch_tuples)->default_value(options.batch_tuples),
+       "tuples per message, in both measurements")
+      ("timeout-s", po::value<double>(&options.timeout_s)->default_value(options.timeout_s),
+       "give up on a measurement after this long");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(described).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B]\n\n"
+                << "Sends the same tuples over one tcp loopback hop twice, in one process with two threads:\n"
+                << "as raw ZeroMQ PUSH/PULL messages of 40-byte records, and from a real source core to a\n"
+                << "real sink core through hapair's transport and codec. Prints both rates and their ratio.\n\n"
+                << described;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hapair bench: %s\n(hapair bench --help lists the options)\n", e.what());
+    return 2;
+  }
+  if (options.tuples <= 0 || options.batch_tuples <= 0 || !(options.timeout_s > 0)) {
+    std::fprintf(stderr, "hapair bench: --tuples, --batch-tuples and --timeout-s must be positive\n");
+    return 2;
+  }
+  const BenchReport report = run_one_hop_bench(options);
+  std::fputs(format_bench_report(report).c_str(), stdout);
+  return report.errors.empty() ? 0 : 1;
 }
+
 }  // namespace hapair::cli

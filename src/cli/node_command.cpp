@@ -1,11 +1,60 @@
-// Placeholder until the real `hapair node` lands (owned by whoever builds it).
+// `hapair node`: runs one node process of a topology. The launcher starts one per plan node;
+// for runs on several hosts a person starts them by hand with the command the launcher prints.
 #include <cstdio>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <boost/program_options.hpp>
 
 #include "cli/commands.h"
+#include "harness/topology_file.h"
+#include "runtime/node_host.h"
 
 namespace hapair::cli {
-int node_command(const Args&) {
-  std::fprintf(stderr, "hapair node: not built yet\n");
-  return 2;
+
+int node_command(const Args& args) {
+  namespace po = boost::program_options;
+  NodeProcessOptions options;
+  po::options_description described("hapair node options");
+  described.add_options()
+      ("help,h", "show this help")
+      ("topology", po::value<std::string>(&options.topology_path)->required(),
+       "the run's effective topology file (the launcher writes it)")
+      ("name", po::value<std::string>(&options.node_name)->required(),
+       "the plan node to run, e.g. filter, aggregate.backup, aggregate.spare")
+      ("control", po::value<std::string>(&options.control_endpoint)->required(),
+       "the launcher's control endpoint, e.g. tcp://10.0.0.1:5555")
+      ("bind", po::value<std::string>(&options.bind_endpoint),
+       "where the data socket binds (default: the topology's endpoint for this node, else tcp://127.0.0.1:*)")
+      ("directory-timeout-s", po::value<double>(&options.directory_timeout_s)->default_value(30.0),
+       "how long to wait for the launcher's directory before giving up");
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(described).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: hapair node --topology FILE --name NODE --control ENDPOINT [--bind ENDPOINT]\n\n"
+                << described << "\nExit status: 0 after the launcher's StopRun, 1 on a setup error, "
+                << kNodeExitFatal << " when the node hit a fatal error.\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hapair node: %s\n(hapair node --help lists the options)\n", e.what());
+    return 2;
+  }
+
+  TopologyLoad load = load_topology_file(options.topology_path);
+  if (!load.problems.empty() || !load.topology) {
+    std::fprintf(stderr, "hapair node: the topology %s has %zu problem(s):\n", options.topology_path.c_str(),
+                 load.problems.size());
+    for (const std::string& problem : load.problems) std::fprintf(stderr, "  %s\n", problem.c_str());
+    return 2;
+  }
+  options.plan = std::make_shared<const Plan>(make_plan(*load.topology));
+  return run_node_process(options);
 }
+
 }  // namespace hapair::cli

@@ -12,16 +12,23 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
 
 #include "protocols/core.h"
+#include "protocols/plan.h"
 #include "runtime/run_clock.h"
 #include "runtime/transport.h"
 
 namespace hapair {
+
+// Makes the core of a plan node; make_node_core (backup/node_factory.h) unless a test or a
+// benchmark hosts cores of its own.
+using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)>;
 
 // What the core produced that is not a send: the host reports these to the launcher (or, in a
 // benchmark, counts them). The host empties the vectors as it reports them.

@@ -17,7 +17,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,8 +26,6 @@
 #include "runtime/transport.h"
 
 namespace hapair {
-
-using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)>;
 
 struct NodeProcessOptions {
   // The plan, already loaded and validated by the caller (the cli loads the topology file: the

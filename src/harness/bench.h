@@ -1,0 +1,45 @@
+// `hapair bench`: one-hop throughput of hapair against raw ZeroMQ on the same machine.
+//
+// Paper: not a paper concept. It checks the premise of every overhead figure (section 6):
+// hapair's own cost of moving a tuple (Cap'n Proto envelopes, flow control, level-0 acks,
+// duplicate elimination) stays within a small factor of the transport it uses, so what an
+// experiment measures is the HA approach, not the framework. Target: ratio >= 0.5.
+//
+// How it measures (runtime/throughput.h): one process, two threads, tcp loopback, the same
+// tuple count and batch size. (a) raw PUSH/PULL of 40-byte records; (b) a real source core and
+// a real sink core of the two-fragment plan `source -> sink` (HA mode none), each on its own
+// Transport and CoreRunner, exactly as two node processes would run them but without the
+// launcher's control plane. The source's rate is set to 10 million tuples/s (the most a
+// topology allows), far above what one hop carries, so flow control paces it, not its schedule.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hapair {
+
+struct BenchOptions {
+  std::int64_t tuples = 1'000'000;
+  std::int64_t batch_tuples = 100;  // tuples per message, both measurements
+  double timeout_s = 120.0;         // per measurement
+};
+
+struct BenchReport {
+  std::int64_t tuples = 0;
+  std::int64_t batch_tuples = 0;
+  double raw_tuples_per_s = 0.0;
+  double hapair_tuples_per_s = 0.0;
+  double raw_seconds = 0.0;
+  double hapair_seconds = 0.0;
+  std::int64_t hapair_bytes_per_tuple = 0;  // encoded tuple-batch bytes / tuples
+  double ratio = 0.0;                       // hapair / raw
+  std::vector<std::string> errors;          // a measurement that did not complete says why
+};
+
+BenchReport run_one_hop_bench(const BenchOptions& options);
+
+// The report as the lines `hapair bench` prints.
+std::string format_bench_report(const BenchReport& report);
+
+}  // namespace hapair

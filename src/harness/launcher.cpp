@@ -1,0 +1,653 @@
+#include "harness/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/topology_file.h"
+#include "protocols/check.h"
+#include "runtime/control_server.h"
+#include "runtime/node_host.h"
+#include "runtime/run_clock.h"
+
+namespace hapair {
+namespace {
+
+// The one piece of process-wide state: a signal handler can only talk to the program through a
+// variable like this. The handler only sets it; the launcher's loops check it.
+volatile sig_atomic_t g_interrupt_signal = 0;
+
+extern "C" void on_interrupt_signal(int signal_number) { g_interrupt_signal = signal_number; }
+
+// Installs the SIGINT/SIGTERM handlers for the duration of a run and restores the old ones.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupt_signal = 0;
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_handler = on_interrupt_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_int_;
+  struct sigaction old_term_;
+};
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : std::string());
+  }
+  return "status " + std::to_string(status);
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=*@") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The last `bytes_max` bytes of a file, for echoing a failed node's output.
+std::string file_tail(const std::string& path, std::size_t bytes_max) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = size > static_cast<std::streamoff>(bytes_max) ? size - static_cast<std::streamoff>(bytes_max) : 0;
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return start > 0 ? "...\n" + text : text;
+}
+
+bool is_sampled_gauge(const std::string& name) {
+  return name.rfind("output_queue", 0) == 0 || name.rfind("input_queue", 0) == 0 || name.rfind("retained", 0) == 0;
+}
+
+struct NodeState {
+  std::string name;
+  std::string log_path;
+  pid_t pid = -1;          // our child (spawned mode), -1 otherwise
+  bool running = false;    // spawned and not yet reaped
+  bool hello = false;
+  std::string peer;        // control routing id
+  std::string endpoint;    // data endpoint from Hello
+  bool killed = false;     // by a crash fault
+  bool paused = false;     // SIGSTOPped by a pause fault
+  bool fatal = false;      // reported a fatal error (trace) or exited with kNodeExitFatal
+  bool fatal_traced = false;  // its "fatal" trace event (with the reason) arrived
+  bool final_stats = false;
+  bool stop_sent = false;
+};
+
+// A fault turned into timed actions on the run clock.
+struct FaultAction {
+  TimeUs at_us = 0;
+  enum class Kind { crash, pause, resume } kind = Kind::crash;
+  NodeId node = kNoNode;
+  std::int64_t pause_ms = 0;
+};
+
+class Launch {
+ public:
+  Launch(const Plan& plan, const LaunchOptions& options) : plan_(plan), options_(options) {
+    result_.plan = std::make_shared<const Plan>(plan);
+    result_.driver = "real";
+    result_.faults = options.faults;
+    for (const PlanNode& node : plan.nodes) {
+      NodeState state;
+      state.name = node.name;
+      nodes_.push_back(std::move(state));
+    }
+    for (const PlanFragment& fragment : plan.fragments)
+      if (fragment.kind == FragmentKind::sink && fragment.primary != kNoNode) sinks_.insert(fragment.primary);
+  }
+
+  RunResult run() {
+    InterruptGuard interrupt_guard;
+    if (!check_faults() || !prepare_files()) return finish_result();
+    try {
+      control_ = std::make_unique<ControlServer>(options_.control_bind);
+    } catch (const std::exception& e) {
+      error(e.what());
+      return finish_result();
+    }
+    advertised_ = options_.control_advertise.empty() ? control_->endpoint() : options_.control_advertise;
+    if (options_.manual) {
+      print_manual_instructions();
+    } else if (!spawn_all()) {
+      stop_all();
+      return finish_result();
+    }
+    if (wait_for_hellos() && send_directory()) run_until_done();
+    stop_all();
+    return finish_result();
+  }
+
+ private:
+  // ---- setup ------------------------------------------------------------------------------
+
+  bool check_faults() {
+    bool ok = true;
+    for (const FaultSpec& fault : options_.faults) {
+      const NodeId node = plan_.node_id(fault.node);
+      if (node == kNoNode) {
+        std::string names;
+        for (const NodeState& n : nodes_) names += (names.empty() ? "" : ", ") + n.name;
+        error("fault " + std::string(to_string(fault.kind)) + " names unknown node '" + fault.node +
+              "' (nodes: " + names + ")");
+        ok = false;
+        continue;
+      }
+      if (fault.kind != FaultKind::crash && fault.kind != FaultKind::pause) {
+        error("fault kind " + std::string(to_string(fault.kind)) +
+              " is not supported with real processes (only crash and pause; the simulator has the others)");
+        ok = false;
+        continue;
+      }
+      if (!(fault.at_s >= 0.0) || (fault.kind == FaultKind::pause && !(fault.duration_s > 0.0))) {
+        error("fault " + std::string(to_string(fault.kind)) + " of " + fault.node +
+              " needs at_s >= 0" + (fault.kind == FaultKind::pause ? " and duration_s > 0" : ""));
+        ok = false;
+        continue;
+      }
+      const TimeUs at_us = static_cast<TimeUs>(std::llround(fault.at_s * 1e6));
+      if (fault.kind == FaultKind::crash) {
+        actions_.push_back(FaultAction{at_us, FaultAction::Kind::crash, node, 0});
+      } else {
+        const TimeUs duration_us = static_cast<TimeUs>(std::llround(fault.duration_s * 1e6));
+        actions_.push_back(FaultAction{at_us, FaultAction::Kind::pause, node, duration_us / 1000});
+        actions_.push_back(FaultAction{at_us + duration_us, FaultAction::Kind::resume, node, 0});
+      }
+    }
+    std::stable_sort(actions_.begin(), actions_.end(),
+                     [](const FaultAction& a, const FaultAction& b) { return a.at_us < b.at_us; });
+    return ok;
+  }
+
+  bool prepare_files() {
+    if (options_.log_dir.empty()) {
+      char pattern[] = "/tmp/hapair-run-XXXXXX";
+      if (!mkdtemp(pattern)) {
+        error(std::string("cannot create a temporary directory for node logs: ") + std::strerror(errno));
+        return false;
+      }
+      log_dir_ = pattern;
+      log_dir_is_temp_ = true;
+    } else {
+      log_dir_ = options_.log_dir;
+      if (mkdir(log_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+        error("cannot create the log directory " + log_dir_ + ": " + std::strerror(errno));
+        return false;
+      }
+    }
+    for (NodeState& node : nodes_) node.log_path = log_dir_ + "/" + node.name + ".log";
+    topology_path_ = options_.topology_path;
+    if (topology_path_.empty()) {
+      topology_path_ = log_dir_ + "/topology.conf";
+      std::ofstream out(topology_path_);
+      out << write_topology(plan_.topology);
+      if (!out.good()) {
+        error("cannot write the effective topology to " + topology_path_);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void print_manual_instructions() {
+    std::ostringstream text;
+    text << "hapair: manual mode. Copy " << topology_path_ << " to every host and start these "
+         << nodes_.size() << " node processes within " << options_.manual_hello_timeout_s << " s:\n";
+    for (const NodeState& node : nodes_)
+      text << "  " << node_command_line("hapair", topology_path_, node.name, advertised_) << "\n";
+    say(text.str());
+  }
+
+  bool spawn_all() {
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      if (!spawn(id)) return false;
+    }
+    return true;
+  }
+
+  bool spawn(NodeId id) {
+    NodeState& node = nodes_[id];
+    // Everything the child needs is prepared before fork(): between fork and exec the child may
+    // only make async-signal-safe calls.
+    const std::vector<std::string> args = {options_.hapair_binary, "node",         "--topology", topology_path_,
+                                           "--name",               node.name,      "--control",  advertised_};
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int log_fd = open(node.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      error("cannot open " + node.log_path + " for node " + node.name + ": " + std::strerror(errno));
+      return false;
+    }
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(log_fd);
+      error("cannot fork for node " + node.name + ": " + std::strerror(errno));
+      return false;
+    }
+    if (pid == 0) {
+      dup2(log_fd, STDOUT_FILENO);
+      dup2(log_fd, STDERR_FILENO);
+      // The child dies with the launcher, whatever kills the launcher; the check closes the race
+      // where the launcher died before prctl().
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      execv(argv[0], argv.data());
+      static const char kMessage[] = "hapair launcher: cannot exec the hapair binary\n";
+      [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+      _exit(127);
+    }
+    close(log_fd);
+    node.pid = pid;
+    node.running = true;
+    return true;
+  }
+
+  bool wait_for_hellos() {
+    const double timeout_s = options_.manual ? options_.manual_hello_timeout_s : options_.hello_timeout_s;
+    const TimeUs timeout_us = static_cast<TimeUs>(timeout_s * 1e6);
+    const RunClock waiting = RunClock::starting_now();
+    for (;;) {
+      if (interrupted()) return false;
+      std::vector<std::string> missing;
+      for (const NodeState& node : nodes_)
+        if (!node.hello) missing.push_back(node.name);
+      if (missing.empty()) return true;
+      // A node that died before its Hello will never send one.
+      for (NodeId id = 0; id < nodes_.size(); ++id) {
+        if (!nodes_[id].hello && reap(id, false)) return false;
+      }
+      if (waiting.now_us() >= timeout_us) {
+        std::string names;
+        for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+        error("timed out after " + format_seconds(timeout_s) + " s waiting for hello from: " + names);
+        for (NodeId id = 0; id < nodes_.size(); ++id)
+          if (!nodes_[id].hello) echo_log(id);
+        return false;
+      }
+      if (auto incoming = control_->receive(50'000)) on_message(*incoming, 0);
+    }
+  }
+
+  bool send_directory() {
+    Directory directory;
+    for (const NodeState& node : nodes_) directory.endpoints.push_back(node.endpoint);
+    directory.epoch_realtime_us = RunClock::realtime_us() + static_cast<TimeUs>(options_.epoch_delay_s * 1e6);
+    clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
+    bool ok = true;
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      if (!control_->send(nodes_[id].peer, Envelope{Header{kNoNode, 0, clock_->now_us()}, directory})) {
+        error("cannot send the directory to node " + nodes_[id].name + " (it disconnected)");
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  // ---- the run ----------------------------------------------------------------------------
+
+  void run_until_done() {
+    const Settings& settings = plan_.settings();
+    const TimeUs deadline_us = static_cast<TimeUs>((settings.duration_s + settings.drain_timeout_s) * 1e6);
+    TimeUs next_progress_us = 0;
+    std::size_t next_action = 0;
+    for (;;) {
+      if (interrupted()) return;
+      TimeUs now = clock_->now_us();
+      while (next_action < actions_.size() && actions_[next_action].at_us <= now) perform(actions_[next_action++]);
+
+      TimeUs wait_us = 5'000;
+      if (next_action < actions_.size()) wait_us = std::min(wait_us, actions_[next_action].at_us - now);
+      receive_burst(wait_us, false);
+      for (NodeId id = 0; id < nodes_.size(); ++id) reap(id, false);
+
+      now = clock_->now_us();
+      if (options_.progress && now >= next_progress_us) {
+        options_.progress(static_cast<double>(std::max<TimeUs>(now, 0)) / 1e6, settings.duration_s);
+        next_progress_us = now + 100'000;
+      }
+      if (ended_sinks_.size() == sinks_.size()) {
+        result_.completed = true;
+        result_.end_us = now;
+        return;
+      }
+      if (std::any_of(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.fatal; })) {
+        result_.end_us = now;
+        return;
+      }
+      if (now >= deadline_us) {
+        std::string names;
+        for (NodeId sink : sinks_)
+          if (!ended_sinks_.count(sink)) names += (names.empty() ? "" : ", ") + nodes_[sink].name;
+        error("the run did not complete: sink " + names + " did not report end of output within duration_s + drain_timeout_s = " +
+              format_seconds(settings.duration_s + settings.drain_timeout_s) + " s");
+        result_.end_us = now;
+        return;
+      }
+    }
+  }
+
+  // Handles the messages waiting now (waiting up to wait_us for the first one), bounded so that
+  // fault actions and exits are noticed on time.
+  void receive_burst(TimeUs wait_us, bool stopping) {
+    for (int i = 0; i < 1'000; ++i) {
+      std::optional<ControlServer::Incoming> incoming = control_->receive(i == 0 ? wait_us : 0);
+      if (!incoming) return;
+      on_message(*incoming, stopping);
+    }
+  }
+
+  void perform(const FaultAction& action) {
+    NodeState& node = nodes_[action.node];
+    const TimeUs now = clock_->now_us();
+    switch (action.kind) {
+      case FaultAction::Kind::crash:
+        if (node.killed || (!options_.manual && !node.running)) {
+          say("hapair: crash fault of " + node.name + " skipped: the node is not running");
+          return;
+        }
+        if (options_.manual) {
+          control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{0}});
+        } else {
+          kill(node.pid, SIGKILL);
+        }
+        node.killed = true;
+        result_.events.push_back(TraceEvent{now, action.node, "failure", "kind=crash"});
+        return;
+      case FaultAction::Kind::pause:
+        if (node.killed || (!options_.manual && !node.running)) return;
+        if (options_.manual) {
+          control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{action.pause_ms}});
+        } else {
+          kill(node.pid, SIGSTOP);
+          node.paused = true;
+        }
+        result_.events.push_back(
+            TraceEvent{now, action.node, "failure", "kind=pause duration_ms=" + std::to_string(action.pause_ms)});
+        return;
+      case FaultAction::Kind::resume:
+        if (options_.manual) {
+          result_.events.push_back(TraceEvent{now, action.node, "resume", "kind=pause"});
+          return;
+        }
+        if (!node.paused) return;
+        if (node.running) kill(node.pid, SIGCONT);
+        node.paused = false;
+        result_.events.push_back(TraceEvent{now, action.node, "resume", "kind=pause"});
+        return;
+    }
+  }
+
+  void on_message(const ControlServer::Incoming& incoming, bool stopping) {
+    const Message& body = incoming.envelope.body;
+    if (const auto* hello = std::get_if<Hello>(&body)) {
+      on_hello(incoming.peer, *hello);
+      return;
+    }
+    auto it = by_peer_.find(incoming.peer);
+    if (it == by_peer_.end()) {
+      ++unknown_messages_;
+      if (unknown_messages_ == 1)
+        say("hapair: ignoring a " + std::string(message_kind_name(body)) + " message from an unknown peer");
+      return;
+    }
+    const NodeId id = it->second;
+    NodeState& node = nodes_[id];
+    if (const auto* traces = std::get_if<TraceBatch>(&body)) {
+      for (const TraceEvent& event : traces->events) {
+        result_.events.push_back(event);
+        if (event.event == "fatal") {
+          node.fatal = true;
+          node.fatal_traced = true;
+          error("node " + node.name + " stopped with a fatal error: " + event.details);
+        }
+      }
+    } else if (const auto* stats = std::get_if<NodeStats>(&body)) {
+      Metrics& metrics = result_.counters[node.name];
+      metrics.clear();
+      for (const Counter& counter : stats->counters) {
+        metrics[counter.name] = counter.value;
+        if (is_sampled_gauge(counter.name))
+          result_.samples.push_back(MetricSample{stats->at_us, node.name, counter.name, counter.value});
+      }
+      if (stats->final) node.final_stats = true;
+    } else if (const auto* batch = std::get_if<DeliveryBatch>(&body)) {
+      result_.deliveries.insert(result_.deliveries.end(), batch->deliveries.begin(), batch->deliveries.end());
+      if (batch->end_of_output && sinks_.count(id)) ended_sinks_.insert(id);
+    } else if (!stopping) {
+      say("hapair: ignoring an unexpected " + std::string(message_kind_name(body)) + " message from " + node.name);
+    }
+  }
+
+  void on_hello(const std::string& peer, const Hello& hello) {
+    const NodeId id = plan_.node_id(hello.node_name);
+    if (id == kNoNode) {
+      say("hapair: ignoring a hello from unknown node '" + hello.node_name + "'");
+      return;
+    }
+    NodeState& node = nodes_[id];
+    if (node.hello) {
+      say("hapair: ignoring a second hello from node " + node.name);
+      return;
+    }
+    node.hello = true;
+    node.peer = peer;
+    node.endpoint = hello.endpoint;
+    by_peer_[peer] = id;
+  }
+
+  // ---- the end ----------------------------------------------------------------------------
+
+  // Stops every node that still runs: StopRun, wait for final stats and exits, SIGKILL what is
+  // left, reap everything.
+  void stop_all() {
+    if (interrupted()) {
+      error(std::string("interrupted by ") + (g_interrupt_signal == SIGTERM ? "SIGTERM" : "SIGINT") +
+            "; every node process was killed");
+      kill_and_reap_all();
+      return;
+    }
+    if (control_) {
+      for (NodeId id = 0; id < nodes_.size(); ++id) {
+        NodeState& node = nodes_[id];
+        if (node.paused && node.running) {
+          kill(node.pid, SIGCONT);
+          node.paused = false;
+        }
+        if (!node.hello || node.killed || (!options_.manual && !node.running)) continue;
+        node.stop_sent = control_->send(node.peer, Envelope{Header{kNoNode, 0, now_or_zero()}, StopRun{false}});
+      }
+      const RunClock stopping = RunClock::starting_now();
+      const TimeUs timeout_us = static_cast<TimeUs>(options_.stop_timeout_s * 1e6);
+      while (stopping.now_us() < timeout_us && !interrupted()) {
+        bool waiting = false;
+        for (NodeId id = 0; id < nodes_.size(); ++id) {
+          NodeState& node = nodes_[id];
+          if (!node.stop_sent) continue;
+          if (!options_.manual) reap(id, true);
+          // The final stats can arrive after the exit is seen: both are awaited.
+          if (node.running || !node.final_stats) waiting = true;
+        }
+        if (!waiting) break;
+        receive_burst(10'000, true);
+      }
+      // Final messages that arrived together with the exits.
+      receive_burst(0, true);
+      for (NodeId id = 0; id < nodes_.size(); ++id) {
+        const NodeState& node = nodes_[id];
+        if (options_.manual && node.stop_sent && !node.final_stats)
+          error("node " + node.name + " sent no final stats within " + format_seconds(options_.stop_timeout_s) +
+                " s of StopRun");
+      }
+    }
+    kill_and_reap_all();
+  }
+
+  void kill_and_reap_all() {
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      NodeState& node = nodes_[id];
+      if (!node.running) continue;
+      if (!interrupted() && !node.killed && node.stop_sent)
+        error("node " + node.name + " did not exit within " + format_seconds(options_.stop_timeout_s) +
+              " s of StopRun and was killed");
+      kill(node.pid, SIGKILL);
+      int status = 0;
+      while (waitpid(node.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      node.running = false;
+    }
+  }
+
+  // Collects the exit of child `id` if it has exited; true when it did just now. An exit the
+  // launcher did not cause is an error (and, during the run, a "crash" event).
+  bool reap(NodeId id, bool stopping) {
+    NodeState& node = nodes_[id];
+    if (!node.running) return false;
+    int status = 0;
+    const pid_t got = waitpid(node.pid, &status, WNOHANG);
+    if (got != node.pid) return false;
+    node.running = false;
+    if (node.killed) return true;
+    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (stopping && node.stop_sent && clean) return true;
+    // A fatal error ends the run; its reason arrives as a "fatal" trace event (possibly after
+    // the exit is seen here) and becomes its own error.
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kNodeExitFatal) {
+      node.fatal = true;
+      echo_log(id);
+      return true;
+    }
+    if (stopping && node.stop_sent) {
+      error("node " + node.name + " exited with " + describe_status(status) + " after StopRun");
+    } else {
+      error("node " + node.name + " exited unexpectedly with " + describe_status(status));
+      result_.events.push_back(TraceEvent{now_or_zero(), id, "crash", "status=" + describe_status(status)});
+    }
+    echo_log(id);
+    return true;
+  }
+
+  RunResult finish_result() {
+    for (const NodeState& node : nodes_)
+      if (node.fatal && !node.fatal_traced)
+        error("node " + node.name + " exited with a fatal error (exit code " + std::to_string(kNodeExitFatal) +
+              ") whose reason never reached the launcher");
+    std::stable_sort(result_.events.begin(), result_.events.end(),
+                     [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
+    std::stable_sort(result_.deliveries.begin(), result_.deliveries.end(),
+                     [](const Delivery& a, const Delivery& b) { return a.at_us < b.at_us; });
+    if (result_.end_us == 0) result_.end_us = now_or_zero();
+    if (control_ && control_->decode_dropped() > 0)
+      say("hapair: dropped " + std::to_string(control_->decode_dropped()) + " malformed control messages");
+    if (!log_dir_.empty()) {
+      if (log_dir_is_temp_ && result_.errors.empty()) {
+        for (const NodeState& node : nodes_) unlink(node.log_path.c_str());
+        if (options_.topology_path.empty()) unlink(topology_path_.c_str());
+        rmdir(log_dir_.c_str());
+      } else if (!result_.errors.empty()) {
+        std::fprintf(stderr, "hapair: node logs are in %s\n", log_dir_.c_str());
+      }
+    }
+    return std::move(result_);
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------
+
+  void echo_log(NodeId id) {
+    const NodeState& node = nodes_[id];
+    if (node.log_path.empty() || options_.manual) return;
+    const std::string tail = file_tail(node.log_path, 4'000);
+    std::fprintf(stderr, "---- output of node %s (%s) ----\n%s%s---- end of output of node %s ----\n",
+                 node.name.c_str(), node.log_path.c_str(), tail.c_str(),
+                 tail.empty() || tail.back() == '\n' ? "" : "\n", node.name.c_str());
+  }
+
+  void error(const std::string& message) { result_.errors.push_back(message); }
+
+  void say(const std::string& text) const {
+    if (options_.print) {
+      options_.print(text);
+    } else {
+      std::fputs(text.c_str(), stdout);
+      if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+      std::fflush(stdout);
+    }
+  }
+
+  static std::string format_seconds(double s) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", s);
+    return buffer;
+  }
+
+  static bool interrupted() { return g_interrupt_signal != 0; }
+  TimeUs now_or_zero() const { return clock_ ? clock_->now_us() : 0; }
+
+  const Plan& plan_;
+  const LaunchOptions& options_;
+  RunResult result_;
+  std::vector<NodeState> nodes_;
+  std::set<NodeId> sinks_;
+  std::set<NodeId> ended_sinks_;
+  std::map<std::string, NodeId> by_peer_;
+  std::vector<FaultAction> actions_;
+  std::unique_ptr<ControlServer> control_;
+  std::optional<RunClock> clock_;
+  std::string advertised_;
+  std::string log_dir_;
+  bool log_dir_is_temp_ = false;
+  std::string topology_path_;
+  std::int64_t unknown_messages_ = 0;
+};
+
+}  // namespace
+
+std::string node_command_line(const std::string& hapair_binary, const std::string& topology_path,
+                              const std::string& node_name, const std::string& control_endpoint) {
+  return shell_quote(hapair_binary) + " node --topology " + shell_quote(topology_path) + " --name " +
+         shell_quote(node_name) + " --control " + shell_quote(control_endpoint);
+}
+
+RunResult launch_real_run(const Plan& plan, const LaunchOptions& options) { return Launch(plan, options).run(); }
+
+}  // namespace hapair

@@ -1,0 +1,67 @@
+// The launcher of real runs: one OS process per plan node (`hapair node`), a control plane to
+// them, failure injection with real signals, and a RunResult of what happened.
+//
+// Paper: the experiments of section 6 run each server as its own process and kill one; here a
+// crash fault is a real SIGKILL of the node's process (fail-stop, section 2) and a pause is a
+// SIGSTOP/SIGCONT pair (a server that stops and comes back, which the paper assumed away).
+//
+// What it does: binds a ROUTER for control, starts every node (or, in manual mode, prints the
+// command for each and waits for them), waits for every Hello, sends the Directory with the run
+// epoch, collects traces, stats and sink deliveries while injecting the faults on schedule,
+// ends the run when every sink reported end_of_output (or duration_s + drain_timeout_s
+// passed), stops every node and reaps every child.
+//
+// Invariants: no child process outlives launch_real_run (leftovers are SIGKILLed and reaped, and
+// every child dies with the launcher through PR_SET_PDEATHSIG); a child that dies without the
+// launcher killing it is an error in the result, never silence; the failure event of a crash
+// fault carries the instant of the SIGKILL on the nodes' clock.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "protocols/plan.h"
+#include "protocols/run_result.h"
+
+namespace hapair {
+
+struct LaunchOptions {
+  // The binary that has the `node` subcommand. /proc/self/exe is right when the launcher runs
+  // inside `hapair` itself; tests pass the path of the built `hapair`.
+  std::string hapair_binary = "/proc/self/exe";
+  // The effective topology file every node reads. Empty: the launcher writes the plan's
+  // topology (write_topology) as topology.conf into log_dir and hands out that.
+  std::string topology_path;
+  std::vector<FaultSpec> faults;  // crash and pause only (partition and restart are sim-only)
+  // Called about every 100 ms of the run with the seconds elapsed since the epoch and the
+  // configured duration_s.
+  std::function<void(double elapsed_s, double total_s)> progress;
+  // Manual mode (several hosts): start nothing, print the `hapair node` command of every node
+  // and wait for their Hello; faults become Kill messages instead of signals.
+  bool manual = false;
+  // Where the control ROUTER binds. For several hosts bind a reachable address
+  // (e.g. tcp://0.0.0.0:5555) and set control_advertise to the address nodes should dial.
+  std::string control_bind = "tcp://127.0.0.1:*";
+  std::string control_advertise;  // empty: the bound endpoint
+  // Where each node's stdout and stderr go (NODE.log). Empty: a fresh /tmp/hapair-run-XXXXXX
+  // that is removed after a run without errors (and kept, and named on stderr, otherwise).
+  std::string log_dir;
+  double hello_timeout_s = 30.0;          // spawned nodes
+  double manual_hello_timeout_s = 600.0;  // manual mode: a person starts the nodes
+  double epoch_delay_s = 0.3;             // the epoch is this long after the Directory is sent
+  double stop_timeout_s = 5.0;            // wait for final stats and exits after StopRun
+  // Manual-mode instructions and notices; empty: printed to stdout.
+  std::function<void(const std::string&)> print;
+};
+
+// Runs the plan once with real processes. Setup failures (bad faults, a node that never says
+// hello, a bind failure) come back as errors in the result with completed = false.
+// SIGINT/SIGTERM during the call kill every child, and the result says so.
+RunResult launch_real_run(const Plan& plan, const LaunchOptions& options);
+
+// The command line that starts `node` by hand (manual mode prints one per node).
+std::string node_command_line(const std::string& hapair_binary, const std::string& topology_path,
+                              const std::string& node_name, const std::string& control_endpoint);
+
+}  // namespace hapair
