@@ -1,0 +1,102 @@
+#include "harness/run_once.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "harness/launcher.h"
+#include "harness/results.h"
+#include "harness/topology_file.h"
+#include "sim/faults.h"
+#include "sim/simulator.h"
+
+namespace hapair {
+
+Reference compute_reference(const Plan& plan) {
+  Reference r;
+  r.run = reference_run(plan);
+  r.arbitrary_operators = arbitrary_operators(plan);
+  return r;
+}
+
+RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request, const Reference& reference) {
+  RunOutcome out;
+  out.effective_config = write_topology(plan->topology);
+  if (request.driver == "sim") {
+    SimOptions options;
+    options.faults = request.faults;
+    options.log = request.log;
+    out.result = run_simulation(plan, options);
+  } else {
+    LaunchOptions options;
+    options.hapair_binary = request.hapair_binary;
+    options.faults = request.faults;
+    options.progress = request.progress;
+    options.log_dir = request.log_dir;
+    out.result = launch_real_run(*plan, options);
+  }
+  out.semantics = check_semantics(reference.run.deliveries, out.result.deliveries, reference.arbitrary_operators);
+  out.metrics = compute_metrics(out.result, reference.run.deliveries, reference.run.input_tuples);
+  out.summary = format_summary(out.result, out.semantics, out.metrics);
+  if (!request.out_dir.empty())
+    out.write_error = write_results(request.out_dir, out.result, out.semantics, out.metrics, out.effective_config,
+                                    plan->settings().seed, HAPAIR_VERSION_STRING);
+  return out;
+}
+
+namespace {
+
+std::optional<double> parse_seconds(const std::string& s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<FaultSpec> parse_crash_fault(const std::string& text, std::string& error) {
+  const auto at = text.find('@');
+  if (at == std::string::npos || at == 0) {
+    error = "'" + text + "' is not NODE@SECONDS (e.g. aggregate@3)";
+    return std::nullopt;
+  }
+  auto seconds = parse_seconds(text.substr(at + 1));
+  if (!seconds) {
+    error = "'" + text + "': '" + text.substr(at + 1) + "' is not a number of seconds";
+    return std::nullopt;
+  }
+  FaultSpec f;
+  f.kind = FaultKind::crash;
+  f.node = text.substr(0, at);
+  f.at_s = *seconds;
+  return f;
+}
+
+std::optional<FaultSpec> parse_pause_fault(const std::string& text, std::string& error) {
+  const auto plus = text.rfind('+');
+  if (plus == std::string::npos) {
+    error = "'" + text + "' is not NODE@SECONDS+DURATION (e.g. filter@2+0.5)";
+    return std::nullopt;
+  }
+  auto f = parse_crash_fault(text.substr(0, plus), error);
+  if (!f) return std::nullopt;
+  auto duration = parse_seconds(text.substr(plus + 1));
+  if (!duration || *duration <= 0) {
+    error = "'" + text + "': the pause duration must be a positive number of seconds";
+    return std::nullopt;
+  }
+  f->kind = FaultKind::pause;
+  f->duration_s = *duration;
+  return f;
+}
+
+std::vector<std::string> validate_run_faults(const Plan& plan, const std::vector<FaultSpec>& faults) {
+  std::vector<std::string> problems = validate_faults(plan, faults);
+  for (const auto& f : faults)
+    if (f.at_s > plan.settings().duration_s + plan.settings().drain_timeout_s)
+      problems.push_back("fault on '" + f.node + "' at " + std::to_string(f.at_s) +
+                         " s is after the end of the run (duration_s + drain_timeout_s)");
+  return problems;
+}
+
+}  // namespace hapair

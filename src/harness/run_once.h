@@ -1,0 +1,57 @@
+// One run of one configuration, end to end: drive it (real processes or the simulator), compare
+// its sink output with the failure-free reference, compute its metrics, and optionally write
+// the result files. Every command that runs something (run, compare, experiment, chaos) goes
+// through here, so all of them measure the same way (DESIGN.md section 5).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/checker.h"
+#include "harness/metrics.h"
+#include "harness/reference.h"
+#include "protocols/plan.h"
+#include "protocols/run_result.h"
+
+namespace hapair {
+
+struct RunRequest {
+  std::string driver = "real";  // "real" or "sim"
+  std::vector<FaultSpec> faults;
+  std::string out_dir;          // empty: write no files
+  std::string hapair_binary = "/proc/self/exe";
+  std::function<void(double elapsed_s, double total_s)> progress;
+  std::function<void(const std::string&)> log;  // simulator log lines (first: the seed)
+  std::string log_dir;                          // real driver: node logs
+};
+
+struct RunOutcome {
+  RunResult result;
+  SemanticsReport semantics;
+  RunMetrics metrics;
+  std::string effective_config;  // write_topology(plan.topology)
+  std::string summary;           // format_summary()
+  std::string write_error;       // non-empty when the result files could not be written
+};
+
+// The reference of a plan; compute it once and pass it to several runs of the same network.
+struct Reference {
+  ReferenceRun run;
+  std::vector<std::string> arbitrary_operators;
+};
+Reference compute_reference(const Plan& plan);
+
+RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request, const Reference& reference);
+
+// Parses "NODE@SECONDS" (a crash) into a fault; nullopt with `error` set when malformed.
+std::optional<FaultSpec> parse_crash_fault(const std::string& text, std::string& error);
+// Parses "NODE@SECONDS+DURATION" (a pause: SIGSTOP, then SIGCONT).
+std::optional<FaultSpec> parse_pause_fault(const std::string& text, std::string& error);
+
+// Every problem with a list of faults for this plan (unknown nodes, times outside the run).
+std::vector<std::string> validate_run_faults(const Plan& plan, const std::vector<FaultSpec>& faults);
+
+}  // namespace hapair
