@@ -34,7 +34,8 @@ Identity identity_of(const EntryKey& k) { return {std::get<0>(k), std::get<1>(k)
 struct Counts {
   std::uint64_t reference = 0;
   std::uint64_t delivered = 0;
-  // The first delivery of the entry and its first place in the reference, for examples.
+  // One occurrence of the entry (its first in the reference, else its first delivery), whose
+  // exact value the examples show.
   const Delivery* sample = nullptr;
 };
 
@@ -55,8 +56,9 @@ CountMap count_entries(const std::vector<Delivery>& reference, const std::vector
   return counts;
 }
 
-// Per stream, the entries of `sequence` whose occurrence number is within `limit` of the entry
-// (the reference count for the delivered sequence, the delivered count for the reference one).
+// Per stream, the entries of `sequence` whose occurrence number is within the entry's limit:
+// its reference count when `sequence` is the delivered one, its delivered count when it is the
+// reference (the order rule in checker.h).
 std::map<StreamId, std::vector<const Counts*>> restricted_sequences(const std::vector<Delivery>& sequence,
                                                                    const CountMap& counts,
                                                                    bool limit_by_reference) {
