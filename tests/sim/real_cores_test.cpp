@@ -1,0 +1,112 @@
+// The simulator hosting the production cores (make_node_core) on the built-in default network:
+// runs complete, are identical for the same seed, and a crashed primary is taken over.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <tuple>
+
+#include "protocols/plan.h"
+#include "sim/scenario.h"
+#include "sim/sim_bench.h"
+#include "sim/simulator.h"
+
+namespace hapair {
+namespace {
+
+std::shared_ptr<const Plan> default_plan(HaMode mode, double duration_s) {
+  Topology t = default_topology();
+  t.settings.ha = mode;
+  t.settings.duration_s = duration_s;
+  t.sim.link_jitter_ms = 0.05;
+  return std::make_shared<const Plan>(make_plan(t));
+}
+
+// The sink output as a sorted multiset of (identity, value), as the semantics checker compares it.
+std::vector<std::pair<std::uint64_t, double>> output_multiset(const RunResult& r) {
+  std::vector<std::pair<std::uint64_t, double>> out;
+  for (const auto& d : r.deliveries) out.emplace_back(d.tuple.lineage, d.tuple.value);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool has_event(const RunResult& r, const std::string& event) {
+  return std::any_of(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return e.event == event; });
+}
+
+TEST_CASE("the default network completes in the simulator under every HA mode, with the same output", "[sim][real]") {
+  const RunResult reference = run_simulation(default_plan(HaMode::none, 1.0), SimOptions{});
+  REQUIRE(reference.completed);
+  REQUIRE(reference.errors.empty());
+  REQUIRE_FALSE(reference.deliveries.empty());
+  for (HaMode mode : {HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active}) {
+    INFO("ha " << to_string(mode));
+    const RunResult r = run_simulation(default_plan(mode, 1.0), SimOptions{});
+    CHECK(r.completed);
+    CHECK(r.errors.empty());
+    CHECK(output_multiset(r) == output_multiset(reference));
+    CHECK(r.counters.at("source").at("messages_sent.tuples") > 0);
+    CHECK(r.counters.at("aggregate").at("cpu_us") > 0);
+    CHECK_FALSE(r.samples.empty());
+  }
+}
+
+TEST_CASE("the same seed twice gives identical results with the real cores and a crash", "[sim][real][determinism]") {
+  auto once = [] {
+    SimOptions o;
+    o.seed = 31;
+    o.faults = {{FaultKind::crash, "aggregate", "", 0.5, 0.0}};
+    return run_simulation(default_plan(HaMode::passive, 1.0), o);
+  };
+  const RunResult a = once();
+  const RunResult b = once();
+  REQUIRE(a.completed);
+  CHECK(has_event(a, "takeover"));
+  CHECK(a.deliveries == b.deliveries);
+  CHECK(a.events == b.events);
+  CHECK(a.counters == b.counters);
+  CHECK(a.end_us == b.end_us);
+  REQUIRE(a.samples.size() == b.samples.size());
+  for (std::size_t i = 0; i < a.samples.size(); ++i)
+    CHECK(std::tie(a.samples[i].at_us, a.samples[i].node, a.samples[i].name, a.samples[i].value) ==
+          std::tie(b.samples[i].at_us, b.samples[i].node, b.samples[i].name, b.samples[i].value));
+}
+
+TEST_CASE("swarm cases on the default network detect the crash, take over and complete", "[sim][real][swarm]") {
+  SwarmOptions o;
+  o.ha_modes = {HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active};
+  o.duration_s = 1.5;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    const SwarmCase c = swarm_case(seed, o);
+    INFO(c.description);
+    Scenario sc(c.topology);
+    for (const auto& f : c.faults) sc.fault(f);
+    const RunResult& r = sc.run_until_quiet();
+    CHECK(r.completed);
+    CHECK(r.errors.empty());
+    CHECK(has_event(r, "failure"));
+    CHECK(has_event(r, "detection"));
+    CHECK(has_event(r, "takeover"));
+    CHECK(sc.sent_count("takeover") > 0);
+  }
+}
+
+TEST_CASE("the scale bench chain carries exactly the requested tuples through every filter", "[sim][real][bench]") {
+  SimBenchOptions o;
+  o.nodes = 6;
+  o.tuples = 3000;
+  o.rate_tps = 20'000.0;
+  const Topology t = sim_bench_topology(o);
+  CHECK(t.fragments.size() == 6);
+  const SimBenchReport r = run_sim_scale_bench(o);
+  INFO(format_sim_bench_report(r));
+  CHECK(r.completed);
+  CHECK(r.errors.empty());
+  CHECK(r.tuples == 3000);
+  CHECK(r.tuples_delivered == 3000);
+  CHECK(r.simulated_s >= 0.15);
+  CHECK(r.messages > 0);
+  CHECK(r.wall_s > 0.0);
+}
+
+}  // namespace
+}  // namespace hapair
