@@ -174,6 +174,18 @@ TEST_CASE("a fragment wires filter -> aggregate and exports only the stream othe
   CHECK(f.has_finished());
 }
 
+TEST_CASE("a fragment runs its operators in topological order whatever order the spec lists them in", "[fragment]") {
+  const HandPlan ordered = hand_plan({filter_op("in", "mid", 50.0), aggregate_op("mid", "out")}, {"in"}, {"out"});
+  const HandPlan reversed = hand_plan({aggregate_op("mid", "out"), filter_op("in", "mid", 50.0)}, {"in"}, {"out"});
+  const StreamArrivals input = on_streams(on_port(source("in", 300, 200.0, 4)), {0});
+  Fragment a(ordered.plan, ordered.ops);
+  Fragment b(reversed.plan, reversed.ops);
+  const Tuples want = on_stream(run_all(a, input), 1);
+  REQUIRE(!want.empty());
+  CHECK(on_stream(run_all(b, input), 1) == want);
+  CHECK(b.has_finished());
+}
+
 TEST_CASE("a fragment stream read inside and by another fragment is both routed and exported", "[fragment]") {
   const HandPlan h = hand_plan({filter_op("in", "mid", 50.0), aggregate_op("mid", "out")}, {"in"}, {"mid", "out"});
   Fragment f(h.plan, h.ops);
