@@ -54,7 +54,7 @@ TEST_CASE("source tuples are a pure function of seed, stream and position", "[so
   CHECK(same_as_other_stream == 0);
 }
 
-TEST_CASE("source keys cover [0, key_count) and integer values are floored uniform values", "[source]") {
+TEST_CASE("source keys cover 0 to key_count - 1 and integer values are floored uniform values", "[source]") {
   const SourceSpec s = spec_of("in", 1000.0, 5);
   std::set<std::int64_t> keys;
   for (TupleId i = 1; i <= 2000; ++i) {
