@@ -12,5 +12,6 @@ using Args = std::vector<std::string>;  // the arguments after the subcommand na
 int run_command(const Args& args);    // run one configuration, print/write its metrics
 int node_command(const Args& args);   // run one node process (started by a launcher or by hand)
 int bench_command(const Args& args);  // one-hop throughput against raw ZeroMQ
+int compare_command(const Args& args);  // every approach on one network: the main job
 
 }  // namespace hapair::cli

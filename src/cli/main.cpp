@@ -14,6 +14,7 @@ struct Entry {
 };
 
 constexpr Entry kCommands[] = {
+    {"compare", hapair::cli::compare_command, "every approach on the default network with the same crash (the main job)"},
     {"run", hapair::cli::run_command, "run one configuration (default network) and report its metrics"},
     {"node", hapair::cli::node_command, "run one node process (for launchers and multi-host runs)"},
     {"bench", hapair::cli::bench_command, "one-hop throughput of hapair against raw ZeroMQ"},
