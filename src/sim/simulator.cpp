@@ -518,16 +518,35 @@ struct Simulator::Impl {
   }
 
   RunResult make_result() const {
+    RunResult r = result_without_records();
+    r.deliveries = deliveries;
+    r.events = events;
+    r.samples = samples;
+    sort_events(r);
+    return r;
+  }
+
+  // For take_result: the big vectors are moved, not copied (a million deliveries in a scale run).
+  RunResult move_result() {
+    RunResult r = result_without_records();
+    r.deliveries = std::move(deliveries);
+    r.events = std::move(events);
+    r.samples = std::move(samples);
+    sort_events(r);
+    return r;
+  }
+
+  static void sort_events(RunResult& r) {
+    std::stable_sort(r.events.begin(), r.events.end(),
+                     [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
+  }
+
+  RunResult result_without_records() const {
     RunResult r;
     r.plan = plan;
     r.driver = "sim";
     r.faults = options.faults;
-    r.deliveries = deliveries;
-    r.events = events;
-    std::stable_sort(r.events.begin(), r.events.end(),
-                     [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
     for (const auto& n : nodes) r.counters[n.name] = merged_metrics(n);
-    r.samples = samples;
     r.end_us = now_us;
     r.completed = completed();
     r.errors = errors;
@@ -617,7 +636,7 @@ const std::shared_ptr<const Plan>& Simulator::plan() const { return impl_->plan;
 RunResult Simulator::result() const { return impl_->make_result(); }
 
 RunResult Simulator::take_result() {
-  RunResult r = impl_->make_result();
+  RunResult r = impl_->move_result();
   impl_.reset();
   return r;
 }

@@ -141,6 +141,22 @@ TEST_CASE("queue gauges are sampled every 100 ms of virtual time", "[sim][run][s
   CHECK(r.samples.size() == 3 * 3);
 }
 
+TEST_CASE("progress lines follow the seed line at the requested interval of virtual time", "[sim][run]") {
+  auto plan = make_chain_plan(3);
+  plan->topology.source_file = "nets/chain.toml";
+  std::vector<std::string> lines;
+  SimOptions o;
+  o.seed = 4;
+  o.progress_interval_s = 0.2;
+  o.log = [&](const std::string& line) { lines.push_back(line); };
+  const RunResult r = run_simulation(plan, o, chain_factory(ChainSpec{1000, 10, 4000}));
+  REQUIRE(r.completed);
+  REQUIRE(lines.size() == 2);  // the run lasts about 0.4 s: progress at 0.2 s only
+  CHECK(lines[0] == "sim: seed 4");
+  CHECK_THAT(lines[1], Catch::StartsWith("sim: t=0.2 s deliveries="));
+  CHECK(reproduce_command(*r.plan, 4) == "hapair run --driver sim --seed 4 --topology nets/chain.toml");
+}
+
 TEST_CASE("a fatal error from a core stops the run and is reported", "[sim][run]") {
   auto plan = make_test_plan({{"a", FragmentKind::operators}, {"sink", FragmentKind::sink}});
   plan->topology.sim = exact_network(0.1, 1e9);
