@@ -72,9 +72,10 @@ class Fragment {
   void add_determinants(const Determinants& d, FragmentOutputs& out);
   std::size_t buffered_tuples() const;
 
-  // Inputs refused as bad input from peers (counted, never asserted): tuples or end-of-stream
-  // marks of streams the fragment does not read or that already ended, and determinant records
-  // for a missing or deterministic operator, with a gap in their numbering, or already applied.
+  // Inputs refused as bad input from peers (counted, never asserted): tuples of streams the
+  // fragment does not read or that already ended, end-of-stream marks of streams it does not
+  // read (a repeated end of stream is harmless and ignored), and determinant records for a
+  // missing or deterministic operator, with a gap in their numbering, or already applied.
   std::uint64_t dropped_inputs() const;
 
  private:
