@@ -2,16 +2,23 @@
 // bytes_sent.<kind> counters (DESIGN.md section 5: runtime overhead is measured as bytes per
 // message kind, so the simulator must count the same sizes the real transport would).
 //
-// Invariant: one function, one call site in the simulator, and it returns exactly the size of
-// the Cap'n Proto encoding (protocols/codec.h), the bytes the ZeroMQ runtime would send.
+// Invariant: wire_bytes has one call site in the simulator and returns exactly the size of the
+// Cap'n Proto encoding (protocols/codec.h), the bytes the ZeroMQ runtime would send. Kind names
+// (kMessageKindNames) map to kind indexes here too, for drop rules and counts by kind.
 #pragma once
 
 #include <cstddef>
+#include <iterator>
+#include <string>
 
 #include "protocols/messages.h"
 
 namespace hapair::sim {
 
 std::size_t wire_bytes(const Envelope& envelope);
+
+// The index of a kind name in kMessageKindNames; kMessageKindCount when there is no such kind.
+inline constexpr std::size_t kMessageKindCount = std::size(kMessageKindNames);
+std::size_t message_kind_index(const std::string& kind_name);
 
 }  // namespace hapair::sim

@@ -6,18 +6,9 @@
 
 #include "protocols/check.h"
 #include "protocols/rng.h"
+#include "sim/message_size.h"
 
 namespace hapair {
-namespace {
-
-std::size_t kind_index_of(const std::string& kind) {
-  for (std::size_t i = 0; i < std::size(kMessageKindNames); ++i)
-    if (kind == kMessageKindNames[i]) return i;
-  return std::size(kMessageKindNames);
-}
-
-}  // namespace
-
 Scenario::Scenario(std::shared_ptr<const Plan> plan, CoreFactory factory)
     : plan_(std::move(plan)), factory_(std::move(factory)) {
   HAPAIR_CHECK(plan_ != nullptr);
@@ -120,8 +111,8 @@ Metrics Scenario::metrics(const std::string& node) const {
 }
 
 std::int64_t Scenario::sent_count(const std::string& kind, const std::string& from, const std::string& to) const {
-  const std::size_t k = kind_index_of(kind);
-  HAPAIR_CHECK_MSG(k < std::size(kMessageKindNames), "unknown message kind '" << kind << "'");
+  const std::size_t k = sim::message_kind_index(kind);
+  HAPAIR_CHECK_MSG(k < sim::kMessageKindCount, "unknown message kind '" << kind << "'");
   const NodeId f = checked_node(from);
   const NodeId t = checked_node(to);
   std::int64_t n = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <sstream>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -18,6 +19,9 @@ namespace hapair {
 namespace {
 
 constexpr std::size_t kKinds = std::variant_size_v<Message>;
+// The data-plane kinds come first in Message; is_control_message() starts at "hello".
+constexpr std::size_t kDataPlaneKinds = 12;
+static_assert(std::string_view(kMessageKindNames[kDataPlaneKinds]) == "hello");
 constexpr const char* kSampledPrefixes[] = {"output_queue_tuples", "input_queue_tuples", "retained"};
 
 TimeUs us_from_s(double s) { return static_cast<TimeUs>(std::llround(s * 1e6)); }
@@ -26,12 +30,6 @@ std::string format_s(TimeUs us) {
   std::ostringstream os;
   os << static_cast<double>(us) / 1e6 << " s";
   return os.str();
-}
-
-std::size_t kind_index(const std::string& kind) {
-  for (std::size_t i = 0; i < kKinds; ++i)
-    if (kind == kMessageKindNames[i]) return i;
-  return kKinds;
 }
 
 // ---- events ------------------------------------------------------------------------------
@@ -498,8 +496,7 @@ struct Simulator::Impl {
     Metrics m = n.core ? n.core->metrics() : n.last_core_metrics;
     m["cpu_us"] = n.c.cpu_us;
     m["decode_dropped"] = 0;  // nothing is decoded in the simulator
-    for (std::size_t k = 0; k < kKinds; ++k) {
-      if (k >= 12) break;  // control-plane kinds: not HA overhead, and absent here
+    for (std::size_t k = 0; k < kDataPlaneKinds; ++k) {
       m[std::string("bytes_sent.") + kMessageKindNames[k]] = n.c.bytes_sent[k];
       m[std::string("messages_sent.") + kMessageKindNames[k]] = n.c.messages_sent[k];
     }
@@ -591,7 +588,7 @@ Simulator::Simulator(std::shared_ptr<const Plan> plan, SimOptions options, CoreF
 
   for (const auto& drop : m.options.kind_drops) {
     sim::KindDropRule rule;
-    rule.kind_index = kind_index(drop.kind);
+    rule.kind_index = sim::message_kind_index(drop.kind);
     HAPAIR_CHECK_MSG(rule.kind_index < kKinds, "kind drop of unknown message kind '" << drop.kind << "'");
     rule.from = drop.from.empty() ? kNoNode : m.node_id(drop.from);
     rule.to = drop.to.empty() ? kNoNode : m.node_id(drop.to);
