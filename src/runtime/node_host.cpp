@@ -142,8 +142,9 @@ class NodeHost {
       on_control(*envelope);
       if (stop_requested_) return {};
     }
-    throw SetupError("no directory from the launcher at " + options_.control_endpoint + " within " +
-                     std::to_string(options_.directory_timeout_s) + " s");
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", options_.directory_timeout_s);
+    throw SetupError("no directory from the launcher at " + options_.control_endpoint + " within " + seconds + " s");
   }
 
   int loop() {
@@ -242,6 +243,8 @@ class NodeHost {
     metrics["control_send_failed"] = control_.send_failed();
     metrics["control_unexpected"] = control_unexpected_;
     metrics["finished"] = out_.finished ? 1 : 0;
+    // Lets a launcher (or a test) check afterwards that the process is really gone.
+    metrics["pid"] = static_cast<std::int64_t>(getpid());
     // The host's own counters win a name clash: they describe the process, not the role.
     for (const auto& [name, value] : core_->metrics()) metrics.emplace(name, value);
     NodeStats stats;

@@ -3,7 +3,13 @@
 // malformed frames counted and dropped, and the per-peer outbox bound when a peer is absent.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -66,14 +72,30 @@ std::vector<Envelope> receive_messages(Transport& receiver, std::size_t count, T
   return got;
 }
 
-// An endpoint nobody listens on: bind a free port, read it back, release it.
-std::string unbound_endpoint(zmq::context_t& context) {
-  zmq::socket_t probe(context, zmq::socket_type::pull);
-  probe.set(zmq::sockopt::linger, 0);
-  probe.bind("tcp://127.0.0.1:*");
-  const std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
-  probe.close();
-  return endpoint;
+// An endpoint nobody listens on: a port below the kernel's ephemeral range (inside it, ZeroMQ's
+// reconnect attempts could pick it as their own source port and connect to themselves) that a
+// plain socket can bind. The check binds without listen(), so nothing ever accepts a connection
+// on it, and close() releases it at once (a ZeroMQ probe socket would close asynchronously).
+std::string unbound_endpoint() {
+  int ephemeral_low = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral_low;
+  REQUIRE(ephemeral_low > 2'100);
+  const int first = 1'024 + static_cast<int>(mix64(static_cast<std::uint64_t>(getpid())) % 1'000);
+  for (int port = first; port < ephemeral_low; ++port) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    const int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+    close(fd);
+    if (free) return "tcp://127.0.0.1:" + std::to_string(port);
+  }
+  FAIL("no free port below " << ephemeral_low);
+  return {};
 }
 
 }  // namespace
@@ -177,7 +199,7 @@ TEST_CASE("transport outbox towards an absent peer stays within its message boun
   config.send_hwm_messages = 4;
   config.outbox_messages_max = 20;
   Transport a(context, config);
-  a.set_peer(kPeer, unbound_endpoint(context));
+  a.set_peer(kPeer, unbound_endpoint());
 
   constexpr std::int64_t kSent = 300;
   for (std::int64_t i = 0; i < kSent; ++i) {
@@ -207,7 +229,7 @@ TEST_CASE("transport outbox towards an absent peer stays within its byte bound")
   config.outbox_messages_max = 1'000;
   config.outbox_bytes_max = 16 * 1024;
   Transport a(context, config);
-  a.set_peer(kPeer, unbound_endpoint(context));
+  a.set_peer(kPeer, unbound_endpoint());
 
   for (std::uint64_t i = 0; i < 100; ++i) {
     a.send(kPeer, envelope_of(Checkpoint{i, false, 0, 0, 1, some_bytes(3000, i)}));
@@ -224,7 +246,7 @@ TEST_CASE("a full outbox drops heartbeats and acks before tuple batches, and tup
   config.send_hwm_messages = 1;
   config.outbox_messages_max = 20;
   Transport a(context, config);
-  a.set_peer(kPeer, unbound_endpoint(context));
+  a.set_peer(kPeer, unbound_endpoint());
 
   // Fill ZeroMQ's queue and the outbox with heartbeats; then 5 tuple batches, then more
   // heartbeats, which push out the older heartbeats but never a tuple batch.
@@ -246,7 +268,7 @@ TEST_CASE("messages waiting in the outbox reach a peer that appears later, in or
   zmq::context_t context(1);
   TransportConfig config;
   config.send_hwm_messages = 2;
-  const std::string endpoint = unbound_endpoint(context);
+  const std::string endpoint = unbound_endpoint();
   Transport a(context, config);
   a.set_peer(kPeer, endpoint);
 

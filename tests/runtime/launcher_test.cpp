@@ -1,0 +1,357 @@
+// Tests of the launcher of real runs (harness/launcher.h) with real `hapair node` processes:
+// every node says hello and a run completes; a crash fault's SIGKILL is a failure event; a child
+// that dies on its own is an error and a crash event; SIGINT kills every child; setup failures
+// name the nodes concerned; manual mode runs nodes started by someone else. After every run no
+// child process may remain (checked with kill(pid, 0)).
+#include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/launcher.h"
+#include "protocols/plan.h"
+
+namespace hapair {
+namespace {
+
+// The built-in network (source -> filter -> aggregate -> sink), short and slow enough for tests.
+Plan small_plan(HaMode ha, double duration_s, double drain_timeout_s) {
+  Topology t = default_topology();
+  t.settings.ha = ha;
+  t.settings.duration_s = duration_s;
+  t.settings.drain_timeout_s = drain_timeout_s;
+  t.fragments[0].source.rate_tps = 1000.0;
+  REQUIRE(validate(t).empty());
+  return make_plan(t);
+}
+
+// A directory for one test's files (node logs, scripts), removed at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char pattern[] = "/tmp/hapair-launcher-test-XXXXXX";
+    REQUIRE(mkdtemp(pattern) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+LaunchOptions test_options(const TempDir& dir) {
+  LaunchOptions o;
+  o.hapair_binary = HAPAIR_BINARY;
+  o.log_dir = dir.path + "/logs";
+  o.print = [](const std::string&) {};
+  return o;
+}
+
+bool process_gone(pid_t pid) { return kill(pid, 0) == -1 && errno == ESRCH; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The live children of this process, with their command lines (from /proc).
+std::map<pid_t, std::string> children() {
+  std::map<pid_t, std::string> out;
+  DIR* proc = opendir("/proc");
+  if (!proc) return out;
+  const std::string self = std::to_string(getpid());
+  while (dirent* entry = readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_file("/proc/" + name + "/stat");
+    // pid (comm) state ppid ...: comm may hold spaces, so parse after its closing parenthesis.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid != self || state == "Z") continue;
+    std::string cmdline = read_file("/proc/" + name + "/cmdline");
+    for (char& c : cmdline)
+      if (c == '\0') c = ' ';
+    out[static_cast<pid_t>(std::stol(name))] = cmdline;
+  }
+  closedir(proc);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+bool has_event(const RunResult& r, const std::string& event, NodeId node, const std::string& details_part) {
+  for (const TraceEvent& e : r.events)
+    if (e.event == event && e.node == node && e.details.find(details_part) != std::string::npos) return true;
+  return false;
+}
+
+// Every node's process (from its reported pid counter and from what the test saw) is gone.
+void check_no_child_remains(const RunResult& r, const std::set<pid_t>& seen) {
+  for (const auto& [node, counters] : r.counters) {
+    auto it = counters.find("pid");
+    REQUIRE(it != counters.end());
+    INFO("node " << node << " pid " << it->second);
+    CHECK(process_gone(static_cast<pid_t>(it->second)));
+  }
+  for (pid_t pid : seen) {
+    INFO("child pid " << pid);
+    CHECK(process_gone(pid));
+  }
+  CHECK(children().empty());
+}
+
+std::string write_script(const TempDir& dir, const std::string& name, const std::string& body) {
+  const std::string path = dir.path + "/" + name;
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("launcher spawns every node, every node says hello, a failure-free run completes, and no child remains") {
+  const Plan plan = small_plan(HaMode::none, 1.0, 10.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  std::set<pid_t> seen;
+  int progress_calls = 0;
+  double last_total_s = 0;
+  o.progress = [&](double, double total_s) {
+    ++progress_calls;
+    last_total_s = total_s;
+    for (const auto& [pid, cmd] : children()) seen.insert(pid);
+  };
+  const RunResult r = launch_real_run(plan, o);
+
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.empty());
+  CHECK(r.completed);
+  CHECK(r.driver == "real");
+  REQUIRE(r.plan != nullptr);
+  CHECK(r.plan->nodes.size() == plan.nodes.size());
+  CHECK_FALSE(r.deliveries.empty());
+  CHECK(r.end_us > 0);
+  // Every node said hello and reported: the launcher has counters for each, with transport counters.
+  for (const PlanNode& node : plan.nodes) {
+    INFO("node " << node.name);
+    REQUIRE(r.counters.count(node.name) == 1);
+    CHECK(r.counters.at(node.name).count("cpu_us") == 1);
+    CHECK(r.counters.at(node.name).count("bytes_sent.tuples") == 1);
+  }
+  CHECK(r.counters.at("source").at("bytes_sent.tuples") > 0);
+  CHECK(seen.size() == plan.nodes.size());
+  CHECK(progress_calls > 0);
+  CHECK(last_total_s == 1.0);
+  for (std::size_t i = 1; i < r.events.size(); ++i) REQUIRE(r.events[i - 1].at_us <= r.events[i].at_us);
+  for (std::size_t i = 1; i < r.deliveries.size(); ++i) REQUIRE(r.deliveries[i - 1].at_us <= r.deliveries[i].at_us);
+  check_no_child_remains(r, seen);
+}
+
+TEST_CASE("launcher records the SIGKILL of a crash fault as a failure event of that node, not as an unexpected exit") {
+  // Without HA the crashed filter stops the flow, so the run ends at its drain timeout.
+  const Plan plan = small_plan(HaMode::none, 0.6, 0.6);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.faults.push_back(FaultSpec{FaultKind::crash, "filter", "", 0.3, 0.0});
+  std::set<pid_t> seen;
+  o.progress = [&](double, double) {
+    for (const auto& [pid, cmd] : children()) seen.insert(pid);
+  };
+  const RunResult r = launch_real_run(plan, o);
+
+  const NodeId filter = plan.node_id("filter");
+  REQUIRE(has_event(r, "failure", filter, "kind=crash"));
+  for (const TraceEvent& e : r.events) {
+    if (e.event != "failure") continue;
+    // On the nodes' clock, at (not before) the fault's time.
+    CHECK(e.at_us >= 300'000);
+    CHECK(e.at_us < 1'000'000);
+  }
+  CHECK_FALSE(has_event(r, "crash", filter, ""));
+  CHECK_FALSE(r.completed);
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("did not complete") != std::string::npos);
+  CHECK(r.faults.size() == 1);
+  check_no_child_remains(r, seen);
+}
+
+TEST_CASE("launcher reports a node that dies without being killed as an error and a crash event") {
+  const Plan plan = small_plan(HaMode::none, 0.6, 0.6);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  std::set<pid_t> seen;
+  bool killed = false;
+  o.progress = [&](double elapsed_s, double) {
+    for (const auto& [pid, cmd] : children()) {
+      seen.insert(pid);
+      // Someone else's kill -9, as the launcher sees it.
+      if (!killed && elapsed_s >= 0.2 && cmd.find("--name aggregate ") != std::string::npos) {
+        kill(pid, SIGKILL);
+        killed = true;
+      }
+    }
+  };
+  const RunResult r = launch_real_run(plan, o);
+
+  REQUIRE(killed);
+  INFO(joined(r.errors));
+  bool reported = false;
+  for (const std::string& e : r.errors)
+    reported = reported || e.find("node aggregate exited unexpectedly with signal 9") != std::string::npos;
+  CHECK(reported);
+  CHECK(has_event(r, "crash", plan.node_id("aggregate"), "status="));
+  CHECK_FALSE(has_event(r, "failure", plan.node_id("aggregate"), ""));
+  CHECK_FALSE(r.completed);
+  check_no_child_remains(r, seen);
+}
+
+TEST_CASE("launcher kills every child when SIGINT arrives during a run") {
+  const Plan plan = small_plan(HaMode::none, 5.0, 5.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  std::set<pid_t> seen;
+  bool raised = false;
+  o.progress = [&](double elapsed_s, double) {
+    for (const auto& [pid, cmd] : children()) seen.insert(pid);
+    if (!raised && elapsed_s >= 0.2) {
+      raised = true;
+      raise(SIGINT);
+    }
+  };
+  const RunResult r = launch_real_run(plan, o);
+
+  REQUIRE(raised);
+  CHECK(seen.size() == plan.nodes.size());
+  CHECK_FALSE(r.completed);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("interrupted by SIGINT") != std::string::npos);
+  // The run stopped early, well before its 5 s.
+  CHECK(r.end_us < 5'000'000);
+  check_no_child_remains(r, seen);
+}
+
+TEST_CASE("launcher names the nodes that never said hello and leaves no child behind") {
+  const Plan plan = small_plan(HaMode::none, 1.0, 1.0);
+  const TempDir dir;
+  const std::string pids = dir.path + "/pids";
+  LaunchOptions o = test_options(dir);
+  o.hapair_binary = write_script(dir, "silent-node", "echo $$ >> " + pids + "\nexec sleep 30");
+  o.hello_timeout_s = 0.5;
+  const RunResult r = launch_real_run(plan, o);
+
+  CHECK_FALSE(r.completed);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0] == "timed out after 0.5 s waiting for hello from: source, filter, aggregate, sink");
+  std::istringstream in(read_file(pids));
+  std::set<pid_t> seen;
+  for (pid_t pid; in >> pid;) seen.insert(pid);
+  CHECK(seen.size() == plan.nodes.size());
+  check_no_child_remains(r, seen);
+}
+
+TEST_CASE("launcher fails fast when a node exits before its hello, naming the node and its status") {
+  const Plan plan = small_plan(HaMode::none, 1.0, 1.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.hapair_binary = write_script(dir, "broken-node", "echo 'cannot start' >&2\nexit 7");
+  o.hello_timeout_s = 20.0;
+  const RunResult r = launch_real_run(plan, o);
+
+  CHECK_FALSE(r.completed);
+  REQUIRE_FALSE(r.errors.empty());
+  CHECK(r.errors[0].find("exited unexpectedly with exit code 7") != std::string::npos);
+  check_no_child_remains(r, {});
+}
+
+TEST_CASE("launcher refuses faults it cannot inject with real processes, before starting anything") {
+  const Plan plan = small_plan(HaMode::none, 1.0, 1.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.faults.push_back(FaultSpec{FaultKind::crash, "no-such-node", "", 0.5, 0.0});
+  o.faults.push_back(FaultSpec{FaultKind::partition, "filter", "aggregate", 0.5, 1.0});
+  o.faults.push_back(FaultSpec{FaultKind::pause, "filter", "", 0.5, 0.0});
+  const RunResult r = launch_real_run(plan, o);
+
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.size() == 3);
+  CHECK(r.errors[0].find("unknown node 'no-such-node'") != std::string::npos);
+  CHECK(r.errors[1].find("partition is not supported") != std::string::npos);
+  CHECK(r.errors[2].find("duration_s > 0") != std::string::npos);
+  CHECK(r.counters.empty());
+  CHECK(children().empty());
+}
+
+TEST_CASE("launcher in manual mode prints a command per node, runs the nodes someone else started, and kills by message") {
+  const Plan plan = small_plan(HaMode::none, 0.8, 0.6);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.manual = true;
+  o.faults.push_back(FaultSpec{FaultKind::crash, "sink", "", 0.4, 0.0});
+  std::vector<pid_t> started;
+  std::string printed;
+  o.print = [&](const std::string& text) {
+    printed += text;
+    if (!started.empty()) return;
+    // Play the person at the other hosts: start every printed node ourselves.
+    for (const PlanNode& node : plan.nodes) {
+      const std::string marker = "--name " + node.name + " --control ";
+      const auto at = text.find(marker);
+      REQUIRE(at != std::string::npos);
+      const auto topology_at = text.rfind("--topology ", at) + 11;
+      const std::string topology = text.substr(topology_at, at - 1 - topology_at);
+      const auto control_at = at + marker.size();
+      const std::string control = text.substr(control_at, text.find('\n', control_at) - control_at);
+      const pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        execl(HAPAIR_BINARY, HAPAIR_BINARY, "node", "--topology", topology.c_str(), "--name", node.name.c_str(),
+              "--control", control.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      started.push_back(pid);
+    }
+  };
+  const RunResult r = launch_real_run(plan, o);
+  std::map<pid_t, int> status;
+  for (pid_t pid : started) waitpid(pid, &status[pid], 0);
+
+  CHECK(printed.find("hapair node --topology ") != std::string::npos);
+  REQUIRE(started.size() == plan.nodes.size());
+  // The sink got Kill{0} and killed itself with SIGKILL; the others stopped cleanly.
+  const NodeId sink = plan.node_id("sink");
+  CHECK(has_event(r, "failure", sink, "kind=crash"));
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    INFO("node " << plan.nodes[i].name);
+    const int s = status[started[i]];
+    if (plan.nodes[i].id == sink) {
+      CHECK((WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL));
+    } else {
+      CHECK((WIFEXITED(s) && WEXITSTATUS(s) == 0));
+      CHECK(r.counters.count(plan.nodes[i].name) == 1);
+    }
+  }
+  CHECK_FALSE(r.completed);  // the sink died, so end of output never came
+}
+
+}  // namespace hapair
