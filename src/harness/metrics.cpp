@@ -68,7 +68,14 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
   }
   const TimeUs f = m.failure_us;
 
-  if (const TraceEvent* e = first_event_after(result.events, "detection", f)) m.detection_ms = ms_between(f, e->at_us);
+  // Output that the failed node produced before it died can still arrive after F; it is not the
+  // recovery's work. So recovery ends at the first new output delivered once the failure was
+  // detected (at F itself when nothing detects failures, e.g. ha=none).
+  TimeUs recovering_from = f;
+  if (const TraceEvent* e = first_event_after(result.events, "detection", f)) {
+    m.detection_ms = ms_between(f, e->at_us);
+    recovering_from = e->at_us;
+  }
   if (const TraceEvent* e = first_event_after(result.events, "takeover", f)) m.takeover_ms = ms_between(f, e->at_us);
   // Replays run per input stream (each consumer traces its own start and end), so the replay
   // phase lasts from the first start to the last end.
@@ -97,11 +104,14 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
     m.prefailure_p99_ms = ms_from_us(*normal_us);
   }
 
-  if (split.new_deliveries.empty()) return m;
+  std::vector<std::size_t> recovered_new;
+  for (std::size_t i : split.new_deliveries)
+    if (result.deliveries[i].at_us >= recovering_from) recovered_new.push_back(i);
+  if (recovered_new.empty()) return m;
   m.recovered = true;
-  m.recovery_ms = ms_between(f, result.deliveries[split.new_deliveries.front()].at_us);
+  m.recovery_ms = ms_between(f, result.deliveries[recovered_new.front()].at_us);
   if (normal_us) {
-    for (std::size_t i : split.new_deliveries) {
+    for (std::size_t i : recovered_new) {
       if (latency_us(result.deliveries[i]) <= *normal_us) {
         m.catchup_ms = ms_between(f, result.deliveries[i].at_us);
         m.catchup_reached_normal = true;

@@ -16,10 +16,12 @@
 //   "failure" trace event naming that node (details "node=<name>" or the event's node id);
 //   without one, the fault's at_s.
 // - detection_ms / takeover_ms: the first "detection" / "takeover" event at or after F, minus F.
-// - recovery_ms: the delivery time of the first new output tuple at or after F (one the
-//   reference has and that was not delivered before F, see checker.h split_at_failure), minus F.
-//   No new tuple at all: not recovered, recovery and catch-up are absent.
-// - catchup_ms: from F to the first new tuple whose latency is at most the p99 latency of the
+// - recovery_ms: the delivery time of the first new output tuple (one the reference has and that
+//   was not delivered before F, see checker.h split_at_failure) delivered at or after the
+//   detection of the failure (at or after F when nothing detected it), minus F. Output the
+//   failed node sent just before it died can still arrive after F; it is not the recovery's work.
+//   No such tuple at all: not recovered, recovery and catch-up are absent.
+// - catchup_ms: from F to the first such new tuple whose latency is at most the p99 latency of the
 //   deliveries before F ("latency back to normal"). When no new tuple gets there, or nothing was
 //   delivered before F, it runs to the last delivery and catchup_reached_normal is false.
 // - replay_ms: from the first "replay_start" event at or after F to the last "replay_end" event

@@ -439,6 +439,18 @@ void Fragment::add_determinants(const Determinants& d, FragmentOutputs& out) {
   m.notify_if_finished(i, out);
 }
 
+void Fragment::release_buffered(FragmentOutputs& out) {
+  Impl& m = *impl_;
+  for (std::size_t i = 0; i < m.ops.size(); ++i) {
+    if (!m.ops[i]->is_nondeterministic()) continue;
+    m.ops[i]->set_follow_determinants(false);
+    Tuples produced;
+    m.ops[i]->add_determinants({}, produced);  // no new records: honour pending ones, flush the rest
+    m.route(i, produced, out);
+    m.notify_if_finished(i, out);
+  }
+}
+
 std::size_t Fragment::buffered_tuples() const {
   std::size_t n = 0;
   for (const auto& op : impl_->ops) n += op->buffered_tuples();

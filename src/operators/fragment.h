@@ -70,6 +70,9 @@ class Fragment {
   std::vector<Determinants> take_determinants();
   void set_follow_determinants(bool follow);
   void add_determinants(const Determinants& d, FragmentOutputs& out);
+  // A following fragment whose leader is gone (takeover): stop following, apply the records
+  // still pending, and emit what waited for determinants in arrival order.
+  void release_buffered(FragmentOutputs& out);
   std::size_t buffered_tuples() const;
 
   // Inputs refused as bad input from peers (counted, never asserted): tuples of streams the

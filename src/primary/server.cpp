@@ -453,8 +453,7 @@ void Server::apply_determinants(const Determinants& d) {
 void Server::release_determinant_buffers() {
   if (!fragment_) return;
   FragmentOutputs outs;
-  fragment_->set_follow_determinants(false);
-  // TODO(lead): emit the tuples that waited for determinants (needs Fragment::release_buffered).
+  fragment_->release_buffered(outs);
   handle_fragment_outputs(outs);
 }
 
