@@ -1,0 +1,72 @@
+// Helpers for end-to-end tests with real node processes (the launcher spawns `hapair node`).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "harness/run_once.h"
+#include "harness/topology_file.h"
+
+namespace hapair::e2e {
+
+inline std::shared_ptr<const Plan> plan_of(const std::string& example, HaMode ha, double duration_s,
+                                           void (*tweak)(Topology&) = nullptr) {
+  Topology t;
+  if (example.empty()) {
+    t = default_topology();
+  } else {
+    auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/" + example);
+    REQUIRE(load.topology.has_value());
+    t = *load.topology;
+  }
+  RunOverrides o;
+  o.ha = ha;
+  o.duration_s = duration_s;
+  REQUIRE(apply_overrides(t, o).empty());
+  if (tweak) tweak(t);
+  REQUIRE(validate(t).empty());
+  return std::make_shared<const Plan>(make_plan(t));
+}
+
+inline RunOutcome run_real(const std::shared_ptr<const Plan>& plan, std::vector<FaultSpec> faults,
+                           const std::string& out_dir = "") {
+  RunRequest r;
+  r.driver = "real";
+  r.hapair_binary = HAPAIR_BINARY;
+  r.faults = std::move(faults);
+  r.out_dir = out_dir;
+  static std::map<std::string, Reference> cache;
+  const std::string key = write_topology(plan->topology);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, compute_reference(*plan)).first;
+  RunOutcome o = run_once(plan, r, it->second);
+  for (const auto& e : o.result.errors) UNSCOPED_INFO("run error: " << e);
+  return o;
+}
+
+inline FaultSpec crash(const std::string& node, double at_s) {
+  FaultSpec f;
+  f.kind = FaultKind::crash;
+  f.node = node;
+  f.at_s = at_s;
+  return f;
+}
+
+// An independent recount of lost reference entries: reference entries (stream, lineage, key,
+// value, ts) minus delivered ones, as multisets. Used to check the checker's own count.
+inline std::uint64_t recount_lost(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered) {
+  using Key = std::tuple<StreamId, std::uint64_t, std::int64_t, double, TimeUs>;
+  std::map<Key, std::int64_t> balance;
+  for (const auto& d : reference) ++balance[{d.stream, d.tuple.lineage, d.tuple.key, d.tuple.value, d.tuple.ts_us}];
+  for (const auto& d : delivered) --balance[{d.stream, d.tuple.lineage, d.tuple.key, d.tuple.value, d.tuple.ts_us}];
+  std::uint64_t lost = 0;
+  for (const auto& [k, n] : balance)
+    if (n > 0) lost += static_cast<std::uint64_t>(n);
+  return lost;
+}
+
+}  // namespace hapair::e2e
