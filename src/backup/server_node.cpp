@@ -23,6 +23,7 @@ ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self) : server_(
 
 Effects ServerNode::handle(TimeUs now, const Event& event) {
   Effects eff;
+  const std::uint64_t work_before = server_.tuples_processed_total();
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
@@ -41,6 +42,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
   }
   eff.wake_at(role_->next_wakeup_us());
   eff.finished = server_.finished();
+  eff.tuples_processed = server_.tuples_processed_total() - work_before;
   if (!server_.fatal_error().empty()) eff.fatal_error = server_.fatal_error();
   return eff;
 }

@@ -16,7 +16,8 @@ namespace hapair::cli {
 
 int run_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string topology_path, ha, driver = "real", out_dir;
+  std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise;
+  bool manual = false;
   std::vector<std::string> fails, pauses;
   double duration_s = 0, rate_tps = 0;
   std::uint64_t seed = 0;
@@ -31,7 +32,10 @@ int run_command(const Args& args) {
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
-      ("out", po::value<std::string>(&out_dir), "directory for summary.json, output.csv, events.csv, metrics.csv, config.ini");
+      ("out", po::value<std::string>(&out_dir), "directory for summary.json, output.csv, events.csv, metrics.csv, config.ini")
+      ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
+      ("control", po::value<std::string>(&control_bind), "where the launcher's control socket binds (default tcp://127.0.0.1:*)")
+      ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -59,6 +63,10 @@ int run_command(const Args& args) {
   RunRequest request;
   request.driver = driver;
   request.out_dir = out_dir;
+  request.manual = manual;
+  if (!control_bind.empty()) request.control_bind = control_bind;
+  request.control_advertise = advertise;
+  if (manual && driver != "real") problems.push_back("--manual needs --driver real");
   for (const auto& f : fails) {
     std::string error;
     if (auto fault = parse_crash_fault(f, error)) request.faults.push_back(*fault);

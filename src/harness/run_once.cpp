@@ -32,6 +32,9 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
     options.faults = request.faults;
     options.progress = request.progress;
     options.log_dir = request.log_dir;
+    options.manual = request.manual;
+    options.control_bind = request.control_bind;
+    options.control_advertise = request.control_advertise;
     out.result = launch_real_run(*plan, options);
   }
   out.semantics = check_semantics(reference.run.deliveries, out.result.deliveries, reference.arbitrary_operators);

@@ -26,6 +26,12 @@ struct RunRequest {
   std::function<void(double elapsed_s, double total_s)> progress;
   std::function<void(const std::string&)> log;  // simulator log lines (first: the seed)
   std::string log_dir;                          // real driver: node logs
+  // Real driver, several hosts: start no processes, print the `hapair node` command of every
+  // node and wait for them; the control socket binds `control_bind` and nodes dial
+  // `control_advertise` (LaunchOptions).
+  bool manual = false;
+  std::string control_bind = "tcp://127.0.0.1:*";
+  std::string control_advertise;
 };
 
 struct RunOutcome {

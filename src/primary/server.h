@@ -205,6 +205,7 @@ class Server {
   bool finished() const;
   Metrics metrics() const;
   Metrics& counters() { return counters_; }
+  std::uint64_t tuples_processed_total() const { return hot_.tuples_processed + hot_.tuples_emitted; }
   void count(const std::string& name, std::int64_t n = 1) { counters_[name] += n; }
 
   // Fatal, configured errors (queue full under policy "error") are reported once.
@@ -238,6 +239,14 @@ class Server {
   bool end_of_output_traced_ = false;
 
   Metrics counters_;
+  struct HotCounters {
+    std::uint64_t duplicates_dropped = 0;
+    std::uint64_t tuples_processed = 0;
+    std::uint64_t tuples_delivered = 0;
+    std::uint64_t tuples_emitted = 0;
+    std::uint64_t tuples_sent = 0;
+    std::uint64_t tuples_trimmed = 0;
+  } hot_;
   std::string fatal_error_;
 };
 

@@ -47,6 +47,9 @@ struct Effects {
   // A fatal, configured error (e.g. a full queue under policy "error"): the driver reports it
   // and stops the run with a non-zero status.
   std::string fatal_error;
+  // How many tuples this call processed (handed to operators or delivered); drivers with a cost
+  // model (the simulator) charge CPU time for them.
+  std::uint64_t tuples_processed = 0;
 
   void wake_at(TimeUs t) {
     if (t < wake_at_us) wake_at_us = t;

@@ -102,7 +102,6 @@ struct SimNode {
   bool tick_in_fifo = false;
   TimeUs tick_at_us = kNever;  // the one pending TickDue
   bool finished = false;
-  std::int64_t tuples_processed_seen = 0;
   Metrics last_core_metrics;  // of the last incarnation, kept when it crashes
   SimCounters c;
 };
@@ -195,14 +194,7 @@ struct Simulator::Impl {
   void step(SimNode& n, const Event& ev) {
     Effects effects = n.core->handle(now_us, ev);
     double cost = sim.cpu_us_per_message;
-    if (sim.cpu_us_per_tuple != 0.0) {
-      const Metrics m = n.core->metrics();
-      auto it = m.find("tuples_processed");
-      const std::int64_t processed = it == m.end() ? 0 : it->second;
-      const std::int64_t delta = processed >= n.tuples_processed_seen ? processed - n.tuples_processed_seen : processed;
-      n.tuples_processed_seen = processed;
-      cost += sim.cpu_us_per_tuple * static_cast<double>(delta);
-    }
+    cost += sim.cpu_us_per_tuple * static_cast<double>(effects.tuples_processed);
     const TimeUs cost_us = static_cast<TimeUs>(std::llround(cost / sim.node_capacity));
     n.c.cpu_us += cost_us;
     if (cost_us <= 0) {
@@ -326,7 +318,6 @@ struct Simulator::Impl {
     n.core = factory(plan, n.id);
     HAPAIR_CHECK_MSG(n.core != nullptr, "the core factory made no core for node " << n.name);
     n.crashed_at_us.push_back(kNever);
-    n.tuples_processed_seen = 0;
   }
 
   void crash(SimNode& n) {

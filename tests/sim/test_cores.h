@@ -223,6 +223,7 @@ class ChainCore : public NodeCore {
         }
         b.end_of_stream = emitted_ == spec_.tuples_total;
         processed_ += static_cast<std::int64_t>(n);
+        e.tuples_processed += n;
         e.sends.push_back(out(now, 1, std::move(b)));
         next_batch_us_ = now + spec_.batch_interval_us;
       }
@@ -234,6 +235,7 @@ class ChainCore : public NodeCore {
     const auto* batch = std::get_if<TupleBatch>(&r->envelope.body);
     if (batch == nullptr) return e;
     processed_ += static_cast<std::int64_t>(batch->tuples.size());
+    e.tuples_processed += batch->tuples.size();
     if (self_ == last_) {
       e.deliveries.reserve(batch->tuples.size());
       for (const auto& t : batch->tuples) e.deliveries.push_back(Delivery{now, batch->stream, t});
