@@ -86,7 +86,11 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   std::map<StreamId, TupleId> after;
   std::uint64_t generation = 0;
   std::string how;
-  if (auto g = choose_generation(offers)) {
+  const bool conservative = server_.settings().trimming == TrimmingRule::conservative;
+  if (conservative) {
+    // No cause functions: restart from empty state at the oldest retained tuple of every input.
+    how = "restart=from_retained_start(conservative)";
+  } else if (auto g = choose_generation(offers)) {
     generation = *g;
     const auto point = find_generation(offers, generation);
     auto positions = Fragment::replay_positions(point->restart_point);
@@ -110,7 +114,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   }
   if (how.empty()) how = "restart=from_retained_start";
   server_.request_replay(now, eff, after, generation);
-  const bool exact = server_.fragment()->klass() != OperatorClass::arbitrary;
+  const bool exact = !conservative && server_.fragment()->klass() != OperatorClass::arbitrary;
   server_.trace(eff, now, "takeover",
                 "approach=upstream " + how + (exact ? " ids=exact" : " ids=rebased"));
   PrimaryOptions options;

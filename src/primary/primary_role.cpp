@@ -129,7 +129,14 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
     last_round_processed_ = processed;
     return;
   }
-  Level1Round round = make_level1_round(*fragment, acked, processed);
+  Level1Round round;
+  if (server_.settings().trimming == TrimmingRule::conservative) {
+    std::map<StreamId, TupleId> horizon;
+    for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon;
+    round = make_conservative_level1_round(horizon);
+  } else {
+    round = make_level1_round(*fragment, acked, processed);
+  }
   ++generation_;
   for (const auto& [s, up_to] : round.up_to) {
     const FragmentId producer = server_.inputs().at(s).producer;

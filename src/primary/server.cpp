@@ -59,6 +59,8 @@ Server::Server(std::shared_ptr<const Plan> plan, NodeId self) : plan_(std::move(
   }
 
   if (f.kind == FragmentKind::operators) reset_fragment();
+  if (f.ha == HaMode::upstream && settings().trimming == TrimmingRule::conservative)
+    conservative_retention_us_ = us_from_ms(static_cast<double>(settings().conservative_retention_ms));
   if (f.kind == FragmentKind::source) {
     source_count_ = source_tuple_count(plan_->spec(frag_).source, settings().duration_s);
   }
@@ -242,6 +244,13 @@ void Server::consume(TimeUs now, const InputItem& item, Effects& eff) {
   --in.queued;
   in.processed = item.tuple.id;
   ++in.processed_since_ack;
+  if (conservative_retention_us_ > 0) {
+    in.horizon.emplace_back(item.tuple.id, item.tuple.ts_us);
+    while (!in.horizon.empty() && in.horizon.front().second < item.tuple.ts_us - conservative_retention_us_) {
+      in.beyond_horizon = in.horizon.front().first;
+      in.horizon.pop_front();
+    }
+  }
   ++hot_.tuples_processed;
   if (kind() == FragmentKind::operators) {
     fragment_->process(item.stream, item.tuple, outs);

@@ -60,6 +60,10 @@ struct InputState {
   std::size_t queued = 0;        // tuples of this stream waiting in the input queue
   bool replaying = false;        // receiving tuples flagged as replay
   std::uint64_t replayed_tuples = 0;
+  // Conservative trimming only: processed (id, ts) within the retention horizon, and the last
+  // id that fell out of it (everything up to there may be trimmed).
+  std::deque<std::pair<TupleId, TimeUs>> horizon;
+  TupleId beyond_horizon = 0;
 };
 
 struct InputItem {
@@ -226,6 +230,7 @@ class Server {
 
   std::map<StreamId, InputState> inputs_;
   std::deque<InputItem> input_queue_;
+  TimeUs conservative_retention_us_ = 0;  // > 0: trimming = conservative (upstream backup)
   bool input_blocked_ = false;
   bool processing_paused_ = false;
 

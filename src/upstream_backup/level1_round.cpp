@@ -22,4 +22,11 @@ Level1Round make_level1_round(const Fragment& fragment, const std::map<StreamId,
   return round;
 }
 
+Level1Round make_conservative_level1_round(const std::map<StreamId, TupleId>& horizon_ids) {
+  Level1Round round;
+  round.restart_point = kConservativeRestartPoint;
+  round.up_to = horizon_ids;
+  return round;
+}
+
 }  // namespace hapair

@@ -25,4 +25,12 @@ struct Level1Round {
 Level1Round make_level1_round(const Fragment& fragment, const std::map<StreamId, TupleId>& acked_outputs,
                               const std::map<StreamId, TupleId>& processed);
 
+// The conservative trimming rule (settings.trimming = conservative, experiment 6): a server that
+// knows nothing about its operators' cause functions can only keep a fixed horizon of input
+// (conservative_retention_ms of event time) and, on recovery, restart from empty state at the
+// oldest tuple it kept. Its level-1 acks carry this marker instead of a restart point; a
+// recovery node that receives it replays everything retained and rebases its output ids.
+inline const Bytes kConservativeRestartPoint = {'C', 'O', 'N', 'S'};
+Level1Round make_conservative_level1_round(const std::map<StreamId, TupleId>& horizon_ids);
+
 }  // namespace hapair

@@ -103,3 +103,35 @@ TEST_CASE("active standby takes over a crashed primary precisely", "[roles]") {
     CHECK(net.has_trace("takeover"));
   }
 }
+
+TEST_CASE("upstream backup with the conservative trimming rule retains more and recovers only by rollback", "[roles]") {
+  auto queue_at = [](const Plan& p, TimeUs t, bool crash, SemanticsReport* report) {
+    auto plan = std::make_shared<Plan>(p);
+    test::LoopNetwork net(plan);
+    if (crash) net.crash_at("aggregate", 1'200'000);
+    net.run(t);
+    const auto q = net.metrics("filter").at("output_queue_tuples");
+    REQUIRE(net.run(30'000'000));
+    if (report) *report = check_semantics(reference_output(*plan), net.deliveries(), arbitrary_operators(*plan));
+    return q;
+  };
+  Topology t = default_topology();
+  t.settings.ha = HaMode::upstream;
+  t.settings.duration_s = 2.0;
+  const Plan exact_plan = make_plan(t);
+  t.settings.trimming = TrimmingRule::conservative;
+  t.settings.conservative_retention_ms = 1000;
+  const Plan conservative_plan = make_plan(t);
+
+  const auto exact_queue = queue_at(exact_plan, 1'100'000, false, nullptr);
+  const auto conservative_queue = queue_at(conservative_plan, 1'100'000, false, nullptr);
+  INFO("retained by the filter: exact " << exact_queue << ", conservative " << conservative_queue);
+  CHECK(exact_queue > 0);
+  CHECK(conservative_queue > 2 * exact_queue);
+
+  SemanticsReport report;
+  queue_at(conservative_plan, 1'100'000, true, &report);
+  CHECK(report.lost == 0);
+  CHECK(report.verdict == "rollback");
+  CHECK(report.duplicates > 0);
+}
