@@ -20,13 +20,15 @@ int bench_command(const Args& args) {
        "tuples sent in each measurement")
       ("batch-tuples", po::value<std::int64_t>(&options.batch_tuples)->default_value(options.batch_tuples),
        "tuples per message, in both measurements")
+      ("repetitions", po::value<int>(&options.repetitions)->default_value(options.repetitions),
+       "runs of each measurement; the best counts")
       ("timeout-s", po::value<double>(&options.timeout_s)->default_value(options.timeout_s),
        "give up on a measurement after this long");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B]\n\n"
+      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B] [--repetitions R]\n\n"
                 << "Sends the same tuples over one tcp loopback hop twice, in one process with two threads:\n"
                 << "as raw ZeroMQ PUSH/PULL messages of 40-byte records, and from a real source core to a\n"
                 << "real sink core through hapair's transport and codec. Prints both rates and their ratio.\n\n"
@@ -38,8 +40,8 @@ int bench_command(const Args& args) {
     std::fprintf(stderr, "hapair bench: %s\n(hapair bench --help lists the options)\n", e.what());
     return 2;
   }
-  if (options.tuples <= 0 || options.batch_tuples <= 0 || !(options.timeout_s > 0)) {
-    std::fprintf(stderr, "hapair bench: --tuples, --batch-tuples and --timeout-s must be positive\n");
+  if (options.tuples <= 0 || options.batch_tuples <= 0 || options.repetitions <= 0 || !(options.timeout_s > 0)) {
+    std::fprintf(stderr, "hapair bench: --tuples, --batch-tuples, --repetitions and --timeout-s must be positive\n");
     return 2;
   }
   const BenchReport report = run_one_hop_bench(options);

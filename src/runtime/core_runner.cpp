@@ -63,8 +63,10 @@ void CoreRunner::handle(const Event& event, CoreOutput& out) {
 
 void CoreRunner::perform(Effects&& effects, CoreOutput& out) {
   for (Outgoing& outgoing : effects.sends) transport_.send(outgoing.to, outgoing.envelope);
-  if (out.deliveries.empty()) {
-    out.deliveries = std::move(effects.deliveries);
+  // Appending into the buffer the host keeps reusing avoids reallocating a large vector (and
+  // its page faults) on every turn; taking the core's buffer is cheaper only when it is bigger.
+  if (out.deliveries.empty() && out.deliveries.capacity() < effects.deliveries.size()) {
+    out.deliveries.swap(effects.deliveries);
   } else {
     out.deliveries.insert(out.deliveries.end(), std::make_move_iterator(effects.deliveries.begin()),
                           std::make_move_iterator(effects.deliveries.end()));
