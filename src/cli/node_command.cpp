@@ -36,8 +36,9 @@ int node_command(const Args& args) {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: hapair node --topology FILE --name NODE --control ENDPOINT [--bind ENDPOINT]\n\n"
-                << described << "\nExit status: 0 after the launcher's StopRun, 1 on a setup error, "
-                << kNodeExitFatal << " when the node hit a fatal error.\n";
+                << described << "\nExit status: 0 after the launcher's StopRun, 1 when setting up failed (bind, no\n"
+                << "directory in time), 2 on bad options or a bad topology, " << kNodeExitFatal
+                << " when the node hit a fatal error.\n";
       return 0;
     }
     po::notify(vm);

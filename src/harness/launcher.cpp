@@ -188,9 +188,10 @@ class Launch {
       if (fault.kind == FaultKind::crash) {
         actions_.push_back(FaultAction{at_us, FaultAction::Kind::crash, node, 0});
       } else {
-        const TimeUs duration_us = static_cast<TimeUs>(std::llround(fault.duration_s * 1e6));
-        actions_.push_back(FaultAction{at_us, FaultAction::Kind::pause, node, duration_us / 1000});
-        actions_.push_back(FaultAction{at_us + duration_us, FaultAction::Kind::resume, node, 0});
+        // The resume is scheduled when the pause really happens (perform()), so the process is
+        // stopped for the whole duration even when the pause runs a little late.
+        actions_.push_back(FaultAction{at_us, FaultAction::Kind::pause, node,
+                                       static_cast<std::int64_t>(std::llround(fault.duration_s * 1e3))});
       }
     }
     std::stable_sort(actions_.begin(), actions_.end(),
@@ -334,7 +335,16 @@ class Launch {
     for (;;) {
       if (interrupted()) return;
       TimeUs now = clock_->now_us();
-      while (next_action < actions_.size() && actions_[next_action].at_us <= now) perform(actions_[next_action++]);
+      while (next_action < actions_.size() && actions_[next_action].at_us <= now) {
+        const FaultAction action = actions_[next_action++];
+        perform(action);
+        if (action.kind == FaultAction::Kind::pause) {
+          const FaultAction resume{clock_->now_us() + action.pause_ms * 1000, FaultAction::Kind::resume, action.node, 0};
+          const auto later = std::upper_bound(actions_.begin() + static_cast<std::ptrdiff_t>(next_action), actions_.end(),
+                                              resume, [](const FaultAction& a, const FaultAction& b) { return a.at_us < b.at_us; });
+          actions_.insert(later, resume);
+        }
+      }
 
       TimeUs wait_us = 5'000;
       if (next_action < actions_.size()) wait_us = std::min(wait_us, actions_[next_action].at_us - now);
