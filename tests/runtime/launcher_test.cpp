@@ -379,8 +379,20 @@ TEST_CASE("launcher in manual mode prints a command per node, runs the nodes som
     }
   };
   const RunResult r = launch_real_run(plan, o);
+  // The nodes were stopped (or killed) by the launcher; reap them, bounded in time.
   std::map<pid_t, int> status;
-  for (pid_t pid : started) waitpid(pid, &status[pid], 0);
+  for (pid_t pid : started) {
+    bool reaped = false;
+    for (int i = 0; i < 1'000 && !reaped; ++i) {
+      reaped = waitpid(pid, &status[pid], WNOHANG) == pid;
+      if (!reaped) usleep(10'000);
+    }
+    if (!reaped) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      FAIL("node process " << pid << " did not exit after the run");
+    }
+  }
 
   CHECK(printed.find("hapair node --topology ") != std::string::npos);
   REQUIRE(started.size() == plan.nodes.size());
