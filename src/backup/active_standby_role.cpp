@@ -24,6 +24,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
   }
   server_.process_input(now, eff);
   server_.send_level0_acks(now, eff, false);
+  next_retransmit_us_ = server_.retransmit(now, eff);
 }
 
 void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
@@ -76,7 +77,7 @@ void ActiveStandbyRole::take_over(TimeUs now, Effects& eff) {
 
 TimeUs ActiveStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  return std::min(detector_.deadline_us(), server_.next_ack_due_us());
+  return std::min({detector_.deadline_us(), server_.next_ack_due_us(), next_retransmit_us_});
 }
 
 }  // namespace hapair

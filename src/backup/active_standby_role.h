@@ -32,6 +32,7 @@ class ActiveStandbyRole : public RoleBehaviour {
 
   Server& server_;
   FailureDetector detector_;
+  TimeUs next_retransmit_us_ = kNever;
   std::unique_ptr<RoleBehaviour> successor_;
 };
 

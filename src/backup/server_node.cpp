@@ -32,19 +32,39 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
         } else if constexpr (std::is_same_v<T, Tick>) {
           role_->on_tick(now, eff);
         } else {
-          if (server_.is_current(e.envelope)) role_->on_message(now, e.envelope, eff);
+          const Envelope& env = e.envelope;
+          if (!server_.is_current(env)) {
+            // An older epoch: drop it (counted), and tell the sender who is primary now.
+            server_.answer_stale_sender(now, env, eff);
+            return;
+          }
+          if (auto implied = server_.implied_takeover(env)) {
+            // The sender speaks in a newer epoch than we know: its Takeover was lost. Apply it
+            // first, exactly as if it had arrived.
+            server_.count("implied_takeovers");
+            Envelope t;
+            t.header = env.header;
+            t.body = *implied;
+            role_->on_message(now, t, eff);
+            swap_roles(now, eff);
+          }
+          role_->on_message(now, env, eff);
         }
       },
       event);
-  while (auto next = role_->take_successor()) {
-    role_ = std::move(next);
-    role_->on_start(now, eff);
-  }
+  swap_roles(now, eff);
   eff.wake_at(role_->next_wakeup_us());
   eff.finished = server_.finished();
   eff.tuples_processed = server_.tuples_processed_total() - work_before;
   if (!server_.fatal_error().empty()) eff.fatal_error = server_.fatal_error();
   return eff;
+}
+
+void ServerNode::swap_roles(TimeUs now, Effects& eff) {
+  while (auto next = role_->take_successor()) {
+    role_ = std::move(next);
+    role_->on_start(now, eff);
+  }
 }
 
 Metrics ServerNode::metrics() const {

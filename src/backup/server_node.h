@@ -18,6 +18,8 @@ class ServerNode : public NodeCore {
   Role role() const { return role_->role(); }
 
  private:
+  void swap_roles(TimeUs now, Effects& eff);
+
   Server server_;
   std::unique_ptr<RoleBehaviour> role_;
 };

@@ -275,7 +275,8 @@ std::vector<Knob> network_knobs(Topology& t) {
           bool_knob("determinants", s.determinants),
           enum_knob("trimming", s.trimming, parse_trimming_rule, allowed_trimming_rules()),
           int_knob("conservative_retention_ms", s.conservative_retention_ms),
-          double_knob("drain_timeout_s", s.drain_timeout_s)};
+          double_knob("drain_timeout_s", s.drain_timeout_s),
+          int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms)};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {

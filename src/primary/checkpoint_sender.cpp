@@ -13,7 +13,24 @@ void CheckpointSender::on_start(TimeUs now) {
 }
 
 void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
+  if (in_flight_ && now - in_flight_sent_us_ >= ack_timeout_us_) {
+    // No acknowledgement: a chunk or the ack was lost (or the standby is slow or gone). Start
+    // over with a full checkpoint under a new id, and wait longer next time (a big checkpoint
+    // on a slow link must get the chance to arrive).
+    server_.count("checkpoint_retries");
+    server_.trace(eff, now, "checkpoint_retry", "id=" + std::to_string(in_flight_->summary.id));
+    in_flight_.reset();
+    base_.reset();
+    ack_timeout_us_ = std::min<TimeUs>(ack_timeout_us_ * 2, 64 * base_ack_timeout_us());
+    take_checkpoint(now, eff);
+    return;
+  }
   if (!in_flight_ && now >= next_due_us_) take_checkpoint(now, eff);
+}
+
+TimeUs CheckpointSender::base_ack_timeout_us() const {
+  return us_from_ms(static_cast<double>(server_.settings().retransmit_timeout_ms)) +
+         us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
 }
 
 void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
@@ -38,6 +55,8 @@ void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
   for (auto& o : content.outputs) o.tuples.clear();
   content.fragment_state.clear();
   in_flight_ = InFlight{std::move(content), std::move(versions)};
+  in_flight_sent_us_ = now;
+  if (ack_timeout_us_ == 0) ack_timeout_us_ = base_ack_timeout_us();
 }
 
 void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff) {
@@ -56,6 +75,7 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
     for (const auto& o : c.outputs) server_.outputs().at(o.stream).released_up_to = o.last_id;
   base_ = base_of(c, in_flight_->versions);
   in_flight_.reset();
+  ack_timeout_us_ = base_ack_timeout_us();
   server_.count("checkpoints_acked");
   (void)eff;
 }

@@ -23,11 +23,12 @@ class CheckpointSender {
   void on_start(TimeUs now);
   void on_tick(TimeUs now, Effects& eff);
   void on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff);
-  TimeUs next_due_us() const { return in_flight_ ? kNever : next_due_us_; }
+  TimeUs next_due_us() const { return in_flight_ ? in_flight_sent_us_ + ack_timeout_us_ : next_due_us_; }
   bool holds_output() const { return hold_output_; }
 
  private:
   void take_checkpoint(TimeUs now, Effects& eff);
+  TimeUs base_ack_timeout_us() const;
 
   Server& server_;
   NodeId standby_;
@@ -40,6 +41,8 @@ class CheckpointSender {
   };
   std::optional<InFlight> in_flight_;
   std::optional<CheckpointBase> base_;
+  TimeUs in_flight_sent_us_ = 0;
+  TimeUs ack_timeout_us_ = 0;
 };
 
 }  // namespace hapair

@@ -15,6 +15,8 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
     if (d.records.empty()) continue;
     sent_[d.op_index] = d.first_seq + d.records.size() - 1;
     server_.count("determinant_records_sent", static_cast<std::int64_t>(d.records.size()));
+    if (unacked_.empty()) oldest_sent_us_ = now;
+    unacked_.push_back(d);
     server_.send(eff, now, standby_, std::move(d));
   }
   Hold h;
@@ -31,8 +33,27 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
 
 void DeterminantShipper::on_ack(const DeterminantAck& ack) {
   auto& a = acked_[ack.op_index];
-  if (ack.up_to_seq > a) a = ack.up_to_seq;
+  if (ack.up_to_seq > a) {
+    a = ack.up_to_seq;
+    resends_ = 0;
+  }
+  std::erase_if(unacked_, [&](const Determinants& d) {
+    auto it = acked_.find(d.op_index);
+    return it != acked_.end() && d.first_seq + d.records.size() - 1 <= it->second;
+  });
   release();
+}
+
+TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
+  if (unacked_.empty()) return kNever;
+  const TimeUs timeout = us_from_ms(static_cast<double>(server_.settings().retransmit_timeout_ms))
+                         << std::min<std::uint32_t>(resends_, 4);
+  if (now - oldest_sent_us_ < timeout) return oldest_sent_us_ + timeout;
+  for (const Determinants& d : unacked_) server_.send(eff, now, standby_, d);
+  server_.count("determinants_resent", static_cast<std::int64_t>(unacked_.size()));
+  oldest_sent_us_ = now;
+  ++resends_;
+  return now + timeout;
 }
 
 void DeterminantShipper::release() {

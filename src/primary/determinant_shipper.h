@@ -24,6 +24,9 @@ class DeterminantShipper {
   // Ships new determinants and records what the output produced so far depends on.
   void after_processing(TimeUs now, Effects& eff);
   void on_ack(const DeterminantAck& ack);
+  // Re-sends determinants the standby has not acknowledged for retransmit_timeout_ms; returns
+  // when it next needs to look.
+  TimeUs retransmit(TimeUs now, Effects& eff);
 
  private:
   void release();
@@ -37,6 +40,11 @@ class DeterminantShipper {
     std::map<std::uint16_t, std::uint64_t> needs;
   };
   std::deque<Hold> holds_;
+  // Sent but unacknowledged determinants, oldest first (bounded by what the standby acks; a
+  // standby that is gone stops the primary's output, which is held for it anyway).
+  std::deque<Determinants> unacked_;
+  TimeUs oldest_sent_us_ = 0;
+  std::uint32_t resends_ = 0;
 };
 
 }  // namespace hapair

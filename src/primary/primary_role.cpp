@@ -110,6 +110,10 @@ void PrimaryRole::after_event(TimeUs now, Effects& eff) {
   if (determinants_) determinants_->after_processing(now, eff);
   server_.pump_outputs(now, eff);
   server_.send_level0_acks(now, eff, false);
+  next_retransmit_us_ = server_.retransmit(now, eff);
+  if (determinants_) next_retransmit_us_ = std::min(next_retransmit_us_, determinants_->retransmit(now, eff));
+  // Rewound consumers are re-sent at once.
+  server_.pump_outputs(now, eff);
 }
 
 void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
@@ -161,6 +165,7 @@ TimeUs PrimaryRole::next_wakeup_us() const {
   TimeUs t = std::min({next_heartbeat_us_, next_level1_us_, next_source_us_, next_forget_us_,
                        server_.next_ack_due_us()});
   if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
+  t = std::min(t, next_retransmit_us_);
   return t;
 }
 

@@ -52,6 +52,7 @@ class PrimaryRole : public RoleBehaviour {
   TimeUs next_level1_us_ = kNever;
   TimeUs next_source_us_ = kNever;
   TimeUs next_forget_us_ = kNever;
+  TimeUs next_retransmit_us_ = kNever;
   std::uint64_t generation_ = 0;
   std::map<StreamId, TupleId> last_round_acked_;
   std::map<StreamId, TupleId> last_round_processed_;

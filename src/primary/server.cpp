@@ -143,11 +143,25 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
     count("not_from_primary_dropped");
     return 0;
   }
+  in.awaiting_producer = false;
+  if (!in.accept_any_prev && batch.prev_id > in.accepted.last_accepted()) {
+    // Something the producer sent before this batch never arrived (a lost message or a broken
+    // connection): ask for it again instead of skipping it.
+    count("batch_gaps_detected");
+    if (now - in.gap_requested_us >= retransmit_us()) {
+      in.gap_requested_us = now;
+      send(eff, now, from, ReplayRequest{batch.stream, in.accepted.last_accepted(), 0});
+      count("gap_replay_requests");
+    }
+    return 0;
+  }
+  in.accept_any_prev = false;
   const auto queue_max = static_cast<std::size_t>(settings().input_queue_tuples_max);
   std::size_t queued = 0;
   for (const Tuple& t : batch.tuples) {
     if (t.id <= in.accepted.last_accepted()) {
       ++hot_.duplicates_dropped;
+      in.ack_owed = true;  // the sender re-sent: our acknowledgement may have been lost
       continue;
     }
     if (in.queued >= queue_max) {
@@ -173,6 +187,7 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
     trace(eff, now, "replay_end",
           "stream=" + plan_->streams[batch.stream].name + " tuples=" + std::to_string(in.replayed_tuples));
   }
+  if (batch.end_of_stream && in.eos_received) in.eos_acked = false;  // a repeat: acknowledge it again
   if (batch.end_of_stream && !in.eos_received) {
     in.eos_received = true;
     input_queue_.push_back(InputItem{batch.stream, Tuple{}, true});
@@ -276,14 +291,16 @@ void Server::send_level0_acks(TimeUs now, Effects& eff, bool force) {
   const TimeUs interval = us_from_ms(static_cast<double>(settings().ack_interval_ms));
   const auto half_window = static_cast<std::size_t>(std::max<std::int64_t>(1, settings().inflight_tuples_max / 2));
   for (auto& [s, in] : inputs_) {
-    if (in.processed <= in.level0_sent) continue;
-    const bool due = force || now >= in.level0_sent_us + interval || in.processed_since_ack >= half_window ||
-                     in.eos_processed;
+    const bool owed = in.ack_owed || (in.eos_processed && !in.eos_acked);
+    if (in.processed <= in.level0_sent && !owed) continue;
+    const bool due = force || owed || now >= in.level0_sent_us + interval || in.processed_since_ack >= half_window;
     if (!due) continue;
-    for (NodeId n : input_nodes_of(in.producer)) send(eff, now, n, Level0Ack{s, in.processed});
+    for (NodeId n : input_nodes_of(in.producer)) send(eff, now, n, Level0Ack{s, in.processed, in.eos_processed});
     in.level0_sent = in.processed;
     in.level0_sent_us = now;
     in.processed_since_ack = 0;
+    in.ack_owed = false;
+    if (in.eos_processed) in.eos_acked = true;
   }
 }
 
@@ -304,9 +321,15 @@ void Server::request_replay(TimeUs now, Effects& eff, const std::map<StreamId, T
       in.accepted.reset_to(from);
       in.processed = std::max(in.processed, from);
       in.level0_sent = std::max(in.level0_sent, from);
+    } else {
+      in.accept_any_prev = true;
     }
     in.replaying = false;
     in.replayed_tuples = 0;
+    in.awaiting_producer = true;
+    in.replay_requested_us = now;
+    in.replay_after = from;
+    in.replay_generation = generation;
     send(eff, now, routes_[in.producer].primary, ReplayRequest{s, from, generation});
   }
 }
@@ -352,6 +375,8 @@ void Server::pump_outputs(TimeUs now, Effects& eff) {
         if (end == start && !(at_end && !c.eos_sent)) break;
         TupleBatch b;
         b.stream = s;
+        b.prev_id = c.sent_up_to;
+        if (used == 0) c.progress_us = now;  // the retransmission clock starts with the first unacknowledged send
         b.tuples.reserve(end - start);
         for (std::size_t i = start; i < end; ++i) b.tuples.push_back(o.queue.at(i));
         if (!b.tuples.empty()) {
@@ -393,6 +418,13 @@ void Server::trim_outputs() {
         pos = rp == o.restart_points.end() ? 0 : std::min(pos, rp->second.trim_position());
       }
       trim_to = std::min(trim_to, pos);
+    }
+    if (role_ == Role::active_backup && !settings().determinants && fragment_ && fragment_->is_nondeterministic()) {
+      // Without determinants my ids name other tuples than the primary's, so the downstream's
+      // acknowledgements say nothing exact about my log: keep a margin of one flow-control
+      // window, which covers how far the two interleavings can drift apart.
+      const auto margin = static_cast<TupleId>(settings().inflight_tuples_max);
+      trim_to = trim_to > margin ? trim_to - margin : 0;
     }
     const std::size_t n = o.queue.trim_up_to(trim_to);
     hot_.tuples_trimmed += n;
@@ -468,7 +500,7 @@ void Server::release_determinant_buffers() {
 
 // ---- messages ---------------------------------------------------------------------------------
 
-void Server::on_level0_ack(TimeUs, NodeId from, const Level0Ack& ack) {
+void Server::on_level0_ack(TimeUs now, NodeId from, const Level0Ack& ack) {
   auto it = outputs_.find(ack.stream);
   if (it == outputs_.end()) {
     count("unexpected_ack_dropped");
@@ -477,7 +509,12 @@ void Server::on_level0_ack(TimeUs, NodeId from, const Level0Ack& ack) {
   bool known = false;
   for (ConsumerState& c : it->second.consumers)
     if (c.node == from) {
+      if (ack.up_to > c.level0 || (ack.end_of_stream && !c.eos_acked)) {
+        c.progress_us = now;
+        c.retransmits = 0;
+      }
       c.level0 = std::max(c.level0, ack.up_to);
+      if (ack.end_of_stream && it->second.queue.ended() && ack.up_to >= it->second.queue.last_id()) c.eos_acked = true;
       known = true;
     }
   if (!known) {
@@ -527,6 +564,8 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
   }
   c->ready = true;
   c->eos_sent = false;
+  c->eos_acked = false;
+  c->progress_us = now;
   if (req.after_id == kReplayOnlyNew) {
     c->sent_up_to = o.queue.last_id();
     c->level0 = std::max(c->level0, c->sent_up_to);
@@ -552,14 +591,21 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
     return false;
   }
   Route& r = routes_[t.fragment];
-  if (t.epoch <= r.epoch) {
+  const bool repeat = t.epoch == r.epoch && t.new_primary == r.primary && t.fragment != frag_;
+  if (t.epoch < r.epoch || (t.epoch == r.epoch && !repeat)) {
     count("stale_takeover_dropped");
     return false;
   }
-  const NodeId old = r.primary;
+  if (repeat) {
+    // The announcement came again: our answer (replay request, restart points) may have been
+    // lost. Answer again; both answers are idempotent.
+    count("repeated_takeovers");
+    answer_takeover(now, t, eff);
+    return false;
+  }
   r.primary = t.new_primary;
   r.epoch = t.epoch;
-  if (r.standby == t.new_primary) r.standby = kNoNode;
+  r.standby = t.standby;
   if (t.fragment == frag_) return t.new_primary != self_;
   trace(eff, now, "route_change",
         "fragment=" + plan_->fragments[t.fragment].name + " primary=" + plan_->nodes[t.new_primary].name +
@@ -574,7 +620,6 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
     std::erase_if(o.consumers, [&](const ConsumerState& c) {
       return c.fragment == t.fragment && std::find(live.begin(), live.end(), c.node) == live.end();
     });
-    (void)old;
     bool present = false;
     for (const ConsumerState& c : o.consumers) present |= c.node == t.new_primary;
     if (!present) {
@@ -583,6 +628,15 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
       c.sends = role_ == Role::primary;
       o.consumers.push_back(c);
     }
+  }
+  answer_takeover(now, t, eff);
+  return false;
+}
+
+void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
+  for (auto& [s, o] : outputs_) {
+    const auto& consumers = plan_->streams[s].consumers;
+    if (std::find(consumers.begin(), consumers.end(), t.fragment) == consumers.end()) continue;
     if (role_ == Role::primary && plan_->fragments[t.fragment].ha == HaMode::upstream) {
       RestartPoints offer;
       offer.stream = s;
@@ -598,15 +652,97 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
       if (in.producer != t.fragment) continue;
       in.replaying = false;
       in.replayed_tuples = 0;
+      in.awaiting_producer = true;
+      in.replay_requested_us = now;
+      in.replay_after = in.accepted.last_accepted();
+      in.replay_generation = 0;
       send(eff, now, t.new_primary, ReplayRequest{s, in.accepted.last_accepted(), 0});
     }
   }
-  return false;
 }
 
 void Server::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
-  for (NodeId n : neighbour_nodes()) send(eff, now, n, Takeover{frag_, self_, epoch()});
-  if (old_primary != kNoNode && old_primary != self_) send(eff, now, old_primary, Takeover{frag_, self_, epoch()});
+  const Takeover t{frag_, self_, epoch(), routes_[frag_].standby};
+  for (NodeId n : neighbour_nodes()) send(eff, now, n, t);
+  if (old_primary != kNoNode && old_primary != self_) send(eff, now, old_primary, t);
+  announce_pending_ = true;
+  announce_old_primary_ = old_primary;
+  announced_us_ = now;
+}
+
+TimeUs Server::retransmit_us() const { return us_from_ms(static_cast<double>(settings().retransmit_timeout_ms)); }
+
+TimeUs Server::retransmit(TimeUs now, Effects& eff) {
+  const TimeUs rt = retransmit_us();
+  TimeUs next = kNever;
+  for (auto& [s, o] : outputs_) {
+    for (ConsumerState& c : o.consumers) {
+      if (!c.sends || !c.ready) continue;
+      const bool unacked = c.sent_up_to > c.level0 || (c.eos_sent && !c.eos_acked);
+      if (!unacked) continue;
+      // Exponential back-off, so a consumer that is gone for good costs little.
+      const TimeUs timeout = rt << std::min<std::uint32_t>(c.retransmits, 4);
+      if (now - c.progress_us >= timeout) {
+        c.sent_up_to = c.level0;
+        c.eos_sent = false;
+        c.progress_us = now;
+        ++c.retransmits;
+        count("retransmissions");
+        next = std::min(next, now + (rt << std::min<std::uint32_t>(c.retransmits, 4)));
+      } else {
+        next = std::min(next, c.progress_us + timeout);
+      }
+    }
+  }
+  if (announce_pending_ && role_ == Role::primary) {
+    bool waiting = !all_consumers_ready();
+    for (const auto& [s, in] : inputs_) waiting |= in.awaiting_producer;
+    if (!waiting) {
+      announce_pending_ = false;
+    } else if (now - announced_us_ >= rt) {
+      const Takeover t{frag_, self_, epoch(), routes_[frag_].standby};
+      for (NodeId n : neighbour_nodes()) send(eff, now, n, t);
+      announced_us_ = now;
+      count("takeover_announcements_repeated");
+    }
+    if (announce_pending_) next = std::min(next, announced_us_ + rt);
+  }
+  if (role_ == Role::primary || role_ == Role::active_backup) {
+    for (auto& [s, in] : inputs_) {
+      if (!in.awaiting_producer) continue;
+      if (now - in.replay_requested_us >= rt) {
+        send(eff, now, routes_[in.producer].primary, ReplayRequest{s, in.replay_after, in.replay_generation});
+        in.replay_requested_us = now;
+        count("replay_requests_repeated");
+      }
+      next = std::min(next, in.replay_requested_us + rt);
+    }
+  }
+  return next;
+}
+
+void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) {
+  const NodeId n = e.header.sender;
+  if (n >= plan_->nodes.size() || n == self_) return;
+  const FragmentId f = plan_->nodes[n].fragment;
+  const Route& r = routes_[f];
+  if (r.primary == n || r.primary == kNoNode) return;  // a late message of the current primary itself
+  auto it = stale_answered_us_.find(n);
+  if (it != stale_answered_us_.end() && now - it->second < retransmit_us()) return;
+  stale_answered_us_[n] = now;
+  send(eff, now, n, Takeover{f, r.primary, r.epoch, r.standby});
+  count("fencing_notices_sent");
+}
+
+std::optional<Takeover> Server::implied_takeover(const Envelope& e) const {
+  if (std::holds_alternative<Takeover>(e.body)) return std::nullopt;
+  const NodeId n = e.header.sender;
+  if (n >= plan_->nodes.size()) return std::nullopt;
+  const FragmentId f = plan_->nodes[n].fragment;
+  const Route& r = routes_[f];
+  if (e.header.epoch <= r.epoch) return std::nullopt;
+  // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
+  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standby : kNoNode};
 }
 
 // ---- sources ----------------------------------------------------------------------------------
@@ -658,7 +794,7 @@ bool Server::finished() const {
   for (const auto& [s, o] : outputs_) {
     if (!o.queue.ended()) return false;
     for (const ConsumerState& c : o.consumers)
-      if (!c.eos_sent || c.level0 < o.queue.last_id()) return false;
+      if (!c.eos_acked || c.level0 < o.queue.last_id()) return false;
   }
   return true;
 }

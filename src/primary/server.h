@@ -64,6 +64,18 @@ struct InputState {
   // id that fell out of it (everything up to there may be trimmed).
   std::deque<std::pair<TupleId, TimeUs>> horizon;
   TupleId beyond_horizon = 0;
+  // Loss handling: accept the next batch whatever its prev_id (after asking for only new
+  // tuples); when a gap was last asked to be filled; an ack is owed (duplicates arrived, so the
+  // sender may have lost our ack); the end of stream was acknowledged.
+  bool accept_any_prev = false;
+  TimeUs gap_requested_us = -1'000'000'000;
+  bool ack_owed = false;
+  bool eos_acked = false;
+  // After a takeover: we asked the producer to replay and have not heard from it since.
+  bool awaiting_producer = false;
+  TimeUs replay_requested_us = 0;
+  TupleId replay_after = 0;
+  std::uint64_t replay_generation = 0;
 };
 
 struct InputItem {
@@ -82,6 +94,11 @@ struct ConsumerState {
   TupleId level0 = 0;
   TupleId replay_until = 0;  // ids <= this are sent flagged as replay
   bool eos_sent = false;
+  bool eos_acked = false;
+  std::uint32_t retransmits = 0;  // consecutive re-sends without progress (back-off)
+  // When the consumer last made progress (an ack that moved, or a send with nothing in flight):
+  // no progress for retransmit_timeout_ms with something unacknowledged means re-send.
+  TimeUs progress_us = 0;
 };
 
 struct OutputState {
@@ -171,6 +188,10 @@ class Server {
   void pump_outputs(TimeUs now, Effects& eff);
   // Trims every queue as far as the consumers' acknowledgements allow.
   void trim_outputs();
+  // Lost messages: rewinds every consumer that made no progress for retransmit_timeout_ms to
+  // its last acknowledged position, and repeats takeover announcements and replay requests that
+  // got no answer. Returns when it next needs to look.
+  TimeUs retransmit(TimeUs now, Effects& eff);
   // For each exported stream, the internal id up to which every consumer has level-0 acked.
   std::map<StreamId, TupleId> acked_outputs_internal() const;
   // Rebuilds the consumer list of every output stream from the current routes (after a
@@ -193,11 +214,21 @@ class Server {
   void on_level1_ack(TimeUs now, NodeId from, const Level1Ack& ack);
   void on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req, Effects& eff);
   // A neighbouring fragment (or my own, if I am being fenced) was taken over. Returns true if it
-  // was my own fragment and I must stop acting as its primary.
+  // was my own fragment and I must stop acting as its primary. A repeated Takeover (same epoch,
+  // same primary) is answered again (its first answer may have been lost).
   bool on_takeover(TimeUs now, const Takeover& t, Effects& eff);
+  // A message from an older epoch of its fragment: tells the sender who the primary is now
+  // (at most once per retransmit timeout per sender), so a paused or partitioned old primary
+  // learns it is fenced.
+  void answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff);
+  // A message from a newer epoch than I know of its fragment: the sender took over and its
+  // Takeover did not reach me (lost); returns the Takeover it implies.
+  std::optional<Takeover> implied_takeover(const Envelope& e) const;
   // Sends Takeover for my fragment (I am its new primary at epoch()) to every neighbour and to
   // the old primary.
   void announce_takeover(TimeUs now, Effects& eff, NodeId old_primary);
+  bool announcing() const { return announce_pending_; }
+  TimeUs retransmit_us() const;
 
   // ---- sources ------------------------------------------------------------------------------
   // Emits every source tuple due at `now` (as far as the output queue allows); returns the time
@@ -217,6 +248,7 @@ class Server {
 
  private:
   void consume(TimeUs now, const InputItem& item, Effects& eff);
+  void answer_takeover(TimeUs now, const Takeover& t, Effects& eff);
   void handle_fragment_outputs(FragmentOutputs& outs);
   bool any_output_full(std::string* which) const;
   ConsumerState make_consumer(NodeId node, FragmentId consumer_fragment) const;
@@ -231,6 +263,10 @@ class Server {
   std::map<StreamId, InputState> inputs_;
   std::deque<InputItem> input_queue_;
   TimeUs conservative_retention_us_ = 0;  // > 0: trimming = conservative (upstream backup)
+  bool announce_pending_ = false;         // a takeover some neighbour has not answered yet
+  NodeId announce_old_primary_ = kNoNode;
+  TimeUs announced_us_ = 0;
+  std::map<NodeId, TimeUs> stale_answered_us_;
   bool input_blocked_ = false;
   bool processing_paused_ = false;
 

@@ -75,7 +75,7 @@ template <class T>
 std::size_t body_words(const T&) {
   return 4;  // the fixed-size kinds: at most three data words and one pointer
 }
-std::size_t body_words(const TupleBatch& m) { return 3 + 5 * m.tuples.size(); }
+std::size_t body_words(const TupleBatch& m) { return 4 + 5 * m.tuples.size(); }
 std::size_t body_words(const Level1Ack& m) { return 4 + blob_words(m.restart_point.size()); }
 std::size_t body_words(const Checkpoint& m) { return 4 + blob_words(m.payload.size()); }
 std::size_t body_words(const RestartPoints& m) {
@@ -133,11 +133,13 @@ void put(Body::Builder body, const TupleBatch& m) {
   for (capnp::uint i = 0; i < tuples.size(); ++i) put_tuple(tuples[i], m.tuples[i]);
   b.setEndOfStream(m.end_of_stream);
   b.setReplay(m.replay);
+  b.setPrevId(m.prev_id);
 }
 void put(Body::Builder body, const Level0Ack& m) {
   auto b = body.initLevel0Ack();
   b.setStream(m.stream);
   b.setUpTo(m.up_to);
+  b.setEndOfStream(m.end_of_stream);
 }
 void put(Body::Builder body, const Level1Ack& m) {
   auto b = body.initLevel1Ack();
@@ -165,6 +167,7 @@ void put(Body::Builder body, const Takeover& m) {
   b.setFragment(m.fragment);
   b.setNewPrimary(m.new_primary);
   b.setEpoch(m.epoch);
+  b.setStandby(m.standby);
 }
 void put(Body::Builder body, const Redirect& m) {
   auto b = body.initRedirect();
@@ -330,11 +333,13 @@ class Converter {
     for (auto t : tuples) m.tuples.push_back(tuple_of(t));
     m.end_of_stream = r.getEndOfStream();
     m.replay = r.getReplay();
+    m.prev_id = r.getPrevId();
     return true;
   }
   bool get(wire::Level0Ack::Reader r, Level0Ack& m) {
     m.stream = r.getStream();
     m.up_to = r.getUpTo();
+    m.end_of_stream = r.getEndOfStream();
     return true;
   }
   bool get(wire::Level1Ack::Reader r, Level1Ack& m) {
@@ -371,6 +376,7 @@ class Converter {
     m.fragment = r.getFragment();
     m.new_primary = r.getNewPrimary();
     m.epoch = r.getEpoch();
+    m.standby = r.getStandby();
     return true;
   }
   bool get(wire::Redirect::Reader r, Redirect& m) {

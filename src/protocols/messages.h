@@ -23,12 +23,15 @@ namespace hapair {
 
 // A batch of consecutive tuples of one stream, in id order. `end_of_stream` says the stream
 // ends after the last tuple of the batch (the batch may be empty). `replay` marks tuples re-sent
-// from a retained output queue during recovery.
+// from a retained output queue during recovery. `prev_id` is the id of the tuple the sender sent
+// to this consumer just before this batch (0: none), so a consumer detects a lost batch (ids
+// are sparse: a Filter keeps its input's ids) and asks for a replay instead of skipping it.
 struct TupleBatch {
   StreamId stream = kNoStream;
   Tuples tuples;
   bool end_of_stream = false;
   bool replay = false;
+  TupleId prev_id = 0;
   friend bool operator==(const TupleBatch&, const TupleBatch&) = default;
 };
 
@@ -38,6 +41,7 @@ struct TupleBatch {
 struct Level0Ack {
   StreamId stream = kNoStream;
   TupleId up_to = 0;
+  bool end_of_stream = false;  // the end of the stream was received too
   friend bool operator==(const Level0Ack&, const Level0Ack&) = default;
 };
 
@@ -76,12 +80,14 @@ struct Heartbeat {
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
 
-// "Node `new_primary` runs `fragment` from now on, at `epoch`." Sent by a node that took over to
-// every neighbour of the fragment (upstream and downstream) and to its old partner.
+// "Node `new_primary` runs `fragment` from now on, at `epoch`, with `standby` as its standby
+// (kNoNode: none)." Sent by a node that took over to every neighbour of the fragment (upstream
+// and downstream) and to its old partner, and again when a restored standby joins the pair.
 struct Takeover {
   FragmentId fragment = kNoFragment;
   NodeId new_primary = kNoNode;
   Epoch epoch = 0;
+  NodeId standby = kNoNode;
   friend bool operator==(const Takeover&, const Takeover&) = default;
 };
 

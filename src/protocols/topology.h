@@ -146,6 +146,10 @@ struct Settings {
   TrimmingRule trimming = TrimmingRule::exact;
   std::int64_t conservative_retention_ms = 2000;  // trimming=conservative: keep this much input
   double drain_timeout_s = 20.0;           // after the sources stop, wait this long for drain
+  // A sender that sees no acknowledgement progress for this long re-sends from the last
+  // acknowledged position (lost messages: a link that dropped or a connection that broke);
+  // unacknowledged checkpoints, determinants, takeovers and replay requests are repeated too.
+  std::int64_t retransmit_timeout_ms = 250;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };

@@ -36,11 +36,13 @@ struct TupleBatch {
   tuples @1 :List(Tuple);
   endOfStream @2 :Bool;
   replay @3 :Bool;
+  prevId @4 :UInt64;
 }
 
 struct Level0Ack {
   stream @0 :UInt16 = 0xffff;
   upTo @1 :UInt64;
+  endOfStream @2 :Bool;
 }
 
 struct Level1Ack {
@@ -71,6 +73,7 @@ struct Takeover {
   fragment @0 :UInt16 = 0xffff;
   newPrimary @1 :UInt16 = 0xffff;
   epoch @2 :UInt64;
+  standby @3 :UInt16 = 0xffff;
 }
 
 struct Redirect {

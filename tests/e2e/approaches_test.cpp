@@ -17,7 +17,12 @@ void check_precise(const RunOutcome& o) {
   CHECK(o.semantics.differing == 0);
   REQUIRE(o.metrics.recovery.has_value());
   CHECK(o.metrics.recovery->recovered);
-  CHECK(o.metrics.recovery->detection_ms.has_value());
+  // The standby took over. (On a loaded machine it may even have suspected the primary before
+  // the SIGKILL, when heartbeats were late; the old primary is then fenced by the new epoch and
+  // the run must still be precise.)
+  bool took_over = false;
+  for (const auto& e : o.result.events) took_over |= e.event == "takeover";
+  CHECK(took_over);
 }
 
 bool has_event(const RunResult& r, const std::string& event) {
@@ -108,6 +113,10 @@ TEST_CASE("active standby without determinants: the Union recovery is reported a
   auto o = run_real(plan, {crash("merge", 1.5)});
   INFO(o.summary);
   REQUIRE(o.result.completed);
-  CHECK(o.semantics.verdict != "precise");
-  CHECK(o.semantics.duplicates + o.semantics.differing > 0);
+  // The backup's ids name other tuples than the primary's, so on takeover it re-sends a margin
+  // of its log (inflight_tuples_max) rebased above what the sink accepted: nothing is lost, and
+  // what the sink already had arrives again.
+  CHECK(o.semantics.verdict == "rollback");
+  CHECK(o.semantics.lost == 0);
+  CHECK(o.semantics.duplicates > 0);
 }
