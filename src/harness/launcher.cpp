@@ -306,7 +306,7 @@ class Launch {
           if (!nodes_[id].hello) echo_log(id);
         return false;
       }
-      if (auto incoming = control_->receive(50'000)) on_message(*incoming, 0);
+      if (auto incoming = control_->receive(50'000)) on_message(*incoming, false);
     }
   }
 

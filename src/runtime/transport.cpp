@@ -54,6 +54,7 @@ Transport::~Transport() = default;
 
 void Transport::set_peer(NodeId node, const std::string& endpoint) {
   Peer& peer = peers_[node];
+  peer.id = node;
   if (peer.endpoint == endpoint) return;
   // A new endpoint for a known node (a restarted process): reconnect on the next send. What
   // waited for the old endpoint is sent to the new one, in order.
@@ -66,7 +67,7 @@ void Transport::send(NodeId to, const Envelope& envelope) {
   auto it = peers_.find(to);
   if (it == peers_.end() || it->second.endpoint.empty()) {
     ++counters_.no_endpoint_dropped;
-    log_drop("no endpoint known for node", kind, counters_.no_endpoint_dropped);
+    log_drop("no endpoint is known for it", to, kind, counters_.no_endpoint_dropped);
     return;
   }
   Peer& peer = it->second;
@@ -132,14 +133,15 @@ void Transport::drop_one(Peer& peer) {
   peer.outbox.erase(victim);
   --outbox_messages_total_;
   counters_.outbox_dropped[kind] += 1;
-  log_drop("outbox full towards", kind, counters_.outbox_dropped[kind]);
+  log_drop("its outbox is full", peer.id, kind, ++outbox_drops_total_);
 }
 
-void Transport::log_drop(const char* what, std::size_t kind, std::int64_t count) {
+void Transport::log_drop(const char* why, NodeId peer, std::size_t kind, std::int64_t count) {
   ++drops_logged_;
   if (!worth_logging(drops_logged_)) return;
-  std::fprintf(stderr, "hapair[%s]: dropped a %s message: %s a peer (%lld such drops of this kind so far)\n",
-               config_.log_name.c_str(), kMessageKindNames[kind], what, static_cast<long long>(count));
+  std::fprintf(stderr, "hapair[%s]: dropped a %s message to node %u: %s (%lld drops for that reason so far)\n",
+               config_.log_name.c_str(), kMessageKindNames[kind], static_cast<unsigned>(peer), why,
+               static_cast<long long>(count));
 }
 
 std::size_t Transport::outbox_messages(NodeId peer) const {

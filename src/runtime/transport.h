@@ -148,6 +148,7 @@ class Transport {
     std::size_t kind = 0;
   };
   struct Peer {
+    NodeId id = kNoNode;
     std::string endpoint;
     std::unique_ptr<zmq::socket_t> socket;
     std::deque<Pending> outbox;
@@ -158,7 +159,7 @@ class Transport {
   void flush_peer(Peer& peer);
   void enqueue(Peer& peer, zmq::message_t frame, std::size_t kind);
   void drop_one(Peer& peer);
-  void log_drop(const char* what, std::size_t kind, std::int64_t count);
+  void log_drop(const char* why, NodeId peer, std::size_t kind, std::int64_t count);
 
   zmq::context_t& context_;
   TransportConfig config_;
@@ -169,6 +170,7 @@ class Transport {
   FrameDecoder decoder_;
   TransportCounters counters_;
   std::int64_t drops_logged_ = 0;
+  std::int64_t outbox_drops_total_ = 0;
 };
 
 }  // namespace hapair
