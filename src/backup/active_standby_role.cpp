@@ -4,12 +4,15 @@
 #include <type_traits>
 
 #include "backup/takeover.h"
+#include "primary/checkpoint_state.h"
 #include "primary/primary_role.h"
 
 namespace hapair {
 
-ActiveStandbyRole::ActiveStandbyRole(Server& server)
-    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
+    : server_(server),
+      detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))),
+      bootstrapping_(bootstrapping) {}
 
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   detector_.start(now);
@@ -19,6 +22,13 @@ void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
 
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
   if (!successor_ && detector_.check(now)) {
+    if (bootstrapping_) {
+      // The primary died before this standby had its state: nothing to take over with.
+      server_.count("takeover_impossible_while_bootstrapping");
+      server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[server_.route(server_.fragment_id()).primary].name +
+                                                " but not bootstrapped: cannot take over");
+      return;
+    }
     take_over(now, eff);
     return;
   }
@@ -34,7 +44,17 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
-        if constexpr (std::is_same_v<T, TupleBatch>) {
+        if (bootstrapping_ && !std::is_same_v<T, Checkpoint> && !std::is_same_v<T, Takeover> &&
+            !std::is_same_v<T, Heartbeat>) {
+          // Nothing applies before the primary's state is installed; what is dropped here is
+          // asked for again (a gap) once it is.
+          server_.count("bootstrapping_dropped");
+          return;
+        }
+        if constexpr (std::is_same_v<T, Checkpoint>) {
+          if (from_primary && bootstrapping_) on_bootstrap_chunk(now, from, m, eff);
+          else server_.count("unexpected_checkpoint_dropped");
+        } else if constexpr (std::is_same_v<T, TupleBatch>) {
           server_.accept_batch(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Determinants>) {
           if (!from_primary) {
@@ -58,6 +78,23 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
       env.body);
   server_.process_input(now, eff);
   server_.send_level0_acks(now, eff, false);
+}
+
+void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff) {
+  auto payload = assembler_.add(chunk);
+  if (!payload) return;
+  auto content = parse_checkpoint(*payload);
+  if (!content || content->delta || !install_checkpoint(server_, *content)) {
+    server_.count("corrupt_checkpoint_dropped");
+    return;
+  }
+  // The primary recorded its interleaving; from here on this copy follows it.
+  if (server_.fragment() && server_.settings().determinants) server_.fragment()->set_follow_determinants(true);
+  for (auto& [s, o] : server_.outputs())
+    for (auto& c : o.consumers) c.sends = false;
+  bootstrapping_ = false;
+  server_.trace(eff, now, "bootstrap_installed", "checkpoint=" + std::to_string(content->id));
+  server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
 void ActiveStandbyRole::take_over(TimeUs now, Effects& eff) {

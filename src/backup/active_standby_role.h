@@ -13,13 +13,15 @@
 // acknowledged only once stored.
 #pragma once
 
+#include "primary/checkpoint.h"
 #include "primary/role.h"
 
 namespace hapair {
 
 class ActiveStandbyRole : public RoleBehaviour {
  public:
-  explicit ActiveStandbyRole(Server& server);
+  // bootstrapping: a rejoined standby that must first install its primary's full checkpoint.
+  explicit ActiveStandbyRole(Server& server, bool bootstrapping = false);
   Role role() const override { return Role::active_backup; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
@@ -29,9 +31,12 @@ class ActiveStandbyRole : public RoleBehaviour {
 
  private:
   void take_over(TimeUs now, Effects& eff);
+  void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
 
   Server& server_;
   FailureDetector detector_;
+  bool bootstrapping_ = false;
+  CheckpointAssembler assembler_;
   TimeUs next_retransmit_us_ = kNever;
   std::unique_ptr<RoleBehaviour> successor_;
 };

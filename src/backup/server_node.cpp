@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "backup/node_factory.h"
+#include "backup/rejoin_role.h"
 #include "backup/spare_role.h"
 #include "backup/standby_roles.h"
 #include "primary/primary_role.h"
@@ -18,6 +19,7 @@ ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self) : server_(
       role_ = make_standby_role(server_);
       break;
     case Role::fenced: role_ = std::make_unique<FencedRole>(server_); break;
+    case Role::rejoining: role_ = std::make_unique<RejoiningRole>(server_); break;
   }
 }
 
@@ -28,11 +30,17 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, Start>) {
+          if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_);
           role_->on_start(now, eff);
         } else if constexpr (std::is_same_v<T, Tick>) {
           role_->on_tick(now, eff);
         } else {
           const Envelope& env = e.envelope;
+          // A rejoining node speaks from an old epoch by definition: its request is not stale.
+          if (std::holds_alternative<Rejoin>(env.body)) {
+            role_->on_message(now, env, eff);
+            return;
+          }
           if (!server_.is_current(env)) {
             // An older epoch: drop it (counted), and tell the sender who is primary now.
             server_.answer_stale_sender(now, env, eff);
@@ -64,6 +72,12 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
   while (auto next = role_->take_successor()) {
     role_ = std::move(next);
     role_->on_start(now, eff);
+    // A fenced primary (paused, or cut off, while its standby took over) holds only stale
+    // state: it rejoins its fragment as the new standby, restoring the pair.
+    if (role_->role() == Role::fenced) {
+      role_ = std::make_unique<RejoiningRole>(server_);
+      role_->on_start(now, eff);
+    }
   }
 }
 

@@ -2,14 +2,17 @@
 
 namespace hapair {
 
-CheckpointSender::CheckpointSender(Server& server, NodeId standby) : server_(server), standby_(standby) {
+CheckpointSender::CheckpointSender(Server& server, NodeId standby, bool restoring)
+    : server_(server), standby_(standby), restoring_(restoring) {
   hold_output_ = server_.fragment() && server_.fragment()->klass() == OperatorClass::arbitrary;
 }
 
 void CheckpointSender::on_start(TimeUs now) {
   next_due_us_ = now + us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
+  // What was produced before this standby existed is released already (nothing, at the start
+  // of a run); from here on an arbitrary fragment's output waits for a covering checkpoint.
   if (hold_output_)
-    for (auto& [s, o] : server_.outputs()) o.released_up_to = 0;
+    for (auto& [s, o] : server_.outputs()) o.released_up_to = o.queue.last_id();
 }
 
 void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
@@ -74,10 +77,13 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   if (hold_output_)
     for (const auto& o : c.outputs) server_.outputs().at(o.stream).released_up_to = o.last_id;
   base_ = base_of(c, in_flight_->versions);
+  if (restoring_) {
+    restoring_ = false;
+    server_.trace(eff, now, "pair_restored", "standby=" + server_.plan().nodes[standby_].name + " checkpoint=" + std::to_string(c.id));
+  }
   in_flight_.reset();
   ack_timeout_us_ = base_ack_timeout_us();
   server_.count("checkpoints_acked");
-  (void)eff;
 }
 
 }  // namespace hapair

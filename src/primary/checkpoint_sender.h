@@ -19,10 +19,16 @@ namespace hapair {
 
 class CheckpointSender {
  public:
-  CheckpointSender(Server& server, NodeId standby);
+  // restoring: the standby is a restarted node rejoining; its first acknowledged checkpoint
+  // restores the pair (traced as pair_restored).
+  CheckpointSender(Server& server, NodeId standby, bool restoring = false);
   void on_start(TimeUs now);
   void on_tick(TimeUs now, Effects& eff);
   void on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff);
+  // Takes a checkpoint now (a rejoined standby should not wait a whole interval).
+  void take_now(TimeUs now, Effects& eff) {
+    if (!in_flight_) take_checkpoint(now, eff);
+  }
   TimeUs next_due_us() const { return in_flight_ ? in_flight_sent_us_ + ack_timeout_us_ : next_due_us_; }
   bool holds_output() const { return hold_output_; }
 
@@ -33,6 +39,7 @@ class CheckpointSender {
   Server& server_;
   NodeId standby_;
   bool hold_output_ = false;
+  bool restoring_ = false;
   TimeUs next_due_us_ = kNever;
   std::uint64_t next_id_ = 1;
   struct InFlight {

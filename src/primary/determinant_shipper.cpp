@@ -5,7 +5,9 @@ namespace hapair {
 DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_(server), standby_(standby) {}
 
 void DeterminantShipper::on_start() {
-  for (auto& [s, o] : server_.outputs()) o.released_up_to = 0;
+  // Output produced before this standby existed is released already; later output waits for
+  // the standby's acknowledgement of the determinants it depends on.
+  for (auto& [s, o] : server_.outputs()) o.released_up_to = o.queue.last_id();
 }
 
 void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {

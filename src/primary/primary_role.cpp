@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "primary/checkpoint_state.h"
 #include "upstream_backup/level1_round.h"
 
 namespace hapair {
@@ -90,9 +91,17 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           }
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
           // A standby's heartbeat: nothing to do.
+        } else if constexpr (std::is_same_v<T, Rejoin>) {
+          on_rejoin(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, CheckpointAck>) {
-          if (checkpoints_ && from == heartbeat_to_) checkpoints_->on_ack(now, m, eff);
-          else server_.count("unexpected_checkpoint_ack_dropped");
+          if (checkpoints_ && from == heartbeat_to_) {
+            checkpoints_->on_ack(now, m, eff);
+          } else if (from == bootstrapping_standby_ && m.checkpoint_id == bootstrap_checkpoint_id_) {
+            bootstrapping_standby_ = kNoNode;
+            server_.trace(eff, now, "pair_restored", "standby=" + server_.plan().nodes[from].name + " bootstrap=active");
+          } else {
+            server_.count("unexpected_checkpoint_ack_dropped");
+          }
         } else if constexpr (std::is_same_v<T, DeterminantAck>) {
           if (determinants_ && from == heartbeat_to_) determinants_->on_ack(m);
           else server_.count("unexpected_determinant_ack_dropped");
@@ -102,6 +111,69 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       },
       env.body);
   if (!successor_) after_event(now, eff);
+}
+
+void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
+  const PlanFragment& f = server_.fragment_plan();
+  const NodeId other = server_.self() == f.primary ? f.standby : f.primary;
+  if (r.fragment != server_.fragment_id() || r.node != from || from != other) {
+    server_.count("unexpected_rejoin_dropped");
+    return;
+  }
+  Route& route = server_.route_mut(server_.fragment_id());
+  if (route.standby == from) {
+    // A repeated request: our answer was lost. Answer again.
+    server_.send(eff, now, from, Takeover{server_.fragment_id(), server_.self(), route.epoch, from});
+    return;
+  }
+  if (route.standby != kNoNode) {
+    server_.count("unexpected_rejoin_dropped");
+    return;
+  }
+  // A new epoch names the pair: me as primary, the rejoined node as standby. The announcement
+  // goes out before any state is captured, so upstream servers hold back trimming for the new
+  // standby before the checkpoint position is fixed.
+  route.standby = from;
+  route.epoch += 1;
+  server_.announce_takeover(now, eff, from);
+  server_.send_routes_to(now, eff, from);
+  heartbeat_to_ = from;
+  next_heartbeat_us_ = now;
+  server_.trace(eff, now, "rejoin_accepted",
+                "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));
+  if (server_.kind() != FragmentKind::operators) return;
+  switch (server_.mode()) {
+    case HaMode::passive:
+      next_level1_us_ = kNever;  // level-1 acks come from acknowledged checkpoints again
+      checkpoints_.emplace(server_, from, true);
+      checkpoints_->on_start(now);
+      checkpoints_->take_now(now, eff);
+      break;
+    case HaMode::active: {
+      // Bootstrap: my full state now, then input from upstream after its input positions, then
+      // the determinants of everything I do from here on.
+      if (server_.fragment()->is_nondeterministic()) (void)server_.fragment()->take_determinants();
+      CheckpointContent state = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr);
+      const Bytes payload = serialize_checkpoint(state);
+      for (auto& c : chunk_checkpoint(state.id, false, 0, payload,
+                                      static_cast<std::size_t>(server_.settings().checkpoint_chunk_bytes)))
+        server_.send(eff, now, from, std::move(c));
+      server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
+      for (const auto& in : state.inputs) {
+        const FragmentId producer = server_.inputs().at(in.stream).producer;
+        server_.send(eff, now, server_.route(producer).primary, Redirect{in.stream, from, true, in.processed});
+      }
+      bootstrapping_standby_ = from;
+      if (server_.settings().determinants && server_.fragment()->is_nondeterministic()) {
+        determinants_.emplace(server_, from);
+        determinants_->on_start();
+      }
+      break;
+    }
+    default:
+      server_.trace(eff, now, "pair_restored", "standby=" + server_.plan().nodes[from].name + " (spare: no state)");
+      break;
+  }
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {

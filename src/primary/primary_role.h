@@ -44,6 +44,8 @@ class PrimaryRole : public RoleBehaviour {
   void after_event(TimeUs now, Effects& eff);
   void level1_round(TimeUs now, Effects& eff);
   void maybe_finish_rebase(TimeUs now, Effects& eff);
+  // A restarted node of my fragment asks to become my standby again.
+  void on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);
 
   Server& server_;
   PrimaryOptions options_;
@@ -57,6 +59,8 @@ class PrimaryRole : public RoleBehaviour {
   std::map<StreamId, TupleId> last_round_acked_;
   std::map<StreamId, TupleId> last_round_processed_;
   bool rebase_pending_ = false;
+  NodeId bootstrapping_standby_ = kNoNode;  // active: a rejoined standby installing my checkpoint
+  std::uint64_t bootstrap_checkpoint_id_ = 0;
   std::optional<CheckpointSender> checkpoints_;     // passive standby, while the standby lives
   std::optional<DeterminantShipper> determinants_;  // active standby of an arbitrary fragment
   std::unique_ptr<RoleBehaviour> successor_;

@@ -15,6 +15,7 @@ const char* to_string(Role r) {
     case Role::passive_backup: return "passive_backup";
     case Role::active_backup: return "active_backup";
     case Role::fenced: return "fenced";
+    case Role::rejoining: return "rejoining";
   }
   return "?";
 }
@@ -63,6 +64,35 @@ Server::Server(std::shared_ptr<const Plan> plan, NodeId self) : plan_(std::move(
     conservative_retention_us_ = us_from_ms(static_cast<double>(settings().conservative_retention_ms));
   if (f.kind == FragmentKind::source) {
     source_count_ = source_tuple_count(plan_->spec(frag_).source, settings().duration_s);
+  }
+}
+
+Role Server::standby_role() const {
+  switch (mode()) {
+    case HaMode::passive: return Role::passive_backup;
+    case HaMode::active: return Role::active_backup;
+    default: return Role::spare;
+  }
+}
+
+void Server::become_standby(Role r) {
+  role_ = r;
+  if (kind() == FragmentKind::operators) reset_fragment();
+  input_queue_.clear();
+  for (auto& [s, in] : inputs_) {
+    InputState fresh;
+    fresh.stream = s;
+    fresh.producer = in.producer;
+    in = fresh;
+  }
+  for (auto& [s, o] : outputs_) {
+    o.queue.reset(0, 0, false);
+    o.offset = 0;
+    o.released_up_to = ~TupleId{0};
+    for (ConsumerState& c : o.consumers) {
+      c.sends = false;
+      c.ready = true;
+    }
   }
 }
 
@@ -500,6 +530,60 @@ void Server::release_determinant_buffers() {
 
 // ---- messages ---------------------------------------------------------------------------------
 
+void Server::on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects& eff) {
+  auto it = outputs_.find(r.stream);
+  if (it == outputs_.end() || r.consumer >= plan_->nodes.size()) {
+    count("unexpected_redirect_dropped");
+    return;
+  }
+  OutputState& o = it->second;
+  const FragmentId d = plan_->nodes[r.consumer].fragment;
+  // Only the consumer fragment's current primary may (un)subscribe its standby.
+  if (routes_[d].primary != from || plan_->nodes[from].fragment != d) {
+    count("unexpected_redirect_dropped");
+    return;
+  }
+  if (!r.subscribe) {
+    std::erase_if(o.consumers, [&](const ConsumerState& c) { return c.node == r.consumer; });
+    trim_outputs();
+    return;
+  }
+  ConsumerState* c = nullptr;
+  for (ConsumerState& x : o.consumers)
+    if (x.node == r.consumer) c = &x;
+  if (!c) {
+    o.consumers.push_back(make_consumer(r.consumer, d));
+    c = &o.consumers.back();
+  }
+  c->sends = role_ == Role::primary;
+  c->ready = true;
+  c->eos_sent = false;
+  c->eos_acked = false;
+  c->progress_us = now;
+  if (r.after_id < o.queue.trimmed_up_to()) {
+    count("replay_gap_tuples", static_cast<std::int64_t>(o.queue.trimmed_up_to() - r.after_id));
+    trace(eff, now, "replay_gap",
+          "stream=" + plan_->streams[r.stream].name + " after=" + std::to_string(r.after_id) +
+              " trimmed_up_to=" + std::to_string(o.queue.trimmed_up_to()) + " (joining standby)");
+  }
+  c->sent_up_to = r.after_id;
+  c->level0 = std::max(c->level0, r.after_id);
+  c->replay_until = o.queue.last_id();
+  count("standbys_subscribed");
+}
+
+void Server::send_routes_to(TimeUs now, Effects& eff, NodeId node) {
+  std::vector<FragmentId> fs = fragment_plan().upstream;
+  fs.insert(fs.end(), fragment_plan().downstream.begin(), fragment_plan().downstream.end());
+  std::sort(fs.begin(), fs.end());
+  fs.erase(std::unique(fs.begin(), fs.end()), fs.end());
+  for (FragmentId f : fs) {
+    const Route& r = routes_[f];
+    if (r.epoch == 0) continue;  // the plan's route: the node knows it
+    send(eff, now, node, Takeover{f, r.primary, r.epoch, r.standby});
+  }
+}
+
 void Server::on_level0_ack(TimeUs now, NodeId from, const Level0Ack& ack) {
   auto it = outputs_.find(ack.stream);
   if (it == outputs_.end()) {
@@ -620,10 +704,14 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
     std::erase_if(o.consumers, [&](const ConsumerState& c) {
       return c.fragment == t.fragment && std::find(live.begin(), live.end(), c.node) == live.end();
     });
-    bool present = false;
-    for (const ConsumerState& c : o.consumers) present |= c.node == t.new_primary;
-    if (!present) {
-      ConsumerState c = make_consumer(t.new_primary, t.fragment);
+    for (NodeId n : live) {
+      bool present = false;
+      for (const ConsumerState& c : o.consumers) present |= c.node == n;
+      if (present) continue;
+      // A new primary tells us where to resume with a ReplayRequest; a joining active standby
+      // is subscribed by its primary's Redirect. Until then it holds trimming back (its level-0
+      // is 0), so what it needs is still here when it asks.
+      ConsumerState c = make_consumer(n, t.fragment);
       c.ready = false;
       c.sends = role_ == Role::primary;
       o.consumers.push_back(c);

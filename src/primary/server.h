@@ -34,7 +34,7 @@
 
 namespace hapair {
 
-enum class Role { primary, spare, passive_backup, active_backup, fenced };
+enum class Role { primary, spare, passive_backup, active_backup, fenced, rejoining };
 const char* to_string(Role);
 
 // ReplayRequest::after_id meaning "send only tuples that are new from now on" (amnesia).
@@ -134,6 +134,11 @@ class Server {
   FragmentKind kind() const { return fragment_plan().kind; }
   Role role() const { return role_; }
   void set_role(Role r) { role_ = r; }
+  // Becomes a standby of my fragment (a restarted node rejoining): a fresh fragment, and
+  // consumers tracked but not sent to.
+  void become_standby(Role r);
+  // The standby role my fragment's HA mode uses.
+  Role standby_role() const;
   Epoch epoch() const { return routes_[frag_].epoch; }
   NodeId partner() const;  // the standby if I am primary, the primary if I am the standby
 
@@ -208,6 +213,13 @@ class Server {
   void apply_determinants(const Determinants& d);
   // At takeover: stop following and emit what waited for determinants, in arrival order.
   void release_determinant_buffers();
+
+  // ---- restoring the pair ---------------------------------------------------------------------
+  // An upstream adds `consumer` (a joining active standby) for `stream`, resuming after after_id.
+  void on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects& eff);
+  // Tells `node` the current route of every fragment next to mine (a rejoining node starts with
+  // the plan's routes, which may be stale).
+  void send_routes_to(TimeUs now, Effects& eff, NodeId node);
 
   // ---- messages every role handles the same way -----------------------------------------------
   void on_level0_ack(TimeUs now, NodeId from, const Level0Ack& ack);

@@ -49,6 +49,7 @@ static_assert(same_kind<CheckpointAck>(Body::CHECKPOINT_ACK));
 static_assert(same_kind<Heartbeat>(Body::HEARTBEAT));
 static_assert(same_kind<Takeover>(Body::TAKEOVER));
 static_assert(same_kind<Redirect>(Body::REDIRECT));
+static_assert(same_kind<Rejoin>(Body::REJOIN));
 static_assert(same_kind<ReplayRequest>(Body::REPLAY_REQUEST));
 static_assert(same_kind<RestartPoints>(Body::RESTART_POINTS));
 static_assert(same_kind<Determinants>(Body::DETERMINANTS));
@@ -169,6 +170,11 @@ void put(Body::Builder body, const Takeover& m) {
   b.setEpoch(m.epoch);
   b.setStandby(m.standby);
 }
+void put(Body::Builder body, const Rejoin& m) {
+  auto b = body.initRejoin();
+  b.setFragment(m.fragment);
+  b.setNode(m.node);
+}
 void put(Body::Builder body, const Redirect& m) {
   auto b = body.initRedirect();
   b.setStream(m.stream);
@@ -280,6 +286,7 @@ class Converter {
       case Body::HEARTBEAT: return convert<Heartbeat>(body.getHeartbeat());
       case Body::TAKEOVER: return convert<Takeover>(body.getTakeover());
       case Body::REDIRECT: return convert<Redirect>(body.getRedirect());
+      case Body::REJOIN: return convert<Rejoin>(body.getRejoin());
       case Body::REPLAY_REQUEST: return convert<ReplayRequest>(body.getReplayRequest());
       case Body::RESTART_POINTS: return convert<RestartPoints>(body.getRestartPoints());
       case Body::DETERMINANTS: return convert<Determinants>(body.getDeterminants());
@@ -377,6 +384,11 @@ class Converter {
     m.new_primary = r.getNewPrimary();
     m.epoch = r.getEpoch();
     m.standby = r.getStandby();
+    return true;
+  }
+  bool get(wire::Rejoin::Reader r, Rejoin& m) {
+    m.fragment = r.getFragment();
+    m.node = r.getNode();
     return true;
   }
   bool get(wire::Redirect::Reader r, Redirect& m) {

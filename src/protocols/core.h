@@ -23,7 +23,11 @@
 
 namespace hapair {
 
-struct Start {};
+struct Start {
+  // The node's process was restarted after a crash (its state is gone, and the fragment has
+  // moved on without it): it rejoins as the standby of whoever is primary now.
+  bool restarted = false;
+};
 struct Tick {};
 struct Received {
   Envelope envelope;

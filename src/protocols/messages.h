@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -151,6 +152,17 @@ struct DeterminantAck {
   friend bool operator==(const DeterminantAck&, const DeterminantAck&) = default;
 };
 
+// A restarted node (`node`, of `fragment`) asks the fragment's current primary to take it back
+// as its standby, so the process pair is restored after a failover (DESIGN.md section 6). The
+// primary answers with a Takeover naming it as standby, and then brings it up to date: nothing
+// to do for a spare, a full checkpoint for a passive standby, a full checkpoint plus input from
+// upstream (Redirect) and determinants for an active standby.
+struct Rejoin {
+  FragmentId fragment = kNoFragment;
+  NodeId node = kNoNode;
+  friend bool operator==(const Rejoin&, const Rejoin&) = default;
+};
+
 // ---- control plane (launcher <-> nodes) ----------------------------------------------------
 
 // Node -> launcher: "I am `node_name`, my data socket is bound at `endpoint`".
@@ -228,20 +240,23 @@ struct DeliveryBatch {
 
 using Message = std::variant<TupleBatch, Level0Ack, Level1Ack, Checkpoint, CheckpointAck, Heartbeat,
                              Takeover, Redirect, ReplayRequest, RestartPoints, Determinants,
-                             DeterminantAck, Hello, Directory, StopRun, Kill, NodeStats, TraceBatch,
-                             DeliveryBatch>;
+                             DeterminantAck, Rejoin, Hello, Directory, StopRun, Kill, NodeStats,
+                             TraceBatch, DeliveryBatch>;
 
 // Names per message kind, in the variant's order; used for bytes_by_kind / messages_by_kind.
 inline constexpr const char* kMessageKindNames[] = {
     "tuples",         "level0_ack",   "level1_ack",     "checkpoint", "checkpoint_ack",
     "heartbeat",      "takeover",     "redirect",       "replay_request", "restart_points",
-    "determinants",   "determinant_ack", "hello",       "directory",  "stop",
+    "determinants",   "determinant_ack", "rejoin",      "hello",      "directory",  "stop",
     "kill",           "stats",        "trace",          "deliveries"};
 static_assert(std::size(kMessageKindNames) == std::variant_size_v<Message>);
 
 inline const char* message_kind_name(const Message& m) { return kMessageKindNames[m.index()]; }
-// Control-plane messages run between nodes and the launcher and are not HA overhead.
-inline bool is_control_message(const Message& m) { return m.index() >= 12; }
+// Control-plane messages run between nodes and the launcher and are not HA overhead. They come
+// last in Message, from Hello on.
+inline constexpr std::size_t kFirstControlKind = 13;
+static_assert(std::string_view(kMessageKindNames[kFirstControlKind]) == "hello");
+inline bool is_control_message(const Message& m) { return m.index() >= kFirstControlKind; }
 
 struct Header {
   NodeId sender = kNoNode;

@@ -117,6 +117,12 @@ struct DeterminantAck {
   upToSeq @1 :UInt64;
 }
 
+# A restarted node asks its fragment's primary to take it back as the standby.
+struct Rejoin {
+  fragment @0 :UInt16 = 0xffff;
+  node @1 :UInt16 = 0xffff;
+}
+
 # ---- control plane (launcher <-> nodes) ----------------------------------------------------
 
 struct Hello {
@@ -195,12 +201,13 @@ struct Envelope {
     restartPoints @12 :RestartPoints;   # 9
     determinants @13 :Determinants;     # 10
     determinantAck @14 :DeterminantAck; # 11
-    hello @15 :Hello;                   # 12
-    directory @16 :Directory;           # 13
-    stopRun @17 :StopRun;               # 14
-    kill @18 :Kill;                     # 15
-    nodeStats @19 :NodeStats;           # 16
-    traceBatch @20 :TraceBatch;         # 17
-    deliveryBatch @21 :DeliveryBatch;   # 18
+    rejoin @15 :Rejoin;                 # 12
+    hello @16 :Hello;                   # 13
+    directory @17 :Directory;           # 14
+    stopRun @18 :StopRun;               # 15
+    kill @19 :Kill;                     # 16
+    nodeStats @20 :NodeStats;           # 17
+    traceBatch @21 :TraceBatch;         # 18
+    deliveryBatch @22 :DeliveryBatch;   # 19
   }
 }

@@ -49,8 +49,7 @@ constexpr std::size_t kind_index_in(const std::variant<Ts...>*) {
 template <typename T>
 inline constexpr std::size_t kKindOf = kind_index_in<T>(static_cast<const Message*>(nullptr));
 // Hello is the first control-plane kind (messages.h, is_control_message).
-inline constexpr std::size_t kFirstControlKind = kKindOf<Hello>;
-static_assert(kKindOf<TupleBatch> == 0 && kFirstControlKind == 12);
+static_assert(kKindOf<TupleBatch> == 0 && kKindOf<Hello> == kFirstControlKind);
 
 // The rate limit of repeated log lines: the first ten occurrences, then every power of two, so
 // a peer that floods garbage cannot flood the log but a steady trickle stays visible.

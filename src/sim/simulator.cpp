@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::size_t kKinds = std::variant_size_v<Message>;
 // The data-plane kinds come first in Message; is_control_message() starts at "hello".
-constexpr std::size_t kDataPlaneKinds = 12;
+constexpr std::size_t kDataPlaneKinds = kFirstControlKind;
 static_assert(std::string_view(kMessageKindNames[kDataPlaneKinds]) == "hello");
 constexpr const char* kSampledPrefixes[] = {"output_queue_tuples", "input_queue_tuples", "retained"};
 
@@ -347,7 +347,7 @@ struct Simulator::Impl {
     if (n.is_sink && n.finished) ++sinks_unfinished;
     n.finished = false;
     trace(n.id, "restart", "kind=restart node=" + n.name);
-    offer(n, Start{});
+    offer(n, Start{true});
   }
 
   void pause(SimNode& n, TimeUs duration_us) {

@@ -248,7 +248,7 @@ TEST_CASE("overhead sums data-plane counters over nodes and leaves control messa
   CHECK(m.overhead.bytes_by_kind.at("heartbeat") == 0);
   CHECK(m.overhead.messages_by_kind.at("checkpoint") == 5);
   CHECK(m.overhead.bytes_by_kind.count("stats") == 0);
-  CHECK(m.overhead.bytes_by_kind.size() == 12);
+  CHECK(m.overhead.bytes_by_kind.size() == kFirstControlKind);
   CHECK(m.overhead.cpu_s == 1.75);
   // Only source nodes' tuples_emitted count as input.
   CHECK(m.tuples_in == 3000);
@@ -257,7 +257,7 @@ TEST_CASE("overhead sums data-plane counters over nodes and leaves control messa
 
 TEST_CASE("the data-plane kinds are the first twelve message kinds", "[metrics]") {
   const std::vector<std::string> kinds = data_plane_kind_names();
-  REQUIRE(kinds.size() == 12);
+  REQUIRE(kinds.size() == kFirstControlKind);
   CHECK(kinds.front() == "tuples");
   CHECK(kinds.back() == "determinant_ack");
 }

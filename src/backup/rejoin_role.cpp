@@ -1,0 +1,57 @@
+#include "backup/rejoin_role.h"
+
+#include <type_traits>
+
+#include "backup/active_standby_role.h"
+#include "backup/passive_standby_role.h"
+#include "backup/spare_role.h"
+
+namespace hapair {
+
+RejoiningRole::RejoiningRole(Server& server) : server_(server) {
+  const PlanFragment& f = server_.fragment_plan();
+  partner_ = server_.self() == f.primary ? f.standby : f.primary;
+}
+
+void RejoiningRole::on_start(TimeUs now, Effects& eff) {
+  server_.become_standby(Role::rejoining);
+  server_.trace(eff, now, "rejoin_requested", "partner=" + (partner_ == kNoNode ? std::string("none") : server_.plan().nodes[partner_].name));
+  if (partner_ == kNoNode) return;  // a fragment without a standby has nobody to rejoin
+  request(now, eff);
+}
+
+void RejoiningRole::request(TimeUs now, Effects& eff) {
+  server_.send(eff, now, partner_, Rejoin{server_.fragment_id(), server_.self()});
+  next_request_us_ = now + server_.retransmit_us();
+}
+
+void RejoiningRole::on_tick(TimeUs now, Effects& eff) {
+  if (!successor_ && now >= next_request_us_) request(now, eff);
+}
+
+void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  const auto* t = std::get_if<Takeover>(&env.body);
+  if (!t) {
+    server_.count("rejoining_dropped");
+    return;
+  }
+  if (t->fragment != server_.fragment_id()) {
+    server_.on_takeover(now, *t, eff);  // a neighbour's current route
+    return;
+  }
+  server_.on_takeover(now, *t, eff);
+  if (t->standby != server_.self() || server_.route(server_.fragment_id()).epoch != t->epoch) return;
+  // Named as standby: become the one the mode needs.
+  const Role r = server_.standby_role();
+  server_.become_standby(r);
+  server_.trace(eff, now, "rejoined",
+                std::string("as=") + to_string(r) + " primary=" + server_.plan().nodes[t->new_primary].name +
+                    " epoch=" + std::to_string(t->epoch));
+  switch (r) {
+    case Role::passive_backup: successor_ = std::make_unique<PassiveStandbyRole>(server_); break;
+    case Role::active_backup: successor_ = std::make_unique<ActiveStandbyRole>(server_, true); break;
+    default: successor_ = std::make_unique<SpareRole>(server_); break;
+  }
+}
+
+}  // namespace hapair
