@@ -18,7 +18,7 @@ int run_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise;
   bool manual = false;
-  std::vector<std::string> fails, pauses;
+  std::vector<std::string> fails, pauses, restarts, partitions;
   double duration_s = 0, rate_tps = 0;
   std::uint64_t seed = 0;
   po::options_description described("hapair run options");
@@ -31,6 +31,8 @@ int run_command(const Args& args) {
       ("seed", po::value<std::uint64_t>(&seed), "seed of the sources (and of the simulated network)")
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
+      ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
+      ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver sim)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
       ("out", po::value<std::string>(&out_dir), "directory for summary.json, output.csv, events.csv, metrics.csv, config.ini")
       ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
@@ -77,6 +79,18 @@ int run_command(const Args& args) {
     if (auto fault = parse_pause_fault(p, error)) request.faults.push_back(*fault);
     else problems.push_back("--pause " + error);
   }
+  for (const auto& r : restarts) {
+    std::string error;
+    if (auto fault = parse_restart_fault(r, error)) request.faults.push_back(*fault);
+    else problems.push_back("--restart " + error);
+  }
+  for (const auto& p : partitions) {
+    std::string error;
+    if (auto fault = parse_partition_fault(p, error)) request.faults.push_back(*fault);
+    else problems.push_back("--partition " + error);
+  }
+  if (!partitions.empty() && driver != "sim")
+    problems.push_back("--partition needs --driver sim (real links are cut in the network-namespace test; see docs/FAULTS.md)");
   if (!problems.empty()) return report_problems("hapair run", "bad options", problems);
   auto plan = load_plan("hapair run", topology_path, overrides);
   if (!plan) return 2;

@@ -88,6 +88,9 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
     }
     if (last_end != nullptr) m.replay_ms = ms_between(start->at_us, last_end->at_us);
   }
+  if (const TraceEvent* rejoin = first_event_after(result.events, "rejoin_requested", f))
+    if (const TraceEvent* restored = first_event_after(result.events, "pair_restored", rejoin->at_us))
+      m.restore_ms = ms_between(rejoin->at_us, restored->at_us);
 
   const FailureSplit split = split_at_failure(reference, result.deliveries, f);
   m.reference_delivered_before = split.reference_delivered_before;

@@ -72,6 +72,9 @@ struct RecoveryMetrics {
   std::optional<double> catchup_ms;
   bool catchup_reached_normal = false;
   std::optional<double> replay_ms;
+  // Restoring the pair: from the first rejoin request after F (a restarted or fenced node) to the
+  // primary's first "pair_restored" after it; absent when the pair was not restored.
+  std::optional<double> restore_ms;
   bool recovered = false;  // some new output followed the failure
   std::uint64_t reference_delivered_before = 0;
   std::uint64_t new_after = 0;   // new deliveries at or after F

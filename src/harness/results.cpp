@@ -374,6 +374,7 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
     w.key("recovery_ms").number(r.recovery_ms);
     w.key("catchup_ms").number(r.catchup_ms);
     w.key("replay_ms").number(r.replay_ms);
+    w.key("restore_ms").number(r.restore_ms);
     w.key("recovered").boolean(r.recovered);
     w.key("catchup_reached_normal").boolean(r.catchup_reached_normal);
     w.key("failure_us").number(r.failure_us);
@@ -584,6 +585,7 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
       << " s)\n";
     s << "  detection " << ms_or_none(r.detection_ms) << ", takeover " << ms_or_none(r.takeover_ms);
     if (r.replay_ms) s << ", replay " << ms_or_none(r.replay_ms);
+    if (r.restore_ms) s << ", pair restored in " << ms_or_none(r.restore_ms);
     s << "\n";
     if (r.recovered) {
       s << "  recovery " << ms_or_none(r.recovery_ms) << " (first new output), catch-up " << ms_or_none(r.catchup_ms)

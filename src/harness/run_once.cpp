@@ -93,6 +93,27 @@ std::optional<FaultSpec> parse_pause_fault(const std::string& text, std::string&
   return f;
 }
 
+std::optional<FaultSpec> parse_restart_fault(const std::string& text, std::string& error) {
+  auto f = parse_crash_fault(text, error);
+  if (f) f->kind = FaultKind::restart;
+  return f;
+}
+
+std::optional<FaultSpec> parse_partition_fault(const std::string& text, std::string& error) {
+  const auto dash = text.find('-');
+  const auto at = text.find('@');
+  if (dash == std::string::npos || at == std::string::npos || dash > at || dash == 0 || dash + 1 == at) {
+    error = "'" + text + "' is not A-B@SECONDS+DURATION (e.g. aggregate-aggregate.backup@2+0.5)";
+    return std::nullopt;
+  }
+  auto f = parse_pause_fault(text.substr(dash + 1), error);
+  if (!f) return std::nullopt;
+  f->kind = FaultKind::partition;
+  f->peer = f->node;
+  f->node = text.substr(0, dash);
+  return f;
+}
+
 std::vector<std::string> validate_run_faults(const Plan& plan, const std::vector<FaultSpec>& faults) {
   std::vector<std::string> problems = validate_faults(plan, faults);
   for (const auto& f : faults)

@@ -57,6 +57,11 @@ std::optional<FaultSpec> parse_crash_fault(const std::string& text, std::string&
 // Parses "NODE@SECONDS+DURATION" (a pause: SIGSTOP, then SIGCONT).
 std::optional<FaultSpec> parse_pause_fault(const std::string& text, std::string& error);
 
+// Parses "NODE@SECONDS" as a restart of a crashed node (it rejoins as the standby).
+std::optional<FaultSpec> parse_restart_fault(const std::string& text, std::string& error);
+// Parses "A-B@SECONDS+DURATION": the link between nodes A and B is cut for that long (simulator).
+std::optional<FaultSpec> parse_partition_fault(const std::string& text, std::string& error);
+
 // Every problem with a list of faults for this plan (unknown nodes, times outside the run).
 std::vector<std::string> validate_run_faults(const Plan& plan, const std::vector<FaultSpec>& faults);
 
