@@ -9,8 +9,9 @@
 // tuple count and batch size. (a) raw PUSH/PULL of 40-byte records; (b) a real source core and
 // a real sink core of the two-fragment plan `source -> sink` (HA mode none), each on its own
 // Transport and CoreRunner, exactly as two node processes would run them but without the
-// launcher's control plane. The source's rate is set to 10 million tuples/s (the most a
-// topology allows), far above what one hop carries, so flow control paces it, not its schedule.
+// launcher's control plane. The source's rate is set to 10^9 tuples/s (above the bound
+// validate() puts on user topologies), so every tuple is due at once and only flow control
+// paces the source, never its schedule.
 #pragma once
 
 #include <cstdint>
