@@ -46,7 +46,7 @@ TEST_CASE("upstream backup: the windowed aggregate and the join recover with zer
   check_precise(run_real(plan_of("join.ini", HaMode::upstream, 3.0), {crash("join", 1.5)}));
 }
 
-TEST_CASE("upstream backup: the Union fragment loses nothing; the checker reports what regeneration duplicated", "[e2e][upstream]") {
+TEST_CASE("upstream backup: the Union fragment loses nothing and the checker reports what regeneration duplicated", "[e2e][upstream]") {
   auto o = run_real(plan_of("union.ini", HaMode::upstream, 3.0), {crash("merge", 1.5)});
   INFO(o.summary);
   REQUIRE(o.result.completed);

@@ -57,7 +57,7 @@ TEST_CASE("passive and active standby recover the Union fragment precisely", "[r
   }
 }
 
-TEST_CASE("upstream backup of the Union fragment loses nothing; regenerated tuples are duplicates", "[roles]") {
+TEST_CASE("upstream backup of the Union fragment loses nothing, regenerated tuples are duplicates", "[roles]") {
   test::LoopNetwork* net = nullptr;
   auto report = run_and_check(example("union.ini", HaMode::upstream), "merge", 1'000'000, &net);
   CHECK(report.lost == 0);

@@ -90,7 +90,7 @@ void require_claim(const std::string& file, HaMode ha, bool claim_precise) {
 
 }  // namespace
 
-TEST_CASE("upstream backup: 200 seeds of random crashes, zero lost on the default, Join and Union networks; precise where deterministic", "[scenarios]") {
+TEST_CASE("upstream backup: 200 seeds of random crashes, zero lost on the default, Join and Union networks, precise where deterministic", "[scenarios]") {
   require_claim("", HaMode::upstream, true);
   require_claim("join.ini", HaMode::upstream, true);
   require_claim("union.ini", HaMode::upstream, false);

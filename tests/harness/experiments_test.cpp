@@ -1,0 +1,412 @@
+// The reproduction experiments (harness/experiments.h): every experiment's quick version writes
+// its CSV, PNG, seed, config and version files and ends with a claim outcome; the experiment
+// config format; the claim checks on hand-made rows (they hold and differ when they should, with
+// the numbers); identical runs are shared; the `hapair experiment` command.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/experiment_config.h"
+#include "harness/experiments.h"
+#include "harness/topology_file.h"
+
+using namespace hapair;
+
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("hapair_experiments_test_" + name)).string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+bool is_claim_line(const std::string& line) {
+  return line == "claim holds" || line.rfind("claim differs: ", 0) == 0;
+}
+
+ExperimentOptions quick_options(const std::string& out_dir) {
+  ExperimentOptions o;
+  o.quick = true;
+  o.out_dir = out_dir;
+  o.hapair_binary = HAPAIR_BINARY;
+  return o;
+}
+
+struct Command {
+  int status = -1;
+  std::string out;
+};
+
+Command run_command(const std::string& command) {
+  Command c;
+  FILE* p = popen((command + " 2>/dev/null").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) c.out.append(buf.data(), n);
+  const int status = pclose(p);
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return c;
+}
+
+// A row of a failure run for the claim checks.
+ExperimentRow row(const std::string& approach, const std::string& sweep, double x, double recovery_ms,
+                  std::uint64_t seed = 1) {
+  ExperimentRow r;
+  r.approach = approach;
+  r.sweep = sweep;
+  r.x = x;
+  r.seed = seed;
+  r.failure = true;
+  r.verdict = "precise";
+  r.detection_ms = 25.0;
+  r.recovery_ms = recovery_ms;
+  return r;
+}
+
+// Rows in which every part of the recovery_vs_interval claim holds: active flat and shortest,
+// passive growing, upstream a little slower than passive, amnesia short and lossy.
+std::vector<ExperimentRow> interval_rows(double passive_at_1000_ms) {
+  std::vector<ExperimentRow> rows;
+  for (double x : {50.0, 1000.0}) {
+    rows.push_back(row("active", "interval_ms", x, 26.0));
+    rows.push_back(row("passive", "interval_ms", x, x == 50.0 ? 30.0 : passive_at_1000_ms));
+    rows.push_back(row("upstream", "interval_ms", x, x == 50.0 ? 35.0 : passive_at_1000_ms + 10.0));
+    ExperimentRow a = row("amnesia", "interval_ms", x, 27.0);
+    a.lost = 40;
+    a.verdict = "gap";
+    rows.push_back(a);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("every quick experiment writes its CSV, PNG, seed, config and version files and a claim outcome",
+          "[experiments]") {
+  const std::string root = temp_dir("quick");
+  for (const ExperimentInfo& info : experiment_infos()) {
+    DYNAMIC_SECTION(info.name) {
+      const std::string out = root + "/" + info.name;
+      RunCache cache;
+      ExperimentReport report = run_experiment(info.name, quick_options(out), cache);
+      INFO("problems: " << (report.problems.empty() ? "" : report.problems.front()));
+      REQUIRE(report.problems.empty());
+      CHECK(report.run_errors.empty());
+      CHECK(report.write_errors.empty());
+      CHECK(report.plot_error.empty());
+      CHECK(report.driver == "sim");
+      REQUIRE(report.runs > 0);
+
+      const std::vector<std::string> csv = lines_of(read_text(out + "/" + info.name + ".csv"));
+      REQUIRE(csv.size() == report.runs + 1);
+      std::string header;
+      for (const std::string& c : experiment_csv_columns()) header += (header.empty() ? "" : ",") + c;
+      CHECK(csv.front() == header);
+      for (std::size_t i = 1; i < csv.size(); ++i) CHECK(csv[i].rfind(info.name + ",", 0) == 0);
+
+      const std::string png = read_text(out + "/" + info.name + ".png");
+      REQUIRE(png.size() > 8);
+      CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+
+      CHECK(read_text(out + "/seed.txt").rfind("seeds 1", 0) == 0);
+      CHECK(read_text(out + "/version.txt") == std::string(HAPAIR_VERSION_STRING) + "\n");
+      CHECK(load_experiment_config(out + "/config.ini").problems.empty());
+      CHECK(std::filesystem::is_directory(out + "/runs"));
+
+      CHECK(is_claim_line(report.claim.line()));
+      bool printed = false;
+      for (const std::string& line : lines_of(read_text(out + "/" + info.name + ".txt")))
+        printed = printed || (is_claim_line(line) && line == report.claim.line());
+      CHECK(printed);
+    }
+  }
+}
+
+TEST_CASE("the semantics experiment writes its Markdown table with one row per approach", "[experiments]") {
+  const std::string out = temp_dir("semantics");
+  RunCache cache;
+  ExperimentReport report = run_experiment("semantics_table", quick_options(out), cache);
+  REQUIRE(report.problems.empty());
+  const std::string md = read_text(out + "/semantics_table.md");
+  for (const std::string a : {"amnesia", "upstream", "passive", "active", "active_nodet"}) CHECK(md.find("| " + a + " |") != std::string::npos);
+  for (const std::string n : {"chain (repeatable)", "default (convergent-capable)", "join (deterministic)", "union (arbitrary)"})
+    CHECK(md.find(n) != std::string::npos);
+}
+
+TEST_CASE("an experiment run again with the same cache reuses every run instead of running it again", "[experiments]") {
+  RunCache cache;
+  ExperimentReport first = run_experiment("recovery_breakdown", quick_options(temp_dir("reuse1")), cache);
+  REQUIRE(first.problems.empty());
+  CHECK(first.reused_runs == 0);
+  ExperimentReport again = run_experiment("recovery_breakdown", quick_options(temp_dir("reuse2")), cache);
+  CHECK(again.reused_runs == again.runs);
+  CHECK(experiment_csv(again.rows).size() > 0);
+  // Reused runs give the same rows, apart from where their result folders were written.
+  REQUIRE(first.rows.size() == again.rows.size());
+  for (std::size_t i = 0; i < first.rows.size(); ++i) CHECK(first.rows[i].recovery_ms == again.rows[i].recovery_ms);
+}
+
+TEST_CASE("each seed's runs fail at one instant from fail_at_s to fail_at_s + fail_spread_s, whatever the approach",
+          "[experiments]") {
+  ExperimentOptions o = quick_options(temp_dir("instants"));
+  o.seeds = 3;
+  RunCache cache;
+  ExperimentReport report = run_experiment("recovery_breakdown", o, cache);
+  REQUIRE(report.problems.empty());
+  std::map<std::uint64_t, std::set<double>> instants;
+  for (const ExperimentRow& r : report.rows) instants[r.seed].insert(r.fail_at_s);
+  REQUIRE(instants.size() == 3);
+  std::set<double> distinct;
+  for (const auto& [seed, at] : instants) {
+    CHECK(at.size() == 1);
+    CHECK(*at.begin() >= 0.5);
+    CHECK(*at.begin() < 1.0);
+    distinct.insert(*at.begin());
+  }
+  CHECK(distinct.size() == 3);
+}
+
+TEST_CASE("every experiment folder's experiment.ini lists every knob of its networks explicitly", "[experiments]") {
+  for (const ExperimentInfo& info : experiment_infos()) {
+    const std::string path = std::string(HAPAIR_SOURCE_DIR) + "/experiments/" + info.name + "/experiment.ini";
+    ExperimentConfigLoad load = load_experiment_config(path);
+    INFO(path << ": " << (load.problems.empty() ? "" : load.problems.front()));
+    REQUIRE(load.config);
+    std::vector<std::string> files = {path};
+    for (const ExperimentNetwork& n : load.config->experiment.networks)
+      files.push_back(std::filesystem::path(path).parent_path().string() + "/" + n.file);
+    for (const std::string& file : files) {
+      ExperimentConfigLoad net = load_experiment_config(file);
+      REQUIRE(net.config);
+      // Every (section, key) that write_topology() writes must be in the file, uncommented.
+      auto keys = [](const std::string& text) {
+        std::set<std::string> out;
+        std::string section;
+        for (std::string line : lines_of(text)) {
+          if (line.empty() || line[0] == '#') continue;
+          if (line[0] == '[') {
+            section = line;
+            continue;
+          }
+          const auto eq = line.find('=');
+          if (eq != std::string::npos && section != "[experiment]") out.insert(section + " " + line.substr(0, line.find_last_not_of(" ", eq - 1) + 1));
+        }
+        return out;
+      };
+      const std::set<std::string> written = keys(write_topology(net.config->topology));
+      const std::set<std::string> listed = keys(read_text(file));
+      for (const std::string& k : written) {
+        INFO(file << " lacks " << k);
+        CHECK(listed.count(k) == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("an experiment config reads its experiment section and reports problems at their file and line",
+          "[experiments]") {
+  const std::string topology = write_topology(default_topology());
+  SECTION("the section's keys are read; the topology around it is the network") {
+    ExperimentConfigLoad load = parse_experiment_config(
+        "[experiment]\napproaches = passive, active\nsweeps = interval_ms\ninterval_ms_points = 50, 200\n"
+        "seeds = 2\nvictim = aggregate\nfail_at_s = 1.5\nfail_spread_s = 0.5\n\n" + topology, "x.ini");
+    INFO((load.problems.empty() ? "" : load.problems.front()));
+    REQUIRE(load.config);
+    const ExperimentSection& s = load.config->experiment;
+    CHECK(s.approaches == std::vector<std::string>{"passive", "active"});
+    CHECK(s.points.at("interval_ms") == std::vector<double>{50, 200});
+    CHECK(s.quick_points.at("interval_ms") == std::vector<double>{50, 200});  // first and last by default
+    CHECK(s.seeds == 2);
+    CHECK(s.fail_at_s == 1.5);
+    CHECK(s.fail_spread_s == 0.5);
+    CHECK(write_topology(load.config->topology) == write_topology(*parse_topology(topology, "x.ini").topology));
+    // Written back, it reads the same.
+    ExperimentConfigLoad again = parse_experiment_config(write_experiment_section(s) + topology, "y.ini");
+    REQUIRE(again.config);
+    CHECK(again.config->experiment == s);
+  }
+  SECTION("an unknown key, approach or sweep is reported with its line") {
+    ExperimentConfigLoad load =
+        parse_experiment_config("[experiment]\napproaches = passive, sometimes\nsweeps = moon_phase\ncolour = red\n" +
+                                    topology, "x.ini");
+    CHECK_FALSE(load.config);
+    std::string all;
+    for (const auto& p : load.problems) all += p + "\n";
+    CHECK(all.find("x.ini:2: [experiment]: unknown approach 'sometimes'") != std::string::npos);
+    CHECK(all.find("x.ini:3: [experiment]: unknown sweep 'moon_phase'") != std::string::npos);
+    CHECK(all.find("x.ini:4: [experiment]: unknown key 'colour'") != std::string::npos);
+  }
+  SECTION("a topology problem after the section keeps its line number") {
+    ExperimentConfigLoad load = parse_experiment_config("[experiment]\nseeds = 2\n\n[network]\nduration_s = 4\ncolour = red\n", "x.ini");
+    CHECK_FALSE(load.config);
+    bool found = false;
+    for (const auto& p : load.problems) {
+      UNSCOPED_INFO(p);
+      found = found || p.find("x.ini:6: unknown key 'colour'") != std::string::npos;
+    }
+    CHECK(found);
+  }
+  SECTION("a failure after the end of the run is rejected") {
+    ExperimentConfigLoad load = parse_experiment_config("[experiment]\nfail_at_s = 5\nfail_spread_s = 2\n" + topology, "x.ini");
+    CHECK_FALSE(load.config);
+  }
+}
+
+TEST_CASE("sweeps set their knobs and refuse values the network cannot take", "[experiments]") {
+  Topology t = default_topology();
+  CHECK(apply_sweep(t, "interval_ms", 250) == "");
+  CHECK(t.settings.checkpoint_interval_ms == 250);
+  CHECK(t.settings.ack_interval_ms == 250);
+  CHECK(apply_sweep(t, "window_ms", 800) == "");
+  CHECK(t.fragments[2].operators[0].window_ms == 800);
+  CHECK(apply_sweep(t, "window_ms", 810).find("not a multiple of sum_per_key's slide_ms (20)") != std::string::npos);
+  CHECK(apply_sweep(t, "interval_ms", 2.5).find("whole number") != std::string::npos);
+  CHECK(apply_sweep(t, "rate_tps", 4000) == "");
+  CHECK(t.fragments[0].source.rate_tps == 4000);
+  CHECK(apply_approach(t, "active_nodet") == "");
+  CHECK(t.settings.ha == HaMode::active);
+  CHECK_FALSE(t.settings.determinants);
+  CHECK(apply_approach(t, "upstream_conservative") == "");
+  CHECK(t.settings.trimming == TrimmingRule::conservative);
+}
+
+TEST_CASE("the recovery-vs-interval claim holds on rows of the paper's shape and names what differs otherwise",
+          "[experiments][claims]") {
+  CHECK(check_recovery_vs_interval(interval_rows(60.0)).line() == "claim holds");
+  // Passive standby that does not grow with the interval: that part differs, with its numbers.
+  const ClaimCheck flat = check_recovery_vs_interval(interval_rows(31.0));
+  REQUIRE(flat.differs.size() == 1);
+  CHECK(flat.line().find("claim differs: passive standby's recovery grows with the interval: 30.0 ms at "
+                         "interval_ms=50 -> 31.0 ms at 1000") == 0);
+  // Amnesia without losses differs too.
+  std::vector<ExperimentRow> rows = interval_rows(60.0);
+  for (ExperimentRow& r : rows)
+    if (r.approach == "amnesia") r.lost = 0;
+  CHECK(check_recovery_vs_interval(rows).line().find("amnesia is lossy: lost > 0 in 0 of 2 runs") != std::string::npos);
+  // Without any data nothing passes.
+  CHECK_FALSE(check_recovery_vs_interval({}).holds());
+}
+
+TEST_CASE("the claim checks compare medians over the seeds", "[experiments][claims]") {
+  std::vector<ExperimentRow> rows = interval_rows(60.0);
+  // One slow outlier of active standby at 1000 ms among three seeds does not move its median.
+  rows.push_back(row("active", "interval_ms", 1000.0, 26.5, 2));
+  rows.push_back(row("active", "interval_ms", 1000.0, 500.0, 3));
+  CHECK(check_recovery_vs_interval(rows).holds());
+  const auto s = spread_by_x(rows, RowFilter{"active", "interval_ms", true, ""}, "recovery_ms");
+  CHECK(s.at(1000.0).median == 26.5);
+  CHECK(s.at(1000.0).max == 500.0);
+  CHECK(s.at(1000.0).count == 3);
+}
+
+TEST_CASE("the semantics claim differs when a precise approach loses a tuple and when amnesia loses none",
+          "[experiments][claims]") {
+  auto cell = [](const std::string& approach, const std::string& network, const std::string& klass, std::uint64_t lost,
+                 std::uint64_t dups) {
+    ExperimentRow r;
+    r.approach = approach;
+    r.network = network;
+    r.network_class = klass;
+    r.failure = true;
+    r.lost = lost;
+    r.duplicates = dups;
+    r.verdict = lost > 0 ? "gap" : (dups > 0 ? "rollback" : "precise");
+    return r;
+  };
+  std::vector<ExperimentRow> rows;
+  for (const auto& [n, k] : std::vector<std::pair<std::string, std::string>>{{"chain", "repeatable"}, {"union", "arbitrary"}}) {
+    rows.push_back(cell("passive", n, k, 0, 0));
+    rows.push_back(cell("active", n, k, 0, 0));
+    rows.push_back(cell("amnesia", n, k, 12, 0));
+    rows.push_back(cell("upstream", n, k, 0, n == "union" ? 30 : 0));  // rollback on Union is allowed
+  }
+  CHECK(check_semantics_table(rows).line() == "claim holds");
+  rows[0].lost = 1;
+  rows[0].verdict = "gap";
+  rows[2].lost = 0;
+  rows[2].verdict = "precise";
+  const ClaimCheck c = check_semantics_table(rows);
+  REQUIRE(c.differs.size() == 2);
+  CHECK(c.line().find("passive on chain (repeatable) is precise in 0 of 1 runs (lost 1, duplicates 0 over 1 runs)") !=
+        std::string::npos);
+  CHECK(c.line().find("amnesia on chain (repeatable) shows a gap in 0 of 1 runs") != std::string::npos);
+}
+
+TEST_CASE("the trimming claim differs when the exact rule retains as much as the conservative one",
+          "[experiments][claims]") {
+  auto trimming_row = [](const std::string& approach, std::optional<double> x, std::int64_t queue, double recovery) {
+    ExperimentRow r;
+    r.approach = approach;
+    r.sweep = x ? "conservative_retention_ms" : "";
+    r.x = x;
+    r.failure = true;
+    r.verdict = "precise";
+    r.recovery_ms = recovery;
+    r.upstream_queue_tuples_max = queue;
+    return r;
+  };
+  std::vector<ExperimentRow> rows = {trimming_row("upstream_exact", std::nullopt, 800, 27.0),
+                                     trimming_row("upstream_conservative", 1000.0, 1800, 28.0),
+                                     trimming_row("upstream_conservative", 2000.0, 3600, 29.0)};
+  CHECK(check_trimming_knowledge(rows).line() == "claim holds");
+  rows[1].upstream_queue_tuples_max = 800;
+  CHECK(check_trimming_knowledge(rows).line() ==
+        "claim differs: the exact rule retains a smaller queue (exact 800 tuples <= 0.9x conservative at every "
+        "conservative_retention_ms: conservative_retention_ms=1000: conservative 800 tuples)");
+}
+
+TEST_CASE("the breakdown claim differs when a run's phases are out of order", "[experiments][claims]") {
+  std::vector<ExperimentRow> rows;
+  for (const std::string a : {"upstream", "passive", "active"}) {
+    ExperimentRow r = row(a, "", 0, a == "active" ? 26.0 : 30.0);
+    r.x.reset();
+    r.takeover_ms = 25.5;
+    r.catchup_ms = 40.0;
+    rows.push_back(r);
+  }
+  CHECK(check_recovery_breakdown(rows, 10.0).line() == "claim holds");
+  rows[0].takeover_ms = 31.0;  // a takeover after the first new output
+  CHECK(check_recovery_breakdown(rows, 10.0).line().find("upstream seed 1: detection 25.0 ms, takeover 31.0 ms") !=
+        std::string::npos);
+}
+
+TEST_CASE("hapair experiment prints the claim outcome on its own line and lists the experiments", "[experiments][cli]") {
+  const std::string out = temp_dir("cli");
+  Command c = run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out);
+  CHECK(c.status == 0);
+  bool claim = false;
+  for (const std::string& line : lines_of(c.out)) claim = claim || is_claim_line(line);
+  CHECK(claim);
+  CHECK(std::filesystem::exists(out + "/recovery_breakdown.csv"));
+
+  Command list = run_command(std::string(HAPAIR_BINARY) + " experiment --list");
+  CHECK(list.status == 0);
+  for (const ExperimentInfo& i : experiment_infos()) CHECK(list.out.find(i.name) != std::string::npos);
+
+  CHECK(run_command(std::string(HAPAIR_BINARY) + " experiment no_such_figure").status == 2);
+  CHECK(run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --driver carrier-pigeon").status == 2);
+}
