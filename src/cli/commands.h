@@ -13,5 +13,7 @@ int run_command(const Args& args);    // run one configuration, print/write its 
 int node_command(const Args& args);   // run one node process (started by a launcher or by hand)
 int bench_command(const Args& args);  // one-hop throughput against raw ZeroMQ
 int compare_command(const Args& args);  // every approach on one network: the main job
+int experiment_command(const Args& args);  // one reproduction experiment (or all): CSV, plot, claim check
+int chaos_command(const Args& args);  // the fault campaign: random networks and fault schedules, each checked
 
 }  // namespace hapair::cli

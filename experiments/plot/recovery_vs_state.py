@@ -1,0 +1,25 @@
+"""Plot of `hapair experiment recovery_vs_state`: recovery time against the aggregate's window
+(the state to rebuild) and against the input rate (the load).
+
+usage: /usr/bin/python3 recovery_vs_state.py recovery_vs_state.csv recovery_vs_state.png
+"""
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
+import hapair_plot as hp  # noqa: E402
+
+
+def main(src, dst):
+    rows = hp.select(hp.read_rows(src), failure=True)
+    fig, axes = hp.plt.subplots(1, 2, figsize=(11, 4.6))
+    for ax, (sweep, label) in zip(axes, [("window_ms", "aggregate window_ms (slide 20 ms)"),
+                                         ("rate_tps", "source rate_tps")]):
+        hp.draw_sweep(ax, hp.select(rows, sweep=sweep), "recovery_ms", "recovery time (ms): failure to first new output")
+        ax.set_xlabel(label)
+    axes[0].legend(fontsize=8)
+    hp.finish(fig, dst, hp.title_of(rows, "recovery time vs operator state and input rate (SIGKILL of %s)" %
+                                     (rows[0]["victim"] if rows else "?")))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,132 @@
+// `hapair experiment NAME|all [--quick] [--driver real|sim] [--seeds N] [--out DIR] [--config FILE]`
+// and `hapair experiment --list`: the reproduction experiments of harness/experiments.h, one per
+// figure of the paper. Prints each run's progress on stderr, then per experiment the medians, the
+// parts of the claim check and exactly `claim holds` or `claim differs: ...` on stdout.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "harness/experiments.h"
+
+namespace hapair::cli {
+namespace {
+
+void print_list() {
+  std::printf("experiments (hapair experiment NAME, or all; folders under experiments/):\n");
+  for (const ExperimentInfo& i : experiment_infos()) {
+    std::printf("  %-22s %s\n", i.name.c_str(), i.title.c_str());
+    std::printf("  %-22s claim: %s\n", "", i.claim.c_str());
+  }
+}
+
+}  // namespace
+
+int experiment_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::string name, driver, out_dir, config_path;
+  std::int64_t seeds = 0;
+  po::options_description described("hapair experiment options");
+  described.add_options()
+      ("help,h", "show this help")
+      ("list", "list the experiments and the claim each checks")
+      ("quick", "the small version: 1 seed, 2 points, ~1.5 s runs, the simulator unless --driver is given")
+      ("driver", po::value<std::string>(&driver), "real (one process per node; the default) or sim (the simulator)")
+      ("seeds", po::value<std::int64_t>(&seeds), "runs per point (default: the experiment's seeds, 3)")
+      ("out", po::value<std::string>(&out_dir), "output directory (default out/NAME; for all: out, one folder each)")
+      ("config", po::value<std::string>(&config_path),
+       "experiment file to run instead of experiments/NAME/experiment.ini (e.g. a written config.ini)");
+  po::options_description hidden;
+  hidden.add_options()("name", po::value<std::string>(&name));
+  po::options_description all_options;
+  all_options.add(described).add(hidden);
+  po::positional_options_description positional;
+  positional.add("name", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all_options).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: hapair experiment NAME|all [options]\n       hapair experiment --list\n\n" << described
+                << "\nExamples:\n  hapair experiment recovery_vs_interval\n  hapair experiment all --quick --out /tmp/exp\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hapair experiment: %s\n(hapair experiment --help lists the options)\n", e.what());
+    return 2;
+  }
+  if (vm.count("list")) {
+    print_list();
+    return 0;
+  }
+  std::vector<std::string> problems;
+  if (name.empty()) problems.push_back("name an experiment, or all (hapair experiment --list shows them)");
+  else if (name != "all" && !is_experiment(name)) problems.push_back("no experiment '" + name + "' (hapair experiment --list shows them)");
+  if (vm.count("driver") && driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
+  if (vm.count("seeds") && (seeds < 1 || seeds > 100)) problems.push_back("--seeds must be from 1 to 100");
+  if (name == "all" && vm.count("config")) problems.push_back("--config names one experiment's file; it does not go with all");
+  if (!problems.empty()) return report_problems("hapair experiment", "bad options", problems);
+
+  std::vector<std::string> names;
+  if (name == "all")
+    for (const ExperimentInfo& i : experiment_infos()) names.push_back(i.name);
+  else
+    names.push_back(name);
+
+  RunCache cache;
+  int status = 0;
+  std::vector<std::string> overview;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const std::string& n = names[k];
+    ExperimentOptions options;
+    options.quick = vm.count("quick") != 0;
+    options.driver = driver;
+    if (vm.count("seeds")) options.seeds = seeds;
+    options.out_dir = name == "all" ? (out_dir.empty() ? "out" : out_dir) + "/" + n : (out_dir.empty() ? "out/" + n : out_dir);
+    options.config_path = config_path;
+    const std::string prefix = names.size() > 1 ? "[" + std::to_string(k + 1) + "/" + std::to_string(names.size()) + " " + n + "] " : n + " ";
+    std::unique_ptr<Progress> progress;
+    options.on_run = [&](std::size_t i, std::size_t total, const std::string& label, bool reused) {
+      if (progress) progress->done();
+      progress.reset();
+      const std::string line = prefix + "run " + std::to_string(i + 1) + "/" + std::to_string(total) + ": " + label;
+      if (reused) std::fprintf(stderr, "%s: reused (the same run ran earlier in this invocation)\n", line.c_str());
+      else progress = std::make_unique<Progress>(line);
+    };
+    options.progress = [&](double e, double t) {
+      if (progress) progress->update(e, t);
+    };
+    std::fprintf(stderr, "hapair experiment %s: starting (out %s)\n", n.c_str(), options.out_dir.c_str());
+    ExperimentReport report = run_experiment(n, options, cache);
+    if (progress) progress->done();
+    if (!report.problems.empty()) {
+      report_problems("hapair experiment " + n, "the experiment cannot run", report.problems);
+      status = 2;
+      overview.push_back(n + ": did not run (bad configuration)");
+      continue;
+    }
+    std::printf("== %s (driver %s, %zu runs, %zu reused, wall time %.0f s)\n%s%s", n.c_str(), report.driver.c_str(),
+                report.runs, report.reused_runs, report.wall_s, report.summary.c_str(), report.claim.text().c_str());
+    std::fflush(stdout);
+    for (const std::string& e : report.run_errors) std::fprintf(stderr, "hapair experiment %s: run failed: %s\n", n.c_str(), e.c_str());
+    for (const std::string& e : report.write_errors) std::fprintf(stderr, "hapair experiment %s: %s\n", n.c_str(), e.c_str());
+    if (!report.plot_error.empty()) std::fprintf(stderr, "hapair experiment %s: no plot: %s\n", n.c_str(), report.plot_error.c_str());
+    std::printf("wrote %s, %s, %s/seed.txt, config.ini, version.txt and runs/\n", report.csv_path.c_str(),
+                report.png_path.c_str(), report.out_dir.c_str());
+    if (report.failed() && status == 0) status = 1;
+    char line[96];
+    std::snprintf(line, sizeof line, " (%.0f s, %zu runs)", report.wall_s, report.runs);
+    overview.push_back(n + ": " + report.claim.line() + line);
+  }
+  if (names.size() > 1) {
+    std::printf("== summary\n");
+    for (const std::string& o : overview) std::printf("  %s\n", o.c_str());
+  }
+  return status;
+}
+
+}  // namespace hapair::cli

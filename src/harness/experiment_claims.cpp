@@ -1,0 +1,409 @@
+#include "harness/experiment_claims.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace hapair {
+namespace {
+
+using Series = std::map<double, Spread>;
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// How a figure reads in a claim: "24.0 ms", "+31.2%", "1800 tuples".
+struct Unit {
+  const char* format;
+  std::string operator()(double v) const { return fmt(format, v); }
+};
+const Unit kMs{"%.1f ms"};
+const Unit kPct{"%+.1f%%"};
+const Unit kTuples{"%.0f tuples"};
+
+std::string x_text(double x) { return fmt("%g", x); }
+
+Series series(const std::vector<ExperimentRow>& rows, const std::string& approach, const std::string& sweep,
+              bool failure, const std::string& column) {
+  Series s = spread_by_x(rows, RowFilter{approach, sweep, failure, ""}, column);
+  for (auto it = s.begin(); it != s.end();) it = it->second.count == 0 ? s.erase(it) : std::next(it);
+  return s;
+}
+
+// "50: 24.0 ms, 200: 26.1 ms, ..."
+std::string listing(const Series& s, const Unit& unit) {
+  std::string out;
+  for (const auto& [x, sp] : s) out += (out.empty() ? "" : ", ") + x_text(x) + ": " + unit(sp.median);
+  return out.empty() ? "no data" : out;
+}
+
+struct Verdict {
+  bool ok = false;
+  std::string text;
+};
+
+// Every x of `a` (which must not be empty) has a median at most `b`'s + slack (a point of `a`
+// that `b` lacks differs).
+Verdict at_most(const std::string& claim, const std::string& sweep, const std::string& a_name, const Series& a,
+                const std::string& b_name, const Series& b, double slack, const Unit& unit) {
+  std::string bad;
+  if (a.empty()) bad = "no " + a_name + " data";
+  for (const auto& [x, sa] : a) {
+    auto it = b.find(x);
+    if (it == b.end()) {
+      bad += (bad.empty() ? "" : ", ") + std::string("no ") + b_name + " data at " + sweep + "=" + x_text(x);
+    } else if (sa.median > it->second.median + slack) {
+      bad += (bad.empty() ? "" : ", ") + sweep + "=" + x_text(x) + ": " + a_name + " " + unit(sa.median) + " > " +
+             b_name + " " + unit(it->second.median);
+    }
+  }
+  return Verdict{bad.empty(), claim + " (" + a_name + " <= " + b_name + " + " + unit(slack) + " at every " + sweep + ": " +
+                                 (bad.empty() ? a_name + " " + listing(a, unit) + "; " + b_name + " " + listing(b, unit) : bad) +
+                                 ")"};
+}
+
+void expect_at_most(ClaimCheck& c, const std::string& claim, const std::string& sweep, const std::string& a_name,
+                    const Series& a, const std::string& b_name, const Series& b, double slack, const Unit& unit) {
+  const Verdict v = at_most(claim, sweep, a_name, a, b_name, b, slack, unit);
+  c.expect(v.ok, v.text);
+}
+
+void expect_grows(ClaimCheck& c, const std::string& claim, const std::string& sweep, const Series& s, const Unit& unit) {
+  if (s.size() < 2) {
+    c.expect(false, claim + ": fewer than two " + sweep + " points with data (" + listing(s, unit) + ")");
+    return;
+  }
+  const Spread& first = s.begin()->second;
+  const Spread& last = s.rbegin()->second;
+  c.expect(last.median >= kClaimGrowsFactor * first.median,
+           claim + ": " + unit(first.median) + " at " + sweep + "=" + x_text(s.begin()->first) + " -> " + unit(last.median) +
+               " at " + x_text(s.rbegin()->first) + " (" + fmt("%.2f", first.median > 0 ? last.median / first.median : 0) +
+               "x, needs >= " + fmt("%.2f", kClaimGrowsFactor) + "x; all: " + listing(s, unit) + ")");
+}
+
+void expect_flat(ClaimCheck& c, const std::string& claim, const std::string& sweep, const Series& s, const Unit& unit) {
+  if (s.empty()) {
+    c.expect(false, claim + ": no data");
+    return;
+  }
+  double lo = s.begin()->second.median, hi = lo;
+  for (const auto& [x, sp] : s) {
+    lo = std::min(lo, sp.median);
+    hi = std::max(hi, sp.median);
+  }
+  const double allowed = std::max(kClaimFlatMs, kClaimFlatFraction * lo);
+  c.expect(hi - lo <= allowed, claim + ": medians span " + unit(hi - lo) + " over " + sweep + " (allowed " +
+                                   unit(allowed) + "; " + listing(s, unit) + ")");
+}
+
+double mean_median(const Series& s) {
+  double sum = 0;
+  for (const auto& [x, sp] : s) sum += sp.median;
+  return s.empty() ? 0.0 : sum / static_cast<double>(s.size());
+}
+
+// The rows of one approach on one network, for the semantics table.
+struct Cell {
+  std::size_t runs = 0, precise = 0, no_loss = 0, lossy = 0;
+  std::uint64_t lost = 0, duplicates = 0;
+  std::string network_class;
+};
+
+}  // namespace
+
+void ClaimCheck::expect(bool ok, const std::string& what) {
+  parts.push_back((ok ? "ok: " : "differs: ") + what);
+  if (!ok) differs.push_back(what);
+}
+
+std::string ClaimCheck::line() const {
+  if (differs.empty()) return "claim holds";
+  std::string out = "claim differs: ";
+  for (std::size_t i = 0; i < differs.size(); ++i) out += (i ? "; " : "") + differs[i];
+  return out;
+}
+
+std::string ClaimCheck::text() const {
+  std::string out;
+  for (const auto& p : parts) out += "  " + p + "\n";
+  return out + line() + "\n";
+}
+
+ClaimCheck check_recovery_vs_interval(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  const std::string sw = "interval_ms";
+  const Series active = series(rows, "active", sw, true, "recovery_ms");
+  const Series passive = series(rows, "passive", sw, true, "recovery_ms");
+  const Series upstream = series(rows, "upstream", sw, true, "recovery_ms");
+  const Series amnesia = series(rows, "amnesia", sw, true, "recovery_ms");
+  expect_at_most(c, "active standby recovers no slower than passive standby", sw, "active", active, "passive", passive,
+                 kClaimSlackMs, kMs);
+  expect_at_most(c, "active standby recovers no slower than upstream backup", sw, "active", active, "upstream", upstream,
+                 kClaimSlackMs, kMs);
+  expect_flat(c, "active standby's recovery is flat in the interval", sw, active, kMs);
+  expect_grows(c, "passive standby's recovery grows with the interval", sw, passive, kMs);
+  expect_at_most(c, "upstream backup recovers no faster than passive standby", sw, "passive", passive, "upstream",
+                 upstream, kClaimSlackMs, kMs);
+  std::string too_long;
+  for (const auto& [x, su] : upstream) {
+    auto p = passive.find(x);
+    if (p == passive.end() || su.median > kClaimModerateFactor * p->second.median)
+      too_long += (too_long.empty() ? "" : ", ") + sw + "=" + x_text(x) + ": upstream " + kMs(su.median) +
+                  (p == passive.end() ? " (no passive data)" : " vs passive " + kMs(p->second.median));
+  }
+  c.expect(!upstream.empty() && too_long.empty(),
+           "upstream backup is only moderately slower than passive standby (upstream <= " +
+               fmt("%.1f", kClaimModerateFactor) + "x passive at every " + sw + (too_long.empty() ? "" : ": " + too_long) +
+               (upstream.empty() ? ": no upstream data" : "") + ")");
+  const Series amnesia_resumed = series(rows, "amnesia", sw, true, "output_resumed_ms");
+  std::string amnesia_short_note;
+  if (!amnesia_resumed.empty())
+    amnesia_short_note = "; amnesia's output resumed after " + listing(amnesia_resumed, kMs) +
+                         ", its first correct output is what counts";
+  const Verdict amnesia_short = at_most("amnesia recovers no slower than upstream backup", sw, "amnesia", amnesia,
+                                        "upstream", upstream, kClaimSlackMs, kMs);
+  c.expect(amnesia_short.ok, amnesia_short.text + (amnesia_short.ok ? "" : amnesia_short_note));
+  std::size_t amnesia_runs = 0, amnesia_lossy = 0;
+  for (const ExperimentRow& r : rows)
+    if (r.approach == "amnesia" && r.failure) {
+      ++amnesia_runs;
+      if (r.lost > 0) ++amnesia_lossy;
+    }
+  c.expect(amnesia_runs > 0 && amnesia_lossy == amnesia_runs,
+           "amnesia is lossy: lost > 0 in " + std::to_string(amnesia_lossy) + " of " + std::to_string(amnesia_runs) +
+               " runs (needs all)");
+  return c;
+}
+
+ClaimCheck check_overhead_vs_interval(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  const std::string sw = "interval_ms";
+  auto bw = [&](const std::string& a) { return series(rows, a, sw, false, "bandwidth_overhead_pct"); };
+  auto cpu = [&](const std::string& a) { return series(rows, a, sw, false, "cpu_overhead_pct"); };
+  auto proc = [&](const std::string& a) { return series(rows, a, sw, false, "processing_overhead_pct"); };
+  expect_at_most(c, "upstream backup has a lower bandwidth overhead than passive standby", sw, "upstream", bw("upstream"),
+                 "passive", bw("passive"), kClaimSlackPct, kPct);
+  expect_at_most(c, "upstream backup has a lower bandwidth overhead than active standby", sw, "upstream", bw("upstream"),
+                 "active", bw("active"), kClaimSlackPct, kPct);
+  for (const std::string other : {"upstream", "passive", "amnesia"}) {
+    expect_at_most(c, "active standby processes the most (vs " + other + ")", sw, other, proc(other), "active",
+                   proc("active"), kClaimSlackPct, kPct);
+    expect_at_most(c, "active standby has the highest CPU overhead (vs " + other + ")", sw, other, cpu(other), "active",
+                   cpu("active"), kClaimCpuSlackPct, kPct);
+  }
+  const Series active_proc = proc("active");
+  std::string off;
+  for (const auto& [x, sp] : active_proc)
+    if (sp.median < kClaimDoubleLowPct || sp.median > kClaimDoubleHighPct)
+      off += (off.empty() ? "" : ", ") + sw + "=" + x_text(x) + ": " + kPct(sp.median);
+  c.expect(!active_proc.empty() && off.empty(),
+           "active standby about doubles the processing (extra tuples processed within " + kPct(kClaimDoubleLowPct) +
+               " .. " + kPct(kClaimDoubleHighPct) + ": " + (off.empty() ? listing(active_proc, kPct) : off) + ")");
+  const Series passive = bw("passive");
+  if (passive.size() < 2) {
+    c.expect(false, "passive standby's bandwidth overhead falls as the interval grows: fewer than two points");
+  } else {
+    const double first = passive.begin()->second.median, last = passive.rbegin()->second.median;
+    c.expect(last <= kClaimFallsFactor * first,
+             "passive standby's bandwidth overhead falls as the interval grows: " + kPct(first) + " at " + sw + "=" +
+                 x_text(passive.begin()->first) + " -> " + kPct(last) + " at " + x_text(passive.rbegin()->first) +
+                 " (needs <= " + fmt("%.2f", kClaimFallsFactor) + "x; all: " + listing(passive, kPct) + ")");
+  }
+  return c;
+}
+
+ClaimCheck check_tradeoff(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  const std::string sw = "interval_ms";
+  struct Curve {
+    Series recovery, overhead;
+    double mean_recovery = 0, mean_overhead = 0;
+  };
+  std::map<std::string, Curve> curves;
+  for (const std::string a : {"upstream", "passive", "active"}) {
+    Curve& k = curves[a];
+    k.recovery = series(rows, a, sw, true, "recovery_ms");
+    k.overhead = series(rows, a, sw, false, "bandwidth_overhead_pct");
+    k.mean_recovery = mean_median(k.recovery);
+    k.mean_overhead = mean_median(k.overhead);
+    if (k.recovery.empty() || k.overhead.empty()) c.expect(false, a + ": no recovery or no overhead data");
+  }
+  if (!c.holds()) return c;
+  auto describe = [&](const std::string& a) {
+    return a + " " + kMs(curves[a].mean_recovery) + " / " + kPct(curves[a].mean_overhead);
+  };
+  const std::string all = " (mean over intervals of the medians, recovery / bandwidth overhead: " + describe("active") +
+                          ", " + describe("passive") + ", " + describe("upstream") + ")";
+  const Curve& act = curves["active"];
+  const Curve& pas = curves["passive"];
+  const Curve& up = curves["upstream"];
+  c.expect(act.mean_recovery <= std::min(pas.mean_recovery, up.mean_recovery) + kClaimSlackMs,
+           "active standby sits at the short-recovery end" + all);
+  c.expect(up.mean_overhead <= std::min(pas.mean_overhead, act.mean_overhead) + kClaimSlackPct,
+           "upstream backup sits at the low-overhead end" + all);
+  c.expect(up.mean_recovery + kClaimSlackMs >= act.mean_recovery && act.mean_overhead + kClaimSlackPct >= up.mean_overhead,
+           "upstream backup and active standby sit at opposite corners (upstream recovers slower and costs less)" + all);
+  const double o_first = pas.overhead.begin()->second.median, o_last = pas.overhead.rbegin()->second.median;
+  const double r_first = pas.recovery.begin()->second.median, r_last = pas.recovery.rbegin()->second.median;
+  c.expect(pas.overhead.size() >= 2 && o_last < o_first && r_last > r_first,
+           "passive standby's curve trades overhead for recovery time as the interval grows (overhead " + kPct(o_first) +
+               " -> " + kPct(o_last) + ", recovery " + kMs(r_first) + " -> " + kMs(r_last) + ")");
+  return c;
+}
+
+ClaimCheck check_recovery_vs_state(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  for (const std::string sw : {"window_ms", "rate_tps"}) {
+    const std::string what = sw == "window_ms" ? "the window (state to rebuild)" : "the input rate (load)";
+    expect_grows(c, "upstream backup's recovery grows with " + what, sw, series(rows, "upstream", sw, true, "recovery_ms"),
+                 kMs);
+    expect_flat(c, "active standby's recovery does not grow with " + what, sw,
+                series(rows, "active", sw, true, "recovery_ms"), kMs);
+  }
+  return c;
+}
+
+ClaimCheck check_semantics_table(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  std::map<std::string, std::map<std::string, Cell>> cells;  // approach -> network -> cell
+  std::set<std::string> networks;
+  for (const ExperimentRow& r : rows) {
+    if (!r.failure) continue;
+    Cell& cell = cells[r.approach][r.network];
+    networks.insert(r.network);
+    cell.network_class = r.network_class;
+    ++cell.runs;
+    if (r.verdict == "precise") ++cell.precise;
+    if (r.lost == 0) ++cell.no_loss;
+    else ++cell.lossy;
+    cell.lost += r.lost;
+    cell.duplicates += r.duplicates;
+  }
+  auto counts = [](const Cell& k) {
+    return " (lost " + std::to_string(k.lost) + ", duplicates " + std::to_string(k.duplicates) + " over " +
+           std::to_string(k.runs) + " runs)";
+  };
+  for (const std::string a : {"passive", "active", "upstream", "amnesia"}) {
+    for (const std::string& n : networks) {
+      auto ai = cells.find(a);
+      if (ai == cells.end() || ai->second.count(n) == 0) {
+        c.expect(false, a + " on " + n + ": no run");
+        continue;
+      }
+      const Cell& k = ai->second.at(n);
+      const bool arbitrary = k.network_class == "arbitrary";
+      const std::string where = a + " on " + n + " (" + k.network_class + ")";
+      if (a == "amnesia") {
+        c.expect(k.lossy == k.runs, where + " shows a gap in " + std::to_string(k.lossy) + " of " + std::to_string(k.runs) +
+                                        " runs" + counts(k));
+      } else if (a == "upstream" && arbitrary) {
+        c.expect(k.no_loss == k.runs, where + " loses nothing in " + std::to_string(k.no_loss) + " of " +
+                                          std::to_string(k.runs) + " runs" + counts(k));
+      } else {
+        c.expect(k.precise == k.runs, where + " is precise in " + std::to_string(k.precise) + " of " +
+                                          std::to_string(k.runs) + " runs" + counts(k));
+      }
+    }
+  }
+  return c;
+}
+
+ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  const std::string sw = "conservative_retention_ms";
+  const RowFilter exact_rows{"upstream_exact", "", true, ""};
+  const Spread exact_queue = summarize(rows, exact_rows, "upstream_queue_tuples_max");
+  const Spread exact_recovery = summarize(rows, exact_rows, "recovery_ms");
+  const Series cons_queue = series(rows, "upstream_conservative", sw, true, "upstream_queue_tuples_max");
+  const Series cons_recovery = series(rows, "upstream_conservative", sw, true, "recovery_ms");
+  if (exact_queue.count == 0 || cons_queue.empty()) {
+    c.expect(false, "retained queue: no samples of the upstream node's output_queue_tuples for " +
+                        std::string(exact_queue.count == 0 ? "the exact rule" : "the conservative rule"));
+  } else {
+    std::string bad;
+    for (const auto& [x, sp] : cons_queue)
+      if (exact_queue.median > kClaimSmallerFactor * sp.median)
+        bad += (bad.empty() ? "" : ", ") + sw + "=" + x_text(x) + ": conservative " + kTuples(sp.median);
+    c.expect(bad.empty(), "the exact rule retains a smaller queue (exact " + kTuples(exact_queue.median) + " <= " +
+                              fmt("%.1f", kClaimSmallerFactor) + "x conservative at every " + sw + ": " +
+                              (bad.empty() ? listing(cons_queue, kTuples) : bad) + ")");
+  }
+  if (exact_recovery.count == 0 || cons_recovery.empty()) {
+    c.expect(false, "recovery: no recovery measured for " +
+                        std::string(exact_recovery.count == 0 ? "the exact rule" : "the conservative rule"));
+  } else {
+    std::string bad;
+    for (const auto& [x, sp] : cons_recovery)
+      if (exact_recovery.median > sp.median + kClaimSlackMs)
+        bad += (bad.empty() ? "" : ", ") + sw + "=" + x_text(x) + ": conservative " + kMs(sp.median);
+    c.expect(bad.empty(), "the exact rule recovers no slower (exact " + kMs(exact_recovery.median) + " <= conservative + " +
+                              kMs(kClaimSlackMs) + " at every " + sw + ": " +
+                              (bad.empty() ? listing(cons_recovery, kMs) : bad) + ")");
+  }
+  std::size_t runs = 0, precise = 0;
+  for (const ExperimentRow& r : rows)
+    if (r.approach == "upstream_exact" && r.failure) {
+      ++runs;
+      if (r.verdict == "precise") ++precise;
+    }
+  c.expect(runs > 0 && precise == runs, "the exact rule stays precise in " + std::to_string(precise) + " of " +
+                                            std::to_string(runs) + " runs");
+  return c;
+}
+
+ClaimCheck check_recovery_breakdown(const std::vector<ExperimentRow>& rows, double heartbeat_interval_ms) {
+  ClaimCheck c;
+  std::string disorder;
+  std::size_t runs = 0;
+  for (const ExperimentRow& r : rows) {
+    if (!r.failure) continue;
+    ++runs;
+    const std::string who = r.approach + " seed " + std::to_string(r.seed);
+    if (!r.detection_ms || !r.takeover_ms || !r.recovery_ms || !r.catchup_ms) {
+      disorder += (disorder.empty() ? "" : ", ") + who + ": a phase was not measured";
+    } else if (!(*r.detection_ms <= *r.takeover_ms && *r.takeover_ms <= *r.recovery_ms && *r.recovery_ms <= *r.catchup_ms)) {
+      disorder += (disorder.empty() ? "" : ", ") + who + ": detection " + kMs(*r.detection_ms) + ", takeover " +
+                  kMs(*r.takeover_ms) + ", recovery " + kMs(*r.recovery_ms) + ", catch-up " + kMs(*r.catchup_ms);
+    }
+  }
+  c.expect(runs > 0 && disorder.empty(), "every run goes through detection <= takeover <= first new output <= "
+                                         "latency back to normal (" + std::to_string(runs) + " runs" +
+                                             (disorder.empty() ? "" : ": " + disorder) + ")");
+  std::map<std::string, Spread> detection, after;
+  std::set<std::string> approaches;
+  for (const ExperimentRow& r : rows) approaches.insert(r.approach);
+  for (const std::string& a : approaches) {
+    detection[a] = summarize(rows, RowFilter{a, "", true, ""}, "detection_ms");
+    std::vector<double> post;
+    for (const ExperimentRow& r : rows)
+      if (r.approach == a && r.failure && r.detection_ms && r.recovery_ms) post.push_back(*r.recovery_ms - *r.detection_ms);
+    after[a] = Spread{median_of(post), 0, 0, post.size()};
+  }
+  double lo = 1e300, hi = -1e300;
+  std::string listed;
+  for (const auto& [a, sp] : detection) {
+    if (sp.count == 0) continue;
+    lo = std::min(lo, sp.median);
+    hi = std::max(hi, sp.median);
+    listed += (listed.empty() ? "" : ", ") + a + " " + kMs(sp.median);
+  }
+  c.expect(!listed.empty() && hi - lo <= heartbeat_interval_ms,
+           "every approach detects the failure alike (one heartbeat detector: medians within heartbeat_interval_ms = " +
+               kMs(heartbeat_interval_ms) + ": " + (listed.empty() ? "no data" : listed) + ")");
+  auto post_text = [&](const std::string& a) { return a + " " + (after[a].count ? kMs(after[a].median) : "no data"); };
+  for (const std::string other : {"passive", "upstream"}) {
+    const bool ok = after["active"].count && after[other].count && after["active"].median <= after[other].median + kClaimSlackMs;
+    c.expect(ok, "active standby needs the least time after detection (first new output - detection, vs " + other + ": " +
+                     post_text("active") + ", " + post_text(other) + ")");
+  }
+  const bool rebuild = after["upstream"].count && after["passive"].count &&
+                       after["upstream"].median + kClaimSlackMs >= after["passive"].median;
+  c.expect(rebuild, "upstream backup's rebuild from empty state takes no less than passive standby's restore (" +
+                        post_text("upstream") + ", " + post_text("passive") + ")");
+  return c;
+}
+
+}  // namespace hapair

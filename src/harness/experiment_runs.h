@@ -1,0 +1,172 @@
+// The runs of an experiment and their rows: a planned run (one configuration, one seed, with or
+// without the SIGKILL), the measured row it gives (every figure of metrics.h plus the overheads
+// relative to its failure-free ha=none twin), the CSV of the rows, and the per-point medians the
+// claim checks compare.
+//
+// Paper: every point of a figure in Hwang et al. (section 6) is one configuration measured once;
+// we repeat each over several seeds and keep every run, so the plots can show the spread and
+// the claim checks work on medians.
+//
+// Invariants: a row is a pure function of its run's outcome and its baseline's; runs of the same
+// configuration (driver, faults and effective topology text) are run once per RunCache and
+// shared, so experiments run together in one invocation measure the same runs; the CSV column
+// set is the same for every experiment.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/run_once.h"
+
+namespace hapair {
+
+struct PlannedRun {
+  std::string sweep;       // the knob that varies ("" when none)
+  std::optional<double> x; // its value
+  std::string approach;    // an approach label (experiment_config.h)
+  std::uint64_t seed = 0;
+  bool failure = false;    // the victim is SIGKILLed at fail_at_s
+  std::string victim;
+  double fail_at_s = 0;
+  Topology topology;       // effective: approach, sweep value and seed applied
+  // Index (into the same list) of the failure-free ha=none run with the same knobs that the
+  // overheads are measured against; unset: no overhead figures.
+  std::optional<std::size_t> baseline;
+};
+
+// Figures of one run. Optional figures are absent when not measured (no detection without a
+// standby, no recovery when no new output followed the failure, no baseline).
+struct ExperimentRow {
+  std::string experiment;
+  std::string sweep;
+  std::optional<double> x;
+  std::string network;
+  // The weakest operator class in the network (to_string(OperatorClass)): what the recovery type
+  // an approach can give depends on (DESIGN.md section 1).
+  std::string network_class;
+  std::string approach;
+  std::uint64_t seed = 0;
+  std::string driver;
+  bool failure = false;
+  std::string victim;
+  double fail_at_s = 0;
+  bool completed = false;
+  std::vector<std::string> errors;
+  // Semantics (checker.h).
+  std::string verdict;
+  std::uint64_t lost = 0, duplicates = 0, differing = 0, reference_tuples = 0, delivered_tuples = 0;
+  // Recovery (metrics.h), plus output_resumed_ms: failure to the first delivery of any tuple at
+  // or after the detection, right or wrong (amnesia resumes output long before it is correct).
+  bool recovered = false;
+  std::optional<double> detection_ms, takeover_ms, recovery_ms, catchup_ms, replay_ms, output_resumed_ms;
+  bool catchup_reached_normal = false;
+  // Throughput and latency.
+  std::uint64_t tuples_in = 0, tuples_out = 0;
+  double throughput_tps = 0, latency_p50_ms = 0, latency_p99_ms = 0;
+  // Overhead: data-plane bytes/messages, CPU seconds and tuples processed summed over every node;
+  // the victim's standby's CPU; the retained output queue of the victim's upstream neighbours
+  // (max over their primaries of the "output_queue_tuples" samples).
+  std::uint64_t bytes_total = 0, messages_total = 0, tuples_processed = 0;
+  double cpu_s = 0;
+  std::map<std::string, std::uint64_t> bytes_by_kind;
+  std::optional<double> standby_cpu_s;
+  std::optional<std::int64_t> upstream_queue_tuples_max;
+  // Relative to the baseline: (run - baseline) / baseline in percent.
+  std::optional<double> baseline_bytes_total, baseline_cpu_s, baseline_tuples_processed;
+  std::optional<double> bandwidth_overhead_pct, cpu_overhead_pct, processing_overhead_pct;
+  std::string run_dir;  // the run's result folder, relative to the experiment's out dir ("" none)
+};
+
+// The runs of one invocation of `hapair experiment`, shared by the experiments it runs, and the
+// failure-free references of their networks.
+class RunCache {
+ public:
+  struct Run {
+    std::shared_ptr<const Plan> plan;
+    RunOutcome outcome;
+  };
+  // The run with this run_key(), if one was run already; null otherwise.
+  const Run* find(const std::string& key) const;
+  // The run with this key: the earlier one, or run now with `request` (whose faults must be the
+  // planned run's) against the reference of its network.
+  const Run& run(const std::string& key, const PlannedRun& planned, const RunRequest& request);
+  std::size_t size() const { return runs_.size(); }
+
+ private:
+  const Reference& reference(const Plan& plan);
+  std::map<std::string, std::unique_ptr<Run>> runs_;  // by run_key()
+  std::map<std::string, Reference> references_;       // by the ha=none topology text
+};
+
+// What makes two planned runs the same run: the driver, the faults and the effective topology.
+std::string run_key(const std::string& driver, const PlannedRun& planned);
+
+// The fault of a planned run with a failure.
+FaultSpec crash_fault(const PlannedRun& planned);
+
+struct ExecuteOptions {
+  std::string experiment;
+  std::string driver = "real";
+  std::string hapair_binary = "/proc/self/exe";
+  std::string out_dir;  // per-run result folders go to <out_dir>/runs/<label>/ ("" none)
+  // Before each run (index from 0, total, label, whether an earlier identical run is reused) and
+  // during it (elapsed, total s).
+  std::function<void(std::size_t, std::size_t, const std::string&, bool)> on_run;
+  std::function<void(double, double)> progress;
+};
+
+struct Executed {
+  std::vector<ExperimentRow> rows;  // one per planned run, in plan order
+  std::size_t reused = 0;
+  std::vector<std::string> write_errors;
+};
+
+// A readable, file-name-safe label of a planned run: "interval_ms=100 passive seed 2 (SIGKILL
+// aggregate at 2 s)" for progress; run_folder_name() the folder of its result files.
+std::string run_label(const PlannedRun& planned);
+std::string run_folder_name(const PlannedRun& planned);
+
+// Runs (or reuses) every planned run and measures its row; overheads use each run's baseline.
+Executed execute_runs(const std::vector<PlannedRun>& plan, const ExecuteOptions& options, RunCache& cache);
+
+// The row of one outcome; `baseline` (may be null) is the failure-free ha=none twin.
+ExperimentRow measure_row(const PlannedRun& planned, const std::string& experiment, const RunCache::Run& run,
+                          const RunCache::Run* baseline);
+
+// The CSV: a header and one line per row; the same columns for every experiment (see
+// experiment_csv_columns()).
+std::vector<std::string> experiment_csv_columns();
+std::string experiment_csv(const std::vector<ExperimentRow>& rows);
+
+// A numeric figure of a row by its CSV column name (lost, recovery_ms, bandwidth_overhead_pct,
+// bytes.tuples, ...); absent when not measured or not numeric.
+std::optional<double> row_figure(const ExperimentRow& row, const std::string& column);
+
+// Which rows a summary is over.
+struct RowFilter {
+  std::string approach;  // "" any
+  std::string sweep;     // "" any
+  std::optional<bool> failure;
+  std::string network;   // "" any
+  bool matches(const ExperimentRow& row) const;
+};
+
+// Per sweep value: the median (of the values present; an even count averages the middle two),
+// the minimum, the maximum and how many runs had the figure, over the rows that match. Rows
+// without a sweep value are skipped; summarize() covers those.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+  std::size_t count = 0;
+};
+std::map<double, Spread> spread_by_x(const std::vector<ExperimentRow>& rows, const RowFilter& filter,
+                                     const std::string& column);
+// The spread over every matching row, regardless of x; count 0 when none has the figure.
+Spread summarize(const std::vector<ExperimentRow>& rows, const RowFilter& filter, const std::string& column);
+double median_of(std::vector<double> values);
+
+}  // namespace hapair
