@@ -1,0 +1,122 @@
+// `hapair chaos`: the fault campaign (harness/chaos.h). Runs N random cases of seed S, prints
+// one progress line per run on stderr, then the table per approach on stdout; writes chaos.csv
+// and chaos.txt with --out. Exit status 1 when any run violated its approach's guarantee (each
+// violation is printed with the command that reproduces it), 2 for bad options, 0 otherwise.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "harness/chaos.h"
+
+namespace hapair::cli {
+namespace {
+
+// "a,b c" and repeated options alike: every item separated by commas or spaces.
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    std::string item;
+    for (char ch : v + ",") {
+      if (ch == ',' || ch == ' ') {
+        if (!item.empty()) out.push_back(item);
+        item.clear();
+      } else {
+        item += ch;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int chaos_command(const Args& args) {
+  namespace po = boost::program_options;
+  ChaosOptions options;
+  std::vector<std::string> approaches, faults, networks;
+  std::string pick = "turn";
+  std::size_t only_case = 0;
+  double duration_s = 0;
+  bool no_isolate = false;
+  po::options_description described("hapair chaos options");
+  described.add_options()
+      ("help,h", "show this help")
+      ("runs", po::value<std::size_t>(&options.runs)->default_value(100), "number of runs (cases 0 .. N-1)")
+      ("seed", po::value<std::uint64_t>(&options.seed)->default_value(1), "campaign seed: case i is a pure function of (seed, i)")
+      ("case", po::value<std::size_t>(&only_case), "run only case I of the seed (reproduces run I of a campaign exactly)")
+      ("driver", po::value<std::string>(&options.driver)->default_value("sim"), "sim (simulator) or real (one process per node)")
+      ("approaches", po::value<std::vector<std::string>>(&approaches),
+       ("comma-separated HA modes (default: all): " + allowed_ha_modes()).c_str())
+      ("pick", po::value<std::string>(&pick)->default_value("turn"),
+       "turn: the approaches in turn (case i gets approach i mod n); random: a random one per case")
+      ("faults", po::value<std::vector<std::string>>(&faults),
+       ("comma-separated fault kinds to draw from (default: all the driver supports): " + allowed_chaos_faults()).c_str())
+      ("networks", po::value<std::vector<std::string>>(&networks),
+       "comma-separated example networks (default: default,chain,join,union,union_join)")
+      ("networks-dir", po::value<std::string>(&options.networks_dir), "where NAME.ini files are (default: experiments/networks)")
+      ("duration-s", po::value<double>(&duration_s), "seconds the sources emit per run (default: 3 sim, 2 real)")
+      ("run-timeout-s", po::value<double>(&options.run_timeout_s)->default_value(900), "wall-clock bound of one run; a run over it counts as hung")
+      ("no-isolate", po::bool_switch(&no_isolate), "run every case in this process (default: each in a forked child)")
+      ("out", po::value<std::string>(&options.out_dir), "directory for chaos.csv, chaos.txt (with --case: the run's result files)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(described).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: hapair chaos [options]\n\n" << described
+                << "\nA violation is a run whose verdict breaks its approach's guarantee (docs/FAULTS.md).\n"
+                << "Examples:\n  hapair chaos --runs 1000 --driver sim --out out/chaos\n"
+                << "  hapair chaos --runs 20 --driver real --approaches passive,active --faults crash,pause\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hapair chaos: %s\n(hapair chaos --help lists the options)\n", e.what());
+    return 2;
+  }
+  std::vector<std::string> problems;
+  if (vm.count("approaches")) {
+    options.approaches.clear();
+    for (const auto& a : split_list(approaches)) {
+      if (auto m = parse_ha_mode(a)) options.approaches.push_back(*m);
+      else problems.push_back("--approaches '" + a + "' is not an HA mode; allowed: " + allowed_ha_modes());
+    }
+  }
+  for (const auto& f : split_list(faults)) {
+    if (auto k = parse_chaos_fault(f)) options.faults.push_back(*k);
+    else problems.push_back("--faults '" + f + "' is not a fault kind; allowed: " + allowed_chaos_faults());
+  }
+  if (vm.count("networks")) options.networks = split_list(networks);
+  if (pick == "random") options.random_approach = true;
+  else if (pick != "turn") problems.push_back("--pick '" + pick + "' is not one of: turn, random");
+  if (vm.count("case")) options.only_case = only_case;
+  if (vm.count("duration-s")) options.duration_s = duration_s;
+  options.isolate = !no_isolate;
+  for (const auto& p : validate_chaos_options(options)) problems.push_back(p);
+  if (!problems.empty()) return report_problems("hapair chaos", "bad options", problems);
+
+  std::fprintf(stderr, "hapair chaos: seed %llu, driver %s, %s\n", static_cast<unsigned long long>(options.seed),
+               options.driver.c_str(),
+               options.only_case ? ("case " + std::to_string(*options.only_case)).c_str()
+                                 : (std::to_string(options.runs) + " runs").c_str());
+  options.on_case = [](std::size_t k, std::size_t n, const ChaosCase& c) {
+    std::fprintf(stderr, "run %zu/%zu (case %zu): %s\n", k + 1, n, c.index, c.description.c_str());
+  };
+  options.on_run = [](const ChaosRun& r) {
+    std::fprintf(stderr, "  -> %s, lost %llu, duplicates %llu%s: %s%s%s\n", r.verdict.c_str(),
+                 static_cast<unsigned long long>(r.lost), static_cast<unsigned long long>(r.duplicates),
+                 r.completed ? "" : ", incomplete", to_string(r.klass), r.reason.empty() ? "" : ": ", r.reason.c_str());
+  };
+  const ChaosReport report = run_chaos(options);
+  if (!report.problems.empty()) return report_problems("hapair chaos", "cannot run", report.problems);
+  std::printf("%s", chaos_table(report).c_str());
+  if (!options.out_dir.empty()) std::printf("results written to %s (chaos.csv, chaos.txt)\n", options.out_dir.c_str());
+  return report.violations() == 0 ? 0 : 1;
+}
+
+}  // namespace hapair::cli

@@ -1,0 +1,918 @@
+#include "harness/chaos.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/plots.h"
+#include "harness/reference.h"
+#include "harness/topology_file.h"
+#include "protocols/check.h"
+#include "protocols/rng.h"
+#include "sim/faults.h"
+#include "sim/scenario.h"
+
+namespace hapair {
+namespace {
+
+// ---- small helpers -----------------------------------------------------------------------
+
+// The shortest text that reads back as exactly `v`, so reproduce commands and CSV rows are exact.
+std::string exact(double v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  HAPAIR_CHECK(ec == std::errc());
+  return std::string(buf, p);
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+bool contains(const std::vector<ChaosFault>& kinds, ChaosFault k) {
+  return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+}
+
+std::vector<ChaosFault> effective_faults(const ChaosOptions& o) {
+  return o.faults.empty() ? chaos_faults_for_driver(o.driver) : o.faults;
+}
+
+double effective_duration_s(const ChaosOptions& o) { return o.duration_s.value_or(o.driver == "real" ? 2.0 : 3.0); }
+
+std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(hi - lo + 1)));
+}
+
+// A whole number of milliseconds in [lo_s, hi_s], as seconds: fault times print exactly.
+double pick_ms(Rng& rng, double lo_s, double hi_s) {
+  const auto lo = static_cast<std::int64_t>(std::ceil(lo_s * 1000.0));
+  const auto hi = std::max(lo, static_cast<std::int64_t>(std::floor(hi_s * 1000.0)));
+  return static_cast<double>(pick(rng, lo, hi)) / 1000.0;
+}
+
+template <typename T>
+const T& pick_one(Rng& rng, const std::vector<T>& items) {
+  HAPAIR_CHECK(!items.empty());
+  return items[rng.below(items.size())];
+}
+
+// ---- the case: settings ------------------------------------------------------------------
+
+// Random legal variations of the network itself (swarm_case already picked the intervals, the
+// simulated network and the source rates): keys, windows, filter constants, the aggregate
+// function, the checkpoint mode and, for active standby, whether determinants are shipped.
+void vary_network(Topology& t, Rng& rng, const std::string& driver) {
+  static const std::int64_t kSlidesMs[] = {10, 20, 25, 50, 100};
+  static const AggregateFunction kFunctions[] = {AggregateFunction::count, AggregateFunction::sum,
+                                                 AggregateFunction::avg, AggregateFunction::min, AggregateFunction::max};
+  for (auto& f : t.fragments) {
+    if (f.kind == FragmentKind::source) f.source.key_count = pick(rng, 1, 32);
+    for (auto& op : f.operators) switch (op.kind) {
+        case OperatorKind::filter: op.filter_constant = static_cast<double>(pick(rng, 20, 90)); break;
+        case OperatorKind::aggregate:
+          op.slide_ms = kSlidesMs[rng.below(std::size(kSlidesMs))];
+          op.window_ms = op.slide_ms * pick(rng, 1, 8);
+          op.function = kFunctions[rng.below(std::size(kFunctions))];
+          op.group_by_key = rng.chance(0.8);
+          break;
+        case OperatorKind::join: op.join_window_ms = pick(rng, 5, 50); break;
+        case OperatorKind::map:
+        case OperatorKind::union_op: break;
+      }
+  }
+  Settings& s = t.settings;
+  s.checkpoint_mode = rng.chance(0.4) ? CheckpointMode::delta : CheckpointMode::full;
+  s.determinants = !(s.ha == HaMode::active && rng.chance(0.15));
+  s.retransmit_timeout_ms = pick(rng, 50, 300);
+  // A run that cannot finish (a crash without standby) waits this long after the sources stop.
+  s.drain_timeout_s = 10.0;
+  if (driver == "real") {
+    // Real processes share two cores with everything else on the machine: timeouts of a few
+    // heartbeats of 5 ms would make scheduling noise look like failures in most runs.
+    s.heartbeat_interval_ms = pick(rng, 10, 20);
+    s.failure_timeout_ms = s.heartbeat_interval_ms * pick(rng, 5, 10);
+    s.checkpoint_interval_ms = pick(rng, 50, 200);
+  }
+}
+
+// ---- the case: the fault schedule --------------------------------------------------------
+
+// What the generator expects each operator fragment's nodes to be doing, so that "crash the
+// primary" hits the node acting as primary after earlier faults. It only aims the faults; the
+// classification reads what really happened from the run's events (beyond_guarantee).
+struct PairGuess {
+  std::string acting;
+  std::string other;  // empty: no standby (ha none)
+  bool acting_alive = true;
+  bool other_alive = true;
+  FragmentId fragment = kNoFragment;
+  void swap_roles() {
+    std::swap(acting, other);
+    std::swap(acting_alive, other_alive);
+  }
+};
+
+std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vector<ChaosFault>& kinds, double duration_s) {
+  std::vector<PairGuess> pairs;
+  for (const auto& f : plan.fragments) {
+    if (f.kind != FragmentKind::operators) continue;
+    PairGuess g;
+    g.acting = plan.nodes[f.primary].name;
+    if (f.standby != kNoNode) g.other = plan.nodes[f.standby].name;
+    g.fragment = f.id;
+    pairs.push_back(g);
+  }
+  std::vector<ChaosFault> primitives;
+  for (ChaosFault k : {ChaosFault::crash, ChaosFault::pause, ChaosFault::partition})
+    if (contains(kinds, k)) primitives.push_back(k);
+  std::vector<FaultSpec> faults;
+  if (primitives.empty() || pairs.empty()) return faults;
+
+  // A candidate joins the schedule only when the schedule stays valid (no pause of a crashed
+  // node, no crash of a crashed one, everything inside the run).
+  auto try_add = [&](const FaultSpec& f) {
+    faults.push_back(f);
+    if (validate_run_faults(plan, faults).empty()) return true;
+    faults.pop_back();
+    return false;
+  };
+  const double timeout_s = static_cast<double>(plan.settings().failure_timeout_ms) / 1000.0;
+  // The acting primary of a neighbouring fragment, or the node of a source or sink.
+  auto acting_of = [&](FragmentId id) {
+    for (const auto& g : pairs)
+      if (g.fragment == id) return g.acting;
+    return plan.nodes[plan.fragments[id].primary].name;
+  };
+
+  const int count = rng.chance(0.5) ? 1 : (rng.chance(0.7) ? 2 : 3);
+  double t = pick_ms(rng, 0.15 * duration_s, 0.4 * duration_s);
+  for (int i = 0; i < count && t <= 0.8 * duration_s; ++i) {
+    const ChaosFault kind = pick_one(rng, primitives);
+    PairGuess& g = pairs[rng.below(pairs.size())];
+    switch (kind) {
+      case ChaosFault::crash: {
+        const bool hit_acting = g.acting_alive || g.other.empty() || !g.other_alive;
+        const std::string victim = hit_acting ? g.acting : g.other;
+        if (!try_add({FaultKind::crash, victim, "", t, 0.0})) break;
+        if (hit_acting) {
+          g.acting_alive = false;
+          if (!g.other.empty() && g.other_alive) g.swap_roles();  // the standby takes over
+        } else {
+          g.other_alive = false;
+        }
+        if (contains(kinds, ChaosFault::restart) && rng.chance(0.65)) {
+          // The restarted node rejoins as the standby of whoever acts now.
+          if (try_add({FaultKind::restart, victim, "", t + pick_ms(rng, 0.15, 0.6), 0.0})) {
+            if (victim == g.acting) g.acting_alive = true;
+            else g.other_alive = true;
+          }
+        }
+        break;
+      }
+      case ChaosFault::pause: {
+        const bool standby = !g.other.empty() && g.other_alive && rng.chance(0.2);
+        const std::string victim = standby ? g.other : g.acting;
+        // Shorter than the failure timeout (only late), around it (either outcome must be
+        // safe), or much longer (the standby takes over; the paused node must be fenced).
+        const int length = static_cast<int>(rng.below(3));
+        const double lo = length == 0 ? 0.2 : (length == 1 ? 0.8 : 2.0);
+        const double hi = length == 0 ? 0.8 : (length == 1 ? 1.5 : 15.0);
+        const double d = std::max(0.001, std::min(pick_ms(rng, lo * timeout_s, hi * timeout_s), 0.25 * duration_s));
+        if (try_add({FaultKind::pause, victim, "", t, d}) && !standby && length == 2 && !g.other.empty() && g.other_alive)
+          g.swap_roles();
+        break;
+      }
+      case ChaosFault::partition: {
+        const auto& f = plan.fragments[g.fragment];
+        std::vector<std::string> peers;
+        const int shape = static_cast<int>(rng.below(3));
+        if (shape == 0 && !g.other.empty() && g.other_alive) peers.push_back(g.other);
+        if (shape == 1 || peers.empty())
+          for (FragmentId d : f.downstream) peers.push_back(acting_of(d));
+        if (shape == 2)
+          for (FragmentId u : f.upstream) peers.push_back(acting_of(u));
+        if (peers.empty()) break;
+        const std::string peer = pick_one(rng, peers);
+        const double d = std::max(0.001, std::min(pick_ms(rng, 0.5 * timeout_s, 10.0 * timeout_s), 0.25 * duration_s));
+        if (try_add({FaultKind::partition, g.acting, peer, t, d}) && peer == g.other && d > timeout_s) g.swap_roles();
+        break;
+      }
+      case ChaosFault::restart:
+      case ChaosFault::loss:
+      case ChaosFault::duplication: break;
+    }
+    // The next fault comes during the recovery of this one (a few failure timeouts later) or
+    // after it has settled.
+    t += rng.chance(0.4) ? pick_ms(rng, 0.2 * timeout_s, 3.0 * timeout_s) : pick_ms(rng, 0.15, 0.5);
+  }
+  std::stable_sort(faults.begin(), faults.end(), [](const FaultSpec& a, const FaultSpec& b) { return a.at_s < b.at_s; });
+  return faults;
+}
+
+std::string describe_case(const ChaosCase& c) {
+  const Settings& s = c.topology.settings;
+  const SimSettings& n = c.topology.sim;
+  std::ostringstream d;
+  d << "network=" << c.network << " ha=" << to_string(c.approach);
+  if (c.approach == HaMode::active) d << " determinants=" << (s.determinants ? "on" : "off");
+  d << " heartbeat_ms=" << s.heartbeat_interval_ms << " timeout_ms=" << s.failure_timeout_ms;
+  if (c.approach == HaMode::passive)
+    d << " checkpoint_ms=" << s.checkpoint_interval_ms << " " << to_string(s.checkpoint_mode);
+  if (n.loss_ratio > 0) d << " loss=" << exact(std::round(n.loss_ratio * 1e4) / 1e4);
+  if (n.duplication_ratio > 0) d << " dup=" << exact(std::round(n.duplication_ratio * 1e4) / 1e4);
+  d << " faults:";
+  if (c.faults.empty()) d << " none";
+  for (std::size_t i = 0; i < c.faults.size(); ++i) d << (i == 0 ? " " : "; ") << describe(c.faults[i]);
+  return d.str();
+}
+
+// ---- isolation: one run in a forked child --------------------------------------------------
+
+// The result fields of a run, one "key=value" line each (values escaped), child to parent.
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '\\') out += "\\\\";
+    else if (ch == '\n') out += "\\n";
+    else out += ch;
+  }
+  return out;
+}
+
+std::string unescape(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      out += s[i + 1] == 'n' ? '\n' : s[i + 1];
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string encode_run(const ChaosRun& r) {
+  std::ostringstream os;
+  os << "verdict=" << escape(r.verdict) << "\nlost=" << r.lost << "\nduplicates=" << r.duplicates
+     << "\ndiffering=" << r.differing << "\ndelivered=" << r.delivered << "\nreference=" << r.reference
+     << "\ncompleted=" << (r.completed ? 1 : 0) << "\nfirst_error=" << escape(r.first_error)
+     << "\ntakeovers=" << r.takeovers << "\nrestore_ms=" << (r.restore_ms ? exact(*r.restore_ms) : std::string())
+     << "\nunjudged=" << escape(join(r.unjudged, " ")) << "\nclass=" << to_string(r.klass)
+     << "\nreason=" << escape(r.reason) << "\nend=1\n";
+  return os.str();
+}
+
+bool decode_run(const std::string& text, ChaosRun& r) {
+  std::map<std::string, std::string> kv;
+  std::istringstream is(text);
+  std::string line;
+  while (std::getline(is, line)) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) kv[line.substr(0, eq)] = unescape(line.substr(eq + 1));
+  }
+  if (kv["end"] != "1") return false;
+  auto u64 = [&](const char* k) { return static_cast<std::uint64_t>(std::strtoull(kv[k].c_str(), nullptr, 10)); };
+  r.verdict = kv["verdict"];
+  r.lost = u64("lost");
+  r.duplicates = u64("duplicates");
+  r.differing = u64("differing");
+  r.delivered = u64("delivered");
+  r.reference = u64("reference");
+  r.completed = kv["completed"] == "1";
+  r.first_error = kv["first_error"];
+  r.takeovers = static_cast<std::size_t>(u64("takeovers"));
+  r.restore_ms.reset();
+  if (!kv["restore_ms"].empty()) r.restore_ms = std::strtod(kv["restore_ms"].c_str(), nullptr);
+  const std::string k = kv["class"];
+  r.klass = k == "violation" ? ChaosClass::violation : (k == "beyond" ? ChaosClass::beyond : ChaosClass::ok);
+  r.reason = kv["reason"];
+  r.unjudged.clear();
+  std::istringstream names(kv["unjudged"]);
+  for (std::string n; names >> n;) r.unjudged.push_back(n);
+  return true;
+}
+
+void write_all(int fd, const std::string& s) {
+  std::size_t done = 0;
+  while (done < s.size()) {
+    const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "killed by signal " + std::to_string(sig) + " (" + std::string(strsignal(sig)) + ")" +
+           (sig == SIGABRT ? ", an invariant check failed" : "");
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended with wait status " + std::to_string(status);
+}
+
+ChaosRun died(const ChaosCase& c, const std::string& what) {
+  ChaosRun r;
+  r.c = c;
+  r.verdict = "none";
+  r.klass = ChaosClass::violation;
+  r.reason = what;
+  return r;
+}
+
+ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
+  int result_pipe[2];
+  int error_pipe[2];
+  HAPAIR_CHECK_MSG(::pipe2(result_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
+  HAPAIR_CHECK_MSG(::pipe2(error_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = ::fork();
+  HAPAIR_CHECK_MSG(pid >= 0, "fork: " << std::strerror(errno));
+  if (pid == 0) {
+    ::close(result_pipe[0]);
+    ::close(error_pipe[0]);
+    ::dup2(error_pipe[1], STDERR_FILENO);
+    const ChaosRun r = run_chaos_case(options, c);
+    write_all(result_pipe[1], encode_run(r));
+    ::_exit(0);
+  }
+  ::close(result_pipe[1]);
+  ::close(error_pipe[1]);
+  std::string answer, errors;
+  bool answer_done = false, errors_done = false, hung = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.run_timeout_s);
+  // Until the child closed its answer pipe (it does so by exiting); its stderr is kept (the last
+  // bytes) to say why a run died.
+  while (!answer_done) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      hung = true;
+      break;
+    }
+    pollfd fds[2] = {{result_pipe[0], POLLIN, 0}, {error_pipe[0], static_cast<short>(errors_done ? 0 : POLLIN), 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    char buf[4096];
+    if (fds[0].revents != 0) {
+      const ssize_t n = ::read(result_pipe[0], buf, sizeof buf);
+      if (n > 0) answer.append(buf, static_cast<std::size_t>(n));
+      else if (n == 0 || errno != EINTR) answer_done = true;
+    }
+    if (!errors_done && fds[1].revents != 0) {
+      const ssize_t n = ::read(error_pipe[0], buf, sizeof buf);
+      if (n > 0) {
+        errors.append(buf, static_cast<std::size_t>(n));
+        if (errors.size() > 8192) errors.erase(0, errors.size() - 4096);
+      } else if (n == 0 || errno != EINTR) {
+        errors_done = true;
+      }
+    }
+  }
+  if (hung) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::close(result_pipe[0]);
+  ::close(error_pipe[0]);
+  if (hung)
+    return died(c, "the run hung: no answer after " + exact(options.run_timeout_s) + " s of wall-clock time");
+  ChaosRun r;
+  r.c = c;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !decode_run(answer, r)) {
+    std::string what = "the run died: " + describe_status(status);
+    const std::string last = last_line(errors);
+    if (!last.empty()) what += ": " + last;
+    return died(c, what);
+  }
+  return r;
+}
+
+// ---- beyond the guarantee ----------------------------------------------------------------
+
+// The node a "failure" event names: details "node=<name>" when present, else the event's node.
+NodeId failed_node(const Plan& plan, const TraceEvent& e) {
+  const auto at = e.details.find("node=");
+  if (at != std::string::npos) {
+    const auto end = e.details.find(' ', at);
+    const NodeId id = plan.node_id(e.details.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5));
+    if (id != kNoNode) return id;
+  }
+  return e.node;
+}
+
+}  // namespace
+
+// ---- names -------------------------------------------------------------------------------
+
+const char* to_string(ChaosFault k) {
+  switch (k) {
+    case ChaosFault::crash: return "crash";
+    case ChaosFault::pause: return "pause";
+    case ChaosFault::partition: return "partition";
+    case ChaosFault::restart: return "restart";
+    case ChaosFault::loss: return "loss";
+    case ChaosFault::duplication: return "duplication";
+  }
+  return "?";
+}
+
+std::optional<ChaosFault> parse_chaos_fault(const std::string& s) {
+  for (ChaosFault k : kChaosFaults)
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
+std::string allowed_chaos_faults() {
+  std::vector<std::string> names;
+  for (ChaosFault k : kChaosFaults) names.push_back(to_string(k));
+  return join(names, ", ");
+}
+
+std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver) {
+  if (driver == "real") return {ChaosFault::crash, ChaosFault::pause, ChaosFault::restart};
+  return {std::begin(kChaosFaults), std::end(kChaosFaults)};
+}
+
+const char* to_string(ChaosClass k) {
+  switch (k) {
+    case ChaosClass::ok: return "ok";
+    case ChaosClass::beyond: return "beyond";
+    case ChaosClass::violation: return "violation";
+  }
+  return "?";
+}
+
+// ---- options and networks ----------------------------------------------------------------
+
+std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
+  std::vector<std::string> problems;
+  if (o.driver != "sim" && o.driver != "real") problems.push_back("driver '" + o.driver + "' is not one of: sim, real");
+  if (o.approaches.empty()) problems.push_back("no approach to run (allowed: " + allowed_ha_modes() + ")");
+  if (o.networks.empty()) problems.push_back("no network to run");
+  for (const auto& n : o.networks) {
+    const bool known = std::find(std::begin(kChaosNetworks), std::end(kChaosNetworks), n) != std::end(kChaosNetworks);
+    if (!known && o.networks_dir.empty())
+      problems.push_back("network '" + n + "' is not an example network (" +
+                         join({std::begin(kChaosNetworks), std::end(kChaosNetworks)}, ", ") + ")");
+  }
+  const auto possible = chaos_faults_for_driver(o.driver);
+  for (ChaosFault k : o.faults)
+    if (!contains(possible, k))
+      problems.push_back(std::string("fault kind ") + to_string(k) + " cannot be injected with --driver " + o.driver);
+  if (o.duration_s && !(*o.duration_s >= 0.5 && *o.duration_s <= 600.0))
+    problems.push_back("duration " + exact(*o.duration_s) + " s: must be in 0.5..600 s (faults fall in its middle)");
+  if (!o.only_case && o.runs == 0) problems.push_back("runs must be at least 1");
+  if (!(o.run_timeout_s > 0.0)) problems.push_back("run timeout must be > 0 s");
+  return problems;
+}
+
+std::map<std::string, Topology> load_chaos_networks(const ChaosOptions& options, std::vector<std::string>& problems) {
+  std::map<std::string, Topology> out;
+  const std::string dir = options.networks_dir.empty() ? source_dir() + "/experiments/networks" : options.networks_dir;
+  for (const auto& name : options.networks) {
+    if (out.count(name) != 0) continue;
+    if (name == "default") {
+      out[name] = default_topology();
+      continue;
+    }
+    TopologyLoad load = load_topology_file(dir + "/" + name + ".ini");
+    if (!load.topology) {
+      for (const auto& p : load.problems) problems.push_back("network '" + name + "': " + p);
+      continue;
+    }
+    out[name] = *load.topology;
+  }
+  return out;
+}
+
+// ---- the case ----------------------------------------------------------------------------
+
+ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, Topology>& networks, std::size_t index) {
+  HAPAIR_CHECK(!options.approaches.empty() && !options.networks.empty());
+  ChaosCase c;
+  c.index = index;
+  c.seed = mix64(options.seed, static_cast<std::uint64_t>(index));
+  Rng rng = Rng::derive(c.seed, hash_name("chaos.case"));
+  c.network = pick_one(rng, options.networks);
+  c.approach = options.random_approach ? pick_one(rng, options.approaches)
+                                       : options.approaches[index % options.approaches.size()];
+  const auto kinds = effective_faults(options);
+  const double duration_s = effective_duration_s(options);
+  const bool sim = options.driver == "sim";
+
+  const auto network = networks.find(c.network);
+  HAPAIR_CHECK_MSG(network != networks.end(), "network '" << c.network << "' was not loaded");
+  SwarmOptions swarm;
+  swarm.base = network->second;
+  swarm.ha_modes = {c.approach};
+  swarm.duration_s = duration_s;
+  swarm.crash = false;  // the schedule is ours
+  swarm.loss_ratio_max = sim && contains(kinds, ChaosFault::loss) && rng.chance(0.5) ? 0.05 : 0.0;
+  swarm.duplication_ratio_max = sim && contains(kinds, ChaosFault::duplication) && rng.chance(0.5) ? 0.05 : 0.0;
+  c.topology = swarm_case(c.seed, swarm).topology;
+  vary_network(c.topology, rng, options.driver);
+  const auto problems = validate(c.topology);
+  HAPAIR_CHECK_MSG(problems.empty(), "chaos case " << index << " picked an invalid topology: " << problems.front());
+
+  const Plan plan = make_plan(c.topology);
+  c.faults = pick_schedule(plan, rng, kinds, duration_s);
+  c.description = describe_case(c);
+  return c;
+}
+
+// ---- classification ----------------------------------------------------------------------
+
+std::vector<StreamId> unjudged_streams(const Plan& plan) {
+  // Per stream name: 0 = a function of the input alone, 1 = its order depends on an interleaving,
+  // 2 = its content does. Operators are visited until nothing changes (the graph is a DAG, so
+  // at most one pass per operator is needed).
+  enum : int { clean = 0, reordered = 1, changed = 2 };
+  const auto arbitrary = arbitrary_operators(plan);
+  std::map<std::string, int> state;
+  std::size_t operators = 0;
+  for (const auto& f : plan.topology.fragments) operators += f.operators.size();
+  for (std::size_t pass = 0; pass <= operators; ++pass) {
+    bool moved = false;
+    for (const auto& f : plan.topology.fragments)
+      for (const auto& op : f.operators) {
+        int in = clean;
+        for (const auto& s : op.inputs) in = std::max(in, state[s]);
+        int out = in;
+        if (std::find(arbitrary.begin(), arbitrary.end(), op.name) != arbitrary.end()) out = std::max(in, int{reordered});
+        if ((op.kind == OperatorKind::aggregate || op.kind == OperatorKind::join) && in >= reordered) out = changed;
+        if (out > state[op.output]) {
+          state[op.output] = out;
+          moved = true;
+        }
+      }
+    if (!moved) break;
+  }
+  std::set<StreamId> out;
+  for (const auto& f : plan.topology.fragments)
+    if (f.kind == FragmentKind::sink)
+      for (const auto& s : f.sink_inputs)
+        if (state[s] == changed && plan.stream_id(s) != kNoStream) out.insert(plan.stream_id(s));
+  return {out.begin(), out.end()};
+}
+
+std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& result) {
+  struct Pair {
+    NodeId acting = kNoNode;
+    bool acting_alive = true;
+    bool paired = false;  // a live standby holds (or can rebuild) the fragment's state
+    bool has_standby = false;
+  };
+  std::map<FragmentId, Pair> pairs;
+  for (const auto& f : plan.fragments) {
+    if (f.kind != FragmentKind::operators) continue;
+    Pair p;
+    p.acting = f.primary;
+    p.has_standby = f.standby != kNoNode;
+    p.paired = p.has_standby;
+    pairs[f.id] = p;
+  }
+  auto name = [&](NodeId id) { return id < plan.nodes.size() ? plan.nodes[id].name : std::to_string(id); };
+  auto at = [](const TraceEvent& e) { return exact(static_cast<double>(e.at_us) / 1e6) + " s"; };
+  for (const TraceEvent& e : result.events) {
+    const bool crash = e.event == "failure" && e.details.find("kind=crash") != std::string::npos;
+    // A standby acts from its detection on (a takeover of upstream backup is traced only once
+    // every restart point arrived); a fenced node no longer acts, and rejoins as the standby.
+    const bool takes_over = e.event == "takeover" || e.event == "detection";
+    if (!crash && !takes_over && e.event != "fenced" && e.event != "pair_restored") continue;
+    const NodeId node = crash ? failed_node(plan, e) : e.node;
+    if (node >= plan.nodes.size()) continue;
+    auto it = pairs.find(plan.nodes[node].fragment);
+    if (it == pairs.end()) continue;
+    Pair& p = it->second;
+    const std::string fragment = plan.fragments[plan.nodes[node].fragment].name;
+    if (takes_over) {
+      p.acting = node;
+      p.acting_alive = true;
+      p.paired = false;  // the partner is dead or fenced until it rejoins
+    } else if (e.event == "fenced") {
+      p.paired = false;
+    } else if (e.event == "pair_restored") {
+      p.acting = node;
+      p.acting_alive = true;
+      p.paired = true;
+    } else if (!p.has_standby) {
+      return "crash of " + name(node) + " at " + at(e) + ": fragment " + fragment + " has no standby (ha none)";
+    } else if (node == p.acting) {
+      if (!p.paired)
+        return "crash of " + name(node) + " at " + at(e) + ", the acting primary of " + fragment +
+               ", before its pair was restored (no standby held its state)";
+      p.paired = false;
+      p.acting_alive = false;
+    } else {
+      if (!p.acting_alive)
+        return "crash of " + name(node) + " at " + at(e) + " while the primary of " + fragment +
+               " was down and not yet replaced (both nodes of the pair lost)";
+      p.paired = false;
+    }
+  }
+  return std::nullopt;
+}
+
+ChaosJudgement classify_chaos_run(HaMode approach, bool determinants, bool arbitrary_network,
+                                  const SemanticsReport& s, bool completed, const std::vector<std::string>& errors,
+                                  const std::optional<std::string>& beyond) {
+  if (beyond) return {ChaosClass::beyond, *beyond};
+  if (approach == HaMode::none) return {ChaosClass::ok, "no guarantee (ha none)"};
+  if (!completed || !errors.empty()) {
+    std::string why = completed ? "the run reported an error" : "the run did not complete";
+    if (!errors.empty()) why += ": " + errors.front();
+    return {ChaosClass::violation, why + " (" + to_string(approach) + " should have recovered)"};
+  }
+  const std::string counts = " (lost " + std::to_string(s.lost) + ", duplicates " + std::to_string(s.duplicates) +
+                             ", differing " + std::to_string(s.differing) + ")";
+  switch (approach) {
+    case HaMode::none: break;
+    case HaMode::amnesia:
+      return {ChaosClass::ok, s.lost > 0 ? "gap expected (amnesia)" : "amnesia lost nothing this time"};
+    case HaMode::upstream:
+      if (s.lost > 0) return {ChaosClass::violation, "upstream backup lost output" + counts};
+      if (!arbitrary_network && s.verdict != "precise")
+        return {ChaosClass::violation, "upstream backup on a deterministic network gave " + s.verdict + counts};
+      return {ChaosClass::ok, arbitrary_network && s.verdict != "precise" ? "rollback expected (arbitrary network)" : ""};
+    case HaMode::passive:
+      if (s.verdict != "precise") return {ChaosClass::violation, "passive standby gave " + s.verdict + counts};
+      return {ChaosClass::ok, ""};
+    case HaMode::active:
+      if (!determinants && arbitrary_network) {
+        if (s.lost > 0) return {ChaosClass::violation, "active standby without determinants lost output" + counts};
+        return {ChaosClass::ok, s.verdict != "precise" ? "rollback expected (no determinants)" : ""};
+      }
+      if (s.verdict != "precise") return {ChaosClass::violation, "active standby gave " + s.verdict + counts};
+      return {ChaosClass::ok, ""};
+  }
+  return {ChaosClass::ok, ""};
+}
+
+// ---- the campaign ------------------------------------------------------------------------
+
+std::size_t ChaosReport::violations() const {
+  return static_cast<std::size_t>(
+      std::count_if(runs.begin(), runs.end(), [](const ChaosRun& r) { return r.klass == ChaosClass::violation; }));
+}
+
+ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
+  auto plan = std::make_shared<const Plan>(make_plan(c.topology));
+  const Reference reference = compute_reference(*plan);
+  RunRequest request;
+  request.driver = options.driver;
+  request.faults = c.faults;
+  request.hapair_binary = options.hapair_binary;
+  if (options.only_case && !options.out_dir.empty())
+    request.out_dir = options.out_dir + "/case-" + std::to_string(c.index);
+  RunOutcome outcome = run_once(plan, request, reference);
+  if (options.tamper) options.tamper(c, outcome);
+  ChaosRun r;
+  r.c = c;
+  // The verdict on the streams the reference can judge (all of them in most networks).
+  const std::vector<StreamId> unjudged = unjudged_streams(*plan);
+  auto judged = [&](const std::vector<Delivery>& all) {
+    std::vector<Delivery> out;
+    for (const auto& d : all)
+      if (!std::binary_search(unjudged.begin(), unjudged.end(), d.stream)) out.push_back(d);
+    return out;
+  };
+  for (StreamId id : unjudged) r.unjudged.push_back(plan->streams[id].name);
+  const SemanticsReport s = check_semantics(judged(reference.run.deliveries), judged(outcome.result.deliveries),
+                                            reference.arbitrary_operators);
+  r.verdict = s.verdict;
+  r.lost = s.lost;
+  r.duplicates = s.duplicates;
+  r.differing = s.differing;
+  r.delivered = s.delivered_tuples;
+  r.reference = s.reference_tuples;
+  r.completed = outcome.result.completed;
+  if (!outcome.result.errors.empty()) r.first_error = outcome.result.errors.front();
+  for (const auto& e : outcome.result.events) r.takeovers += e.event == "takeover";
+  if (outcome.metrics.recovery) r.restore_ms = outcome.metrics.recovery->restore_ms;
+  const ChaosJudgement j =
+      classify_chaos_run(c.approach, c.topology.settings.determinants, !reference.arbitrary_operators.empty(), s,
+                         outcome.result.completed, outcome.result.errors, beyond_guarantee(*plan, outcome.result));
+  r.klass = j.klass;
+  r.reason = j.reason;
+  return r;
+}
+
+ChaosReport run_chaos(const ChaosOptions& options) {
+  ChaosReport report;
+  report.options = options;
+  report.problems = validate_chaos_options(options);
+  if (!report.problems.empty()) return report;
+  const auto networks = load_chaos_networks(options, report.problems);
+  if (!report.problems.empty()) return report;
+
+  std::vector<std::size_t> indexes;
+  if (options.only_case) indexes.push_back(*options.only_case);
+  else
+    for (std::size_t i = 0; i < options.runs; ++i) indexes.push_back(i);
+  for (std::size_t k = 0; k < indexes.size(); ++k) {
+    const ChaosCase c = chaos_case(options, networks, indexes[k]);
+    if (options.on_case) options.on_case(k, indexes.size(), c);
+    ChaosRun r = options.isolate ? run_isolated(options, c) : run_chaos_case(options, c);
+    if (options.on_run) options.on_run(r);
+    report.runs.push_back(std::move(r));
+  }
+
+  if (!options.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.out_dir + "/cases", ec);
+    // The topology of every violating case, so that `hapair run --topology` can repeat it.
+    for (const auto& r : report.runs)
+      if (r.klass == ChaosClass::violation)
+        std::ofstream(options.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".ini") << write_topology(r.c.topology);
+    std::ofstream(options.out_dir + "/chaos.csv") << chaos_csv(report);
+    std::ofstream(options.out_dir + "/chaos.txt") << chaos_table(report);
+  }
+  return report;
+}
+
+// ---- reports -----------------------------------------------------------------------------
+
+std::string chaos_reproduce_command(const ChaosOptions& o, std::size_t index) {
+  std::vector<std::string> approaches, faults;
+  for (HaMode m : o.approaches) approaches.push_back(to_string(m));
+  for (ChaosFault k : o.faults) faults.push_back(to_string(k));
+  std::string cmd = "hapair chaos --runs 1 --seed " + std::to_string(o.seed) + " --case " + std::to_string(index) +
+                    " --driver " + o.driver + " --approaches " + join(approaches, ",");
+  if (o.random_approach) cmd += " --pick random";
+  if (!faults.empty()) cmd += " --faults " + join(faults, ",");
+  if (o.networks != std::vector<std::string>(std::begin(kChaosNetworks), std::end(kChaosNetworks)))
+    cmd += " --networks " + join(o.networks, ",");
+  if (!o.networks_dir.empty()) cmd += " --networks-dir " + o.networks_dir;
+  if (o.duration_s) cmd += " --duration-s " + exact(*o.duration_s);
+  return cmd;
+}
+
+std::string chaos_run_command(const ChaosCase& c, const std::string& driver, const std::string& topology_path) {
+  std::string cmd = "hapair run --topology " + topology_path + " --driver " + driver;
+  for (const FaultSpec& f : c.faults) {
+    switch (f.kind) {
+      case FaultKind::crash: cmd += " --fail " + f.node + "@" + exact(f.at_s); break;
+      case FaultKind::restart: cmd += " --restart " + f.node + "@" + exact(f.at_s); break;
+      case FaultKind::pause: cmd += " --pause " + f.node + "@" + exact(f.at_s) + "+" + exact(f.duration_s); break;
+      case FaultKind::partition:
+        cmd += " --partition " + f.node + "-" + f.peer + "@" + exact(f.at_s) + "+" + exact(f.duration_s);
+        break;
+    }
+  }
+  return cmd;
+}
+
+namespace {
+
+struct Tally {
+  std::size_t runs = 0;
+  std::map<std::string, std::size_t> faults;  // kind -> injected
+  std::size_t precise = 0, rollback = 0, gap = 0, incomplete = 0, violations = 0;
+  std::uint64_t lost = 0, duplicates = 0;
+  std::vector<double> restore_ms;
+
+  void add(const ChaosRun& r) {
+    ++runs;
+    for (const auto& f : r.c.faults) ++faults[to_string(f.kind)];
+    if (r.c.topology.sim.loss_ratio > 0) ++faults["loss"];
+    if (r.c.topology.sim.duplication_ratio > 0) ++faults["duplication"];
+    if (r.verdict == "precise") ++precise;
+    else if (r.verdict == "rollback") ++rollback;
+    else if (r.verdict == "gap") ++gap;
+    if (!r.completed) ++incomplete;
+    violations += r.klass == ChaosClass::violation;
+    lost += r.lost;
+    duplicates += r.duplicates;
+    if (r.restore_ms) restore_ms.push_back(*r.restore_ms);
+  }
+  std::string restore() const {
+    if (restore_ms.empty()) return "-";
+    double sum = 0;
+    for (double v : restore_ms) sum += v;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", sum / static_cast<double>(restore_ms.size()));
+    return buf;
+  }
+};
+
+std::string tally_line(const std::string& name, const Tally& t, bool with_violations) {
+  auto f = [&](const char* k) {
+    auto it = t.faults.find(k);
+    return it == t.faults.end() ? std::size_t{0} : it->second;
+  };
+  char line[512];
+  std::snprintf(line, sizeof line, "%-9s %5zu %6zu %6zu %6zu %6zu %5zu %5zu %8zu %8zu %5zu %6zu %8llu %8llu %10s", name.c_str(),
+                t.runs, f("crash"), f("pause"), f("partition"), f("restart"), f("loss"), f("duplication"), t.precise,
+                t.rollback, t.gap, t.incomplete, static_cast<unsigned long long>(t.lost),
+                static_cast<unsigned long long>(t.duplicates), t.restore().c_str());
+  std::string out = line;
+  if (with_violations) out += "  " + std::to_string(t.violations);
+  return out + "\n";
+}
+
+std::string tally_header(bool with_violations) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-9s %5s %6s %6s %6s %6s %5s %5s %8s %8s %5s %6s %8s %8s %10s", "approach", "runs",
+                "crash", "pause", "part.", "restrt", "loss", "dup", "precise", "rollback", "gap", "incomp", "lost",
+                "dups", "restore ms");
+  return std::string(line) + (with_violations ? "  violations" : "") + "\n";
+}
+
+}  // namespace
+
+std::string chaos_table(const ChaosReport& report) {
+  const ChaosOptions& o = report.options;
+  std::string out;
+  if (!report.problems.empty()) {
+    for (const auto& p : report.problems) out += "problem: " + p + "\n";
+    return out;
+  }
+  out += "chaos campaign: seed " + std::to_string(o.seed) + ", driver " + o.driver + ", " +
+         std::to_string(report.runs.size()) + " run(s)\n";
+  std::map<HaMode, Tally> within, beyond;
+  Tally all;
+  for (const auto& r : report.runs) {
+    (r.klass == ChaosClass::beyond ? beyond : within)[r.c.approach].add(r);
+    if (r.klass != ChaosClass::beyond) all.add(r);
+  }
+  out += "\nwithin the guarantee (faults injected by kind; restore ms: mean time to restore the pair)\n";
+  out += tally_header(true);
+  for (HaMode m : o.approaches)
+    if (within.count(m)) out += tally_line(to_string(m), within[m], true);
+  out += tally_line("all", all, true);
+  std::map<std::string, std::size_t> unjudged;
+  for (const auto& r : report.runs)
+    for (const auto& n : r.unjudged) ++unjudged[r.c.network + "/" + n];
+  for (const auto& [stream, runs] : unjudged)
+    out += "not judged: stream " + stream + " in " + std::to_string(runs) +
+           " run(s) (an aggregate or join after a union depends on arrival order)\n";
+  if (!beyond.empty()) {
+    out += "\nbeyond the guarantee (a fragment lost every node holding its state; reported, never violations)\n";
+    out += tally_header(false);
+    for (HaMode m : o.approaches)
+      if (beyond.count(m)) out += tally_line(to_string(m), beyond[m], false);
+  }
+  const std::size_t v = report.violations();
+  out += "\nviolations: " + std::to_string(v) + "\n";
+  for (const auto& r : report.runs) {
+    if (r.klass != ChaosClass::violation) continue;
+    out += "  run " + std::to_string(r.c.index) + ": " + r.reason + "\n    case: " + r.c.description +
+           "\n    reproduce: " + chaos_reproduce_command(o, r.c.index) + "\n";
+    if (!o.out_dir.empty())
+      out += "    or: " + chaos_run_command(r.c, o.driver, o.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".ini") + "\n";
+  }
+  return out;
+}
+
+std::string chaos_csv(const ChaosReport& report) {
+  std::string out =
+      "index,seed,network,approach,faults,loss_ratio,duplication_ratio,verdict,lost,duplicates,differing,delivered,"
+      "reference,unjudged_streams,completed,takeovers,restore_ms,class,violation,reason,error,description\n";
+  for (const auto& r : report.runs) {
+    std::vector<std::string> faults;
+    for (const auto& f : r.c.faults) faults.push_back(describe(f));
+    out += std::to_string(r.c.index) + "," + std::to_string(r.c.seed) + "," + r.c.network + "," +
+           to_string(r.c.approach) + "," + csv_field(join(faults, "; ")) + "," + exact(r.c.topology.sim.loss_ratio) +
+           "," + exact(r.c.topology.sim.duplication_ratio) + "," + r.verdict + "," + std::to_string(r.lost) + "," +
+           std::to_string(r.duplicates) + "," + std::to_string(r.differing) + "," + std::to_string(r.delivered) + "," +
+           std::to_string(r.reference) + "," + join(r.unjudged, " ") + "," + (r.completed ? "1" : "0") + "," + std::to_string(r.takeovers) + "," +
+           (r.restore_ms ? exact(*r.restore_ms) : std::string()) + "," + to_string(r.klass) + "," +
+           (r.klass == ChaosClass::violation ? "1" : "0") + "," + csv_field(r.reason) + "," +
+           csv_field(r.first_error) + "," + csv_field(r.c.description) + "\n";
+  }
+  return out;
+}
+
+}  // namespace hapair
