@@ -20,7 +20,16 @@ void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
                                        (server_.settings().determinants ? "on" : "off"));
 }
 
+void ActiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
+  // The primary watches its standby too: a standby that stops answering is reported.
+  if (successor_ || now < next_heartbeat_us_) return;
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+}
+
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
+  standby_heartbeat(now, eff);
   if (!successor_ && detector_.check(now)) {
     if (bootstrapping_) {
       // The primary died before this standby had its state: nothing to take over with.
@@ -114,7 +123,7 @@ void ActiveStandbyRole::take_over(TimeUs now, Effects& eff) {
 
 TimeUs ActiveStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  return std::min({detector_.deadline_us(), server_.next_ack_due_us(), next_retransmit_us_});
+  return std::min({detector_.deadline_us(), server_.next_ack_due_us(), next_retransmit_us_, next_heartbeat_us_});
 }
 
 }  // namespace hapair

@@ -33,8 +33,11 @@ class ActiveStandbyRole : public RoleBehaviour {
   void take_over(TimeUs now, Effects& eff);
   void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
 
+  void standby_heartbeat(TimeUs now, Effects& eff);
+
   Server& server_;
   FailureDetector detector_;
+  TimeUs next_heartbeat_us_ = 0;
   bool bootstrapping_ = false;
   CheckpointAssembler assembler_;
   TimeUs next_retransmit_us_ = kNever;

@@ -15,7 +15,16 @@ void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   server_.trace(eff, now, "start", "role=passive_backup");
 }
 
+void PassiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
+  // The primary watches its standby too: a standby that stops answering is reported.
+  if (successor_ || now < next_heartbeat_us_) return;
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+}
+
 void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
+  standby_heartbeat(now, eff);
   if (!successor_ && detector_.check(now)) take_over(now, eff);
 }
 

@@ -12,6 +12,8 @@
 // is never installed (counted); the standby takes over at most once.
 #pragma once
 
+#include <algorithm>
+
 #include "primary/checkpoint_state.h"
 #include "primary/role.h"
 
@@ -24,15 +26,20 @@ class PassiveStandbyRole : public RoleBehaviour {
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
-  TimeUs next_wakeup_us() const override { return successor_ ? kNever : detector_.deadline_us(); }
+  TimeUs next_wakeup_us() const override {
+    return successor_ ? kNever : std::min(detector_.deadline_us(), next_heartbeat_us_);
+  }
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
  private:
   void on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
   void take_over(TimeUs now, Effects& eff);
 
+  void standby_heartbeat(TimeUs now, Effects& eff);
+
   Server& server_;
   FailureDetector detector_;
+  TimeUs next_heartbeat_us_ = 0;
   CheckpointAssembler assembler_;
   InstalledCheckpoint installed_;
   std::unique_ptr<RoleBehaviour> successor_;

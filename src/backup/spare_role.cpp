@@ -17,7 +17,16 @@ void SpareRole::on_start(TimeUs now, Effects& eff) {
   server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.mode()));
 }
 
+void SpareRole::standby_heartbeat(TimeUs now, Effects& eff) {
+  // The primary watches its standby too: a standby that stops answering is reported.
+  if (successor_ || now < next_heartbeat_us_) return;
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+}
+
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
+  standby_heartbeat(now, eff);
   if (!collecting_ && !successor_ && detector_.check(now)) take_over(now, eff);
 }
 
@@ -125,6 +134,9 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   successor_ = std::make_unique<PrimaryRole>(server_, options);
 }
 
-TimeUs SpareRole::next_wakeup_us() const { return collecting_ ? kNever : detector_.deadline_us(); }
+TimeUs SpareRole::next_wakeup_us() const {
+  if (successor_) return kNever;
+  return std::min(collecting_ ? kNever : detector_.deadline_us(), next_heartbeat_us_);
+}
 
 }  // namespace hapair

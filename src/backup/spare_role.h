@@ -32,8 +32,11 @@ class SpareRole : public RoleBehaviour {
   void take_over(TimeUs now, Effects& eff);
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
 
+  void standby_heartbeat(TimeUs now, Effects& eff);
+
   Server& server_;
   FailureDetector detector_;
+  TimeUs next_heartbeat_us_ = 0;
   bool collecting_ = false;
   NodeId failed_primary_ = kNoNode;
   std::map<StreamId, RestartPoints> offers_;

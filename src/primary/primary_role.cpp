@@ -8,7 +8,10 @@
 
 namespace hapair {
 
-PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options) : server_(server), options_(options) {
+PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options)
+    : server_(server),
+      options_(options),
+      standby_detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {
   generation_ = options_.first_generation - 1;
 }
 
@@ -19,6 +22,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
   if (!options_.took_over && f.standby != kNoNode) {
     heartbeat_to_ = f.standby;
     next_heartbeat_us_ = now;
+    standby_detector_.start(now);
   }
   const TimeUs ack_interval = us_from_ms(static_cast<double>(server_.settings().ack_interval_ms));
   const bool has_live_standby = heartbeat_to_ != kNoNode;
@@ -50,6 +54,11 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
+  if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) {
+    server_.count("standby_suspected");
+    server_.trace(eff, now, "standby_suspected",
+                  "standby=" + server_.plan().nodes[heartbeat_to_].name + " (output that waits for it stays held)");
+  }
   if (now >= next_heartbeat_us_) {
     server_.send(eff, now, heartbeat_to_, Heartbeat{static_cast<std::uint64_t>(now)});
     next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
@@ -70,6 +79,10 @@ void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
 
 void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
+  if (from == heartbeat_to_ && heartbeat_to_ != kNoNode) {
+    if (standby_detector_.suspected()) server_.trace(eff, now, "standby_heard", "standby=" + server_.plan().nodes[from].name);
+    standby_detector_.heard(now);
+  }
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
@@ -139,6 +152,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   server_.send_routes_to(now, eff, from);
   heartbeat_to_ = from;
   next_heartbeat_us_ = now;
+  standby_detector_.start(now);
   server_.trace(eff, now, "rejoin_accepted",
                 "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));
   if (server_.kind() != FragmentKind::operators) return;
@@ -237,7 +251,7 @@ TimeUs PrimaryRole::next_wakeup_us() const {
   TimeUs t = std::min({next_heartbeat_us_, next_level1_us_, next_source_us_, next_forget_us_,
                        server_.next_ack_due_us()});
   if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
-  t = std::min(t, next_retransmit_us_);
+  t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us()});
   return t;
 }
 

@@ -50,6 +50,10 @@ class PrimaryRole : public RoleBehaviour {
   Server& server_;
   PrimaryOptions options_;
   NodeId heartbeat_to_ = kNoNode;
+  // The standby's heartbeats: a standby that goes silent is reported (standby_suspected). Held
+  // output stays held — only the standby's acknowledgement releases it, so a standby that was
+  // merely cut off and took over cannot have produced anything the primary's output contradicts.
+  FailureDetector standby_detector_;
   TimeUs next_heartbeat_us_ = kNever;
   TimeUs next_level1_us_ = kNever;
   TimeUs next_source_us_ = kNever;
