@@ -1,0 +1,421 @@
+// The fault campaign (harness/chaos.h, docs/FAULTS.md): cases are pure functions of (seed, index)
+// with valid schedules of the requested kinds; the classifier applies each approach's guarantee
+// to hand-made reports; "beyond the guarantee" is read from a run's events; a small simulated
+// campaign of the precise approaches has no violation; the same seed gives the same chaos.csv;
+// `--case` repeats one run exactly; a deliberately broken approach, and a run that aborts, are
+// caught as violations with the command that reproduces them.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "harness/chaos.h"
+#include "harness/run_once.h"
+#include "protocols/plan.h"
+#include "sim/faults.h"
+
+using namespace hapair;
+
+namespace {
+
+ChaosOptions sim_options(std::uint64_t seed, std::size_t runs) {
+  ChaosOptions o;
+  o.seed = seed;
+  o.runs = runs;
+  o.driver = "sim";
+  o.networks_dir = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks";
+  o.duration_s = 2.0;
+  return o;
+}
+
+std::map<std::string, Topology> networks(const ChaosOptions& o) {
+  std::vector<std::string> problems;
+  auto n = load_chaos_networks(o, problems);
+  INFO((problems.empty() ? std::string() : problems.front()));
+  REQUIRE(problems.empty());
+  return n;
+}
+
+SemanticsReport report(const std::string& verdict, std::uint64_t lost, std::uint64_t duplicates, std::uint64_t differing) {
+  SemanticsReport r;
+  r.verdict = verdict;
+  r.lost = lost;
+  r.duplicates = duplicates;
+  r.differing = differing;
+  return r;
+}
+
+const SemanticsReport kPrecise = report("precise", 0, 0, 0);
+const SemanticsReport kRollback = report("rollback", 0, 3, 0);
+const SemanticsReport kGap = report("gap", 1, 0, 0);
+const std::vector<std::string> kNoErrors;
+const std::optional<std::string> kWithin;
+
+ChaosClass judge(HaMode mode, const SemanticsReport& s, bool arbitrary = false, bool determinants = true,
+                 bool completed = true) {
+  return classify_chaos_run(mode, determinants, arbitrary, s, completed, kNoErrors, kWithin).klass;
+}
+
+TraceEvent event(double at_s, const Plan& plan, const std::string& node, const std::string& name,
+                 const std::string& details = "") {
+  return TraceEvent{static_cast<TimeUs>(at_s * 1e6), plan.node_id(node), name, details};
+}
+
+Plan default_plan(HaMode ha) {
+  Topology t = default_topology();
+  t.settings.ha = ha;
+  return make_plan(t);
+}
+
+// The CSV row of case `index` (the header is line 0).
+std::string csv_row(const std::string& csv, std::size_t index) {
+  std::istringstream is(csv);
+  std::string line;
+  std::getline(is, line);
+  while (std::getline(is, line))
+    if (line.rfind(std::to_string(index) + ",", 0) == 0) return line;
+  return "";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+// ---- cases -------------------------------------------------------------------------------
+
+TEST_CASE("a chaos case is a pure function of the seed and its index, whatever the number of runs", "[chaos]") {
+  ChaosOptions a = sim_options(42, 10);
+  ChaosOptions b = sim_options(42, 1000);
+  const auto nets = networks(a);
+  for (std::size_t i : {0u, 3u, 9u}) {
+    const ChaosCase x = chaos_case(a, nets, i);
+    const ChaosCase y = chaos_case(b, nets, i);
+    CHECK(x.description == y.description);
+    CHECK(x.topology == y.topology);
+    CHECK(x.seed == y.seed);
+  }
+  ChaosOptions other = sim_options(43, 10);
+  CHECK(chaos_case(other, nets, 3).description != chaos_case(a, nets, 3).description);
+}
+
+TEST_CASE("chaos cases have valid schedules of every kind, inside the run, on every network and approach", "[chaos]") {
+  ChaosOptions o = sim_options(7, 0);
+  const auto nets = networks(o);
+  std::map<FaultKind, int> kinds;
+  std::set<std::string> seen_networks;
+  std::set<HaMode> seen_approaches;
+  int lossy = 0, duplicating = 0, partitions_with_standby = 0;
+  for (std::size_t i = 0; i < 300; ++i) {
+    const ChaosCase c = chaos_case(o, nets, i);
+    INFO("case " << i << ": " << c.description);
+    REQUIRE(validate(c.topology).empty());
+    const Plan plan = make_plan(c.topology);
+    CHECK(validate_run_faults(plan, c.faults).empty());
+    CHECK(c.approach == o.approaches[i % o.approaches.size()]);
+    CHECK(c.topology.settings.ha == c.approach);
+    for (const auto& f : c.faults) {
+      ++kinds[f.kind];
+      CHECK(f.at_s > 0.0);
+      if (f.kind != FaultKind::restart) CHECK(f.at_s < c.topology.settings.duration_s);
+      if (f.kind == FaultKind::partition && f.peer.find('.') != std::string::npos) ++partitions_with_standby;
+    }
+    CHECK(c.topology.sim.loss_ratio <= 0.05);
+    CHECK(c.topology.sim.duplication_ratio <= 0.05);
+    lossy += c.topology.sim.loss_ratio > 0;
+    duplicating += c.topology.sim.duplication_ratio > 0;
+    seen_networks.insert(c.network);
+    seen_approaches.insert(c.approach);
+  }
+  CHECK(kinds[FaultKind::crash] > 30);
+  CHECK(kinds[FaultKind::pause] > 30);
+  CHECK(kinds[FaultKind::partition] > 30);
+  CHECK(kinds[FaultKind::restart] > 10);
+  CHECK(partitions_with_standby > 5);  // primary-backup cuts, not only cuts to neighbours
+  CHECK(lossy > 50);
+  CHECK(duplicating > 50);
+  CHECK(seen_networks.size() == std::size(kChaosNetworks));
+  CHECK(seen_approaches.size() == 5);
+}
+
+TEST_CASE("the real driver draws only crash, pause and restart, and no network loss", "[chaos]") {
+  ChaosOptions o = sim_options(3, 0);
+  o.driver = "real";
+  const auto nets = networks(o);
+  for (std::size_t i = 0; i < 100; ++i) {
+    const ChaosCase c = chaos_case(o, nets, i);
+    INFO(c.description);
+    for (const auto& f : c.faults) CHECK(f.kind != FaultKind::partition);
+    CHECK(c.topology.sim.loss_ratio == 0.0);
+    CHECK(c.topology.sim.duplication_ratio == 0.0);
+    CHECK(c.topology.settings.failure_timeout_ms >= 50);
+  }
+  o.faults = {ChaosFault::partition};
+  CHECK_FALSE(validate_chaos_options(o).empty());
+}
+
+TEST_CASE("--faults restricts the schedule to the named kinds", "[chaos]") {
+  ChaosOptions o = sim_options(5, 0);
+  o.faults = {ChaosFault::pause};
+  const auto nets = networks(o);
+  int pauses = 0;
+  for (std::size_t i = 0; i < 50; ++i) {
+    const ChaosCase c = chaos_case(o, nets, i);
+    for (const auto& f : c.faults) {
+      CHECK(f.kind == FaultKind::pause);
+      ++pauses;
+    }
+    CHECK(c.topology.sim.loss_ratio == 0.0);
+  }
+  CHECK(pauses > 50);
+}
+
+TEST_CASE("chaos options are validated all at once", "[chaos]") {
+  ChaosOptions o;
+  o.driver = "cloud";
+  o.approaches.clear();
+  o.networks = {"nowhere"};
+  o.duration_s = 0.1;
+  o.runs = 0;
+  const auto problems = validate_chaos_options(o);
+  CHECK(problems.size() == 5);
+}
+
+// ---- classification ----------------------------------------------------------------------
+
+TEST_CASE("the classifier flags a lost tuple under passive standby as a violation", "[chaos]") {
+  CHECK(judge(HaMode::passive, kGap) == ChaosClass::violation);
+  CHECK(judge(HaMode::passive, kRollback) == ChaosClass::violation);
+  CHECK(judge(HaMode::passive, kRollback, true) == ChaosClass::violation);
+  CHECK(judge(HaMode::passive, kPrecise) == ChaosClass::ok);
+  CHECK(judge(HaMode::passive, kPrecise, false, true, false) == ChaosClass::violation);  // did not complete
+  const auto j = classify_chaos_run(HaMode::passive, true, false, kPrecise, true, {"fatal: queue full"}, kWithin);
+  CHECK(j.klass == ChaosClass::violation);
+  CHECK(j.reason.find("queue full") != std::string::npos);
+}
+
+TEST_CASE("the classifier reports amnesia gaps and anything under ha none without counting them as violations", "[chaos]") {
+  CHECK(judge(HaMode::amnesia, kGap) == ChaosClass::ok);
+  CHECK(classify_chaos_run(HaMode::amnesia, true, false, kGap, true, kNoErrors, kWithin).reason == "gap expected (amnesia)");
+  CHECK(judge(HaMode::amnesia, kRollback) == ChaosClass::ok);
+  CHECK(judge(HaMode::none, kGap, false, true, false) == ChaosClass::ok);
+  // The amnesia spare must still take over: a run that never finishes is a violation.
+  CHECK(judge(HaMode::amnesia, kGap, false, true, false) == ChaosClass::violation);
+}
+
+TEST_CASE("the classifier holds upstream backup to no loss, and to precise on deterministic networks", "[chaos]") {
+  CHECK(judge(HaMode::upstream, kGap, true) == ChaosClass::violation);
+  CHECK(judge(HaMode::upstream, kRollback, true) == ChaosClass::ok);
+  CHECK(judge(HaMode::upstream, kRollback, false) == ChaosClass::violation);
+  CHECK(judge(HaMode::upstream, kPrecise, false) == ChaosClass::ok);
+}
+
+TEST_CASE("the classifier holds active standby to precise, or to no loss without determinants on an arbitrary network", "[chaos]") {
+  CHECK(judge(HaMode::active, kRollback, true, true) == ChaosClass::violation);
+  CHECK(judge(HaMode::active, kRollback, true, false) == ChaosClass::ok);
+  CHECK(judge(HaMode::active, kGap, true, false) == ChaosClass::violation);
+  CHECK(judge(HaMode::active, kRollback, false, false) == ChaosClass::violation);  // deterministic: precise anyway
+}
+
+TEST_CASE("a schedule beyond the guarantee is never a violation, whatever the verdict", "[chaos]") {
+  const std::optional<std::string> beyond = std::string("both nodes of the pair lost");
+  for (HaMode m : {HaMode::upstream, HaMode::passive, HaMode::active}) {
+    const auto j = classify_chaos_run(m, true, false, kGap, false, {"time limit"}, beyond);
+    CHECK(j.klass == ChaosClass::beyond);
+    CHECK(j.reason == *beyond);
+  }
+}
+
+TEST_CASE("beyond the guarantee: a second crash of the new primary before the pair was restored", "[chaos]") {
+  const Plan plan = default_plan(HaMode::passive);
+  RunResult r;
+  r.events = {event(1.0, plan, "aggregate", "failure", "kind=crash node=aggregate"),
+              event(1.03, plan, "aggregate.backup", "detection", "failed=aggregate"),
+              event(1.031, plan, "aggregate.backup", "takeover"),
+              event(1.2, plan, "aggregate", "restart", "kind=restart node=aggregate"),
+              event(1.25, plan, "aggregate.backup", "failure", "kind=crash node=aggregate.backup")};
+  const auto b = beyond_guarantee(plan, r);
+  REQUIRE(b.has_value());
+  CHECK(b->find("aggregate.backup") != std::string::npos);
+  CHECK(b->find("before its pair was restored") != std::string::npos);
+
+  // The same, but the restarted node had become a full standby first: within the guarantee.
+  r.events.insert(r.events.begin() + 4, event(1.24, plan, "aggregate.backup", "pair_restored", "standby=aggregate"));
+  CHECK_FALSE(beyond_guarantee(plan, r).has_value());
+}
+
+TEST_CASE("beyond the guarantee: both nodes of a pair down, or a crash without standby", "[chaos]") {
+  const Plan passive = default_plan(HaMode::passive);
+  RunResult both;
+  both.events = {event(1.0, passive, "filter", "failure", "kind=crash node=filter"),
+                 event(1.01, passive, "filter.backup", "failure", "kind=crash node=filter.backup")};
+  CHECK(beyond_guarantee(passive, both).has_value());
+
+  // Crashes of two different fragments, each with its standby: within.
+  RunResult two;
+  two.events = {event(1.0, passive, "filter", "failure", "kind=crash node=filter"),
+                event(1.01, passive, "aggregate", "failure", "kind=crash node=aggregate")};
+  CHECK_FALSE(beyond_guarantee(passive, two).has_value());
+
+  // A pause traced by the real launcher is not a crash.
+  RunResult pause;
+  pause.events = {event(1.0, passive, "filter", "failure", "kind=pause duration_ms=300"),
+                  event(1.05, passive, "filter.backup", "takeover")};
+  CHECK_FALSE(beyond_guarantee(passive, pause).has_value());
+
+  const Plan none = default_plan(HaMode::none);
+  RunResult crash;
+  crash.events = {event(1.0, none, "filter", "failure", "kind=crash node=filter")};
+  const auto b = beyond_guarantee(none, crash);
+  REQUIRE(b.has_value());
+  CHECK(b->find("no standby") != std::string::npos);
+}
+
+TEST_CASE("an aggregate after a union cannot be judged against the reference; a filter after it can", "[chaos]") {
+  ChaosOptions o = sim_options(1, 1);
+  const auto nets = networks(o);
+  const Plan union_join = make_plan(nets.at("union_join"));
+  const auto u = unjudged_streams(union_join);
+  REQUIRE(u.size() == 1);
+  CHECK(union_join.streams[u[0]].name == "counts");
+  CHECK(unjudged_streams(make_plan(nets.at("union"))).empty());
+  CHECK(unjudged_streams(make_plan(nets.at("join"))).empty());
+  CHECK(unjudged_streams(make_plan(nets.at("default"))).empty());
+}
+
+// ---- campaigns ---------------------------------------------------------------------------
+
+TEST_CASE("a small simulated campaign of upstream backup, passive and active standby has zero violations", "[chaos]") {
+  ChaosOptions o = sim_options(1, 40);
+  o.approaches = {HaMode::upstream, HaMode::passive, HaMode::active};
+  const ChaosReport r = run_chaos(o);
+  REQUIRE(r.problems.empty());
+  REQUIRE(r.runs.size() == 40);
+  std::map<FaultKind, int> kinds;
+  std::size_t takeovers = 0;
+  for (const auto& run : r.runs) {
+    for (const auto& f : run.c.faults) ++kinds[f.kind];
+    takeovers += run.takeovers;
+    if (run.klass == ChaosClass::violation)
+      UNSCOPED_INFO("run " << run.c.index << ": " << run.reason << "\n  " << run.c.description << "\n  "
+                           << chaos_reproduce_command(o, run.c.index));
+  }
+  CHECK(r.violations() == 0);
+  // The campaign really injected every kind of fault, and standbys really took over.
+  CHECK(kinds[FaultKind::crash] > 0);
+  CHECK(kinds[FaultKind::pause] > 0);
+  CHECK(kinds[FaultKind::partition] > 0);
+  CHECK(kinds[FaultKind::restart] > 0);
+  CHECK(takeovers > 10);
+}
+
+TEST_CASE("the same chaos seed twice writes an identical chaos.csv", "[chaos]") {
+  const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-same-seed";
+  std::filesystem::remove_all(dir);
+  ChaosOptions o = sim_options(11, 12);
+  o.out_dir = (dir / "a").string();
+  const ChaosReport a = run_chaos(o);
+  o.out_dir = (dir / "b").string();
+  const ChaosReport b = run_chaos(o);
+  const std::string csv_a = read_file((dir / "a" / "chaos.csv").string());
+  CHECK(csv_a.size() > 200);
+  CHECK(csv_a == read_file((dir / "b" / "chaos.csv").string()));
+  CHECK(chaos_csv(a) == csv_a);
+  CHECK(std::count(csv_a.begin(), csv_a.end(), '\n') == 13);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--case repeats exactly the run of the campaign, in the library and from the command line", "[chaos]") {
+  const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-case";
+  std::filesystem::remove_all(dir);
+  ChaosOptions o = sim_options(5, 8);
+  const ChaosReport campaign = run_chaos(o);
+  REQUIRE(campaign.runs.size() == 8);
+  const std::string campaign_csv = chaos_csv(campaign);
+
+  o.only_case = 6;
+  const ChaosReport one = run_chaos(o);
+  REQUIRE(one.runs.size() == 1);
+  CHECK(csv_row(chaos_csv(one), 6) == csv_row(campaign_csv, 6));
+  CHECK_FALSE(csv_row(campaign_csv, 6).empty());
+
+  // The printed reproduce command, run as it is (with --out), gives the same row again.
+  o.only_case.reset();
+  const std::string command = std::string(HAPAIR_BINARY) + chaos_reproduce_command(o, 6).substr(std::string("hapair").size()) +
+                              " --out " + dir.string() + " >/dev/null 2>&1";
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(csv_row(read_file((dir / "chaos.csv").string()), 6) == csv_row(campaign_csv, 6));
+  // With --case, the run's own result files are written too.
+  CHECK(std::filesystem::exists(dir / "case-6" / "summary.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a deliberately broken approach is caught, with the command that reproduces it", "[chaos]") {
+  ChaosOptions o = sim_options(9, 6);
+  o.approaches = {HaMode::passive, HaMode::amnesia};
+  o.networks = {"default", "chain", "join"};  // every sink stream judged
+  // "Broken passive standby": drops the last delivery of every passive run.
+  o.tamper = [](const ChaosCase& c, RunOutcome& out) {
+    if (c.approach == HaMode::passive && !out.result.deliveries.empty()) out.result.deliveries.pop_back();
+  };
+  const ChaosReport r = run_chaos(o);
+  REQUIRE(r.runs.size() == 6);
+  std::size_t passive = 0;
+  for (const auto& run : r.runs) {
+    INFO("run " << run.c.index << ": " << run.c.description << " -> " << to_string(run.klass) << " " << run.reason);
+    if (run.c.approach != HaMode::passive || run.klass == ChaosClass::beyond) continue;
+    ++passive;
+    CHECK(run.klass == ChaosClass::violation);
+    CHECK(run.lost >= 1);
+  }
+  CHECK(passive >= 2);
+  CHECK(r.violations() == passive);
+  const std::string table = chaos_table(r);
+  CHECK(table.find("violations: " + std::to_string(passive)) != std::string::npos);
+  CHECK(table.find("reproduce: hapair chaos --runs 1 --seed 9 --case 0 --driver sim --approaches passive,amnesia") !=
+        std::string::npos);
+}
+
+TEST_CASE("a run that aborts is one violation and the campaign goes on", "[chaos]") {
+  ChaosOptions o = sim_options(2, 3);
+  o.approaches = {HaMode::passive};
+  o.tamper = [](const ChaosCase& c, RunOutcome&) {
+    if (c.index == 1) std::abort();
+  };
+  const ChaosReport r = run_chaos(o);
+  REQUIRE(r.runs.size() == 3);
+  CHECK(r.runs[1].klass == ChaosClass::violation);
+  CHECK(r.runs[1].reason.find("signal 6") != std::string::npos);
+  CHECK(r.runs[1].verdict == "none");
+  CHECK(r.runs[0].verdict != "none");
+  CHECK(r.runs[2].verdict != "none");
+}
+
+TEST_CASE("hapair chaos exits 0 without violations and 2 on bad options", "[chaos]") {
+  const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-cli";
+  std::filesystem::remove_all(dir);
+  const std::string bin = HAPAIR_BINARY;
+  const std::string nets = " --networks-dir " + std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks";
+  int status = std::system((bin + " chaos --runs 3 --seed 4 --approaches amnesia --duration-s 1.5" + nets + " --out " +
+                            dir.string() + " >/dev/null 2>&1").c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const std::string csv = read_file((dir / "chaos.csv").string());
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);
+  CHECK(read_file((dir / "chaos.txt").string()).find("amnesia") != std::string::npos);
+  status = std::system((bin + " chaos --approaches sometimes --faults meteor >/dev/null 2>&1").c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::filesystem::remove_all(dir);
+}
