@@ -31,9 +31,12 @@ def main(src, dst):
         label = row["verdict"] + (f"\nlost {row['lost']}" if row["lost"] not in ("0", "") else "")
         a.text(i, (r or 0.0) * 1.02 + 0.5, label if r is not None else "no recovery\n" + label,
                ha="center", va="bottom", fontsize=8)
+    # Leave room above the tallest bar for its label, so the title never runs into the labels.
+    top = max([r or 0.0 for r in rec] + det + [1.0])
+    a.set_ylim(0, top * 1.3)
     a.set_ylabel("recovery time (ms): failure to first new output")
     a.set_title("recovery after SIGKILL of %s at %s s" % (rows[0]["victim"], rows[0]["fail_at_s"]))
-    a.legend(fontsize=8)
+    a.legend(fontsize=8, loc="upper right")
     x = range(len(names))
     b.bar([i - 0.2 for i in x], bw, width=0.4, label="bandwidth", color="#55a868")
     b.bar([i + 0.2 for i in x], cpu, width=0.4, label="CPU", color="#8172b2")
@@ -44,7 +47,7 @@ def main(src, dst):
     b.set_title("runtime overhead (includes recovery traffic)")
     b.legend(fontsize=8)
     fig.suptitle("hapair compare: network %s, seed %s, driver %s" % (rows[0]["network"], rows[0]["seed"], rows[0]["driver"]))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(dst, dpi=110)
 
 

@@ -12,7 +12,7 @@ COLOURS = {"precise": "#b7e4c7", "rollback": "#ffe8a1", "gap": "#f4b6b6"}
 
 
 def main(src, dst):
-    rows = hp.read_rows(src)
+    rows = hp.read_rows(src, keep_disturbed=True)
     networks = []
     for r in rows:
         if r["network"] not in networks:

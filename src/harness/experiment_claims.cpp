@@ -128,8 +128,30 @@ std::string ClaimCheck::line() const {
 
 std::string ClaimCheck::text() const {
   std::string out;
+  for (const auto& n : notes) out += "  note: " + n + "\n";
   for (const auto& p : parts) out += "  " + p + "\n";
   return out + line() + "\n";
+}
+
+std::vector<ExperimentRow> undisturbed_rows(const std::vector<ExperimentRow>& rows, std::vector<std::string>& notes) {
+  std::vector<ExperimentRow> kept;
+  std::string left_out;
+  std::size_t n = 0;
+  for (const ExperimentRow& r : rows) {
+    if (r.takeovers_before_failure == 0) {
+      kept.push_back(r);
+      continue;
+    }
+    ++n;
+    left_out += (left_out.empty() ? "" : ", ") + r.approach + (r.x ? " " + r.sweep + "=" + fmt("%g", *r.x) : "") +
+                (r.network.empty() ? "" : " " + r.network) + " seed " + std::to_string(r.seed) +
+                (r.failure ? "" : " (failure-free)");
+  }
+  if (n > 0)
+    notes.push_back(std::to_string(n) + " of " + std::to_string(rows.size()) +
+                    " runs left out: a takeover before the failure (a false detection) had already swapped a pair, "
+                    "so they do not measure their point (" + left_out + "; column takeovers_before_failure)");
+  return kept;
 }
 
 ClaimCheck check_recovery_vs_interval(const std::vector<ExperimentRow>& rows) {

@@ -50,13 +50,18 @@ inline constexpr double kClaimSmallerFactor = 0.9;
 struct ClaimCheck {
   std::vector<std::string> parts;    // "ok: ..." or "differs: ..."
   std::vector<std::string> differs;  // the text of each differing part
+  std::vector<std::string> notes;    // what the reader must know about the data (runs left out)
   void expect(bool ok, const std::string& what);
   bool holds() const { return differs.empty(); }
   // Exactly "claim holds", or "claim differs: " followed by the differing parts, "; "-separated.
   std::string line() const;
-  // The parts, one a line, then line().
+  // The notes and the parts, one a line, then line().
   std::string text() const;
 };
+
+// The rows a timing or overhead claim may use: those without a takeover before the failure.
+// The rows left out are described in `notes` (how many, which).
+std::vector<ExperimentRow> undisturbed_rows(const std::vector<ExperimentRow>& rows, std::vector<std::string>& notes);
 
 // Experiment 1: failure rows swept over interval_ms; amnesia, upstream, passive, active.
 ClaimCheck check_recovery_vs_interval(const std::vector<ExperimentRow>& rows);

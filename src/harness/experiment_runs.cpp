@@ -82,6 +82,7 @@ std::vector<Column> columns() {
   real("fail_at_s", "%.3f", [](const ExperimentRow& r) { return std::optional<double>(r.fail_at_s); });
   flag("completed", [](const ExperimentRow& r) { return r.completed; });
   count("errors", [](const ExperimentRow& r) { return static_cast<double>(r.errors.size()); });
+  count("takeovers_before_failure", [u](const ExperimentRow& r) { return u(r.takeovers_before_failure); });
   text("verdict", [](const ExperimentRow& r) { return r.verdict; });
   count("lost", [u](const ExperimentRow& r) { return u(r.lost); });
   count("duplicates", [u](const ExperimentRow& r) { return u(r.duplicates); });
@@ -223,6 +224,9 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
     r.replay_ms = rec->replay_ms;
     r.output_resumed_ms = output_resumed_ms(result, *rec);
   }
+  const TimeUs failure_us = o.metrics.recovery ? o.metrics.recovery->failure_us : kNever;
+  for (const TraceEvent& e : result.events)
+    if (e.event == "takeover" && e.at_us < failure_us) ++r.takeovers_before_failure;
   r.tuples_in = o.metrics.tuples_in;
   r.tuples_out = o.metrics.tuples_out;
   r.throughput_tps = o.metrics.throughput_tps;

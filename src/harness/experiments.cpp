@@ -140,6 +140,10 @@ struct Definition {
   std::function<void(Planner&, const Setup&)> plan;
   std::function<ClaimCheck(const std::vector<ExperimentRow>&, const Setup&)> check;
   std::vector<std::string> summary_columns;
+  // Whether the claim may use runs with a takeover before the failure. Timing and overhead claims
+  // may not (the run measured something else); the semantics table may (a verdict is a verdict,
+  // and a precise approach must stay precise through a false detection too).
+  bool uses_disturbed_runs = false;
 };
 
 std::vector<Definition> definitions() {
@@ -181,7 +185,8 @@ std::vector<Definition> definitions() {
        {"approaches", "networks", "fail_at_s"},
        [](Planner& p, const Setup& s) { approach_runs(p, s); },
        [](const std::vector<ExperimentRow>& rows, const Setup&) { return check_semantics_table(rows); },
-       {"lost", "duplicates", "differing", "recovery_ms"}},
+       {"lost", "duplicates", "differing", "recovery_ms"},
+       true},
       {{"trimming_knowledge", "upstream backup: exact cause functions vs the conservative trimming rule",
         "knowing operator properties lowers the cost: a smaller retained queue, no worse recovery"},
        sweep_needs,
@@ -424,7 +429,13 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   }
   report.rows = std::move(executed.rows);
   report.summary = summary_text(report.rows, def->summary_columns);
-  report.claim = def->check(report.rows, *setup);
+  std::vector<std::string> notes;
+  if (def->uses_disturbed_runs) {
+    report.claim = def->check(report.rows, *setup);
+  } else {
+    report.claim = def->check(undisturbed_rows(report.rows, notes), *setup);
+  }
+  report.claim.notes.insert(report.claim.notes.begin(), notes.begin(), notes.end());
 
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);

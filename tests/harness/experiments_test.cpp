@@ -323,6 +323,23 @@ TEST_CASE("the claim checks compare medians over the seeds", "[experiments][clai
   CHECK(s.at(1000.0).count == 3);
 }
 
+TEST_CASE("a run whose pair was swapped by a false detection before the failure is left out of timing claims and named",
+          "[experiments][claims]") {
+  std::vector<ExperimentRow> rows = interval_rows(60.0);
+  ExperimentRow disturbed = row("passive", "interval_ms", 50.0, 1000.0, 2);
+  disturbed.takeovers_before_failure = 1;
+  rows.push_back(disturbed);
+  // Counted, passive's median at 50 ms would be 515 ms and its recovery would not grow.
+  CHECK_FALSE(check_recovery_vs_interval(rows).holds());
+  std::vector<std::string> notes;
+  const std::vector<ExperimentRow> kept = undisturbed_rows(rows, notes);
+  CHECK(kept.size() == rows.size() - 1);
+  CHECK(check_recovery_vs_interval(kept).holds());
+  REQUIRE(notes.size() == 1);
+  CHECK(notes.front().find("1 of 9 runs left out") == 0);
+  CHECK(notes.front().find("passive interval_ms=50 seed 2") != std::string::npos);
+}
+
 TEST_CASE("the semantics claim differs when a precise approach loses a tuple and when amnesia loses none",
           "[experiments][claims]") {
   auto cell = [](const std::string& approach, const std::string& network, const std::string& klass, std::uint64_t lost,
