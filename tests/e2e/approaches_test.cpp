@@ -120,3 +120,21 @@ TEST_CASE("active standby without determinants: the Union recovery is reported a
   CHECK(o.semantics.lost == 0);
   CHECK(o.semantics.duplicates > 0);
 }
+
+TEST_CASE("passive standby: SIGKILL of a primary with a large state while checkpoints are always in transfer is precise", "[e2e][passive]") {
+  auto plan = plan_of("", HaMode::passive, 3.0, [](Topology& t) {
+    t.settings.checkpoint_interval_ms = 10;
+    t.settings.checkpoint_chunk_bytes = 16 * 1024;
+    t.fragments[0].source.rate_tps = 5000;
+    t.fragments[0].source.key_count = 20000;
+    t.fragments[2].operators[0].window_ms = 2000;
+    t.fragments[2].operators[0].slide_ms = 1000;
+  });
+  auto o = run_real(plan, {crash("aggregate", 1.5)});
+  check_precise(o);
+  // Checkpoints of a few hundred kB every 10 ms: one is on the wire nearly all the time, so the
+  // SIGKILL lands inside a transfer (the standby installs only complete ones).
+  const auto& agg = o.result.counters.at("aggregate");
+  CHECK(agg.at("checkpoint_full_payload_bytes") / std::max<std::int64_t>(1, agg.at("checkpoints_full")) > 100'000);
+  CHECK(o.metrics.overhead.messages_by_kind.at("checkpoint") > 100);
+}
