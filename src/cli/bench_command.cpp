@@ -7,15 +7,20 @@
 
 #include "cli/commands.h"
 #include "harness/bench.h"
+#include "sim/sim_bench.h"
 
 namespace hapair::cli {
 
 int bench_command(const Args& args) {
   namespace po = boost::program_options;
   BenchOptions options;
+  SimBenchOptions sim;
+  bool sim_mode = false;
   po::options_description described("hapair bench options");
   described.add_options()
       ("help,h", "show this help")
+      ("sim", po::bool_switch(&sim_mode), "instead: the simulator's scale benchmark (a chain of --nodes nodes, --tuples tuples)")
+      ("nodes", po::value<std::int64_t>(&sim.nodes)->default_value(sim.nodes), "--sim: nodes in the chain (source, filters, sink)")
       ("tuples", po::value<std::int64_t>(&options.tuples)->default_value(options.tuples),
        "tuples sent in each measurement")
       ("batch-tuples", po::value<std::int64_t>(&options.batch_tuples)->default_value(options.batch_tuples),
@@ -28,7 +33,8 @@ int bench_command(const Args& args) {
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B] [--repetitions R]\n\n"
+      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B] [--repetitions R]\n"
+                << "       hapair bench --sim [--nodes N] [--tuples N]\n\n"
                 << "Sends the same tuples over one tcp loopback hop twice, in one process with two threads:\n"
                 << "as raw ZeroMQ PUSH/PULL messages of 40-byte records, and from a real source core to a\n"
                 << "real sink core through hapair's transport and codec. Prints both rates and their ratio.\n\n"
@@ -39,6 +45,18 @@ int bench_command(const Args& args) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hapair bench: %s\n(hapair bench --help lists the options)\n", e.what());
     return 2;
+  }
+  if (sim_mode) {
+    sim.tuples = options.tuples;
+    if (sim.nodes < 3 || sim.tuples <= 0) {
+      std::fprintf(stderr, "hapair bench --sim: --nodes must be at least 3 and --tuples positive\n");
+      return 2;
+    }
+    std::fprintf(stderr, "hapair bench --sim: %lld nodes, %lld tuples, one core...\n", static_cast<long long>(sim.nodes),
+                 static_cast<long long>(sim.tuples));
+    const SimBenchReport report = run_sim_scale_bench(sim);
+    std::fputs(format_sim_bench_report(report).c_str(), stdout);
+    return 0;
   }
   if (options.tuples <= 0 || options.batch_tuples <= 0 || options.repetitions <= 0 || !(options.timeout_s > 0)) {
     std::fprintf(stderr, "hapair bench: --tuples, --batch-tuples, --repetitions and --timeout-s must be positive\n");
