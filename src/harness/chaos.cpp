@@ -73,6 +73,9 @@ double pick_ms(Rng& rng, double lo_s, double hi_s) {
   return static_cast<double>(pick(rng, lo, hi)) / 1000.0;
 }
 
+// A sum of such times, back on the whole millisecond (1.225, not 1.2249999999999999).
+double whole_ms(double s) { return std::round(s * 1000.0) / 1000.0; }
+
 template <typename T>
 const T& pick_one(Rng& rng, const std::vector<T>& items) {
   HAPAIR_CHECK(!items.empty());
@@ -185,7 +188,7 @@ std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vect
         }
         if (contains(kinds, ChaosFault::restart) && rng.chance(0.65)) {
           // The restarted node rejoins as the standby of whoever acts now.
-          if (try_add({FaultKind::restart, victim, "", t + pick_ms(rng, 0.15, 0.6), 0.0})) {
+          if (try_add({FaultKind::restart, victim, "", whole_ms(t + pick_ms(rng, 0.15, 0.6)), 0.0})) {
             if (victim == g.acting) g.acting_alive = true;
             else g.other_alive = true;
           }
@@ -226,7 +229,7 @@ std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vect
     }
     // The next fault comes during the recovery of this one (a few failure timeouts later) or
     // after it has settled.
-    t += rng.chance(0.4) ? pick_ms(rng, 0.2 * timeout_s, 3.0 * timeout_s) : pick_ms(rng, 0.15, 0.5);
+    t = whole_ms(t + (rng.chance(0.4) ? pick_ms(rng, 0.2 * timeout_s, 3.0 * timeout_s) : pick_ms(rng, 0.15, 0.5)));
   }
   std::stable_sort(faults.begin(), faults.end(), [](const FaultSpec& a, const FaultSpec& b) { return a.at_s < b.at_s; });
   return faults;
@@ -364,6 +367,9 @@ ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
     ::close(result_pipe[0]);
     ::close(error_pipe[0]);
     ::dup2(error_pipe[1], STDERR_FILENO);
+    // Die of a fatal signal the plain way: a test framework's handler in the parent's image
+    // must not report the child's abort as its own.
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
     const ChaosRun r = run_chaos_case(options, c);
     write_all(result_pipe[1], encode_run(r));
     ::_exit(0);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -127,6 +128,9 @@ TEST_CASE("chaos cases have valid schedules of every kind, inside the run, on ev
     for (const auto& f : c.faults) {
       ++kinds[f.kind];
       CHECK(f.at_s > 0.0);
+      // Whole milliseconds, so the printed reproduce commands are exact and short.
+      CHECK(std::round(f.at_s * 1000.0) / 1000.0 == f.at_s);
+      CHECK(std::round(f.duration_s * 1000.0) / 1000.0 == f.duration_s);
       if (f.kind != FaultKind::restart) CHECK(f.at_s < c.topology.settings.duration_s);
       if (f.kind == FaultKind::partition && f.peer.find('.') != std::string::npos) ++partitions_with_standby;
     }
