@@ -441,21 +441,23 @@ bool has_event(const std::string& events, const std::string& node, const std::st
   return events.find("," + node + "," + event + ",") != std::string::npos;
 }
 
+// Builds the lab; false (with a warning that says why) when this machine cannot run the test.
+bool prepare(NetnsLab& lab, const std::string& name) {
+  std::string why = skip_reason();
+  if (why.empty()) {
+    lab.dir = temp_dir(name);
+    const std::string failed = lab.build();
+    if (!failed.empty()) why = "cannot build network namespaces here: " + failed;
+  }
+  if (!why.empty()) WARN("netns test skipped: " << why);
+  return why.empty();
+}
+
 }  // namespace
 
 TEST_CASE("across network namespaces, an nftables cut of the primaries' host makes the backups take over, and the output stays precise", "[e2e][netns]") {
-  const std::string why = skip_reason();
-  if (!why.empty()) {
-    WARN("netns test skipped: " << why);
-    return;
-  }
   NetnsLab lab;
-  lab.dir = temp_dir("cut");
-  const std::string failed = lab.build();
-  if (!failed.empty()) {
-    WARN("netns test skipped: cannot build network namespaces here: " << failed);
-    return;
-  }
+  if (!prepare(lab, "cut")) return;
   const Outcome o = run_across_namespaces(lab, {}, [](NetnsLab& l) {
     // About 1.5 s into the run (the epoch starts once every node said hello), for 1.5 s: the
     // primaries live on, cut off from their backups, their upstream, their downstream and the
@@ -484,18 +486,8 @@ TEST_CASE("across network namespaces, an nftables cut of the primaries' host mak
 }
 
 TEST_CASE("across network namespaces, a primary SIGKILLed inside its namespace is replaced by its backup precisely", "[e2e][netns]") {
-  const std::string why = skip_reason();
-  if (!why.empty()) {
-    WARN("netns test skipped: " << why);
-    return;
-  }
   NetnsLab lab;
-  lab.dir = temp_dir("kill");
-  const std::string failed = lab.build();
-  if (!failed.empty()) {
-    WARN("netns test skipped: cannot build network namespaces here: " << failed);
-    return;
-  }
+  if (!prepare(lab, "kill")) return;
   // In manual mode the launcher delivers a crash as a Kill message: the node raises SIGKILL on
   // itself, inside its namespace, at 2.5 s of the run.
   const Outcome o = run_across_namespaces(lab, {"--fail", "aggregate@2.5"}, [](NetnsLab&) {});
