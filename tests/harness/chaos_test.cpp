@@ -168,7 +168,7 @@ TEST_CASE("the real driver draws only crash, pause and restart, and no network l
   CHECK_FALSE(validate_chaos_options(o).empty());
 }
 
-TEST_CASE("--faults restricts the schedule to the named kinds", "[chaos]") {
+TEST_CASE("the fault kinds option restricts the schedule to the named kinds", "[chaos]") {
   ChaosOptions o = sim_options(5, 0);
   o.faults = {ChaosFault::pause};
   const auto nets = networks(o);
@@ -339,7 +339,7 @@ TEST_CASE("the same chaos seed twice writes an identical chaos.csv", "[chaos]") 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("--case repeats exactly the run of the campaign, in the library and from the command line", "[chaos]") {
+TEST_CASE("a single case repeats exactly the run of the campaign, in the library and from the command line", "[chaos]") {
   const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-case";
   std::filesystem::remove_all(dir);
   ChaosOptions o = sim_options(5, 8);
