@@ -270,9 +270,14 @@ ClaimCheck check_tradeoff(const std::vector<ExperimentRow>& rows) {
            "upstream backup and active standby sit at opposite corners (upstream recovers slower and costs less)" + all);
   const double o_first = pas.overhead.begin()->second.median, o_last = pas.overhead.rbegin()->second.median;
   const double r_first = pas.recovery.begin()->second.median, r_last = pas.recovery.rbegin()->second.median;
-  c.expect(pas.overhead.size() >= 2 && o_last < o_first && r_last > r_first,
-           "passive standby's curve trades overhead for recovery time as the interval grows (overhead " + kPct(o_first) +
-               " -> " + kPct(o_last) + ", recovery " + kMs(r_first) + " -> " + kMs(r_last) + ")");
+  // The same "falls" and "grows" as experiments 1 and 2, so the picture cannot pass on noise.
+  c.expect(pas.overhead.size() >= 2 && o_last <= kClaimFallsFactor * o_first,
+           "along passive standby's curve the overhead falls as the interval grows (" + kPct(o_first) + " -> " +
+               kPct(o_last) + ", needs <= " + fmt("%.2f", kClaimFallsFactor) + "x)");
+  c.expect(pas.recovery.size() >= 2 && r_last >= kClaimGrowsFactor * r_first,
+           "along passive standby's curve the recovery time grows as the interval grows (" + kMs(r_first) + " -> " +
+               kMs(r_last) + ", " + fmt("%.2f", r_first > 0 ? r_last / r_first : 0) + "x, needs >= " +
+               fmt("%.2f", kClaimGrowsFactor) + "x)");
   return c;
 }
 

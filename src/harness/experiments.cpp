@@ -428,13 +428,11 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
     if (!r.completed && r.errors.empty()) report.run_errors.push_back(label + ": the run did not complete");
   }
   report.rows = std::move(executed.rows);
-  report.summary = summary_text(report.rows, def->summary_columns);
+  // The medians printed are over the same rows the claim is checked on.
   std::vector<std::string> notes;
-  if (def->uses_disturbed_runs) {
-    report.claim = def->check(report.rows, *setup);
-  } else {
-    report.claim = def->check(undisturbed_rows(report.rows, notes), *setup);
-  }
+  const std::vector<ExperimentRow> claim_rows = def->uses_disturbed_runs ? report.rows : undisturbed_rows(report.rows, notes);
+  report.summary = summary_text(claim_rows, def->summary_columns);
+  report.claim = def->check(claim_rows, *setup);
   report.claim.notes.insert(report.claim.notes.begin(), notes.begin(), notes.end());
 
   std::error_code ec;

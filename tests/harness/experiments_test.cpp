@@ -311,6 +311,30 @@ TEST_CASE("the recovery-vs-interval claim holds on rows of the paper's shape and
   CHECK_FALSE(check_recovery_vs_interval({}).holds());
 }
 
+TEST_CASE("the trade-off claim differs when passive standby's recovery does not grow along its curve",
+          "[experiments][claims]") {
+  std::vector<ExperimentRow> rows = interval_rows(60.0);
+  auto overhead = [](const std::string& approach, double x, double pct) {
+    ExperimentRow r = row(approach, "interval_ms", x, 0);
+    r.failure = false;
+    r.recovery_ms.reset();
+    r.bandwidth_overhead_pct = pct;
+    return r;
+  };
+  for (double x : {50.0, 1000.0}) {
+    rows.push_back(overhead("active", x, 100.0));
+    rows.push_back(overhead("passive", x, x == 50.0 ? 80.0 : 20.0));
+    rows.push_back(overhead("upstream", x, 8.0));
+  }
+  CHECK(check_tradeoff(rows).line() == "claim holds");
+  for (ExperimentRow& r : rows)
+    if (r.approach == "passive" && r.failure && *r.x == 1000.0) r.recovery_ms = 30.5;
+  const ClaimCheck c = check_tradeoff(rows);
+  REQUIRE(c.differs.size() == 1);
+  CHECK(c.differs.front() == "along passive standby's curve the recovery time grows as the interval grows (30.0 ms -> "
+                             "30.5 ms, 1.02x, needs >= 1.20x)");
+}
+
 TEST_CASE("the claim checks compare medians over the seeds", "[experiments][claims]") {
   std::vector<ExperimentRow> rows = interval_rows(60.0);
   // One slow outlier of active standby at 1000 ms among three seeds does not move its median.
