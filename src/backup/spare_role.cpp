@@ -28,6 +28,19 @@ void SpareRole::standby_heartbeat(TimeUs now, Effects& eff) {
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
   standby_heartbeat(now, eff);
   if (!collecting_ && !successor_ && detector_.check(now)) take_over(now, eff);
+  if (collecting_ && now >= next_offer_request_us_) {
+    // An offer, or our Takeover, was lost: announce again to the producers that have not
+    // answered (a repeated Takeover makes them send their restart points again).
+    for (const auto& [s, in] : server_.inputs()) {
+      if (offers_.count(s)) continue;
+      const Route& r = server_.route(server_.fragment_id());
+      server_.send(eff, now, server_.route(in.producer).primary,
+                   Takeover{server_.fragment_id(), server_.self(), r.epoch, r.standby});
+      server_.count("restart_point_requests_repeated");
+    }
+    next_offer_request_us_ = now + server_.retransmit_us();
+  }
+  if (collecting_) server_.retransmit(now, eff);
 }
 
 void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
@@ -70,6 +83,7 @@ void SpareRole::take_over(TimeUs now, Effects& eff) {
   if (server_.mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
     collecting_ = true;
+    next_offer_request_us_ = now + server_.retransmit_us();
     return;
   }
   // Amnesia: start from empty state; upstreams send only tuples that are new from now on.
@@ -136,7 +150,8 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
 
 TimeUs SpareRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  return std::min(collecting_ ? kNever : detector_.deadline_us(), next_heartbeat_us_);
+  if (collecting_) return std::min(next_offer_request_us_, next_heartbeat_us_);
+  return std::min(detector_.deadline_us(), next_heartbeat_us_);
 }
 
 }  // namespace hapair

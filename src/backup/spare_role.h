@@ -38,6 +38,7 @@ class SpareRole : public RoleBehaviour {
   FailureDetector detector_;
   TimeUs next_heartbeat_us_ = 0;
   bool collecting_ = false;
+  TimeUs next_offer_request_us_ = kNever;
   NodeId failed_primary_ = kNoNode;
   std::map<StreamId, RestartPoints> offers_;
   std::unique_ptr<RoleBehaviour> successor_;
