@@ -28,6 +28,8 @@ int node_command(const Args& args) {
        "the launcher's control endpoint, e.g. tcp://10.0.0.1:5555")
       ("bind", po::value<std::string>(&options.bind_endpoint),
        "where the data socket binds (default: the topology's endpoint for this node, else tcp://127.0.0.1:*)")
+      ("rejoin", po::bool_switch(&options.rejoin),
+       "this process replaces one that crashed: rejoin the fragment as the standby of its current primary")
       ("directory-timeout-s", po::value<double>(&options.directory_timeout_s)->default_value(30.0),
        "how long to wait for the launcher's directory before giving up");
 
@@ -35,7 +37,7 @@ int node_command(const Args& args) {
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair node --topology FILE --name NODE --control ENDPOINT [--bind ENDPOINT]\n\n"
+      std::cout << "usage: hapair node --topology FILE --name NODE --control ENDPOINT [--bind ENDPOINT] [--rejoin]\n\n"
                 << described << "\nExit status: 0 after the launcher's StopRun, 1 when setting up failed (bind, no\n"
                 << "directory in time), 2 on bad options or a bad topology, " << kNodeExitFatal
                 << " when the node hit a fatal error.\n";

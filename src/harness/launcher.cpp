@@ -25,9 +25,11 @@
 
 #include "harness/topology_file.h"
 #include "protocols/check.h"
+#include "protocols/quiet_drain.h"
 #include "runtime/control_server.h"
 #include "runtime/node_host.h"
 #include "runtime/run_clock.h"
+#include "sim/faults.h"
 
 namespace hapair {
 namespace {
@@ -97,6 +99,14 @@ bool is_sampled_gauge(const std::string& name) {
   return name.rfind("output_queue", 0) == 0 || name.rfind("input_queue", 0) == 0 || name.rfind("retained", 0) == 0;
 }
 
+// Counters that the driver fills and that add up over a node's incarnations (a restarted process
+// starts them from zero), as the simulator keeps its own counters across restarts. The core's
+// counters describe the current incarnation only, in both drivers.
+bool adds_up_over_incarnations(const std::string& name) {
+  return name.rfind("bytes_sent.", 0) == 0 || name.rfind("messages_sent.", 0) == 0 || name == "cpu_us" ||
+         name == "decode_dropped";
+}
+
 struct NodeState {
   std::string name;
   std::string log_path;
@@ -111,19 +121,24 @@ struct NodeState {
   bool fatal_traced = false;  // its "fatal" trace event (with the reason) arrived
   bool final_stats = false;
   bool stop_sent = false;
+  // Restart faults: when the current incarnation was spawned (kNever: the first one, started
+  // before the run), and the driver counters of the earlier incarnations.
+  TimeUs restarted_at_us = kNever;
+  Metrics earlier_incarnations;
 };
 
 // A fault turned into timed actions on the run clock.
 struct FaultAction {
   TimeUs at_us = 0;
-  enum class Kind { crash, pause, resume } kind = Kind::crash;
+  enum class Kind { crash, pause, resume, restart } kind = Kind::crash;
   NodeId node = kNoNode;
   std::int64_t pause_ms = 0;
 };
 
 class Launch {
  public:
-  Launch(const Plan& plan, const LaunchOptions& options) : plan_(plan), options_(options) {
+  Launch(const Plan& plan, const LaunchOptions& options)
+      : plan_(plan), options_(options), quiet_(plan.settings(), plan.nodes.size()) {
     result_.plan = std::make_shared<const Plan>(plan);
     result_.driver = "real";
     result_.faults = options.faults;
@@ -160,43 +175,45 @@ class Launch {
  private:
   // ---- setup ------------------------------------------------------------------------------
 
+  // Every problem of the fault schedule at once (the simulator's rules: known nodes, times,
+  // durations, restarts only of crashed nodes), plus what real processes cannot do.
   bool check_faults() {
     bool ok = true;
     for (const FaultSpec& fault : options_.faults) {
-      const NodeId node = plan_.node_id(fault.node);
-      if (node == kNoNode) {
-        std::string names;
-        for (const NodeState& n : nodes_) names += (names.empty() ? "" : ", ") + n.name;
-        error("fault " + std::string(to_string(fault.kind)) + " names unknown node '" + fault.node +
-              "' (nodes: " + names + ")");
+      if (fault.kind == FaultKind::partition) {
+        error("fault kind partition is not supported with real processes (crash, pause and restart are; the "
+              "simulator has partitions)");
         ok = false;
-        continue;
-      }
-      if (fault.kind != FaultKind::crash && fault.kind != FaultKind::pause) {
-        error("fault kind " + std::string(to_string(fault.kind)) +
-              " is not supported with real processes (only crash and pause; the simulator has the others)");
+      } else if (fault.kind == FaultKind::restart && options_.manual) {
+        error("fault restart of " + fault.node + " is not supported in manual mode: the launcher can only restart "
+              "a process it started (restart it by hand with `hapair node ... --rejoin --bind ENDPOINT`)");
         ok = false;
-        continue;
-      }
-      if (!(fault.at_s >= 0.0) || (fault.kind == FaultKind::pause && !(fault.duration_s > 0.0))) {
-        error("fault " + std::string(to_string(fault.kind)) + " of " + fault.node +
-              " needs at_s >= 0" + (fault.kind == FaultKind::pause ? " and duration_s > 0" : ""));
-        ok = false;
-        continue;
-      }
-      const TimeUs at_us = static_cast<TimeUs>(std::llround(fault.at_s * 1e6));
-      if (fault.kind == FaultKind::crash) {
-        actions_.push_back(FaultAction{at_us, FaultAction::Kind::crash, node, 0});
-      } else {
-        // The resume is scheduled when the pause really happens (perform()), so the process is
-        // stopped for the whole duration even when the pause runs a little late.
-        actions_.push_back(FaultAction{at_us, FaultAction::Kind::pause, node,
-                                       static_cast<std::int64_t>(std::llround(fault.duration_s * 1e3))});
       }
     }
+    for (const std::string& problem : validate_faults(plan_, options_.faults)) {
+      error(problem);
+      ok = false;
+    }
+    if (!ok) return false;
+    for (const FaultSpec& fault : options_.faults) {
+      const NodeId node = plan_.node_id(fault.node);
+      const TimeUs at_us = static_cast<TimeUs>(std::llround(fault.at_s * 1e6));
+      switch (fault.kind) {
+        case FaultKind::crash: actions_.push_back(FaultAction{at_us, FaultAction::Kind::crash, node, 0}); break;
+        case FaultKind::restart: actions_.push_back(FaultAction{at_us, FaultAction::Kind::restart, node, 0}); break;
+        case FaultKind::pause:
+          // The resume is scheduled when the pause really happens (perform()), so the process is
+          // stopped for the whole duration even when the pause runs a little late.
+          actions_.push_back(FaultAction{at_us, FaultAction::Kind::pause, node,
+                                         static_cast<std::int64_t>(std::llround(fault.duration_s * 1e3))});
+          break;
+        case FaultKind::partition: break;  // refused above
+      }
+    }
+    // Equal times keep the list order, as in the simulator (validate_faults replays them so).
     std::stable_sort(actions_.begin(), actions_.end(),
                      [](const FaultAction& a, const FaultAction& b) { return a.at_us < b.at_us; });
-    return ok;
+    return true;
   }
 
   bool prepare_files() {
@@ -245,16 +262,21 @@ class Launch {
     return true;
   }
 
-  bool spawn(NodeId id) {
+  // Starts the node's process. A restarted node (`rejoin`) binds the endpoint its first
+  // incarnation announced, so the peers' connections to it come back by themselves, and appends
+  // to the same log.
+  bool spawn(NodeId id, bool rejoin = false) {
     NodeState& node = nodes_[id];
     // Everything the child needs is prepared before fork(): between fork and exec the child may
     // only make async-signal-safe calls.
-    const std::vector<std::string> args = {options_.hapair_binary, "node",         "--topology", topology_path_,
-                                           "--name",               node.name,      "--control",  advertised_};
+    std::vector<std::string> args = {options_.hapair_binary, "node",         "--topology", topology_path_,
+                                     "--name",               node.name,      "--control",  advertised_};
+    if (rejoin) args.insert(args.end(), {"--rejoin", "--bind", node.endpoint});
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    const int log_fd = open(node.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int log_fd =
+        open(node.log_path.c_str(), O_WRONLY | O_CREAT | (rejoin ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644);
     if (log_fd < 0) {
       error("cannot open " + node.log_path + " for node " + node.name + ": " + std::strerror(errno));
       return false;
@@ -311,7 +333,7 @@ class Launch {
   }
 
   bool send_directory() {
-    Directory directory;
+    Directory& directory = directory_;
     for (const NodeState& node : nodes_) directory.endpoints.push_back(node.endpoint);
     directory.epoch_realtime_us = RunClock::realtime_us() + static_cast<TimeUs>(options_.epoch_delay_s * 1e6);
     clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
@@ -329,25 +351,25 @@ class Launch {
 
   void run_until_done() {
     const Settings& settings = plan_.settings();
+    const TimeUs duration_us = static_cast<TimeUs>(settings.duration_s * 1e6);
     const TimeUs deadline_us = static_cast<TimeUs>((settings.duration_s + settings.drain_timeout_s) * 1e6);
     TimeUs next_progress_us = 0;
-    std::size_t next_action = 0;
     for (;;) {
       if (interrupted()) return;
       TimeUs now = clock_->now_us();
-      while (next_action < actions_.size() && actions_[next_action].at_us <= now) {
-        const FaultAction action = actions_[next_action++];
+      while (next_action_ < actions_.size() && actions_[next_action_].at_us <= now) {
+        const FaultAction action = actions_[next_action_++];
         perform(action);
         if (action.kind == FaultAction::Kind::pause) {
           const FaultAction resume{clock_->now_us() + action.pause_ms * 1000, FaultAction::Kind::resume, action.node, 0};
-          const auto later = std::upper_bound(actions_.begin() + static_cast<std::ptrdiff_t>(next_action), actions_.end(),
+          const auto later = std::upper_bound(actions_.begin() + static_cast<std::ptrdiff_t>(next_action_), actions_.end(),
                                               resume, [](const FaultAction& a, const FaultAction& b) { return a.at_us < b.at_us; });
           actions_.insert(later, resume);
         }
       }
 
       TimeUs wait_us = 5'000;
-      if (next_action < actions_.size()) wait_us = std::min(wait_us, actions_[next_action].at_us - now);
+      if (next_action_ < actions_.size()) wait_us = std::min(wait_us, actions_[next_action_].at_us - now);
       receive_burst(wait_us, false);
       for (NodeId id = 0; id < nodes_.size(); ++id) reap(id, false);
 
@@ -361,19 +383,57 @@ class Launch {
         result_.end_us = now;
         return;
       }
-      if (std::any_of(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.fatal; })) {
+      if (abort_run_ || std::any_of(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.fatal; })) {
+        result_.end_us = now;
+        return;
+      }
+      check_restarted_hellos(now);
+      if (now >= duration_us && output_quiet(now)) {
+        error("the run did not complete: the output went quiet (no sink delivery, fault or change of any live "
+              "node's output queues for " + format_seconds(static_cast<double>(quiet_.window_us()) / 1e6) +
+              " s after the sources stopped: drain_quiet_s, at least the longest retransmission back-off), so sink " +
+              unfinished_sinks() + " can never see the end of its input");
         result_.end_us = now;
         return;
       }
       if (now >= deadline_us) {
-        std::string names;
-        for (NodeId sink : sinks_)
-          if (!ended_sinks_.count(sink)) names += (names.empty() ? "" : ", ") + nodes_[sink].name;
-        error("the run did not complete: sink " + names + " did not report end of output within duration_s + drain_timeout_s = " +
+        error("the run did not complete: sink " + unfinished_sinks() +
+              " did not report end of output within duration_s + drain_timeout_s = " +
               format_seconds(settings.duration_s + settings.drain_timeout_s) + " s");
         result_.end_us = now;
         return;
       }
+    }
+  }
+
+  std::string unfinished_sinks() const {
+    std::string names;
+    for (NodeId sink : sinks_)
+      if (!ended_sinks_.count(sink)) names += (names.empty() ? "" : ", ") + nodes_[sink].name;
+    return names;
+  }
+
+  // The quiet-drain rule (protocols/quiet_drain.h). Queues are compared as the nodes report
+  // them (every stats interval), so a node that still works through its input keeps the run
+  // going however slowly it drains.
+  bool output_quiet(TimeUs now) const {
+    bool pending = next_action_ < actions_.size();
+    for (const NodeState& node : nodes_) pending |= node.restarted_at_us != kNever && !node.hello && node.running;
+    return quiet_.quiet(now, pending);
+  }
+
+  // A restarted node that does not say hello in time (hello_timeout_s) ends the run with an
+  // error, as a node that never said hello at the start would.
+  void check_restarted_hellos(TimeUs now) {
+    const TimeUs timeout_us = static_cast<TimeUs>(options_.hello_timeout_s * 1e6);
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      const NodeState& node = nodes_[id];
+      if (node.restarted_at_us == kNever || node.hello || node.killed || !node.running) continue;
+      if (now - node.restarted_at_us < timeout_us) continue;
+      error("timed out after " + format_seconds(options_.hello_timeout_s) + " s waiting for hello from restarted node " +
+            node.name);
+      echo_log(id);
+      abort_run_ = true;
     }
   }
 
@@ -390,6 +450,7 @@ class Launch {
   void perform(const FaultAction& action) {
     NodeState& node = nodes_[action.node];
     const TimeUs now = clock_->now_us();
+    quiet_.activity(now);
     switch (action.kind) {
       case FaultAction::Kind::crash:
         if (node.killed || (!options_.manual && !node.running)) {
@@ -402,6 +463,7 @@ class Launch {
           kill(node.pid, SIGKILL);
         }
         node.killed = true;
+        quiet_.set_down(action.node, true);
         result_.events.push_back(TraceEvent{now, action.node, "failure", "kind=crash"});
         return;
       case FaultAction::Kind::pause:
@@ -425,7 +487,47 @@ class Launch {
         node.paused = false;
         result_.events.push_back(TraceEvent{now, action.node, "resume", "kind=pause"});
         return;
+      case FaultAction::Kind::restart:
+        restart(action.node, now);
+        return;
     }
+  }
+
+  // A restart fault: a new process for a node whose crash fault killed it, bound to the same data
+  // endpoint, started with --rejoin so that its core rejoins the fragment as the standby. Its
+  // Hello is answered with the run's Directory (the same epoch: it starts at once).
+  void restart(NodeId id, TimeUs now) {
+    NodeState& node = nodes_[id];
+    if (!node.killed) {
+      // validate_faults accepts only restarts after a crash; the crash itself was skipped.
+      say("hapair: restart of " + node.name + " skipped: its crash fault did not kill it");
+      return;
+    }
+    if (node.running) {
+      // SIGKILLed but not reaped yet: the old process must be gone before its port is bound again.
+      int status = 0;
+      while (waitpid(node.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      node.running = false;
+    }
+    // A fresh state, keeping only what outlives a process: its name, log, endpoint and routing
+    // id, and the counters of its earlier incarnations.
+    NodeState fresh;
+    fresh.name = node.name;
+    fresh.log_path = node.log_path;
+    fresh.endpoint = node.endpoint;
+    fresh.peer = node.peer;
+    fresh.earlier_incarnations = std::move(node.earlier_incarnations);
+    for (const auto& [name, value] : result_.counters[node.name])
+      if (adds_up_over_incarnations(name)) fresh.earlier_incarnations[name] = value;
+    fresh.restarted_at_us = now;
+    node = std::move(fresh);
+    if (!spawn(id, true)) {
+      abort_run_ = true;
+      return;
+    }
+    quiet_.set_down(id, false);
+    result_.events.push_back(TraceEvent{now, id, "restart", "kind=restart node=" + node.name});
   }
 
   void on_message(const ControlServer::Incoming& incoming, bool stopping) {
@@ -454,14 +556,16 @@ class Launch {
       }
     } else if (const auto* stats = std::get_if<NodeStats>(&body)) {
       Metrics& metrics = result_.counters[node.name];
-      metrics.clear();
+      metrics = node.earlier_incarnations;
       for (const Counter& counter : stats->counters) {
-        metrics[counter.name] = counter.value;
+        metrics[counter.name] += counter.value;
         if (is_sampled_gauge(counter.name))
           result_.samples.push_back(MetricSample{stats->at_us, node.name, counter.name, counter.value});
       }
+      quiet_.report(now_or_zero(), id, metrics);
       if (stats->final) node.final_stats = true;
     } else if (const auto* batch = std::get_if<DeliveryBatch>(&body)) {
+      if (!batch->deliveries.empty()) quiet_.activity(now_or_zero());
       result_.deliveries.insert(result_.deliveries.end(), batch->deliveries.begin(), batch->deliveries.end());
       if (batch->end_of_output && sinks_.count(id)) ended_sinks_.insert(id);
     } else if (!stopping) {
@@ -480,10 +584,33 @@ class Launch {
       say("hapair: ignoring a second hello from node " + node.name);
       return;
     }
+    if (node.restarted_at_us != kNever) {
+      on_restarted_hello(id, peer, hello);
+      return;
+    }
     node.hello = true;
     node.peer = peer;
     node.endpoint = hello.endpoint;
     by_peer_[peer] = id;
+  }
+
+  // The second Hello of a restarted node: it gets the run's Directory and runs from now on.
+  void on_restarted_hello(NodeId id, const std::string& peer, const Hello& hello) {
+    NodeState& node = nodes_[id];
+    if (hello.endpoint != node.endpoint) {
+      // Every peer knows only the first endpoint; a node elsewhere would be unreachable.
+      error("restarted node " + node.name + " announced the data endpoint " + hello.endpoint + " instead of " +
+            node.endpoint + ", which every peer knows it by");
+      abort_run_ = true;
+      return;
+    }
+    node.hello = true;
+    node.peer = peer;
+    by_peer_[peer] = id;
+    if (!control_->send(peer, Envelope{Header{kNoNode, 0, now_or_zero()}, directory_})) {
+      error("cannot send the directory to restarted node " + node.name + " (it disconnected)");
+      abort_run_ = true;
+    }
   }
 
   // ---- the end ----------------------------------------------------------------------------
@@ -504,6 +631,8 @@ class Launch {
           kill(node.pid, SIGCONT);
           node.paused = false;
         }
+        if (node.restarted_at_us != kNever && !node.hello && node.running)
+          error("restarted node " + node.name + " had not said hello when the run ended; it was killed");
         if (!node.hello || node.killed || (!options_.manual && !node.running)) continue;
         node.stop_sent = control_->send(node.peer, Envelope{Header{kNoNode, 0, now_or_zero()}, StopRun{false}});
       }
@@ -571,6 +700,7 @@ class Launch {
       error("node " + node.name + " exited with " + describe_status(status) + " after StopRun");
     } else {
       error("node " + node.name + " exited unexpectedly with " + describe_status(status));
+      quiet_.set_down(id, true);
       result_.events.push_back(TraceEvent{now_or_zero(), id, "crash", "status=" + describe_status(status)});
     }
     echo_log(id);
@@ -641,6 +771,10 @@ class Launch {
   std::set<NodeId> ended_sinks_;
   std::map<std::string, NodeId> by_peer_;
   std::vector<FaultAction> actions_;
+  std::size_t next_action_ = 0;  // the first action of actions_ not yet performed
+  Directory directory_;          // as sent at the start; restarted nodes get the same
+  QuietDrain quiet_;
+  bool abort_run_ = false;       // a setup failure during the run (a restarted node's)
   std::unique_ptr<ControlServer> control_;
   std::optional<RunClock> clock_;
   std::string advertised_;

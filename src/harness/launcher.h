@@ -3,12 +3,15 @@
 //
 // Paper: the experiments of section 6 run each server as its own process and kill one; here a
 // crash fault is a real SIGKILL of the node's process (fail-stop, section 2) and a pause is a
-// SIGSTOP/SIGCONT pair (a server that stops and comes back, which the paper assumed away).
+// SIGSTOP/SIGCONT pair (a server that stops and comes back, which the paper assumed away); a
+// restart starts a crashed node's process again (`hapair node --rejoin`, bound to its old data
+// endpoint) so that it rejoins as the standby and the pair is restored (DESIGN.md section 6).
 //
 // What it does: binds a ROUTER for control, starts every node (or, in manual mode, prints the
 // command for each and waits for them), waits for every Hello, sends the Directory with the run
 // epoch, collects traces, stats and sink deliveries while injecting the faults on schedule,
-// ends the run when every sink reported end_of_output (or duration_s + drain_timeout_s
+// ends the run when every sink reported end_of_output (or, as incomplete, when the output went
+// quiet for drain_quiet_s after duration_s, or at the latest when duration_s + drain_timeout_s
 // passed), stops every node and reaps every child.
 //
 // Invariants: no child process outlives launch_real_run (leftovers are SIGKILLed and reaped, and
@@ -33,7 +36,9 @@ struct LaunchOptions {
   // The effective topology file every node reads. Empty: the launcher writes the plan's
   // topology (write_topology) as topology.conf into log_dir and hands out that.
   std::string topology_path;
-  std::vector<FaultSpec> faults;  // crash and pause only (partition and restart are sim-only)
+  // Crash, pause and restart (not in manual mode); partitions are the simulator's. Checked with
+  // validate_faults (sim/faults.h) before anything starts.
+  std::vector<FaultSpec> faults;
   // Called about every 100 ms of the run with the seconds elapsed since the epoch and the
   // configured duration_s.
   std::function<void(double elapsed_s, double total_s)> progress;

@@ -276,6 +276,7 @@ std::vector<Knob> network_knobs(Topology& t) {
           enum_knob("trimming", s.trimming, parse_trimming_rule, allowed_trimming_rules()),
           int_knob("conservative_retention_ms", s.conservative_retention_ms),
           double_knob("drain_timeout_s", s.drain_timeout_s),
+          double_knob("drain_quiet_s", s.drain_quiet_s),
           int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms)};
 }
 

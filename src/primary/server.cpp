@@ -769,14 +769,14 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
       const bool unacked = c.sent_up_to > c.level0 || (c.eos_sent && !c.eos_acked);
       if (!unacked) continue;
       // Exponential back-off, so a consumer that is gone for good costs little.
-      const TimeUs timeout = rt << std::min<std::uint32_t>(c.retransmits, 4);
+      const TimeUs timeout = rt << std::min(c.retransmits, kRetransmitBackoffDoublingsMax);
       if (now - c.progress_us >= timeout) {
         c.sent_up_to = c.level0;
         c.eos_sent = false;
         c.progress_us = now;
         ++c.retransmits;
         count("retransmissions");
-        next = std::min(next, now + (rt << std::min<std::uint32_t>(c.retransmits, 4)));
+        next = std::min(next, now + (rt << std::min(c.retransmits, kRetransmitBackoffDoublingsMax)));
       } else {
         next = std::min(next, c.progress_us + timeout);
       }

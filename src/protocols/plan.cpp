@@ -221,6 +221,7 @@ struct Validator {
                  num(s.batch_tuples) + "), or a full batch could never be sent");
     at_least("conservative_retention_ms", s.conservative_retention_ms, 1);
     positive_seconds("drain_timeout_s", s.drain_timeout_s);
+    positive_seconds("drain_quiet_s", s.drain_quiet_s);
     at_least("retransmit_timeout_ms", s.retransmit_timeout_ms, 1);
   }
 

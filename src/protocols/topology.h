@@ -146,6 +146,10 @@ struct Settings {
   TrimmingRule trimming = TrimmingRule::exact;
   std::int64_t conservative_retention_ms = 2000;  // trimming=conservative: keep this much input
   double drain_timeout_s = 20.0;           // after the sources stop, wait this long for drain
+  // A run that cannot complete (a sink can never see end of stream, e.g. no HA and a crash)
+  // ends early: after duration_s, once no sink delivery arrived and no live node's output
+  // queues changed for this long (and no fault is still to come), it stops as incomplete.
+  double drain_quiet_s = 3.0;
   // A sender that sees no acknowledgement progress for this long re-sends from the last
   // acknowledged position (lost messages: a link that dropped or a connection that broke);
   // unacknowledged checkpoints, determinants, takeovers and replay requests are repeated too.
@@ -153,6 +157,14 @@ struct Settings {
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };
+
+// A sender re-sends to a consumer that makes no progress after retransmit_timeout_ms, doubling
+// the wait after every fruitless re-send at most this many times (so a consumer that is gone for
+// good costs little, and one that comes back is served again within 16 timeouts).
+inline constexpr std::uint32_t kRetransmitBackoffDoublingsMax = 4;
+inline std::int64_t retransmit_backoff_max_ms(const Settings& s) {
+  return s.retransmit_timeout_ms << kRetransmitBackoffDoublingsMax;
+}
 
 // Simulated network and machines (driver "sim" only; ignored by real processes).
 struct SimSettings {

@@ -21,6 +21,10 @@ ControlServer::ControlServer(const std::string& bind_endpoint) : impl_(std::make
   zmq::socket_t& router = impl_->router;
   router.set(zmq::sockopt::linger, 0);
   router.set(zmq::sockopt::router_mandatory, 1);
+  // A restarted node connects again under its name while the ROUTER may not yet have noticed
+  // that the killed process's connection is gone; the new connection must win, or the launcher
+  // could never answer its second Hello.
+  router.set(zmq::sockopt::router_handover, 1);
   // Deliveries of a whole run pass through here; a deep queue keeps nodes from ever waiting on
   // the launcher (their sends time out rather than block forever, see node_host.cpp).
   router.set(zmq::sockopt::rcvhwm, 100'000);

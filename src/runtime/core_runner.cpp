@@ -13,10 +13,10 @@ CoreRunner::CoreRunner(NodeCore& core, Transport& transport, NodeId self, const 
                    "receive_messages_per_turn_max=" << config_.receive_messages_per_turn_max);
 }
 
-void CoreRunner::start(CoreOutput& out) {
+void CoreRunner::start(CoreOutput& out, bool restarted) {
   HAPAIR_CHECK(!started_);
   started_ = true;
-  handle(Start{}, out);
+  handle(Start{restarted}, out);
   transport_.flush();
 }
 

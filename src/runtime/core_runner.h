@@ -52,8 +52,9 @@ class CoreRunner {
   CoreRunner(NodeCore& core, Transport& transport, NodeId self, const RunClock& clock,
              CoreRunnerConfig config = {});
 
-  // Feeds Start. Call once, before the first turn.
-  void start(CoreOutput& out);
+  // Feeds Start (with restarted = true for a process restarted after a crash, so the core
+  // rejoins its fragment instead of starting fresh). Call once, before the first turn.
+  void start(CoreOutput& out, bool restarted = false);
   // One loop turn: waits for input on the inbox (and on `also_poll`, when given) until the
   // core's next wake-up or at most `wait_us` (capped by wait_us_max), feeds Tick when a wake-up
   // time has passed, feeds the received messages and performs the sends. Returns whether

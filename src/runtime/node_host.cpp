@@ -149,7 +149,7 @@ class NodeHost {
 
   int loop() {
     CoreRunner runner(*core_, transport_, self_, *clock_, options_.runner);
-    runner.start(out_);
+    runner.start(out_, options_.rejoin);
     next_stats_us_ = clock_->now_us() + options_.stats_interval_us;
     for (;;) {
       report();

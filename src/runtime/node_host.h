@@ -37,6 +37,11 @@ struct NodeProcessOptions {
   // Where the data socket binds. Empty: the plan's endpoint for this node, and when that is
   // empty too, tcp://127.0.0.1:* (a free port, announced in Hello).
   std::string bind_endpoint;
+  // The process replaces one that crashed (`hapair node --rejoin`): its core gets
+  // Start{restarted = true} and rejoins its fragment as the standby of the current primary. The
+  // launcher binds it to the endpoint its first incarnation announced, so every peer's
+  // connection to that address comes back by itself.
+  bool rejoin = false;
   double directory_timeout_s = 30.0;  // how long to wait for the launcher's Directory
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;

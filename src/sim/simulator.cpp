@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "protocols/check.h"
+#include "protocols/quiet_drain.h"
 #include "protocols/rng.h"
 #include "sim/event_queue.h"
 #include "sim/faults.h"
@@ -131,6 +132,12 @@ struct Simulator::Impl {
   std::size_t busy_nodes = 0;
   std::size_t fifo_events = 0;
 
+  // The quiet-drain rule (protocols/quiet_drain.h), fed at every sample; fault edges still in
+  // the queue hold it back.
+  QuietDrain quiet;
+  std::size_t fault_edges_pending = 0;
+  bool went_quiet = false;
+
   bool ended = false;
   bool fatal = false;
   std::vector<Delivery> deliveries;
@@ -144,7 +151,8 @@ struct Simulator::Impl {
         factory(std::move(f)),
         seed(s),
         sim(plan->topology.sim),
-        network(plan->topology.sim, plan->nodes.size(), Rng::derive(s, hash_name("sim.network"))) {}
+        network(plan->topology.sim, plan->nodes.size(), Rng::derive(s, hash_name("sim.network"))),
+        quiet(plan->settings(), plan->nodes.size()) {}
 
   NodeId node_id(const std::string& name) const {
     for (const auto& n : plan->nodes)
@@ -232,6 +240,7 @@ struct Simulator::Impl {
   // -- effects --
 
   void apply(SimNode& n, Effects&& e) {
+    if (!e.deliveries.empty()) quiet.activity(now_us);
     for (auto& d : e.deliveries) {
       d.at_us = now_us;  // the client application gets it when the effects leave the node
       deliveries.push_back(std::move(d));
@@ -337,6 +346,7 @@ struct Simulator::Impl {
     n.tick_in_fifo = false;
     n.tick_at_us = kNever;
     network.sender_crashed(n.id, now_us);
+    quiet.set_down(n.id, true);
     trace(n.id, "failure", "kind=crash node=" + n.name);
   }
 
@@ -346,6 +356,7 @@ struct Simulator::Impl {
     create_core(n);
     if (n.is_sink && n.finished) ++sinks_unfinished;
     n.finished = false;
+    quiet.set_down(n.id, false);
     trace(n.id, "restart", "kind=restart node=" + n.name);
     offer(n, Start{true});
   }
@@ -376,6 +387,8 @@ struct Simulator::Impl {
   void on_fault(const FaultEdge& edge) {
     const FaultSpec& f = options.faults[edge.index];
     SimNode& n = nodes[node_id(f.node)];
+    --fault_edges_pending;
+    quiet.activity(now_us);
     switch (f.kind) {
       case FaultKind::crash: crash(n); break;
       case FaultKind::restart: restart(n); break;
@@ -405,10 +418,13 @@ struct Simulator::Impl {
   void on_sample() {
     for (auto& n : nodes) {
       if (n.crashed) continue;
-      for (const auto& [name, value] : n.core->metrics())
+      const Metrics metrics = n.core->metrics();
+      for (const auto& [name, value] : metrics)
         for (const char* prefix : kSampledPrefixes)
           if (name.rfind(prefix, 0) == 0) samples.push_back(MetricSample{now_us, n.name, name, value});
+      quiet.report(now_us, n.id, metrics);
     }
+    if (sinks_unfinished > 0 && quiet.quiet(now_us, fault_edges_pending > 0)) went_quiet = true;
     if (now_us >= next_progress_us) {
       std::ostringstream os;
       os << "sim: t=" << format_s(now_us) << " deliveries=" << deliveries.size() << " events_pending=" << queue.size()
@@ -458,6 +474,15 @@ struct Simulator::Impl {
   void run(TimeUs until_us, bool until_quiet) {
     while (!ended) {
       if (fatal || (until_quiet && done())) {
+        end_run();
+        return;
+      }
+      if (until_quiet && went_quiet) {
+        errors.push_back("the output went quiet: no sink delivery, fault or change of any live node's output queues for " +
+                         format_s(quiet.window_us()) + " after the sources stopped at " +
+                         format_s(us_from_s(plan->settings().duration_s)) + " (drain_quiet_s, at least the longest " +
+                         "retransmission back-off), so " + std::to_string(sinks_unfinished) + " of " +
+                         std::to_string(sinks_total) + " sinks can never see the end of every input");
         end_run();
         return;
       }
@@ -607,8 +632,11 @@ Simulator::Simulator(std::shared_ptr<const Plan> plan, SimOptions options, CoreF
   for (std::size_t i = 0; i < m.options.faults.size(); ++i) {
     const FaultSpec& f = m.options.faults[i];
     m.queue.push(us_from_s(f.at_s), FaultEdge{i, false});
-    if (f.kind == FaultKind::pause || f.kind == FaultKind::partition)
+    ++m.fault_edges_pending;
+    if (f.kind == FaultKind::pause || f.kind == FaultKind::partition) {
       m.queue.push(us_from_s(f.at_s + f.duration_s), FaultEdge{i, true});
+      ++m.fault_edges_pending;
+    }
   }
   m.queue.push(m.sample_interval_us, SampleDue{});
 }

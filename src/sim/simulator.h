@@ -89,7 +89,9 @@ class Simulator {
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  // Runs until every sink finished and nothing is in flight, the time limit, or a fatal error.
+  // Runs until every sink finished and nothing is in flight, the output went quiet after
+  // duration_s (protocols/quiet_drain.h: the run cannot complete), the time limit, or a fatal
+  // error.
   void run_until_quiet();
   // Handles every event at or before `t_us` (fewer when the run ends first); then now_us() is t_us.
   void run_until(TimeUs t_us);

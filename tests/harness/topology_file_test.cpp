@@ -83,6 +83,7 @@ Topology every_knob_changed() {
   s.trimming = TrimmingRule::conservative;
   s.conservative_retention_ms = 3333;
   s.drain_timeout_s = 0.1 + 0.2;
+  s.drain_quiet_s = 1.25;
   SimSettings& m = t.sim;
   m.link_latency_ms = 0.3;
   m.link_jitter_ms = 1.0 / 3.0;
@@ -154,7 +155,7 @@ TEST_CASE("default.ini is the built-in default network written out") {
   INFO(joined(load.problems));
   REQUIRE(load.topology);
   CHECK(without_places(*load.topology) == without_places(default_topology()));
-  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.ini:65");
+  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.ini:66");
 }
 
 TEST_CASE("the example networks have the shapes their comments describe") {

@@ -385,6 +385,7 @@ TEST_CASE("validate checks every network setting's range") {
       {[](Settings& s) { s.inflight_tuples_max = 99; }, "inflight_tuples_max = 99: must be >= batch_tuples (100)"},
       {[](Settings& s) { s.conservative_retention_ms = 0; }, "conservative_retention_ms = 0"},
       {[](Settings& s) { s.drain_timeout_s = -1; }, "drain_timeout_s = -1"},
+      {[](Settings& s) { s.drain_quiet_s = 0; }, "drain_quiet_s = 0: must be a finite number of seconds > 0"},
   };
   for (const Case& c : cases) {
     INFO(c.message);

@@ -1,8 +1,10 @@
 // Tests of the launcher of real runs (harness/launcher.h) with real `hapair node` processes:
-// every node says hello and a run completes; a crash fault's SIGKILL is a failure event; a child
-// that dies on its own is an error and a crash event; SIGINT kills every child; setup failures
-// name the nodes concerned; manual mode runs nodes started by someone else. After every run no
-// child process may remain (checked with kill(pid, 0)).
+// every node says hello and a run completes; a crash fault's SIGKILL is a failure event; a
+// restart fault starts the crashed node again (--rejoin, on its old endpoint) and the pair is
+// restored; a run whose output went quiet ends soon after its duration; a child that dies on
+// its own is an error and a crash event; SIGINT kills every child; setup failures name the nodes
+// concerned; manual mode runs nodes started by someone else. After every run no child process
+// may remain (checked with kill(pid, 0)).
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
@@ -11,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -120,6 +123,13 @@ void check_no_child_remains(const RunResult& r, const std::set<pid_t>& seen) {
   CHECK(children().empty());
 }
 
+// Records every child the launcher has at each progress call into `seen`.
+void watch_children(LaunchOptions& o, std::set<pid_t>& seen) {
+  o.progress = [&seen](double, double) {
+    for (const auto& [pid, cmd] : children()) seen.insert(pid);
+  };
+}
+
 std::string write_script(const TempDir& dir, const std::string& name, const std::string& body) {
   const std::string path = dir.path + "/" + name;
   std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
@@ -174,9 +184,7 @@ TEST_CASE("launcher records the SIGKILL of a crash fault as a failure event of t
   LaunchOptions o = test_options(dir);
   o.faults.push_back(FaultSpec{FaultKind::crash, "filter", "", 0.3, 0.0});
   std::set<pid_t> seen;
-  o.progress = [&](double, double) {
-    for (const auto& [pid, cmd] : children()) seen.insert(pid);
-  };
+  watch_children(o, seen);
   const RunResult r = launch_real_run(plan, o);
 
   const NodeId filter = plan.node_id("filter");
@@ -337,15 +345,123 @@ TEST_CASE("launcher refuses faults it cannot inject with real processes, before 
   o.faults.push_back(FaultSpec{FaultKind::crash, "no-such-node", "", 0.5, 0.0});
   o.faults.push_back(FaultSpec{FaultKind::partition, "filter", "aggregate", 0.5, 1.0});
   o.faults.push_back(FaultSpec{FaultKind::pause, "filter", "", 0.5, 0.0});
+  // A restart of a node that is not crashed at that time (its crash comes later).
+  o.faults.push_back(FaultSpec{FaultKind::restart, "aggregate", "", 0.4, 0.0});
+  o.faults.push_back(FaultSpec{FaultKind::crash, "aggregate", "", 0.6, 0.0});
   const RunResult r = launch_real_run(plan, o);
 
   INFO(joined(r.errors));
-  REQUIRE(r.errors.size() == 3);
-  CHECK(r.errors[0].find("unknown node 'no-such-node'") != std::string::npos);
-  CHECK(r.errors[1].find("partition is not supported") != std::string::npos);
-  CHECK(r.errors[2].find("duration_s > 0") != std::string::npos);
+  REQUIRE(r.errors.size() == 4);
+  auto reported = [&](const std::string& part) {
+    return std::any_of(r.errors.begin(), r.errors.end(), [&](const std::string& e) { return e.find(part) != std::string::npos; });
+  };
+  CHECK(reported("unknown node 'no-such-node'"));
+  CHECK(reported("partition is not supported"));
+  CHECK(reported("pause filter at 0.5 s for 0 s): the duration must be positive"));
+  CHECK(reported("restart aggregate at 0.4 s): 'aggregate' is not crashed at that time"));
   CHECK(r.counters.empty());
   CHECK(children().empty());
+}
+
+TEST_CASE("launcher refuses a restart fault in manual mode, where it starts no process it could restart") {
+  const Plan plan = small_plan(HaMode::passive, 1.0, 1.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.manual = true;
+  o.faults.push_back(FaultSpec{FaultKind::crash, "aggregate", "", 0.3, 0.0});
+  o.faults.push_back(FaultSpec{FaultKind::restart, "aggregate", "", 0.5, 0.0});
+  std::string printed;
+  o.print = [&](const std::string& text) { printed += text; };
+  const RunResult r = launch_real_run(plan, o);
+
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("restart of aggregate is not supported in manual mode") != std::string::npos);
+  CHECK(printed.empty());  // refused before any instruction was printed
+  CHECK_FALSE(r.completed);
+}
+
+TEST_CASE("launcher restarts a crashed node with --rejoin on its old endpoint, accepts its second hello, and the pair is restored") {
+  Topology t = default_topology();
+  t.settings.ha = HaMode::passive;
+  t.settings.duration_s = 2.0;
+  t.settings.drain_timeout_s = 10.0;
+  // Detection speed is not what this test checks; a loaded machine must not suspect live nodes.
+  t.settings.failure_timeout_ms = 150;
+  t.fragments[0].source.rate_tps = 1000.0;
+  REQUIRE(validate(t).empty());
+  const Plan plan = make_plan(t);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.faults.push_back(FaultSpec{FaultKind::crash, "aggregate", "", 0.5, 0.0});
+  o.faults.push_back(FaultSpec{FaultKind::restart, "aggregate", "", 1.0, 0.0});
+  std::set<pid_t> seen;
+  std::map<pid_t, std::string> aggregate_processes;
+  o.progress = [&](double, double) {
+    for (const auto& [pid, cmd] : children()) {
+      seen.insert(pid);
+      if (cmd.find("--name aggregate ") != std::string::npos) aggregate_processes[pid] = cmd;
+    }
+  };
+  const RunResult r = launch_real_run(plan, o);
+
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.empty());
+  CHECK(r.completed);
+  const NodeId aggregate = plan.node_id("aggregate");
+  REQUIRE(has_event(r, "failure", aggregate, "kind=crash"));
+  REQUIRE(has_event(r, "restart", aggregate, "kind=restart node=aggregate"));
+  CHECK_FALSE(has_event(r, "crash", aggregate, ""));  // the SIGKILL was the launcher's own
+  TimeUs crashed_at = 0, restarted_at = 0, restored_at = 0;
+  for (const TraceEvent& e : r.events) {
+    if (e.node == aggregate && e.event == "failure") crashed_at = e.at_us;
+    if (e.node == aggregate && e.event == "restart") restarted_at = e.at_us;
+    if (e.event == "pair_restored" && restored_at == 0) restored_at = e.at_us;
+  }
+  CHECK(crashed_at >= 500'000);
+  CHECK(restarted_at >= 1'000'000);
+  // The restarted process ran: it said hello, got the directory, rejoined, and the backup (the
+  // primary now) took it back as its standby.
+  CHECK(has_event(r, "pair_restored", plan.node_id("aggregate.backup"), "standby=aggregate"));
+  CHECK(restored_at > restarted_at);
+  // Two processes were aggregate: the first without --rejoin, the second with --rejoin bound
+  // to the endpoint the first announced (the data port every peer knows).
+  REQUIRE(aggregate_processes.size() == 2);
+  const std::string first = aggregate_processes.begin()->second;
+  const std::string second = std::next(aggregate_processes.begin())->second;
+  CHECK(first.find("--rejoin") == std::string::npos);
+  CHECK(second.find("--rejoin --bind tcp://127.0.0.1:") != std::string::npos);
+  // The counters of the restarted node come from its second process; the bytes it sent add up
+  // over both.
+  REQUIRE(r.counters.count("aggregate") == 1);
+  CHECK(r.counters.at("aggregate").at("pid") == std::next(aggregate_processes.begin())->first);
+  CHECK(r.counters.at("aggregate").at("bytes_sent.tuples") > 0);
+  check_no_child_remains(r, seen);
+}
+
+TEST_CASE("a run without HA whose crash stops the output ends soon after its duration, saying the output went quiet") {
+  // drain_timeout_s is long: the run must end by the quiet-drain rule, long before.
+  const Plan plan = small_plan(HaMode::none, 1.0, 20.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.faults.push_back(FaultSpec{FaultKind::crash, "aggregate", "", 0.5, 0.0});
+  std::set<pid_t> seen;
+  watch_children(o, seen);
+  const RunResult r = launch_real_run(plan, o);
+
+  CHECK_FALSE(r.completed);
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("the output went quiet") != std::string::npos);
+  CHECK(r.errors[0].find("drain_timeout_s") == std::string::npos);  // not the hard cap
+  // The quiet period is drain_quiet_s = 3 s, at least the longest retransmission back-off
+  // (16 x 250 ms = 4 s); it starts when the source's queue stops growing, at the duration.
+  const Settings& s = plan.settings();
+  const TimeUs duration_us = static_cast<TimeUs>(s.duration_s * 1e6);
+  const TimeUs window_us = std::max<TimeUs>(static_cast<TimeUs>(s.drain_quiet_s * 1e6), retransmit_backoff_max_ms(s) * 1000);
+  CHECK(r.end_us >= duration_us + window_us);
+  CHECK(r.end_us < duration_us + window_us + 2'000'000);
+  check_no_child_remains(r, seen);
 }
 
 TEST_CASE("launcher in manual mode prints a command per node, runs the nodes someone else started, and kills by message") {
