@@ -176,16 +176,43 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
   in.awaiting_producer = false;
   if (!in.accept_any_prev && batch.prev_id > in.accepted.last_accepted()) {
     // Something the producer sent before this batch never arrived (a lost message or a broken
-    // connection): ask for it again instead of skipping it.
+    // connection). Keep this batch and ask for just the missing tuples.
     count("batch_gaps_detected");
-    if (now - in.gap_requested_us >= retransmit_us()) {
+    const auto window = static_cast<std::size_t>(settings().inflight_tuples_max);
+    if (!in.stash.count(batch.prev_id) && in.stash_tuples + batch.tuples.size() <= window) {
+      in.stash.emplace(batch.prev_id, batch);
+      in.stash_tuples += batch.tuples.size();
+    } else if (!in.stash.count(batch.prev_id)) {
+      count("stash_overflow_dropped");  // re-sent later by the producer's retransmission
+    }
+    const TupleId after = in.accepted.last_accepted();
+    if (in.gap_requested_after != after || now - in.gap_requested_us >= retransmit_us()) {
       in.gap_requested_us = now;
-      send(eff, now, from, ReplayRequest{batch.stream, in.accepted.last_accepted(), 0});
+      in.gap_requested_after = after;
+      send(eff, now, from, ReplayRequest{batch.stream, after, 0, in.stash.begin()->first});
       count("gap_replay_requests");
     }
     return 0;
   }
   in.accept_any_prev = false;
+  std::size_t queued = accept_in_order(now, in, batch, eff);
+  // The gap may be filled now: what was kept beyond it follows, in order.
+  while (!in.stash.empty() && in.stash.begin()->first <= in.accepted.last_accepted()) {
+    TupleBatch next = std::move(in.stash.begin()->second);
+    in.stash_tuples -= next.tuples.size();
+    in.stash.erase(in.stash.begin());
+    queued += accept_in_order(now, in, next, eff);
+  }
+  return queued;
+}
+
+void Server::clear_stash(InputState& in) {
+  in.stash.clear();
+  in.stash_tuples = 0;
+  in.gap_requested_after = ~TupleId{0};
+}
+
+std::size_t Server::accept_in_order(TimeUs now, InputState& in, const TupleBatch& batch, Effects& eff) {
   const auto queue_max = static_cast<std::size_t>(settings().input_queue_tuples_max);
   std::size_t queued = 0;
   for (const Tuple& t : batch.tuples) {
@@ -356,6 +383,7 @@ void Server::request_replay(TimeUs now, Effects& eff, const std::map<StreamId, T
     }
     in.replaying = false;
     in.replayed_tuples = 0;
+    clear_stash(in);
     in.awaiting_producer = true;
     in.replay_requested_us = now;
     in.replay_after = from;
@@ -646,6 +674,11 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
     c = &o.consumers.back();
     c->sends = role_ == Role::primary;
   }
+  if (req.up_to > 0 && c->ready) {
+    // A gap fill: the consumer kept what came after the lost batch; re-send only the gap.
+    send_gap_fill(now, o, *c, req.after_id, req.up_to, eff);
+    return;
+  }
   c->ready = true;
   c->eos_sent = false;
   c->eos_acked = false;
@@ -666,6 +699,32 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
     c->replay_until = o.queue.last_id();
     count("replay_requests_served");
   }
+}
+
+void Server::send_gap_fill(TimeUs now, OutputState& o, ConsumerState& c, TupleId after, TupleId up_to,
+                           Effects& eff) {
+  if (!c.sends) return;
+  up_to = std::min(up_to, c.sent_up_to);
+  if (after < o.queue.trimmed_up_to()) {
+    count("replay_gap_tuples", static_cast<std::int64_t>(o.queue.trimmed_up_to() - after));
+    trace(eff, now, "replay_gap",
+          "stream=" + plan_->streams[o.stream].name + " after=" + std::to_string(after) +
+              " trimmed_up_to=" + std::to_string(o.queue.trimmed_up_to()) + " (gap fill)");
+  }
+  const auto batch_max = static_cast<std::size_t>(settings().batch_tuples);
+  std::size_t i = o.queue.index_after(after);
+  TupleId prev = after;
+  while (i < o.queue.size() && o.queue.at(i).id <= up_to) {
+    TupleBatch b;
+    b.stream = o.stream;
+    b.prev_id = prev;
+    while (i < o.queue.size() && o.queue.at(i).id <= up_to && b.tuples.size() < batch_max) b.tuples.push_back(o.queue.at(i++));
+    prev = b.tuples.back().id;
+    hot_.tuples_sent += b.tuples.size();
+    count("tuples_gap_filled", static_cast<std::int64_t>(b.tuples.size()));
+    send(eff, now, c.node, std::move(b));
+  }
+  count("gap_fills");
 }
 
 bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
@@ -740,6 +799,7 @@ void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
       if (in.producer != t.fragment) continue;
       in.replaying = false;
       in.replayed_tuples = 0;
+      clear_stash(in);
       in.awaiting_producer = true;
       in.replay_requested_us = now;
       in.replay_after = in.accepted.last_accepted();

@@ -69,6 +69,11 @@ struct InputState {
   // sender may have lost our ack); the end of stream was acknowledged.
   bool accept_any_prev = false;
   TimeUs gap_requested_us = -1'000'000'000;
+  TupleId gap_requested_after = ~TupleId{0};
+  // Batches that arrived beyond a lost one, by their prev_id, kept until the gap is filled
+  // (bounded by the flow-control window: the sender cannot have more in flight).
+  std::map<TupleId, TupleBatch> stash;
+  std::size_t stash_tuples = 0;
   bool ack_owed = false;
   bool eos_acked = false;
   // After a takeover: we asked the producer to replay and have not heard from it since.
@@ -260,6 +265,9 @@ class Server {
 
  private:
   void consume(TimeUs now, const InputItem& item, Effects& eff);
+  std::size_t accept_in_order(TimeUs now, InputState& in, const TupleBatch& batch, Effects& eff);
+  void clear_stash(InputState& in);
+  void send_gap_fill(TimeUs now, OutputState& o, ConsumerState& c, TupleId after, TupleId up_to, Effects& eff);
   void answer_takeover(TimeUs now, const Takeover& t, Effects& eff);
   void handle_fragment_outputs(FragmentOutputs& outs);
   bool any_output_full(std::string* which) const;

@@ -187,6 +187,7 @@ void put(Body::Builder body, const ReplayRequest& m) {
   b.setStream(m.stream);
   b.setAfterId(m.after_id);
   b.setGeneration(m.generation);
+  b.setUpTo(m.up_to);
 }
 void put(Body::Builder body, const RestartPoints& m) {
   auto b = body.initRestartPoints();
@@ -402,6 +403,7 @@ class Converter {
     m.stream = r.getStream();
     m.after_id = r.getAfterId();
     m.generation = r.getGeneration();
+    m.up_to = r.getUpTo();
     return true;
   }
   bool get(wire::RestartPoints::Reader r, RestartPoints& m) {

@@ -106,10 +106,15 @@ struct Redirect {
 // neighbours (from its checkpoint's or restart point's input position) and by downstream
 // neighbours to a new primary (from the last id they accepted). `generation` names the restart
 // point chosen by an upstream-backup recovery node (0 otherwise).
+//
+// With up_to > 0 it is a gap fill: a consumer that received batches beyond a lost one keeps them
+// and asks only for the tuples with after_id < id <= up_to; the sender re-sends just those and
+// carries on where it was (selective repeat, instead of going back N batches).
 struct ReplayRequest {
   StreamId stream = kNoStream;
   TupleId after_id = 0;
   std::uint64_t generation = 0;
+  TupleId up_to = 0;
   friend bool operator==(const ReplayRequest&, const ReplayRequest&) = default;
 };
 

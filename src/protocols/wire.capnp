@@ -87,6 +87,7 @@ struct ReplayRequest {
   stream @0 :UInt16 = 0xffff;
   afterId @1 :UInt64;
   generation @2 :UInt64;
+  upTo @3 :UInt64;
 }
 
 struct StoredRestartPoint {

@@ -285,7 +285,7 @@ TEST_CASE("beyond the guarantee: both nodes of a pair down, or a crash without s
   CHECK(b->find("no standby") != std::string::npos);
 }
 
-TEST_CASE("an aggregate after a union cannot be judged against the reference; a filter after it can", "[chaos]") {
+TEST_CASE("an aggregate after a union cannot be judged against the reference, a filter after it can", "[chaos]") {
   ChaosOptions o = sim_options(1, 1);
   const auto nets = networks(o);
   const Plan union_join = make_plan(nets.at("union_join"));

@@ -40,7 +40,7 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 5: return Heartbeat{0xfedcba9876543210ULL};
     case 6: return Takeover{2, 9, 4, 11};
     case 7: return Redirect{6, 11, false, 777};
-    case 8: return ReplayRequest{5, 888, 3};
+    case 8: return ReplayRequest{5, 888, 3, 999};
     case 9:
       return RestartPoints{8, 400, {StoredRestartPoint{2, 350, pattern_bytes(9, 4)}, StoredRestartPoint{3, 380, {}}}};
     case 10: return Determinants{1, 1000, {DeterminantRecord{0, 3}, DeterminantRecord{65535, 4000000000u}}};
