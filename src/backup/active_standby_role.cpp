@@ -70,15 +70,17 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
             server_.count("unexpected_determinants_dropped");
             return;
           }
-          server_.apply_determinants(m);
-          if (!m.records.empty())
-            server_.send(eff, now, from, DeterminantAck{m.op_index, m.first_seq + m.records.size() - 1});
+          // Acknowledge what is applied, cumulatively: records after a lost batch are not applied
+          // (the primary re-sends from the gap), so acknowledging them would release output this
+          // copy cannot reproduce.
+          const std::uint64_t applied = server_.apply_determinants(m);
+          if (applied > 0) server_.send(eff, now, from, DeterminantAck{m.op_index, applied});
         } else if constexpr (std::is_same_v<T, Level0Ack>) {
           server_.on_level0_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
           server_.on_level1_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          server_.on_takeover(now, m, eff);
+          server_.on_takeover(now, m, eff, !bootstrapping_);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");

@@ -439,6 +439,11 @@ void Fragment::add_determinants(const Determinants& d, FragmentOutputs& out) {
   m.notify_if_finished(i, out);
 }
 
+std::uint64_t Fragment::determinants_applied(std::uint16_t op_index) const {
+  if (op_index >= impl_->st.determinant_seq.size()) return 0;
+  return impl_->st.determinant_seq[op_index] - 1;
+}
+
 void Fragment::release_buffered(FragmentOutputs& out) {
   Impl& m = *impl_;
   for (std::size_t i = 0; i < m.ops.size(); ++i) {

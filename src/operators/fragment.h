@@ -70,6 +70,9 @@ class Fragment {
   std::vector<Determinants> take_determinants();
   void set_follow_determinants(bool follow);
   void add_determinants(const Determinants& d, FragmentOutputs& out);
+  // The number of the last determinant record applied to operator `op_index` (0: none). Records
+  // after a gap are not applied, so this is what a standby may acknowledge.
+  std::uint64_t determinants_applied(std::uint16_t op_index) const;
   // A following fragment whose leader is gone (takeover): stop following, apply the records
   // still pending, and emit what waited for determinants in arrival order.
   void release_buffered(FragmentOutputs& out);

@@ -51,6 +51,20 @@ TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
   const TimeUs timeout = us_from_ms(static_cast<double>(server_.settings().retransmit_timeout_ms))
                          << std::min<std::uint32_t>(resends_, 4);
   if (now - oldest_sent_us_ < timeout) return oldest_sent_us_ + timeout;
+  // Coalesce: one message per operator carries every unacknowledged record, so a resend is not
+  // itself a train of messages any one of which, lost, stalls the standby at a gap again.
+  std::vector<Determinants> merged;
+  for (Determinants& d : unacked_) {
+    Determinants* m = nullptr;
+    for (Determinants& x : merged)
+      if (x.op_index == d.op_index) m = &x;
+    if (m && m->first_seq + m->records.size() == d.first_seq) {
+      m->records.insert(m->records.end(), d.records.begin(), d.records.end());
+    } else {
+      merged.push_back(std::move(d));
+    }
+  }
+  unacked_.assign(merged.begin(), merged.end());
   for (const Determinants& d : unacked_) server_.send(eff, now, standby_, d);
   server_.count("determinants_resent", static_cast<std::int64_t>(unacked_.size()));
   oldest_sent_us_ = now;

@@ -538,15 +538,19 @@ void Server::rebase_outputs() {
   }
 }
 
-void Server::apply_determinants(const Determinants& d) {
+std::uint64_t Server::apply_determinants(const Determinants& d) {
   if (!fragment_) {
     count("unexpected_determinants_dropped");
-    return;
+    return 0;
   }
   FragmentOutputs outs;
+  const std::uint64_t before = fragment_->determinants_applied(d.op_index);
   fragment_->add_determinants(d, outs);
-  count("determinant_records_applied", static_cast<std::int64_t>(d.records.size()));
+  const std::uint64_t after = fragment_->determinants_applied(d.op_index);
+  count("determinant_records_applied", static_cast<std::int64_t>(after - before));
+  if (after - before < d.records.size()) count("determinant_records_not_applied", static_cast<std::int64_t>(d.records.size() - (after - before)));
   handle_fragment_outputs(outs);
+  return after;
 }
 
 void Server::release_determinant_buffers() {
@@ -727,7 +731,7 @@ void Server::send_gap_fill(TimeUs now, OutputState& o, ConsumerState& c, TupleId
   count("gap_fills");
 }
 
-bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
+bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answer) {
   if (t.fragment >= plan_->fragments.size() || t.new_primary >= plan_->nodes.size() ||
       plan_->nodes[t.new_primary].fragment != t.fragment) {
     count("bad_takeover_dropped");
@@ -743,7 +747,7 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
     // The announcement came again: our answer (replay request, restart points) may have been
     // lost. Answer again; both answers are idempotent.
     count("repeated_takeovers");
-    answer_takeover(now, t, eff);
+    if (answer) answer_takeover(now, t, eff);
     return false;
   }
   r.primary = t.new_primary;
@@ -776,7 +780,7 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff) {
       o.consumers.push_back(c);
     }
   }
-  answer_takeover(now, t, eff);
+  if (answer) answer_takeover(now, t, eff);
   return false;
 }
 

@@ -215,7 +215,8 @@ class Server {
 
   // ---- determinants (active standby) ----------------------------------------------------------
   // Applies the primary's determinants to my following fragment; outputs go to my log.
-  void apply_determinants(const Determinants& d);
+  // Returns the number of the last record now applied for d.op_index (cumulative; 0: none).
+  std::uint64_t apply_determinants(const Determinants& d);
   // At takeover: stop following and emit what waited for determinants, in arrival order.
   void release_determinant_buffers();
 
@@ -233,7 +234,9 @@ class Server {
   // A neighbouring fragment (or my own, if I am being fenced) was taken over. Returns true if it
   // was my own fragment and I must stop acting as its primary. A repeated Takeover (same epoch,
   // same primary) is answered again (its first answer may have been lost).
-  bool on_takeover(TimeUs now, const Takeover& t, Effects& eff);
+  // answer=false: only learn the route (a standby still installing its primary's state has no
+  // input positions to answer with; its primary subscribes it).
+  bool on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answer = true);
   // A message from an older epoch of its fragment: tells the sender who the primary is now
   // (at most once per retransmit timeout per sender), so a paused or partitioned old primary
   // learns it is fenced.

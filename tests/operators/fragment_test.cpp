@@ -331,7 +331,9 @@ TEST_CASE("fragment determinants make a following fragment reproduce the leader'
   CHECK(follower.buffered_tuples() > 0);
   follower.add_determinants(shipped[1], follower_out);  // a gap: refused
   CHECK(follower.dropped_inputs() == shipped[1].records.size());
+  CHECK(follower.determinants_applied(0) == 0);  // nothing a standby may acknowledge yet
   follower.add_determinants(shipped[0], follower_out);
+  CHECK(follower.determinants_applied(0) == shipped[0].records.size());
   // Records 1..n of the first message again, merged with the second: only the new ones apply.
   Determinants overlapping = shipped[0];
   overlapping.records.insert(overlapping.records.end(), shipped[1].records.begin(), shipped[1].records.end());

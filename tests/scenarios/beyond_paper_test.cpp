@@ -7,6 +7,7 @@
 #include "harness/checker.h"
 #include "harness/reference.h"
 #include "harness/topology_file.h"
+#include "sim/scenario.h"
 #include "sim/simulator.h"
 
 using namespace hapair;
@@ -138,6 +139,25 @@ TEST_CASE("lost and duplicated messages on every link: the precise approaches st
     }
     CHECK(retransmissions > 0);  // the loss-handling branch really ran
   }
+}
+
+TEST_CASE("lost determinants are not acknowledged: the standby behind the gap gets them again and the takeover is precise", "[scenarios]") {
+  // Determinants from the Union's primary to its standby are dropped for 30 ms. The standby
+  // cannot apply anything after the gap; if it acknowledged what it received, the primary would
+  // release output the standby cannot reproduce and never resend the lost records.
+  Topology t = network("union.ini", HaMode::active, 2.0);
+  REQUIRE(t.settings.determinants);
+  t.sim.link_jitter_ms = 0.5;  // the two copies see their inputs interleaved differently
+  Scenario sc(t);
+  sc.drop_kind("determinants", "merge", "merge.backup", 0.5, 0.53).crash("merge", 1.2);
+  const RunResult& r = sc.run_until_quiet();
+  const SemanticsReport report = check_semantics(reference_output(sc.plan()), r.deliveries, arbitrary_operators(sc.plan()));
+  INFO("verdict " << report.verdict << " lost " << report.lost << " dups " << report.duplicates);
+  REQUIRE(r.completed);
+  CHECK(report.verdict == "precise");
+  CHECK(sc.metrics("merge").at("sim.dropped_rule") > 0);
+  CHECK(sc.metrics("merge.backup").at("determinant_records_not_applied") > 0);  // the gap was there
+  CHECK(sc.metrics("merge").at("determinants_resent") > 0);                     // and was filled
 }
 
 TEST_CASE("a partition between primary and backup: the backup takes over, the old primary is fenced, nothing diverges", "[scenarios]") {
