@@ -208,8 +208,8 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   const auto acked = server_.acked_outputs_internal();
   std::map<StreamId, TupleId> processed;
   for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed;
-  if (acked == last_round_acked_ && processed == last_round_processed_) return;
   if (server_.mode() == HaMode::passive) {
+    if (acked == last_round_acked_ && processed == last_round_processed_) return;
     ++generation_;
     for (const auto& [s, done] : processed) {
       const FragmentId producer = server_.inputs().at(s).producer;
@@ -219,6 +219,27 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
     last_round_processed_ = processed;
     return;
   }
+  const bool exact_trimming =
+      server_.mode() == HaMode::upstream && server_.settings().trimming != TrimmingRule::conservative;
+  if (exact_trimming && !generation_acks_.empty()) {
+    bool lagging = false;
+    for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation < ack.generation;
+    if (lagging) {
+      server_.count("level1_rounds_held");
+      if (now - generation_acks_sent_us_ >= server_.retransmit_us()) {
+        for (const auto& [s, ack] : generation_acks_) {
+          if (server_.inputs().at(s).held_generation >= ack.generation) continue;
+          const FragmentId producer = server_.inputs().at(s).producer;
+          for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
+          server_.count("level1_acks_repeated");
+        }
+        generation_acks_sent_us_ = now;
+      }
+      fragment->forget_up_to(acked);
+      return;
+    }
+  }
+  if (acked == last_round_acked_ && processed == last_round_processed_) return;
   Level1Round round;
   if (server_.settings().trimming == TrimmingRule::conservative) {
     std::map<StreamId, TupleId> horizon;
@@ -228,11 +249,14 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
     round = make_level1_round(*fragment, acked, processed);
   }
   ++generation_;
+  generation_acks_.clear();
   for (const auto& [s, up_to] : round.up_to) {
     const FragmentId producer = server_.inputs().at(s).producer;
-    for (NodeId n : server_.input_nodes_of(producer))
-      server_.send(eff, now, n, Level1Ack{s, up_to, generation_, round.restart_point});
+    const Level1Ack ack{s, up_to, generation_, round.restart_point};
+    if (exact_trimming) generation_acks_[s] = ack;
+    for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
   }
+  generation_acks_sent_us_ = now;
   fragment->forget_up_to(acked);
   last_round_acked_ = acked;
   last_round_processed_ = processed;

@@ -60,6 +60,12 @@ class PrimaryRole : public RoleBehaviour {
   TimeUs next_forget_us_ = kNever;
   TimeUs next_retransmit_us_ = kNever;
   std::uint64_t generation_ = 0;
+  // Upstream backup: the current generation's level-1 acks, by input stream. A new generation
+  // starts only when every upstream says it holds this one (held_generation); until then the
+  // acks go again to those that do not, so an upstream cut off for a while cannot end up with
+  // no generation in common with its siblings.
+  std::map<StreamId, Level1Ack> generation_acks_;
+  TimeUs generation_acks_sent_us_ = 0;
   std::map<StreamId, TupleId> last_round_acked_;
   std::map<StreamId, TupleId> last_round_processed_;
   bool rebase_pending_ = false;

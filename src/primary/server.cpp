@@ -148,6 +148,13 @@ Envelope Server::envelope(TimeUs now, Message body) const {
 
 void Server::send(Effects& eff, TimeUs now, NodeId to, Message body) {
   HAPAIR_CHECK_MSG(to < plan_->nodes.size() && to != self_, "send to node " << to << " from " << self_);
+  if (auto* b = std::get_if<TupleBatch>(&body)) {
+    auto o = outputs_.find(b->stream);
+    if (o != outputs_.end()) {
+      auto rp = o->second.restart_points.find(plan_->nodes[to].fragment);
+      if (rp != o->second.restart_points.end()) b->held_generation = rp->second.newest_generation();
+    }
+  }
   eff.sends.push_back(Outgoing{to, envelope(now, std::move(body))});
 }
 
@@ -173,6 +180,7 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
     count("not_from_primary_dropped");
     return 0;
   }
+  in.held_generation = std::max(in.held_generation, batch.held_generation);
   in.awaiting_producer = false;
   if (!in.accept_any_prev && batch.prev_id > in.accepted.last_accepted()) {
     // Something the producer sent before this batch never arrived (a lost message or a broken
@@ -421,6 +429,8 @@ void Server::pump_outputs(TimeUs now, Effects& eff) {
     const TupleId limit = std::min(o.queue.last_id(), o.released_up_to);
     for (ConsumerState& c : o.consumers) {
       if (!c.sends || !c.ready) continue;
+      const TupleId sent_before = c.sent_up_to;
+      const bool eos_before = c.eos_sent;
       for (;;) {
         const std::size_t used = inflight(o, c);
         if (used >= inflight_max) break;
@@ -450,6 +460,17 @@ void Server::pump_outputs(TimeUs now, Effects& eff) {
         send(eff, now, c.node, std::move(b));
         if (at_end) break;
       }
+      if (c.confirm_owed && c.sent_up_to == sent_before && c.eos_sent == eos_before) {
+        // Nothing went out to carry held_generation: an empty batch does (its prev_id is what
+        // was sent, so it opens no gap).
+        TupleBatch b;
+        b.stream = s;
+        b.prev_id = c.sent_up_to;
+        b.replay = c.sent_up_to < c.replay_until;
+        count("generation_confirmations");
+        send(eff, now, c.node, std::move(b));
+      }
+      c.confirm_owed = false;
     }
   }
 }
@@ -652,7 +673,12 @@ void Server::on_level1_ack(TimeUs, NodeId from, const Level1Ack& ack) {
     count("unexpected_ack_dropped");
     return;
   }
-  it->second.restart_points[d].add(ack);
+  RestartPointStore& store = it->second.restart_points[d];
+  const std::uint64_t before = store.newest_generation();
+  store.add(ack);
+  if (store.newest_generation() != before)
+    for (ConsumerState& c : it->second.consumers)
+      if (c.node == from) c.confirm_owed = true;
   count("level1_acks_received");
   trim_outputs();
 }
@@ -804,6 +830,7 @@ void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
       in.replaying = false;
       in.replayed_tuples = 0;
       clear_stash(in);
+      in.held_generation = 0;  // the new primary holds none of our restart points until told
       in.awaiting_producer = true;
       in.replay_requested_us = now;
       in.replay_after = in.accepted.last_accepted();

@@ -68,6 +68,9 @@ struct InputState {
   // tuples); when a gap was last asked to be filled; an ack is owed (duplicates arrived, so the
   // sender may have lost our ack); the end of stream was acknowledged.
   bool accept_any_prev = false;
+  // Upstream backup: the newest restart-point generation the producer's primary says it holds
+  // from us (TupleBatch.held_generation); reset when the producer's primary changes.
+  std::uint64_t held_generation = 0;
   TimeUs gap_requested_us = -1'000'000'000;
   TupleId gap_requested_after = ~TupleId{0};
   // Batches that arrived beyond a lost one, by their prev_id, kept until the gap is filled
@@ -104,6 +107,9 @@ struct ConsumerState {
   // When the consumer last made progress (an ack that moved, or a send with nothing in flight):
   // no progress for retransmit_timeout_ms with something unacknowledged means re-send.
   TimeUs progress_us = 0;
+  // Upstream backup: a new restart-point generation arrived from this consumer; tell it we hold
+  // it (held_generation), with an empty batch if no tuples go out.
+  bool confirm_owed = false;
 };
 
 struct OutputState {

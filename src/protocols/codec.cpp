@@ -76,7 +76,7 @@ template <class T>
 std::size_t body_words(const T&) {
   return 4;  // the fixed-size kinds: at most three data words and one pointer
 }
-std::size_t body_words(const TupleBatch& m) { return 4 + 5 * m.tuples.size(); }
+std::size_t body_words(const TupleBatch& m) { return 5 + 5 * m.tuples.size(); }
 std::size_t body_words(const Level1Ack& m) { return 4 + blob_words(m.restart_point.size()); }
 std::size_t body_words(const Checkpoint& m) { return 4 + blob_words(m.payload.size()); }
 std::size_t body_words(const RestartPoints& m) {
@@ -135,6 +135,7 @@ void put(Body::Builder body, const TupleBatch& m) {
   b.setEndOfStream(m.end_of_stream);
   b.setReplay(m.replay);
   b.setPrevId(m.prev_id);
+  b.setHeldGeneration(m.held_generation);
 }
 void put(Body::Builder body, const Level0Ack& m) {
   auto b = body.initLevel0Ack();
@@ -342,6 +343,7 @@ class Converter {
     m.end_of_stream = r.getEndOfStream();
     m.replay = r.getReplay();
     m.prev_id = r.getPrevId();
+    m.held_generation = r.getHeldGeneration();
     return true;
   }
   bool get(wire::Level0Ack::Reader r, Level0Ack& m) {

@@ -33,6 +33,10 @@ struct TupleBatch {
   bool end_of_stream = false;
   bool replay = false;
   TupleId prev_id = 0;
+  // Upstream backup: the newest restart-point generation the sender holds from the receiving
+  // fragment (its level-1 acks arrived). The receiver starts a new generation only when every
+  // upstream holds the current one, so a recovery node always finds one they all hold.
+  std::uint64_t held_generation = 0;
   friend bool operator==(const TupleBatch&, const TupleBatch&) = default;
 };
 

@@ -37,6 +37,7 @@ struct TupleBatch {
   endOfStream @2 :Bool;
   replay @3 :Bool;
   prevId @4 :UInt64;
+  heldGeneration @5 :UInt64;
 }
 
 struct Level0Ack {

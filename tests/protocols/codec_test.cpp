@@ -32,7 +32,7 @@ Bytes pattern_bytes(std::size_t n, std::uint64_t seed) {
 // without a sample, so adding a kind to Message without adding it here fails the tests.
 std::optional<Message> sample_body(std::size_t kind) {
   switch (kind) {
-    case 0: return TupleBatch{7, {sample_tuple(1), sample_tuple(2), sample_tuple(3)}, true, true, 41};
+    case 0: return TupleBatch{7, {sample_tuple(1), sample_tuple(2), sample_tuple(3)}, true, true, 41, 6};
     case 1: return Level0Ack{3, 123456789012ULL, true};
     case 2: return Level1Ack{4, 99, 17, pattern_bytes(37, 2)};
     case 3: return Checkpoint{55, true, 54, 2, 5, pattern_bytes(1001, 3)};
@@ -278,8 +278,8 @@ TEST_CASE("a 100-tuple batch round trips in 40 bytes per tuple plus fixed framin
   for (std::uint64_t i = 1; i <= 100; ++i) batch.tuples.push_back(sample_tuple(i));
   const Envelope sample = envelope_of(batch);
   const Bytes bytes = encode(sample);
-  // Segment table, root pointer, envelope, batch struct (2 data words), list tag: 10 words of framing.
-  REQUIRE(bytes.size() == 100 * 40 + 10 * 8);
+  // Segment table, root pointer, envelope, batch struct (3 data words), list tag: 11 words of framing.
+  REQUIRE(bytes.size() == 100 * 40 + 11 * 8);
   REQUIRE(u32_at(bytes, 0) == 0);
   DecodeStats stats;
   const auto decoded = decode(bytes, stats);

@@ -160,6 +160,19 @@ TEST_CASE("lost determinants are not acknowledged: the standby behind the gap ge
   CHECK(sc.metrics("merge").at("determinants_resent") > 0);                     // and was filled
 }
 
+TEST_CASE("upstream backup: one upstream cut off from a join for a while, then the join fails: precise", "[scenarios]") {
+  // While s2 cannot hear the join, s2 keeps the restart points it had and the join's level-1
+  // acks reach only s1. The join starts no new generation until both hold the current one, so
+  // the recovery node finds a generation in common and replays both inputs from it.
+  Topology t = network("join.ini", HaMode::upstream, 2.5);
+  auto o = run(t, {fault(FaultKind::partition, "join", 0.8, 0.6, "s2"), fault(FaultKind::crash, "join", 1.2)});
+  require_precise(o);
+  CHECK(o.has("takeover"));
+  CHECK(o.result.counters.at("join").at("level1_rounds_held") > 0);  // the gate closed during the cut
+  for (const auto& e : o.result.events)
+    if (e.event == "takeover") CHECK(e.details.find("restart_generation=") != std::string::npos);
+}
+
 TEST_CASE("a partition between primary and backup: the backup takes over, the old primary is fenced, nothing diverges", "[scenarios]") {
   for (HaMode ha : {HaMode::passive, HaMode::active}) {
     INFO("ha=" << to_string(ha));
