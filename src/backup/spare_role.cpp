@@ -135,9 +135,19 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
       after[s] = o.trimmed_up_to;
     }
   }
+  bool trimmed = false;
+  for (const auto& [s, o] : offers_) trimmed |= o.trimmed_up_to > 0;
+  const bool without_point = !conservative && how.empty() && trimmed;
   if (how.empty()) how = "restart=from_retained_start";
+  if (without_point) {
+    // Upstreams trimmed, yet none holds a restart point: the output ids that the retained input
+    // regenerates are unknown. Number above what consumers accepted (never drop new output as
+    // duplicates), and say so: this recovery cannot be precise.
+    server_.count("restart_point_missing");
+    server_.trace(eff, now, "replay_gap", "no restart point in common: output ids rebased");
+  }
   server_.request_replay(now, eff, after, generation);
-  const bool exact = !conservative && server_.fragment()->klass() != OperatorClass::arbitrary;
+  const bool exact = !conservative && !without_point && server_.fragment()->klass() != OperatorClass::arbitrary;
   server_.trace(eff, now, "takeover",
                 "approach=upstream " + how + (exact ? " ids=exact" : " ids=rebased"));
   PrimaryOptions options;

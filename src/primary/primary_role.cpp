@@ -225,15 +225,14 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
     bool lagging = false;
     for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation < ack.generation;
     if (lagging) {
+      // Every round: a lagging upstream may be a new primary that holds none of our restart
+      // points yet, and until it does a failure of this fragment could not be recovered.
       server_.count("level1_rounds_held");
-      if (now - generation_acks_sent_us_ >= server_.retransmit_us()) {
-        for (const auto& [s, ack] : generation_acks_) {
-          if (server_.inputs().at(s).held_generation >= ack.generation) continue;
-          const FragmentId producer = server_.inputs().at(s).producer;
-          for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
-          server_.count("level1_acks_repeated");
-        }
-        generation_acks_sent_us_ = now;
+      for (const auto& [s, ack] : generation_acks_) {
+        if (server_.inputs().at(s).held_generation >= ack.generation) continue;
+        const FragmentId producer = server_.inputs().at(s).producer;
+        for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
+        server_.count("level1_acks_repeated");
       }
       fragment->forget_up_to(acked);
       return;
@@ -256,7 +255,6 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
     if (exact_trimming) generation_acks_[s] = ack;
     for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
   }
-  generation_acks_sent_us_ = now;
   fragment->forget_up_to(acked);
   last_round_acked_ = acked;
   last_round_processed_ = processed;

@@ -62,10 +62,9 @@ class PrimaryRole : public RoleBehaviour {
   std::uint64_t generation_ = 0;
   // Upstream backup: the current generation's level-1 acks, by input stream. A new generation
   // starts only when every upstream says it holds this one (held_generation); until then the
-  // acks go again to those that do not, so an upstream cut off for a while cannot end up with
-  // no generation in common with its siblings.
+  // acks go again, every round, to those that do not, so an upstream cut off for a while (or a
+  // new upstream primary) cannot end up with no generation in common with its siblings.
   std::map<StreamId, Level1Ack> generation_acks_;
-  TimeUs generation_acks_sent_us_ = 0;
   std::map<StreamId, TupleId> last_round_acked_;
   std::map<StreamId, TupleId> last_round_processed_;
   bool rebase_pending_ = false;
