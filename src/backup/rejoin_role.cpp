@@ -15,13 +15,14 @@ RejoiningRole::RejoiningRole(Server& server) : server_(server) {
 
 void RejoiningRole::on_start(TimeUs now, Effects& eff) {
   server_.become_standby(Role::rejoining);
+  incarnation_ = static_cast<std::uint64_t>(now) + 1;
   server_.trace(eff, now, "rejoin_requested", "partner=" + (partner_ == kNoNode ? std::string("none") : server_.plan().nodes[partner_].name));
   if (partner_ == kNoNode) return;  // a fragment without a standby has nobody to rejoin
   request(now, eff);
 }
 
 void RejoiningRole::request(TimeUs now, Effects& eff) {
-  server_.send(eff, now, partner_, Rejoin{server_.fragment_id(), server_.self()});
+  server_.send(eff, now, partner_, Rejoin{server_.fragment_id(), server_.self(), incarnation_});
   next_request_us_ = now + server_.retransmit_us();
 }
 
@@ -40,7 +41,11 @@ void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
     return;
   }
   server_.on_takeover(now, *t, eff);
-  if (t->standby != server_.self() || server_.route(server_.fragment_id()).epoch != t->epoch) return;
+  // Only the answer to this incarnation's request names us: an older announcement naming us as
+  // standby (from before a restart) does not, since the primary does not know we lost our state.
+  if (t->standby != server_.self() || t->standby_incarnation != incarnation_ ||
+      server_.route(server_.fragment_id()).epoch != t->epoch)
+    return;
   // Named as standby: become the one the mode needs.
   const Role r = server_.standby_role();
   server_.become_standby(r);

@@ -29,6 +29,8 @@ class RejoiningRole : public RoleBehaviour {
 
   Server& server_;
   NodeId partner_ = kNoNode;
+  // This request's identity: the time it started (later for every restart or fencing).
+  std::uint64_t incarnation_ = 0;
   TimeUs next_request_us_ = kNever;
   std::unique_ptr<RoleBehaviour> successor_;
 };

@@ -35,7 +35,7 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
       if (offers_.count(s)) continue;
       const Route& r = server_.route(server_.fragment_id());
       server_.send(eff, now, server_.route(in.producer).primary,
-                   Takeover{server_.fragment_id(), server_.self(), r.epoch, r.standby});
+                   Takeover{server_.fragment_id(), server_.self(), r.epoch, r.standby, r.standby_incarnation});
       server_.count("restart_point_requests_repeated");
     }
     next_offer_request_us_ = now + server_.retransmit_us();

@@ -134,12 +134,17 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
     return;
   }
   Route& route = server_.route_mut(server_.fragment_id());
-  if (route.standby == from) {
+  if (route.standby == from && r.incarnation == route.standby_incarnation) {
     // A repeated request: our answer was lost. Answer again.
-    server_.send(eff, now, from, Takeover{server_.fragment_id(), server_.self(), route.epoch, from});
+    server_.send(eff, now, from, Takeover{server_.fragment_id(), server_.self(), route.epoch, from, r.incarnation});
     return;
   }
-  if (route.standby != kNoNode) {
+  if (route.standby == from) {
+    // My standby restarted (a new incarnation asks): what it had is gone. Form the pair again,
+    // in a new epoch, with fresh state for it.
+    server_.count("standby_restarted");
+    server_.trace(eff, now, "standby_restarted", "standby=" + server_.plan().nodes[from].name);
+  } else if (route.standby != kNoNode) {
     server_.count("unexpected_rejoin_dropped");
     return;
   }
@@ -147,6 +152,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // goes out before any state is captured, so upstream servers hold back trimming for the new
   // standby before the checkpoint position is fixed.
   route.standby = from;
+  route.standby_incarnation = r.incarnation;
   route.epoch += 1;
   server_.announce_takeover(now, eff, from);
   server_.send_routes_to(now, eff, from);

@@ -633,7 +633,7 @@ void Server::send_routes_to(TimeUs now, Effects& eff, NodeId node) {
   for (FragmentId f : fs) {
     const Route& r = routes_[f];
     if (r.epoch == 0) continue;  // the plan's route: the node knows it
-    send(eff, now, node, Takeover{f, r.primary, r.epoch, r.standby});
+    send(eff, now, node, Takeover{f, r.primary, r.epoch, r.standby, r.standby_incarnation});
   }
 }
 
@@ -779,6 +779,7 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   r.primary = t.new_primary;
   r.epoch = t.epoch;
   r.standby = t.standby;
+  r.standby_incarnation = t.standby_incarnation;
   if (t.fragment == frag_) return t.new_primary != self_;
   trace(eff, now, "route_change",
         "fragment=" + plan_->fragments[t.fragment].name + " primary=" + plan_->nodes[t.new_primary].name +
@@ -841,7 +842,7 @@ void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
 }
 
 void Server::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
-  const Takeover t{frag_, self_, epoch(), routes_[frag_].standby};
+  const Takeover t{frag_, self_, epoch(), routes_[frag_].standby, routes_[frag_].standby_incarnation};
   for (NodeId n : neighbour_nodes()) send(eff, now, n, t);
   if (old_primary != kNoNode && old_primary != self_) send(eff, now, old_primary, t);
   announce_pending_ = true;
@@ -879,7 +880,7 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
     if (!waiting) {
       announce_pending_ = false;
     } else if (now - announced_us_ >= rt) {
-      const Takeover t{frag_, self_, epoch(), routes_[frag_].standby};
+      const Takeover t{frag_, self_, epoch(), routes_[frag_].standby, routes_[frag_].standby_incarnation};
       for (NodeId n : neighbour_nodes()) send(eff, now, n, t);
       announced_us_ = now;
       count("takeover_announcements_repeated");
@@ -909,7 +910,7 @@ void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) {
   auto it = stale_answered_us_.find(n);
   if (it != stale_answered_us_.end() && now - it->second < retransmit_us()) return;
   stale_answered_us_[n] = now;
-  send(eff, now, n, Takeover{f, r.primary, r.epoch, r.standby});
+  send(eff, now, n, Takeover{f, r.primary, r.epoch, r.standby, r.standby_incarnation});
   count("fencing_notices_sent");
 }
 
@@ -921,7 +922,7 @@ std::optional<Takeover> Server::implied_takeover(const Envelope& e) const {
   const Route& r = routes_[f];
   if (e.header.epoch <= r.epoch) return std::nullopt;
   // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
-  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standby : kNoNode};
+  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standby : kNoNode, r.primary == n ? r.standby_incarnation : 0};
 }
 
 // ---- sources ----------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ struct Route {
   NodeId primary = kNoNode;
   NodeId standby = kNoNode;  // kNoNode once the standby took over (or the mode has none)
   Epoch epoch = 0;
+  std::uint64_t standby_incarnation = 0;  // see Takeover::standby_incarnation
 };
 
 struct InputState {

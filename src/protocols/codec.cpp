@@ -170,11 +170,13 @@ void put(Body::Builder body, const Takeover& m) {
   b.setNewPrimary(m.new_primary);
   b.setEpoch(m.epoch);
   b.setStandby(m.standby);
+  b.setStandbyIncarnation(m.standby_incarnation);
 }
 void put(Body::Builder body, const Rejoin& m) {
   auto b = body.initRejoin();
   b.setFragment(m.fragment);
   b.setNode(m.node);
+  b.setIncarnation(m.incarnation);
 }
 void put(Body::Builder body, const Redirect& m) {
   auto b = body.initRedirect();
@@ -387,11 +389,13 @@ class Converter {
     m.new_primary = r.getNewPrimary();
     m.epoch = r.getEpoch();
     m.standby = r.getStandby();
+    m.standby_incarnation = r.getStandbyIncarnation();
     return true;
   }
   bool get(wire::Rejoin::Reader r, Rejoin& m) {
     m.fragment = r.getFragment();
     m.node = r.getNode();
+    m.incarnation = r.getIncarnation();
     return true;
   }
   bool get(wire::Redirect::Reader r, Redirect& m) {

@@ -93,6 +93,9 @@ struct Takeover {
   NodeId new_primary = kNoNode;
   Epoch epoch = 0;
   NodeId standby = kNoNode;
+  // The incarnation of `standby` this pair was formed with (its Rejoin's): a restarted standby
+  // takes only an answer to its own request for one.
+  std::uint64_t standby_incarnation = 0;
   friend bool operator==(const Takeover&, const Takeover&) = default;
 };
 
@@ -169,6 +172,8 @@ struct DeterminantAck {
 struct Rejoin {
   FragmentId fragment = kNoFragment;
   NodeId node = kNoNode;
+  // Distinguishes a repeated request (same incarnation) from a process that restarted again.
+  std::uint64_t incarnation = 0;
   friend bool operator==(const Rejoin&, const Rejoin&) = default;
 };
 

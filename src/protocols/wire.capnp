@@ -75,6 +75,7 @@ struct Takeover {
   newPrimary @1 :UInt16 = 0xffff;
   epoch @2 :UInt64;
   standby @3 :UInt16 = 0xffff;
+  standbyIncarnation @4 :UInt64;
 }
 
 struct Redirect {
@@ -123,6 +124,7 @@ struct DeterminantAck {
 struct Rejoin {
   fragment @0 :UInt16 = 0xffff;
   node @1 :UInt16 = 0xffff;
+  incarnation @2 :UInt64;
 }
 
 # ---- control plane (launcher <-> nodes) ----------------------------------------------------

@@ -38,14 +38,14 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 3: return Checkpoint{55, true, 54, 2, 5, pattern_bytes(1001, 3)};
     case 4: return CheckpointAck{56};
     case 5: return Heartbeat{0xfedcba9876543210ULL};
-    case 6: return Takeover{2, 9, 4, 11};
+    case 6: return Takeover{2, 9, 4, 11, 77};
     case 7: return Redirect{6, 11, false, 777};
     case 8: return ReplayRequest{5, 888, 3, 999};
     case 9:
       return RestartPoints{8, 400, {StoredRestartPoint{2, 350, pattern_bytes(9, 4)}, StoredRestartPoint{3, 380, {}}}};
     case 10: return Determinants{1, 1000, {DeterminantRecord{0, 3}, DeterminantRecord{65535, 4000000000u}}};
     case 11: return DeterminantAck{2, 1003};
-    case 12: return Rejoin{3, 8};
+    case 12: return Rejoin{3, 8, 123456};
     case 13: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337};
     case 14: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"}, 1'700'000'000'000'000};
     case 15: return StopRun{true};

@@ -173,6 +173,21 @@ TEST_CASE("upstream backup: one upstream cut off from a join for a while, then t
     if (e.event == "takeover") CHECK(e.details.find("restart_generation=") != std::string::npos);
 }
 
+TEST_CASE("a standby that crashes and restarts is given its state again, and a later failure of the primary is precise", "[scenarios]") {
+  // The primary still counts the crashed process as its standby when the new process asks to
+  // rejoin: the request's new incarnation tells it the standby lost everything.
+  for (HaMode ha : {HaMode::passive, HaMode::active}) {
+    INFO("ha=" << to_string(ha));
+    auto o = run(network("", ha, 3.0), {fault(FaultKind::crash, "aggregate.backup", 0.8), fault(FaultKind::restart, "aggregate.backup", 1.0),
+                                         fault(FaultKind::crash, "aggregate", 2.0)});
+    require_precise(o);
+    CHECK(o.has("standby_restarted"));
+    CHECK(o.first("pair_restored") > 1'000'000);
+    CHECK(o.first("pair_restored") < 2'000'000);  // virtual time: restored before the second failure
+    CHECK(o.count("takeover") == 1);
+  }
+}
+
 TEST_CASE("a partition between primary and backup: the backup takes over, the old primary is fenced, nothing diverges", "[scenarios]") {
   for (HaMode ha : {HaMode::passive, HaMode::active}) {
     INFO("ha=" << to_string(ha));
