@@ -26,6 +26,7 @@ ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self) : server_(
 Effects ServerNode::handle(TimeUs now, const Event& event) {
   Effects eff;
   const std::uint64_t work_before = server_.tuples_processed_total();
+  const std::uint64_t operator_work_before = server_.operator_tuples_total();
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
@@ -64,6 +65,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
   eff.wake_at(role_->next_wakeup_us());
   eff.finished = server_.finished();
   eff.tuples_processed = server_.tuples_processed_total() - work_before;
+  eff.operator_tuples = server_.operator_tuples_total() - operator_work_before;
   if (!server_.fatal_error().empty()) eff.fatal_error = server_.fatal_error();
   return eff;
 }

@@ -277,6 +277,7 @@ std::vector<Knob> network_knobs(Topology& t) {
           int_knob("conservative_retention_ms", s.conservative_retention_ms),
           double_knob("drain_timeout_s", s.drain_timeout_s),
           double_knob("drain_quiet_s", s.drain_quiet_s),
+          double_knob("operator_cost_us_per_tuple", s.operator_cost_us_per_tuple),
           int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms)};
 }
 

@@ -333,6 +333,7 @@ void Server::consume(TimeUs now, const InputItem& item, Effects& eff) {
   }
   ++hot_.tuples_processed;
   if (kind() == FragmentKind::operators) {
+    ++hot_.operator_tuples;
     fragment_->process(item.stream, item.tuple, outs);
     handle_fragment_outputs(outs);
   } else if (kind() == FragmentKind::sink) {

@@ -268,6 +268,7 @@ class Server {
   Metrics metrics() const;
   Metrics& counters() { return counters_; }
   std::uint64_t tuples_processed_total() const { return hot_.tuples_processed + hot_.tuples_emitted; }
+  std::uint64_t operator_tuples_total() const { return hot_.operator_tuples; }
   void count(const std::string& name, std::int64_t n = 1) { counters_[name] += n; }
 
   // Fatal, configured errors (queue full under policy "error") are reported once.
@@ -313,6 +314,7 @@ class Server {
   struct HotCounters {
     std::uint64_t duplicates_dropped = 0;
     std::uint64_t tuples_processed = 0;
+    std::uint64_t operator_tuples = 0;  // of tuples_processed, those an operator fragment took
     std::uint64_t tuples_delivered = 0;
     std::uint64_t tuples_emitted = 0;
     std::uint64_t tuples_sent = 0;

@@ -54,6 +54,9 @@ struct Effects {
   // How many tuples this call processed (handed to operators or delivered); drivers with a cost
   // model (the simulator) charge CPU time for them.
   std::uint64_t tuples_processed = 0;
+  // How many of them an operator fragment processed (not a source emitting, not a sink
+  // delivering): the tuples Settings::operator_cost_us_per_tuple is charged for.
+  std::uint64_t operator_tuples = 0;
 
   void wake_at(TimeUs t) {
     if (t < wake_at_us) wake_at_us = t;

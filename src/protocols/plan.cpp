@@ -28,6 +28,7 @@ constexpr std::int64_t kBatchTuplesMax = 100'000;
 constexpr std::int64_t kCheckpointChunkBytesMin = 1024;
 // A chunk must fit comfortably in one message under the codec's 256 MiB limit.
 constexpr std::int64_t kCheckpointChunkBytesMax = 64ll << 20;
+constexpr double kOperatorCostUsPerTupleMax = 100'000.0;  // 0.1 s per tuple: beyond any sensible model
 // Every tuple falls into window_ms / slide_ms windows of an Aggregate; more would make the
 // per-tuple work and the state unreasonably large.
 constexpr std::int64_t kWindowsPerTupleMax = 10'000;
@@ -223,6 +224,9 @@ struct Validator {
     positive_seconds("drain_timeout_s", s.drain_timeout_s);
     positive_seconds("drain_quiet_s", s.drain_quiet_s);
     at_least("retransmit_timeout_ms", s.retransmit_timeout_ms, 1);
+    if (!(s.operator_cost_us_per_tuple >= 0.0 && s.operator_cost_us_per_tuple <= kOperatorCostUsPerTupleMax))
+      add(w, "[network] operator_cost_us_per_tuple = " + num(s.operator_cost_us_per_tuple) +
+                 ": must be a number of microseconds in [0, " + num(kOperatorCostUsPerTupleMax) + "]");
   }
 
   void sim() {

@@ -146,6 +146,11 @@ struct Settings {
   TrimmingRule trimming = TrimmingRule::exact;
   std::int64_t conservative_retention_ms = 2000;  // trimming=conservative: keep this much input
   double drain_timeout_s = 20.0;           // after the sources stop, wait this long for drain
+  // The paper's model charges every operator a processing cost per input tuple. Real processes
+  // spend this long (busy, on the CPU) per tuple an operator fragment processes; the simulator
+  // adds it to its [sim] cpu_us_per_tuple for those tuples. 0: operators cost what their code
+  // costs (near nothing for Filter/Map), so reprocessing after a failure is almost free.
+  double operator_cost_us_per_tuple = 0.0;
   // A run that cannot complete (a sink can never see end of stream, e.g. no HA and a crash)
   // ends early: after duration_s, once no sink delivery arrived and no live node's output
   // queues changed for this long (and no fault is still to come), it stops as incomplete.

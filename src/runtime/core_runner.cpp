@@ -1,6 +1,7 @@
 #include "runtime/core_runner.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "protocols/check.h"
 
@@ -11,6 +12,8 @@ CoreRunner::CoreRunner(NodeCore& core, Transport& transport, NodeId self, const 
     : core_(core), transport_(transport), self_(self), clock_(clock), config_(config) {
   HAPAIR_CHECK_MSG(config_.receive_messages_per_turn_max > 0,
                    "receive_messages_per_turn_max=" << config_.receive_messages_per_turn_max);
+  HAPAIR_CHECK_MSG(config_.operator_cost_us_per_tuple >= 0.0,
+                   "operator_cost_us_per_tuple=" << config_.operator_cost_us_per_tuple);
 }
 
 void CoreRunner::start(CoreOutput& out, bool restarted) {
@@ -61,7 +64,19 @@ void CoreRunner::handle(const Event& event, CoreOutput& out) {
   perform(core_.handle(now, event), out);
 }
 
+void CoreRunner::spend_operator_cost(std::uint64_t operator_tuples) {
+  if (operator_tuples == 0 || config_.operator_cost_us_per_tuple <= 0.0) return;
+  // Busy, not asleep: the cost is CPU time, measured as such by the CPU overhead metric, and
+  // it competes for the machine's cores as real operator work would.
+  const auto spend = std::chrono::nanoseconds(
+      static_cast<std::int64_t>(config_.operator_cost_us_per_tuple * 1000.0 * static_cast<double>(operator_tuples)));
+  const auto until = std::chrono::steady_clock::now() + spend;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
 void CoreRunner::perform(Effects&& effects, CoreOutput& out) {
+  spend_operator_cost(effects.operator_tuples);
   for (Outgoing& outgoing : effects.sends) transport_.send(outgoing.to, outgoing.envelope);
   // Appending into the buffer the host keeps reusing avoids reallocating a large vector (and
   // its page faults) on every turn; taking the core's buffer is cheaper only when it is bigger.

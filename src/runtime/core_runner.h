@@ -45,6 +45,10 @@ struct CoreRunnerConfig {
   TimeUs wait_us_max = 5'000;
   // The longest a turn waits while an outbox holds messages ZeroMQ refused, before retrying.
   TimeUs outbox_retry_us = 1'000;
+  // Settings::operator_cost_us_per_tuple: after each handle() the runner spins on the CPU this
+  // long per tuple an operator fragment processed, so an operator costs what the paper's model
+  // says it costs (and reprocessing after a failure takes time).
+  double operator_cost_us_per_tuple = 0.0;
 };
 
 class CoreRunner {
@@ -67,6 +71,7 @@ class CoreRunner {
  private:
   void handle(const Event& event, CoreOutput& out);
   void perform(Effects&& effects, CoreOutput& out);
+  void spend_operator_cost(std::uint64_t operator_tuples);
 
   NodeCore& core_;
   Transport& transport_;

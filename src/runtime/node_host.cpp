@@ -148,7 +148,9 @@ class NodeHost {
   }
 
   int loop() {
-    CoreRunner runner(*core_, transport_, self_, *clock_, options_.runner);
+    CoreRunnerConfig runner_config = options_.runner;
+    runner_config.operator_cost_us_per_tuple = plan_.settings().operator_cost_us_per_tuple;
+    CoreRunner runner(*core_, transport_, self_, *clock_, runner_config);
     runner.start(out_, options_.rejoin);
     next_stats_us_ = clock_->now_us() + options_.stats_interval_us;
     for (;;) {

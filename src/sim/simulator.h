@@ -8,7 +8,8 @@
 // 6 adds pauses (SIGSTOP/SIGCONT), partitions and restarts.
 //
 // Machines: after a handle() call a node is busy for (cpu_us_per_message + cpu_us_per_tuple *
-// the growth of its core's "tuples_processed" metric) / node_capacity microseconds; the call's
+// the growth of its core's "tuples_processed" metric + [network] operator_cost_us_per_tuple *
+// the tuples an operator fragment processed) / node_capacity microseconds; the call's
 // effects leave at the end of that time and events arriving meanwhile wait in the node's FIFO.
 //
 // Invariants: virtual time starts at 0 and never goes back; a core sees non-decreasing `now`;

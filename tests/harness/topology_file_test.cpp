@@ -84,6 +84,7 @@ Topology every_knob_changed() {
   s.conservative_retention_ms = 3333;
   s.drain_timeout_s = 0.1 + 0.2;
   s.drain_quiet_s = 1.25;
+  s.operator_cost_us_per_tuple = 12.5;
   SimSettings& m = t.sim;
   m.link_latency_ms = 0.3;
   m.link_jitter_ms = 1.0 / 3.0;

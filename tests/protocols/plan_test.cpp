@@ -386,6 +386,8 @@ TEST_CASE("validate checks every network setting's range") {
       {[](Settings& s) { s.conservative_retention_ms = 0; }, "conservative_retention_ms = 0"},
       {[](Settings& s) { s.drain_timeout_s = -1; }, "drain_timeout_s = -1"},
       {[](Settings& s) { s.drain_quiet_s = 0; }, "drain_quiet_s = 0: must be a finite number of seconds > 0"},
+      {[](Settings& s) { s.operator_cost_us_per_tuple = -1; }, "operator_cost_us_per_tuple = -1: must be a number of microseconds in [0, 100000]"},
+      {[](Settings& s) { s.operator_cost_us_per_tuple = 1e9; }, "operator_cost_us_per_tuple = 1000000000: must be a number"},
   };
   for (const Case& c : cases) {
     INFO(c.message);

@@ -54,7 +54,41 @@ class CountingCore : public NodeCore {
   int received = 0;
 };
 
+// Reports that its Start handled `operator_tuples` tuples at an operator.
+class WorkingCore : public NodeCore {
+ public:
+  explicit WorkingCore(std::uint64_t operator_tuples) : operator_tuples_(operator_tuples) {}
+  Effects handle(TimeUs, const Event& event) override {
+    Effects e;
+    if (std::holds_alternative<Start>(event)) {
+      e.tuples_processed = operator_tuples_;
+      e.operator_tuples = operator_tuples_;
+    }
+    return e;
+  }
+  Metrics metrics() const override { return {}; }
+
+ private:
+  std::uint64_t operator_tuples_;
+};
+
 }  // namespace
+
+TEST_CASE("core runner spends operator_cost_us_per_tuple for every tuple an operator processed") {
+  // A lower bound only (a busy machine can only make it longer): 50 tuples at 200 us each keep
+  // the runner busy for at least 10 ms before the call's effects are performed.
+  zmq::context_t context(1);
+  Transport transport(context, TransportConfig{});
+  WorkingCore core(50);
+  const RunClock clock = RunClock::starting_now();
+  CoreRunnerConfig config;
+  config.operator_cost_us_per_tuple = 200.0;
+  CoreRunner runner(core, transport, 0, clock, config);
+  CoreOutput out;
+  const TimeUs before = clock.now_us();
+  runner.start(out);
+  CHECK(clock.now_us() - before >= 50 * 200);
+}
 
 TEST_CASE("core runner calls Tick at or after every wake-up the core asked for, with non-decreasing time") {
   zmq::context_t context(1);

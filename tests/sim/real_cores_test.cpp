@@ -50,6 +50,36 @@ TEST_CASE("the default network completes in the simulator under every HA mode, w
   }
 }
 
+TEST_CASE("the simulator charges operator_cost_us_per_tuple for every tuple an operator fragment processes", "[sim][real]") {
+  // Whole microseconds everywhere, so every node's CPU time is exact: each processed or
+  // emitted tuple costs cpu_us_per_tuple, each tuple an operator takes costs the operator cost
+  // on top, and the source and the sink (no operators) are not charged it.
+  auto run = [](double operator_cost_us) {
+    Topology t = default_topology();
+    t.settings.duration_s = 0.5;
+    t.settings.operator_cost_us_per_tuple = operator_cost_us;
+    t.sim.cpu_us_per_message = 0;
+    t.sim.cpu_us_per_tuple = 2;
+    return run_simulation(std::make_shared<const Plan>(make_plan(t)), SimOptions{});
+  };
+  const RunResult cheap = run(0);
+  const RunResult costly = run(40);
+  REQUIRE(cheap.completed);
+  REQUIRE(costly.completed);
+  CHECK(output_multiset(costly) == output_multiset(cheap));
+  for (const char* op : {"filter", "aggregate"}) {
+    INFO(op);
+    const std::int64_t processed = costly.counters.at(op).at("tuples_processed");
+    REQUIRE(processed > 0);
+    CHECK(processed == cheap.counters.at(op).at("tuples_processed"));
+    CHECK(costly.counters.at(op).at("cpu_us") - cheap.counters.at(op).at("cpu_us") == 40 * processed);
+  }
+  for (const char* edge : {"source", "sink"}) {
+    INFO(edge);
+    CHECK(costly.counters.at(edge).at("cpu_us") == cheap.counters.at(edge).at("cpu_us"));
+  }
+}
+
 TEST_CASE("the same seed twice gives identical results with the real cores and a crash", "[sim][real][determinism]") {
   auto once = [] {
     SimOptions o;
