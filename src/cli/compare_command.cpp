@@ -18,7 +18,7 @@ namespace hapair::cli {
 int compare_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches;
-  double duration_s = 0, rate_tps = 0, fail_at_s = -1;
+  double duration_s = 0, rate_tps = 0, fail_at_s = -1, operator_cost_us = 0;
   std::uint64_t seed = 0;
   po::options_description described("hapair compare options");
   described.add_options()
@@ -30,6 +30,9 @@ int compare_command(const Args& args) {
       ("duration-s", po::value<double>(&duration_s), "seconds the sources emit")
       ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
       ("seed", po::value<std::uint64_t>(&seed), "seed of the sources")
+      ("operator-cost-us", po::value<double>(&operator_cost_us),
+       "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple; default: 100 on the built-in "
+       "network, as in the experiments, so reprocessing takes time; with --topology, the file's value)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare.png, runs");
   po::variables_map vm;
@@ -49,6 +52,8 @@ int compare_command(const Args& args) {
   if (vm.count("duration-s")) overrides.duration_s = duration_s;
   if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
   if (vm.count("seed")) overrides.seed = seed;
+  if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
+  else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
   if (driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
   CompareOptions options;
   options.driver = driver;
@@ -73,9 +78,12 @@ int compare_command(const Args& args) {
     fault_problems.push_back("--victim '" + victim + "' is a standby; name a primary (e.g. aggregate)");
   if (!fault_problems.empty()) return report_problems("hapair compare", "bad --victim/--fail-at-s", fault_problems);
 
-  std::fprintf(stderr, "hapair compare: network %s, seed %llu, driver %s, SIGKILL %s at %.1f s; %zu runs of %.1f s\n",
+  std::fprintf(stderr,
+               "hapair compare: network %s, seed %llu, driver %s, operator cost %g us/tuple, SIGKILL %s at %.1f s; %zu "
+               "runs of %.1f s\n",
                plan->topology.name.c_str(), static_cast<unsigned long long>(plan->settings().seed), driver.c_str(),
-               victim.c_str(), options.fail_at_s, options.approaches.size() + 1, plan->settings().duration_s);
+               plan->settings().operator_cost_us_per_tuple, victim.c_str(), options.fail_at_s,
+               options.approaches.size() + 1, plan->settings().duration_s);
   std::unique_ptr<Progress> progress;
   options.on_run = [&](std::size_t i, std::size_t n, const std::string& label) {
     if (progress) progress->done();

@@ -19,7 +19,7 @@ int run_command(const Args& args) {
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions;
-  double duration_s = 0, rate_tps = 0;
+  double duration_s = 0, rate_tps = 0, operator_cost_us = 0;
   std::uint64_t seed = 0;
   po::options_description described("hapair run options");
   described.add_options()
@@ -29,6 +29,7 @@ int run_command(const Args& args) {
       ("duration-s", po::value<double>(&duration_s), "seconds the sources emit (default: the topology's duration_s)")
       ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
       ("seed", po::value<std::uint64_t>(&seed), "seed of the sources (and of the simulated network)")
+      ("operator-cost-us", po::value<double>(&operator_cost_us), "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple)")
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
@@ -62,6 +63,7 @@ int run_command(const Args& args) {
   if (vm.count("duration-s")) overrides.duration_s = duration_s;
   if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
   if (vm.count("seed")) overrides.seed = seed;
+  if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
   RunRequest request;
   request.driver = driver;
   request.out_dir = out_dir;

@@ -47,6 +47,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
   report.victim = options.victim;
   report.fail_at_s = options.fail_at_s;
   report.driver = options.driver;
+  report.operator_cost_us = topology.settings.operator_cost_us_per_tuple;
   const std::size_t total = options.approaches.size() + 1;
 
   auto plan_for = [&](HaMode ha) {
@@ -109,9 +110,9 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
 std::string compare_table(const CompareReport& report) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "network %s, seed %llu, driver %s, SIGKILL of %s at %.1f s\n",
+  std::snprintf(line, sizeof line, "network %s, seed %llu, driver %s, operator cost %g us/tuple, SIGKILL of %s at %.1f s\n",
                 report.network.c_str(), static_cast<unsigned long long>(report.seed), report.driver.c_str(),
-                report.victim.c_str(), report.fail_at_s);
+                report.operator_cost_us, report.victim.c_str(), report.fail_at_s);
   out += line;
   std::snprintf(line, sizeof line, "%-9s %-9s %6s %5s %10s %10s %10s %10s %8s %10s\n", "approach", "verdict", "lost",
                 "dups", "detect ms", "recover ms", "catchup ms", "bandwidth%", "cpu%", "+p99 ms");

@@ -21,6 +21,11 @@
 
 namespace hapair {
 
+// `hapair compare` on the built-in network charges each operator this much CPU per tuple
+// (Settings::operator_cost_us_per_tuple), the value every experiment uses: with the built-in 0,
+// reprocessing is nearly free and every approach would recover in the detection time.
+inline constexpr double kCompareOperatorCostUs = 100.0;
+
 struct CompareOptions {
   std::string driver = "real";
   std::string victim = "aggregate";  // the node SIGKILLed in every approach's run
@@ -47,6 +52,7 @@ struct CompareReport {
   std::string victim;
   double fail_at_s = 0;
   std::string driver;
+  double operator_cost_us = 0;  // Settings::operator_cost_us_per_tuple of every run
   RunOutcome baseline;  // ha=none, no failure
   std::vector<CompareRow> rows;
   std::string plot_error;  // non-empty when compare.png could not be drawn

@@ -727,8 +727,10 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
     for (FragmentSpec& f : topology.fragments)
       if (f.kind == FragmentKind::source) f.source.rate_tps = *overrides.rate_tps;
   if (overrides.seed) topology.settings.seed = *overrides.seed;
+  if (overrides.operator_cost_us_per_tuple) topology.settings.operator_cost_us_per_tuple = *overrides.operator_cost_us_per_tuple;
   std::vector<std::string> problems = validate(topology);
-  const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed;
+  const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
+                   overrides.operator_cost_us_per_tuple;
   if (any)
     for (std::string& p : problems) p += " (after the command-line overrides)";
   return problems;

@@ -41,6 +41,7 @@ struct RunOverrides {
   std::optional<double> duration_s;
   std::optional<double> rate_tps;  // every source
   std::optional<std::uint64_t> seed;
+  std::optional<double> operator_cost_us_per_tuple;
 };
 
 // Applies the overrides and re-validates: the problems of the result (empty: valid). An `ha`

@@ -47,6 +47,13 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
       if (!envelope) break;
       handle(Received{std::move(*envelope)}, out);
       ++messages_handled_;
+      // A node working through a backlog (a replay, a catch-up, operators with a real cost)
+      // still keeps its timers: heartbeats must not stop because the input is long.
+      if (wake_at_us_ <= clock_.now_us()) {
+        wake_at_us_ = kNever;
+        handle(Tick{}, out);
+        transport_.flush();
+      }
     }
   }
   if (wake_at_us_ <= clock_.now_us()) {

@@ -8,7 +8,8 @@
 // Invariants: the core sees non-decreasing `now` (RunClock); it is called with Tick at or after
 // every wake-up time it asked for (the runner keeps the earliest outstanding wish, which can
 // only cause harmless early Ticks); a turn handles at most receive_messages_per_turn_max
-// messages, so timers fire even under a flood.
+// messages, and a wake-up time that passes while it works through them is served between two
+// messages, so timers (heartbeats) fire even under a flood.
 #pragma once
 
 #include <cstdint>

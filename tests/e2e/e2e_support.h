@@ -61,6 +61,46 @@ inline FaultSpec crash(const std::string& node, double at_s) {
   return f;
 }
 
+inline FaultSpec pause(const std::string& node, double at_s, double duration_s) {
+  FaultSpec f;
+  f.kind = FaultKind::pause;
+  f.node = node;
+  f.at_s = at_s;
+  f.duration_s = duration_s;
+  return f;
+}
+
+inline FaultSpec restart(const std::string& node, double at_s) {
+  FaultSpec f;
+  f.kind = FaultKind::restart;
+  f.node = node;
+  f.at_s = at_s;
+  return f;
+}
+
+// How many trace events of this name the run recorded (at one node, by its plan name).
+inline std::size_t count_events(const RunResult& r, const std::string& event) {
+  std::size_t n = 0;
+  for (const auto& e : r.events) n += e.event == event ? 1 : 0;
+  return n;
+}
+inline std::size_t count_events(const Plan& plan, const RunResult& r, const std::string& event, const std::string& node) {
+  std::size_t n = 0;
+  for (const auto& e : r.events) n += e.event == event && plan.nodes.at(e.node).name == node ? 1 : 0;
+  return n;
+}
+
+// The run completed without errors and its output is the failure-free reference exactly.
+inline void check_precise(const RunOutcome& o) {
+  INFO("summary:\n" << o.summary);
+  REQUIRE(o.result.errors.empty());
+  REQUIRE(o.result.completed);
+  CHECK(o.semantics.verdict == "precise");
+  CHECK(o.semantics.lost == 0);
+  CHECK(o.semantics.duplicates == 0);
+  CHECK(o.semantics.differing == 0);
+}
+
 // An independent recount of lost reference entries: reference entries (stream, lineage, key,
 // value, ts) minus delivered ones, as multisets. Used to check the checker's own count.
 inline std::uint64_t recount_lost(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered) {

@@ -9,37 +9,6 @@ using namespace hapair::e2e;
 
 namespace {
 
-FaultSpec pause(const std::string& node, double at_s, double duration_s) {
-  FaultSpec f;
-  f.kind = FaultKind::pause;
-  f.node = node;
-  f.at_s = at_s;
-  f.duration_s = duration_s;
-  return f;
-}
-
-std::size_t count_events(const RunResult& r, const std::string& event) {
-  std::size_t n = 0;
-  for (const auto& e : r.events) n += e.event == event ? 1 : 0;
-  return n;
-}
-
-std::size_t count_events(const Plan& plan, const RunResult& r, const std::string& event, const std::string& node) {
-  std::size_t n = 0;
-  for (const auto& e : r.events) n += e.event == event && plan.nodes.at(e.node).name == node ? 1 : 0;
-  return n;
-}
-
-void check_precise(const RunOutcome& o) {
-  INFO("summary:\n" << o.summary);
-  REQUIRE(o.result.errors.empty());
-  REQUIRE(o.result.completed);
-  CHECK(o.semantics.verdict == "precise");
-  CHECK(o.semantics.lost == 0);
-  CHECK(o.semantics.duplicates == 0);
-  CHECK(o.semantics.differing == 0);
-}
-
 const HaMode kPrecise[] = {HaMode::upstream, HaMode::passive, HaMode::active};
 
 }  // namespace

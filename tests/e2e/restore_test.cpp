@@ -9,20 +9,6 @@ using namespace hapair::e2e;
 
 namespace {
 
-FaultSpec restart(const std::string& node, double at_s) {
-  FaultSpec f;
-  f.kind = FaultKind::restart;
-  f.node = node;
-  f.at_s = at_s;
-  return f;
-}
-
-std::size_t count_events(const RunResult& r, const std::string& event) {
-  std::size_t n = 0;
-  for (const auto& e : r.events) n += e.event == event ? 1 : 0;
-  return n;
-}
-
 TimeUs first_event_us(const RunResult& r, const std::string& event) {
   for (const auto& e : r.events)
     if (e.event == event) return e.at_us;

@@ -459,13 +459,15 @@ TEST_CASE("an ha override makes every processing fragment run that mode") {
   CHECK(plan.node_id("f2.backup") != kNoNode);
 }
 
-TEST_CASE("duration, rate and seed overrides apply and are re-validated") {
+TEST_CASE("duration, rate, seed and operator cost overrides apply and are re-validated") {
   Topology t = every_knob_changed();
   RunOverrides o;
   o.duration_s = 2.5;
   o.rate_tps = 500;
   o.seed = 99;
+  o.operator_cost_us_per_tuple = 75;
   REQUIRE(apply_overrides(t, o).empty());
+  CHECK(t.settings.operator_cost_us_per_tuple == 75);
   CHECK(t.settings.duration_s == 2.5);
   CHECK(t.settings.seed == 99);
   CHECK(t.fragments[0].source.rate_tps == 500);
@@ -476,9 +478,11 @@ TEST_CASE("duration, rate and seed overrides apply and are re-validated") {
   RunOverrides bad;
   bad.rate_tps = 2e7;
   bad.duration_s = 0;
+  bad.operator_cost_us_per_tuple = -5;
   const auto problems = apply_overrides(t, bad);
   INFO(joined(problems));
-  CHECK(problems.size() == 3);  // two sources and the duration
+  CHECK(problems.size() == 4);  // two sources, the duration and the operator cost
+  CHECK(has_problem(problems, {"operator_cost_us_per_tuple = -5", "(after the command-line overrides)"}));
   CHECK(has_problem(problems, {"source 'a'", "rate_tps = 20000000", "(after the command-line overrides)"}));
   CHECK(has_problem(problems, {"duration_s = 0"}));
 
