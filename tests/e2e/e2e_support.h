@@ -53,30 +53,19 @@ inline RunOutcome run_real(const std::shared_ptr<const Plan>& plan, std::vector<
   return o;
 }
 
-inline FaultSpec crash(const std::string& node, double at_s) {
+inline FaultSpec fault_spec(FaultKind kind, const std::string& node, double at_s, double duration_s = 0) {
   FaultSpec f;
-  f.kind = FaultKind::crash;
-  f.node = node;
-  f.at_s = at_s;
-  return f;
-}
-
-inline FaultSpec pause(const std::string& node, double at_s, double duration_s) {
-  FaultSpec f;
-  f.kind = FaultKind::pause;
+  f.kind = kind;
   f.node = node;
   f.at_s = at_s;
   f.duration_s = duration_s;
   return f;
 }
-
-inline FaultSpec restart(const std::string& node, double at_s) {
-  FaultSpec f;
-  f.kind = FaultKind::restart;
-  f.node = node;
-  f.at_s = at_s;
-  return f;
+inline FaultSpec crash(const std::string& node, double at_s) { return fault_spec(FaultKind::crash, node, at_s); }
+inline FaultSpec pause(const std::string& node, double at_s, double duration_s) {
+  return fault_spec(FaultKind::pause, node, at_s, duration_s);
 }
+inline FaultSpec restart(const std::string& node, double at_s) { return fault_spec(FaultKind::restart, node, at_s); }
 
 // How many trace events of this name the run recorded (at one node, by its plan name).
 inline std::size_t count_events(const RunResult& r, const std::string& event) {
