@@ -25,12 +25,8 @@ void CoreRunner::start(CoreOutput& out, bool restarted) {
 
 bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us) {
   HAPAIR_CHECK(started_);
-  TimeUs now = clock_.now_us();
-  if (wake_at_us_ <= now) {
-    wake_at_us_ = kNever;
-    handle(Tick{}, out);
-    now = clock_.now_us();
-  }
+  tick_if_due(out);
+  const TimeUs now = clock_.now_us();
   const std::size_t waiting = transport_.flush();
 
   TimeUs wait = std::min(wait_us, config_.wait_us_max);
@@ -49,19 +45,19 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
       ++messages_handled_;
       // A node working through a backlog (a replay, a catch-up, operators with a real cost)
       // still keeps its timers: heartbeats must not stop because the input is long.
-      if (wake_at_us_ <= clock_.now_us()) {
-        wake_at_us_ = kNever;
-        handle(Tick{}, out);
-        transport_.flush();
-      }
+      if (tick_if_due(out)) transport_.flush();
     }
   }
-  if (wake_at_us_ <= clock_.now_us()) {
-    wake_at_us_ = kNever;
-    handle(Tick{}, out);
-  }
+  tick_if_due(out);
   transport_.flush();
   return also_poll && (items[1].revents & ZMQ_POLLIN);
+}
+
+bool CoreRunner::tick_if_due(CoreOutput& out) {
+  if (wake_at_us_ > clock_.now_us()) return false;
+  wake_at_us_ = kNever;
+  handle(Tick{}, out);
+  return true;
 }
 
 void CoreRunner::handle(const Event& event, CoreOutput& out) {

@@ -73,6 +73,8 @@ class CoreRunner {
   void handle(const Event& event, CoreOutput& out);
   void perform(Effects&& effects, CoreOutput& out);
   void spend_operator_cost(std::uint64_t operator_tuples);
+  // Feeds Tick when the core's wake-up time has come (true), else nothing (false).
+  bool tick_if_due(CoreOutput& out);
 
   NodeCore& core_;
   Transport& transport_;

@@ -117,7 +117,6 @@ struct Simulator::Impl {
   CoreFactory factory;
   std::uint64_t seed = 0;
   SimSettings sim;
-  double operator_cost_us_per_tuple = 0.0;  // Settings: the operators' modelled cost
   sim::Network network;
   sim::EventQueue<Payload> queue;
   std::vector<SimNode> nodes;
@@ -152,7 +151,6 @@ struct Simulator::Impl {
         factory(std::move(f)),
         seed(s),
         sim(plan->topology.sim),
-        operator_cost_us_per_tuple(plan->settings().operator_cost_us_per_tuple),
         network(plan->topology.sim, plan->nodes.size(), Rng::derive(s, hash_name("sim.network"))),
         quiet(plan->settings(), plan->nodes.size()) {}
 
@@ -205,7 +203,7 @@ struct Simulator::Impl {
     Effects effects = n.core->handle(now_us, ev);
     double cost = sim.cpu_us_per_message;
     cost += sim.cpu_us_per_tuple * static_cast<double>(effects.tuples_processed);
-    cost += operator_cost_us_per_tuple * static_cast<double>(effects.operator_tuples);
+    cost += plan->settings().operator_cost_us_per_tuple * static_cast<double>(effects.operator_tuples);
     const TimeUs cost_us = static_cast<TimeUs>(std::llround(cost / sim.node_capacity));
     n.c.cpu_us += cost_us;
     if (cost_us <= 0) {
