@@ -16,6 +16,10 @@ ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
 
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   detector_.start(now);
+  if (!server_.own_heartbeats()) {
+    detector_.disable();
+    next_heartbeat_us_ = kNever;
+  }
   server_.trace(eff, now, "start", std::string("role=active_backup determinants=") +
                                        (server_.settings().determinants ? "on" : "off"));
 }
@@ -35,10 +39,10 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
       // The primary died before this standby had its state: nothing to take over with.
       server_.count("takeover_impossible_while_bootstrapping");
       server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[server_.route(server_.fragment_id()).primary].name +
-                                                " but not bootstrapped: cannot take over");
+                                                " detector=heartbeat but not bootstrapped: cannot take over");
       return;
     }
-    take_over(now, eff);
+    take_over(now, eff, Detector::heartbeat);
     return;
   }
   server_.process_input(now, eff);
@@ -108,8 +112,20 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
-void ActiveStandbyRole::take_over(TimeUs now, Effects& eff) {
-  begin_takeover(server_, now, eff, detector_.last_heard_us());
+void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (successor_ || lost.peer != primary || primary == server_.self()) return;
+  if (bootstrapping_) {
+    server_.count("takeover_impossible_while_bootstrapping");
+    server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[primary].name + " detector=" +
+                                              to_string(lost.detector) + " but not bootstrapped: cannot take over");
+    return;
+  }
+  take_over(now, eff, lost.detector);
+}
+
+void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
+  begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
   const bool follow = server_.settings().determinants && server_.fragment() &&
                       server_.fragment()->is_nondeterministic();
   if (follow) server_.release_determinant_buffers();

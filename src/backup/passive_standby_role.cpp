@@ -12,6 +12,10 @@ PassiveStandbyRole::PassiveStandbyRole(Server& server)
 
 void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   detector_.start(now);
+  if (!server_.own_heartbeats()) {
+    detector_.disable();
+    next_heartbeat_us_ = kNever;
+  }
   server_.trace(eff, now, "start", "role=passive_backup");
 }
 
@@ -25,7 +29,7 @@ void PassiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
 
 void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
   standby_heartbeat(now, eff);
-  if (!successor_ && detector_.check(now)) take_over(now, eff);
+  if (!successor_ && detector_.check(now)) take_over(now, eff, Detector::heartbeat);
 }
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
@@ -66,8 +70,14 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
-void PassiveStandbyRole::take_over(TimeUs now, Effects& eff) {
-  const NodeId old = begin_takeover(server_, now, eff, detector_.last_heard_us());
+void PassiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (successor_ || lost.peer != primary || primary == server_.self()) return;
+  take_over(now, eff, lost.detector);
+}
+
+void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
+  const NodeId old = begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
   (void)old;
   std::string how = "state=empty";
   if (installed_.id != 0) {

@@ -26,6 +26,7 @@ class PassiveStandbyRole : public RoleBehaviour {
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override {
     return successor_ ? kNever : std::min(detector_.deadline_us(), next_heartbeat_us_);
   }
@@ -33,7 +34,7 @@ class PassiveStandbyRole : public RoleBehaviour {
 
  private:
   void on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
-  void take_over(TimeUs now, Effects& eff);
+  void take_over(TimeUs now, Effects& eff, Detector detector);
 
   void standby_heartbeat(TimeUs now, Effects& eff);
 

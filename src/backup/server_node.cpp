@@ -31,10 +31,13 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, Start>) {
+          server_.set_driver_watches_partner(e.driver_watches_partner);
           if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_);
           role_->on_start(now, eff);
         } else if constexpr (std::is_same_v<T, Tick>) {
           role_->on_tick(now, eff);
+        } else if constexpr (std::is_same_v<T, PeerLost>) {
+          role_->on_peer_lost(now, e, eff);
         } else {
           const Envelope& env = e.envelope;
           // A rejoining node speaks from an old epoch by definition: its request is not stale.

@@ -14,6 +14,10 @@ SpareRole::SpareRole(Server& server)
 
 void SpareRole::on_start(TimeUs now, Effects& eff) {
   detector_.start(now);
+  if (!server_.own_heartbeats()) {
+    detector_.disable();
+    next_heartbeat_us_ = kNever;
+  }
   server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.mode()));
 }
 
@@ -27,7 +31,7 @@ void SpareRole::standby_heartbeat(TimeUs now, Effects& eff) {
 
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
   standby_heartbeat(now, eff);
-  if (!collecting_ && !successor_ && detector_.check(now)) take_over(now, eff);
+  if (!collecting_ && !successor_ && detector_.check(now)) take_over(now, eff, Detector::heartbeat);
   if (collecting_ && now >= next_offer_request_us_) {
     // An offer, or our Takeover, was lost: announce again to the producers that have not
     // answered (a repeated Takeover makes them send their restart points again).
@@ -78,8 +82,14 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       env.body);
 }
 
-void SpareRole::take_over(TimeUs now, Effects& eff) {
-  failed_primary_ = begin_takeover(server_, now, eff, detector_.last_heard_us());
+void SpareRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (collecting_ || successor_ || lost.peer != primary || primary == server_.self()) return;
+  take_over(now, eff, lost.detector);
+}
+
+void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
+  failed_primary_ = begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
   if (server_.mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
     collecting_ = true;

@@ -25,11 +25,12 @@ class SpareRole : public RoleBehaviour {
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
  private:
-  void take_over(TimeUs now, Effects& eff);
+  void take_over(TimeUs now, Effects& eff, Detector detector);
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
 
   void standby_heartbeat(TimeUs now, Effects& eff);

@@ -2,12 +2,12 @@
 
 namespace hapair {
 
-NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us) {
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
   Route& r = server.route_mut(server.fragment_id());
   const NodeId old_primary = r.primary;
   server.trace(eff, now, "detection",
                "failed=" + server.plan().nodes[old_primary].name +
-                   " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)));
+                   " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)) + " detector=" + to_string(detector));
   r.primary = server.self();
   r.standby = kNoNode;
   r.epoch += 1;

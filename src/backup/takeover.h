@@ -13,6 +13,7 @@
 namespace hapair {
 
 // Becomes the primary of my fragment at a new epoch; returns the old primary.
-NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us);
+// `detector` is the one that found the failure (the detection trace says which).
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector);
 
 }  // namespace hapair

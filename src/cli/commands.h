@@ -14,6 +14,7 @@ int node_command(const Args& args);   // run one node process (started by a laun
 int bench_command(const Args& args);  // one-hop throughput against raw ZeroMQ
 int compare_command(const Args& args);  // every approach on one network: the main job
 int experiment_command(const Args& args);  // one reproduction experiment (or all): CSV, plot, claim check
-int chaos_command(const Args& args);  // the fault campaign: random networks and fault schedules, each checked
+int chaos_command(const Args& args);
+int soak_command(const Args& args);   // repeated runs per approach: false detections, detection/recovery distributions  // the fault campaign: random networks and fault schedules, each checked
 
 }  // namespace hapair::cli

@@ -17,6 +17,7 @@ constexpr Entry kCommands[] = {
     {"compare", hapair::cli::compare_command, "every approach on the default network with the same crash (the main job)"},
     {"experiment", hapair::cli::experiment_command, "reproduce one of the paper's figures (or all): CSV, plot, claim check"},
     {"chaos", hapair::cli::chaos_command, "fault campaign: random networks and faults, every run checked (exit 1 on a violation)"},
+    {"soak", hapair::cli::soak_command, "repeat runs per approach: count false detections; with --victim, detection/recovery distributions"},
     {"run", hapair::cli::run_command, "run one configuration (default network) and report its metrics"},
     {"node", hapair::cli::node_command, "run one node process (for launchers and multi-host runs)"},
     {"bench", hapair::cli::bench_command, "one-hop throughput of hapair against raw ZeroMQ"},

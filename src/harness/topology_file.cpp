@@ -274,6 +274,7 @@ std::vector<Knob> network_knobs(Topology& t) {
           enum_knob("queue_full_policy", s.queue_full_policy, parse_queue_full_policy, allowed_queue_full_policies()),
           bool_knob("determinants", s.determinants),
           enum_knob("trimming", s.trimming, parse_trimming_rule, allowed_trimming_rules()),
+          enum_knob("detector", s.detector, parse_detector_kind, allowed_detector_kinds()),
           int_knob("conservative_retention_ms", s.conservative_retention_ms),
           double_knob("drain_timeout_s", s.drain_timeout_s),
           double_knob("drain_quiet_s", s.drain_quiet_s),
@@ -728,9 +729,10 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
       if (f.kind == FragmentKind::source) f.source.rate_tps = *overrides.rate_tps;
   if (overrides.seed) topology.settings.seed = *overrides.seed;
   if (overrides.operator_cost_us_per_tuple) topology.settings.operator_cost_us_per_tuple = *overrides.operator_cost_us_per_tuple;
+  if (overrides.detector) topology.settings.detector = *overrides.detector;
   std::vector<std::string> problems = validate(topology);
   const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
-                   overrides.operator_cost_us_per_tuple;
+                   overrides.operator_cost_us_per_tuple || overrides.detector;
   if (any)
     for (std::string& p : problems) p += " (after the command-line overrides)";
   return problems;

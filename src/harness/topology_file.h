@@ -42,6 +42,7 @@ struct RunOverrides {
   std::optional<double> rate_tps;  // every source
   std::optional<std::uint64_t> seed;
   std::optional<double> operator_cost_us_per_tuple;
+  std::optional<DetectorKind> detector;
 };
 
 // Applies the overrides and re-validates: the problems of the result (empty: valid). An `ha`

@@ -24,6 +24,10 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     next_heartbeat_us_ = now;
     standby_detector_.start(now);
   }
+  if (!server_.own_heartbeats()) {
+    standby_detector_.disable();
+    next_heartbeat_us_ = kNever;
+  }
   const TimeUs ack_interval = us_from_ms(static_cast<double>(server_.settings().ack_interval_ms));
   const bool has_live_standby = heartbeat_to_ != kNoNode;
   if (server_.kind() == FragmentKind::operators) {
@@ -54,11 +58,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
-  if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) {
-    server_.count("standby_suspected");
-    server_.trace(eff, now, "standby_suspected",
-                  "standby=" + server_.plan().nodes[heartbeat_to_].name + " (output that waits for it stays held)");
-  }
+  if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) standby_suspected(now, eff, Detector::heartbeat);
   if (now >= next_heartbeat_us_) {
     server_.send(eff, now, heartbeat_to_, Heartbeat{static_cast<std::uint64_t>(now)});
     next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
@@ -126,6 +126,18 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   if (!successor_) after_event(now, eff);
 }
 
+void PrimaryRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
+  if (heartbeat_to_ == kNoNode || lost.peer != heartbeat_to_) return;
+  standby_suspected(now, eff, lost.detector);
+}
+
+void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector) {
+  server_.count("standby_suspected");
+  server_.trace(eff, now, "standby_suspected",
+                "standby=" + server_.plan().nodes[heartbeat_to_].name + " detector=" + to_string(detector) +
+                    " (output that waits for it stays held)");
+}
+
 void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
   const PlanFragment& f = server_.fragment_plan();
   const NodeId other = server_.self() == f.primary ? f.standby : f.primary;
@@ -157,7 +169,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   server_.announce_takeover(now, eff, from);
   server_.send_routes_to(now, eff, from);
   heartbeat_to_ = from;
-  next_heartbeat_us_ = now;
+  next_heartbeat_us_ = server_.own_heartbeats() ? now : kNever;
   standby_detector_.start(now);
   server_.trace(eff, now, "rejoin_accepted",
                 "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));

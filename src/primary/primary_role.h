@@ -37,6 +37,7 @@ class PrimaryRole : public RoleBehaviour {
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
@@ -46,6 +47,8 @@ class PrimaryRole : public RoleBehaviour {
   void maybe_finish_rebase(TimeUs now, Effects& eff);
   // A restarted node of my fragment asks to become my standby again.
   void on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);
+  // The standby was found failed, by my heartbeat detector or the driver's (PeerLost).
+  void standby_suspected(TimeUs now, Effects& eff, Detector detector);
 
   Server& server_;
   PrimaryOptions options_;

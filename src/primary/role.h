@@ -19,6 +19,9 @@ class RoleBehaviour {
   virtual void on_tick(TimeUs now, Effects& eff) = 0;
   // Called only for envelopes from the sender's current epoch (Server::is_current).
   virtual void on_message(TimeUs now, const Envelope& env, Effects& eff) = 0;
+  // The driver's detector reports that the partner failed (core.h PeerLost). The default: not
+  // this role's concern (a fenced or rejoining node, a primary without a standby).
+  virtual void on_peer_lost(TimeUs /*now*/, const PeerLost& /*lost*/, Effects& /*eff*/) {}
   virtual TimeUs next_wakeup_us() const = 0;
   // A role that hands over (a standby that took over) returns its successor once.
   virtual std::unique_ptr<RoleBehaviour> take_successor() { return nullptr; }

@@ -184,6 +184,10 @@ class Server {
   // output queues (and deliveries for sinks). Stops early under back-pressure.
   void process_input(TimeUs now, Effects& eff);
   bool input_blocked() const { return input_blocked_; }
+  // Start::driver_watches_partner: the driver reports the partner's failure (PeerLost), so the
+  // roles send no heartbeats of their own and their heartbeat detectors stay quiet.
+  void set_driver_watches_partner(bool on) { driver_watches_partner_ = on; }
+  bool own_heartbeats() const { return !driver_watches_partner_; }
   void set_processing_paused(bool paused) { processing_paused_ = paused; }
   bool processing_paused() const { return processing_paused_; }
   std::size_t input_queue_size() const { return input_queue_.size(); }
@@ -300,6 +304,7 @@ class Server {
   std::map<NodeId, TimeUs> stale_answered_us_;
   bool input_blocked_ = false;
   bool processing_paused_ = false;
+  bool driver_watches_partner_ = false;
 
   std::map<StreamId, OutputState> outputs_;
 

@@ -27,12 +27,29 @@ struct Start {
   // The node's process was restarted after a crash (its state is gone, and the fragment has
   // moved on without it): it rejoins as the standby of whoever is primary now.
   bool restarted = false;
+  // The driver watches the node's pair partner itself (heartbeats outside the node's loop, and
+  // the partner's connection) and reports a failure as PeerLost: the core then sends no
+  // heartbeats of its own and its heartbeat detectors never fire. False: the core's own
+  // heartbeats (the paper's detector, served by the node's loop) decide, and the driver may
+  // still report a lost connection.
+  bool driver_watches_partner = false;
 };
 struct Tick {};
 struct Received {
   Envelope envelope;
 };
-using Event = std::variant<Start, Tick, Received>;
+// Which detector found a failure: a heartbeat timeout (a crash, a hang or a partition), or the
+// loss of the partner's connection (only a crash: a dead process's kernel closes its sockets).
+enum class Detector { heartbeat, connection };
+inline const char* to_string(Detector d) { return d == Detector::connection ? "connection" : "heartbeat"; }
+
+// The driver's detector reports that `peer` (the node's pair partner) failed. Sent at most once
+// per loss; a peer that comes back (a restarted process) is heard from again through messages.
+struct PeerLost {
+  NodeId peer = kNoNode;
+  Detector detector = Detector::connection;
+};
+using Event = std::variant<Start, Tick, Received, PeerLost>;
 
 struct Outgoing {
   NodeId to = kNoNode;

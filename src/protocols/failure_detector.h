@@ -29,7 +29,7 @@ class FailureDetector {
   }
   // Re-evaluates at `now`; true exactly once per suspicion (the moment it is first suspected).
   bool check(TimeUs now) {
-    if (!started_ || suspected_) return false;
+    if (disabled_ || !started_ || suspected_) return false;
     if (now - last_heard_us_ >= timeout_us_) {
       suspected_ = true;
       return true;
@@ -40,14 +40,21 @@ class FailureDetector {
   bool started() const { return started_; }
   TimeUs last_heard_us() const { return last_heard_us_; }
   // When check() could next turn true.
-  TimeUs deadline_us() const { return started_ && !suspected_ ? last_heard_us_ + timeout_us_ : kNever; }
+  TimeUs deadline_us() const {
+    return !disabled_ && started_ && !suspected_ ? last_heard_us_ + timeout_us_ : kNever;
+  }
   void stop() { started_ = false; }
+  // For good: the driver watches the partner (core.h Start::driver_watches_partner), so this
+  // detector never suspects anyone; heard() still records when the peer was last heard.
+  void disable() { disabled_ = true; }
+  bool disabled() const { return disabled_; }
 
  private:
   TimeUs timeout_us_ = 30'000;
   TimeUs last_heard_us_ = 0;
   bool started_ = false;
   bool suspected_ = false;
+  bool disabled_ = false;
 };
 
 }  // namespace hapair

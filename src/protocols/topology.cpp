@@ -74,6 +74,8 @@ constexpr std::array<std::pair<DistributionKind, const char*>, 3> kDistributions
      {DistributionKind::exponential, "exponential"}}};
 constexpr std::array<std::pair<TrimmingRule, const char*>, 2> kTrimmingRules{
     {{TrimmingRule::exact, "exact"}, {TrimmingRule::conservative, "conservative"}}};
+constexpr std::array<std::pair<DetectorKind, const char*>, 2> kDetectors{
+    {{DetectorKind::heartbeat, "heartbeat"}, {DetectorKind::connection_heartbeat, "connection+heartbeat"}}};
 
 }  // namespace
 
@@ -89,6 +91,7 @@ const char* to_string(AggregateFunction v) { return name_of(kFunctions, v); }
 const char* to_string(JoinCombine v) { return name_of(kCombines, v); }
 const char* to_string(DistributionKind v) { return name_of(kDistributions, v); }
 const char* to_string(TrimmingRule v) { return name_of(kTrimmingRules, v); }
+const char* to_string(DetectorKind v) { return name_of(kDetectors, v); }
 
 std::optional<HaMode> parse_ha_mode(const std::string& s) { return parse_from(kHaModes, s); }
 std::optional<OperatorKind> parse_operator_kind(const std::string& s) { return parse_from(kOperatorKinds, s); }
@@ -100,6 +103,7 @@ std::optional<AggregateFunction> parse_aggregate_function(const std::string& s) 
 std::optional<JoinCombine> parse_join_combine(const std::string& s) { return parse_from(kCombines, s); }
 std::optional<DistributionKind> parse_distribution_kind(const std::string& s) { return parse_from(kDistributions, s); }
 std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return parse_from(kTrimmingRules, s); }
+std::optional<DetectorKind> parse_detector_kind(const std::string& s) { return parse_from(kDetectors, s); }
 std::string allowed_ha_modes() { return allowed(kHaModes); }
 std::string allowed_operator_kinds() { return allowed(kOperatorKinds); }
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
@@ -110,6 +114,7 @@ std::string allowed_aggregate_functions() { return allowed(kFunctions); }
 std::string allowed_join_combines() { return allowed(kCombines); }
 std::string allowed_distribution_kinds() { return allowed(kDistributions); }
 std::string allowed_trimming_rules() { return allowed(kTrimmingRules); }
+std::string allowed_detector_kinds() { return allowed(kDetectors); }
 
 Topology default_topology() {
   Topology t;

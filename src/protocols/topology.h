@@ -30,6 +30,12 @@ enum class DistributionKind { uniform, normal, exponential };
 // How an upstream decides what its downstream no longer needs (experiment 6): from the
 // operators' cause functions, or by a rule that knows nothing about them.
 enum class TrimmingRule { exact, conservative };
+// How a standby (and a primary, of its standby) tells that its partner failed (docs/TOPOLOGY.md):
+// `heartbeat` is the paper's detector, heartbeat messages served by the node's own loop;
+// `connection_heartbeat` adds the loss of the partner's connection (a crashed process's kernel
+// closes it at once) and, on real processes, moves the heartbeats into ZeroMQ's I/O thread so a
+// busy node's heartbeats are not late.
+enum class DetectorKind { heartbeat, connection_heartbeat };
 
 const char* to_string(HaMode);
 const char* to_string(FragmentKind);
@@ -43,6 +49,7 @@ const char* to_string(AggregateFunction);
 const char* to_string(JoinCombine);
 const char* to_string(DistributionKind);
 const char* to_string(TrimmingRule);
+const char* to_string(DetectorKind);
 
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
 std::optional<HaMode> parse_ha_mode(const std::string&);
@@ -55,6 +62,7 @@ std::optional<AggregateFunction> parse_aggregate_function(const std::string&);
 std::optional<JoinCombine> parse_join_combine(const std::string&);
 std::optional<DistributionKind> parse_distribution_kind(const std::string&);
 std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
+std::optional<DetectorKind> parse_detector_kind(const std::string&);
 std::string allowed_ha_modes();  // "none, amnesia, upstream, passive, active"
 std::string allowed_operator_kinds();
 std::string allowed_queue_full_policies();
@@ -65,6 +73,7 @@ std::string allowed_aggregate_functions();
 std::string allowed_join_combines();
 std::string allowed_distribution_kinds();
 std::string allowed_trimming_rules();
+std::string allowed_detector_kinds();  // "heartbeat, connection+heartbeat"
 
 struct ValueDistribution {
   DistributionKind kind = DistributionKind::uniform;
@@ -134,6 +143,7 @@ struct Settings {
   std::int64_t batch_flush_ms = 2;         // a partial batch waits at most this long
   std::int64_t heartbeat_interval_ms = 10;
   std::int64_t failure_timeout_ms = 30;    // missed heartbeats for this long => failed
+  DetectorKind detector = DetectorKind::connection_heartbeat;
   std::int64_t ack_interval_ms = 20;       // level-0 / level-1 acks at most this often
   std::int64_t checkpoint_interval_ms = 100;
   CheckpointMode checkpoint_mode = CheckpointMode::full;

@@ -1,7 +1,9 @@
 #include "runtime/core_runner.h"
 
+#include <time.h>
+
 #include <algorithm>
-#include <chrono>
+#include <vector>
 
 #include "protocols/check.h"
 
@@ -16,11 +18,26 @@ CoreRunner::CoreRunner(NodeCore& core, Transport& transport, NodeId self, const 
                    "operator_cost_us_per_tuple=" << config_.operator_cost_us_per_tuple);
 }
 
+void CoreRunner::set_partner_watch(PartnerWatch* watch, std::function<bool()> allowed) {
+  HAPAIR_CHECK(!started_);
+  watch_ = watch;
+  peer_lost_allowed_ = std::move(allowed);
+}
+
 void CoreRunner::start(CoreOutput& out, bool restarted) {
   HAPAIR_CHECK(!started_);
   started_ = true;
-  handle(Start{restarted}, out);
+  handle(Start{restarted, watch_ != nullptr}, out);
   transport_.flush();
+}
+
+bool CoreRunner::peer_lost_if_reported(CoreOutput& out) {
+  if (!watch_ || !watch_->pending()) return false;
+  const std::vector<PeerLost> lost = watch_->take_lost();
+  if (lost.empty() || (peer_lost_allowed_ && !peer_lost_allowed_())) return false;
+  for (const PeerLost& l : lost) handle(l, out);
+  transport_.flush();
+  return true;
 }
 
 bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us) {
@@ -33,9 +50,11 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   if (wake_at_us_ != kNever) wait = std::min(wait, wake_at_us_ - now);
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
 
-  zmq::pollitem_t items[2] = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0},
-                              {also_poll ? also_poll->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-  poll_sockets(items, also_poll ? 2 : 1, wait);
+  std::vector<zmq::pollitem_t> items = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0}};
+  if (also_poll) items.push_back({also_poll->handle(), 0, ZMQ_POLLIN, 0});
+  if (watch_) watch_->add_poll_items(items);
+  poll_sockets(items.data(), items.size(), wait);
+  peer_lost_if_reported(out);
 
   if (items[0].revents & ZMQ_POLLIN) {
     for (int i = 0; i < config_.receive_messages_per_turn_max; ++i) {
@@ -44,8 +63,9 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
       handle(Received{std::move(*envelope)}, out);
       ++messages_handled_;
       // A node working through a backlog (a replay, a catch-up, operators with a real cost)
-      // still keeps its timers: heartbeats must not stop because the input is long.
-      if (tick_if_due(out)) transport_.flush();
+      // still keeps its timers, and learns of its partner's crash between two messages.
+      const bool lost = peer_lost_if_reported(out);
+      if (tick_if_due(out) || lost) transport_.flush();
     }
   }
   tick_if_due(out);
@@ -70,11 +90,18 @@ void CoreRunner::handle(const Event& event, CoreOutput& out) {
 void CoreRunner::spend_operator_cost(std::uint64_t operator_tuples) {
   if (operator_tuples == 0 || config_.operator_cost_us_per_tuple <= 0.0) return;
   // Busy, not asleep: the cost is CPU time, measured as such by the CPU overhead metric, and
-  // it competes for the machine's cores as real operator work would.
-  const auto spend = std::chrono::nanoseconds(
-      static_cast<std::int64_t>(config_.operator_cost_us_per_tuple * 1000.0 * static_cast<double>(operator_tuples)));
-  const auto until = std::chrono::steady_clock::now() + spend;
-  while (std::chrono::steady_clock::now() < until) {
+  // it competes for the machine's cores as real operator work would. It is counted on the
+  // thread's CPU clock, so time the thread spends preempted (another process, CPU steal) is
+  // not charged: the work is the same however busy the machine is.
+  const auto spend_ns =
+      static_cast<std::int64_t>(config_.operator_cost_us_per_tuple * 1000.0 * static_cast<double>(operator_tuples));
+  const auto thread_cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  const std::int64_t until = thread_cpu_ns() + spend_ns;
+  while (thread_cpu_ns() < until) {
   }
 }
 

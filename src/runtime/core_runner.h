@@ -22,6 +22,7 @@
 
 #include "protocols/core.h"
 #include "protocols/plan.h"
+#include "runtime/partner_watch.h"
 #include "runtime/run_clock.h"
 #include "runtime/transport.h"
 
@@ -46,9 +47,11 @@ struct CoreRunnerConfig {
   TimeUs wait_us_max = 5'000;
   // The longest a turn waits while an outbox holds messages ZeroMQ refused, before retrying.
   TimeUs outbox_retry_us = 1'000;
-  // Settings::operator_cost_us_per_tuple: after each handle() the runner spins on the CPU this
+  // Settings::operator_cost_us_per_tuple: after each handle() the runner works on the CPU this
   // long per tuple an operator fragment processed, so an operator costs what the paper's model
-  // says it costs (and reprocessing after a failure takes time).
+  // says it costs (and reprocessing after a failure takes time). The cost is CPU time of the
+  // node's thread (CLOCK_THREAD_CPUTIME_ID), not wall-clock time: a node that is preempted
+  // while it works is charged the same, not more.
   double operator_cost_us_per_tuple = 0.0;
 };
 
@@ -60,6 +63,11 @@ class CoreRunner {
   // Feeds Start (with restarted = true for a process restarted after a crash, so the core
   // rejoins its fragment instead of starting fresh). Call once, before the first turn.
   void start(CoreOutput& out, bool restarted = false);
+  // The driver's detector of the pair partner (connection+heartbeat): its reports are fed as
+  // PeerLost between messages and after every wait. `allowed` is asked first and may refuse
+  // (a node that was told to stop sees its partner exit, which is no failure). Set before
+  // start(): the core then learns that the driver watches its partner.
+  void set_partner_watch(PartnerWatch* watch, std::function<bool()> allowed);
   // One loop turn: waits for input on the inbox (and on `also_poll`, when given) until the
   // core's next wake-up or at most `wait_us` (capped by wait_us_max), feeds Tick when a wake-up
   // time has passed, feeds the received messages and performs the sends. Returns whether
@@ -75,12 +83,16 @@ class CoreRunner {
   void spend_operator_cost(std::uint64_t operator_tuples);
   // Feeds Tick when the core's wake-up time has come (true), else nothing (false).
   bool tick_if_due(CoreOutput& out);
+  // Feeds the partner watch's reports, if any (true when it fed one).
+  bool peer_lost_if_reported(CoreOutput& out);
 
   NodeCore& core_;
   Transport& transport_;
   NodeId self_;
   const RunClock& clock_;
   CoreRunnerConfig config_;
+  PartnerWatch* watch_ = nullptr;
+  std::function<bool()> peer_lost_allowed_;
   TimeUs last_now_us_ = 0;
   TimeUs wake_at_us_ = kNever;
   std::int64_t messages_handled_ = 0;

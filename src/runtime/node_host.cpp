@@ -90,7 +90,8 @@ enum class ControlAction { none, stop };
 class NodeHost {
  public:
   NodeHost(zmq::context_t& context, const NodeProcessOptions& options, NodeId self)
-      : options_(options),
+      : context_(context),
+        options_(options),
         self_(self),
         plan_(*options.plan),
         is_sink_(plan_.fragments.at(plan_.nodes.at(self).fragment).kind == FragmentKind::sink),
@@ -106,6 +107,7 @@ class NodeHost {
     const Directory directory = wait_for_directory();
     if (stop_requested_) return kNodeExitOk;
     for (NodeId id = 0; id < directory.endpoints.size(); ++id) transport_.set_peer(id, directory.endpoints[id]);
+    watch_partner(context_, directory);
     clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
 
     // Until the epoch only the launcher is listened to, so a StopRun or Kill still works.
@@ -124,6 +126,20 @@ class NodeHost {
                                                           : std::string("tcp://127.0.0.1:*");
     config.log_name = options.node_name;
     return config;
+  }
+
+  // Settings::detector = connection+heartbeat: the other node of this node's fragment (its pair
+  // partner: the primary of a standby, the standby of a primary) is watched by PartnerWatch.
+  void watch_partner(zmq::context_t& context, const Directory& directory) {
+    const Settings& s = plan_.settings();
+    if (s.detector != DetectorKind::connection_heartbeat) return;
+    const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self_).fragment);
+    watch_.emplace(context, PartnerWatchConfig{static_cast<int>(s.heartbeat_interval_ms),
+                                               static_cast<int>(s.failure_timeout_ms)});
+    for (const NodeId partner : {f.primary, f.standby}) {
+      if (partner == kNoNode || partner == self_ || directory.endpoints.at(partner).empty()) continue;
+      watch_->watch(partner, directory.endpoints[partner]);
+    }
   }
 
   Directory wait_for_directory() {
@@ -151,6 +167,17 @@ class NodeHost {
     CoreRunnerConfig runner_config = options_.runner;
     runner_config.operator_cost_us_per_tuple = plan_.settings().operator_cost_us_per_tuple;
     CoreRunner runner(*core_, transport_, self_, *clock_, runner_config);
+    if (watch_ && !watch_->empty()) {
+      // A partner that exits after StopRun has not failed: a pending StopRun is read first.
+      runner.set_partner_watch(&*watch_, [this] {
+        for (int i = 0; i < 16 && !stop_requested_; ++i) {
+          std::optional<Envelope> envelope = control_.receive(0);
+          if (!envelope) break;
+          on_control(*envelope);
+        }
+        return !stop_requested_;
+      });
+    }
     runner.start(out_, options_.rejoin);
     next_stats_us_ = clock_->now_us() + options_.stats_interval_us;
     for (;;) {
@@ -245,6 +272,10 @@ class NodeHost {
     metrics["control_send_failed"] = control_.send_failed();
     metrics["control_unexpected"] = control_unexpected_;
     metrics["finished"] = out_.finished ? 1 : 0;
+    if (watch_) {
+      metrics["partner_lost.connection"] = watch_->connection_losses();
+      metrics["partner_lost.heartbeat"] = watch_->heartbeat_losses();
+    }
     // Lets a launcher (or a test) check afterwards that the process is really gone.
     metrics["pid"] = static_cast<std::int64_t>(getpid());
     // The host's own counters win a name clash: they describe the process, not the role.
@@ -271,6 +302,7 @@ class NodeHost {
     return status;
   }
 
+  zmq::context_t& context_;
   const NodeProcessOptions& options_;
   NodeId self_;
   const Plan& plan_;
@@ -278,6 +310,7 @@ class NodeHost {
   Transport transport_;
   ControlClient control_;
   std::unique_ptr<NodeCore> core_;
+  std::optional<PartnerWatch> watch_;
   std::optional<RunClock> clock_;
   CoreOutput out_;
   bool stop_requested_ = false;

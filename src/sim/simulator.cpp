@@ -61,7 +61,14 @@ struct FaultEdge {
   std::size_t index = 0;
   bool end = false;
 };
-using Payload = std::variant<SampleDue, StartDue, TickDue, Arrival, Release, FaultEdge>;
+// The crash of `lost` closes its connection to its pair partner `to` (detector =
+// connection+heartbeat): the partner's driver reports it one link latency later.
+struct ConnectionClosed {
+  NodeId to = kNoNode;
+  std::uint32_t to_incarnation = 0;
+  NodeId lost = kNoNode;
+};
+using Payload = std::variant<SampleDue, StartDue, TickDue, Arrival, Release, FaultEdge, ConnectionClosed>;
 
 // ---- nodes -------------------------------------------------------------------------------
 
@@ -349,6 +356,29 @@ struct Simulator::Impl {
     network.sender_crashed(n.id, now_us);
     quiet.set_down(n.id, true);
     trace(n.id, "failure", "kind=crash node=" + n.name);
+    close_connections_of(n);
+  }
+
+  // A crashed process's kernel closes its connections; its pair partner's connection detector
+  // sees that one link latency later (a partition in between keeps the news from it).
+  void close_connections_of(const SimNode& n) {
+    if (plan->settings().detector != DetectorKind::connection_heartbeat) return;
+    const PlanFragment& f = plan->fragments.at(plan->nodes.at(n.id).fragment);
+    for (const NodeId partner : {f.primary, f.standby}) {
+      if (partner == kNoNode || partner == n.id || nodes[partner].crashed) continue;
+      queue.push(now_us + network.latency_us(), ConnectionClosed{partner, nodes[partner].incarnation, n.id});
+    }
+  }
+
+  void on_connection_closed(const ConnectionClosed& c) {
+    SimNode& to = nodes[c.to];
+    if (to.crashed || to.incarnation != c.to_incarnation || network.is_cut(c.lost, c.to)) return;
+    // The runtime reads its partner watch between two messages: the report does not wait
+    // behind the node's queued input.
+    if (to.fifo.size() >= options.node_fifo_events_max) return;
+    to.fifo.push_front(PeerLost{c.lost, Detector::connection});
+    ++fifo_events;
+    work(to);
   }
 
   void restart(SimNode& n) {
@@ -450,6 +480,8 @@ struct Simulator::Impl {
             on_arrival(e);
           } else if constexpr (std::is_same_v<T, Release>) {
             on_release(e);
+          } else if constexpr (std::is_same_v<T, ConnectionClosed>) {
+            on_connection_closed(e);
           } else {
             on_fault(e);
           }

@@ -1,0 +1,124 @@
+// `hapair soak`: repeats failure-free (or one-SIGKILL) runs of every approach on one or more
+// networks and counts false detections; with --victim, the distribution of the detection and
+// recovery times of the planned crash. The measurement behind docs/DETECTION.md.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "harness/compare.h"
+#include "harness/soak.h"
+
+namespace hapair::cli {
+
+int soak_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::vector<std::string> topology_paths;
+  std::string driver = "real", out_dir = "out/soak", victim, approaches = "upstream,passive,active", detector;
+  double duration_s = 3.0, rate_tps = 0, fail_at_s = 1.5, operator_cost_us = kCompareOperatorCostUs;
+  long long runs = 20;
+  po::options_description described("hapair soak options");
+  described.add_options()
+      ("help,h", "show this help")
+      ("topology", po::value<std::vector<std::string>>(&topology_paths),
+       "a topology file; repeat for several networks (default: the built-in default network)")
+      ("runs", po::value<long long>(&runs)->default_value(20), "runs per approach and network (>= 1)")
+      ("approaches", po::value<std::string>(&approaches)->default_value("upstream,passive,active"),
+       "comma-separated subset of: none,amnesia,upstream,passive,active")
+      ("victim", po::value<std::string>(&victim),
+       "SIGKILL this node in every run (a primary of an operator fragment); without it the runs are failure-free")
+      ("fail-at-s", po::value<double>(&fail_at_s)->default_value(1.5), "when the victim is killed")
+      ("duration-s", po::value<double>(&duration_s)->default_value(3.0), "seconds the sources emit in each run")
+      ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source (default: the network's)")
+      ("operator-cost-us", po::value<double>(&operator_cost_us)->default_value(kCompareOperatorCostUs),
+       "CPU cost of one tuple at an operator, in us (the experiments' load is 100)")
+      ("detector", po::value<std::string>(&detector), "connection+heartbeat or heartbeat (default: the network's)")
+      ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
+      ("out", po::value<std::string>(&out_dir)->default_value("out/soak"), "directory for soak.csv and soak.txt");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(described).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: hapair soak [options]\n\n"
+                << "Counts, over many real runs, the detections and standby suspicions that no planned fault\n"
+                   "explains (false detections), and with --victim the detection and recovery time of the planned\n"
+                   "SIGKILL (median / p99 / max). Exit status: 0 when every run completed, no false detection or\n"
+                   "suspicion happened and every precise approach (upstream, passive, active) was precise; 1\n"
+                   "otherwise; 2 for bad options.\n\n"
+                << described;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hapair soak: %s\n(hapair soak --help lists the options)\n", e.what());
+    return 2;
+  }
+  std::vector<std::string> problems;
+  if (runs < 1) problems.push_back("--runs " + std::to_string(runs) + ": must be at least 1");
+  if (duration_s <= 0) problems.push_back("--duration-s must be > 0");
+  if (driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
+  SoakOptions options;
+  options.driver = driver;
+  options.out_dir = out_dir;
+  options.runs = static_cast<std::size_t>(std::max<long long>(runs, 1));
+  options.approaches.clear();
+  {
+    std::stringstream ss(approaches);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (auto m = parse_ha_mode(item)) options.approaches.push_back(*m);
+      else problems.push_back("--approaches: '" + item + "' is not an approach; allowed: " + allowed_ha_modes());
+    }
+  }
+  RunOverrides overrides;
+  overrides.duration_s = duration_s;
+  overrides.operator_cost_us_per_tuple = operator_cost_us;
+  if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
+  if (vm.count("detector")) {
+    if (auto d = parse_detector_kind(detector)) overrides.detector = *d;
+    else problems.push_back("--detector '" + detector + "' is not one of: " + allowed_detector_kinds());
+  }
+  if (!problems.empty()) return report_problems("hapair soak", "bad options", problems);
+  if (topology_paths.empty()) topology_paths.push_back("");
+  std::vector<Topology> networks;
+  for (const std::string& path : topology_paths) {
+    auto plan = load_plan("hapair soak", path, overrides);
+    if (!plan) return 2;
+    if (!victim.empty()) {
+      const NodeId id = plan->node_id(victim);
+      if (id == kNoNode || plan->nodes[id].standby ||
+          plan->fragments[plan->nodes[id].fragment].kind != FragmentKind::operators) {
+        std::string names;
+        for (const PlanNode& n : plan->nodes)
+          if (!n.standby && plan->fragments[n.fragment].kind == FragmentKind::operators)
+            names += (names.empty() ? "" : ", ") + n.name;
+        return report_problems("hapair soak", "bad --victim",
+                               {"--victim '" + victim + "' is not the primary of an operator fragment of network " +
+                                plan->topology.name + "; valid: " + names});
+      }
+      if (fail_at_s <= 0 || fail_at_s >= plan->settings().duration_s)
+        return report_problems("hapair soak", "bad --fail-at-s",
+                               {"--fail-at-s must be inside the run (0 < S < duration " +
+                                std::to_string(plan->settings().duration_s) + " s)"});
+    }
+    networks.push_back(plan->topology);
+  }
+  options.victim = victim;
+  options.fail_at_s = victim.empty() ? 0 : fail_at_s;
+  std::unique_ptr<Progress> progress;
+  options.on_run = [&](std::size_t i, std::size_t n, const std::string& label) {
+    if (progress) progress->done();
+    progress = std::make_unique<Progress>("[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + label);
+  };
+  const SoakReport report = run_soak(networks, options);
+  if (progress) progress->done();
+  std::printf("%s", soak_table(report).c_str());
+  std::printf("wrote %s/soak.csv and %s/soak.txt\n", out_dir.c_str(), out_dir.c_str());
+  return soak_status(report);
+}
+
+}  // namespace hapair::cli

@@ -1,0 +1,82 @@
+// The real-process failure detector of a node's pair partner (Settings::detector =
+// connection+heartbeat): two idle ZeroMQ connections to the partner's data socket, watched by
+// socket monitors.
+//
+// Paper: servers detect fail-stop crashes of their partners by missed heartbeats (section 2).
+// DESIGN.md section 7 asks for two detectors for two questions:
+// - a crash: the dead process's kernel closes its connections at once, so the first connection
+//   (no ZeroMQ heartbeats) reports ZMQ_EVENT_DISCONNECTED within about a millisecond of a
+//   `kill -9` (Detector::connection);
+// - a hang or a partition closes nothing: the second connection carries ZMTP heartbeats
+//   (ZMQ_HEARTBEAT_IVL = heartbeat_interval_ms, ZMQ_HEARTBEAT_TIMEOUT = failure_timeout_ms),
+//   which ZeroMQ's I/O threads send and answer, not the node's own loop; a partner that answers
+//   no PING for the timeout is disconnected (Detector::heartbeat). Because neither side's busy
+//   operator thread serves these heartbeats, a node working through a long backlog is not
+//   mistaken for a dead one.
+//
+// Both connections send no messages, so the partner's inbox sees two idle pipes and nothing
+// else. A crash closes both; the connection detector's report wins when both arrive together.
+//
+// Invariant: each disconnect of a watched connection is reported at most once, as one PeerLost;
+// ZeroMQ reconnects by itself (a restarted partner is watched again with no action here).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "protocols/core.h"
+
+namespace hapair {
+
+struct PartnerWatchConfig {
+  int heartbeat_interval_ms = 10;
+  int failure_timeout_ms = 30;
+};
+
+class PartnerWatch {
+ public:
+  explicit PartnerWatch(zmq::context_t& context, PartnerWatchConfig config = {});
+  ~PartnerWatch();
+  PartnerWatch(const PartnerWatch&) = delete;
+  PartnerWatch& operator=(const PartnerWatch&) = delete;
+
+  // Starts watching `peer` at its data endpoint (connects at once).
+  void watch(NodeId peer, const std::string& endpoint);
+  bool empty() const { return watched_.empty(); }
+
+  // The monitor sockets, for zmq::poll: readable when a report may be waiting.
+  void add_poll_items(std::vector<zmq::pollitem_t>& items);
+  // Whether any report waits, without blocking (cheap: reads ZMQ_EVENTS).
+  bool pending();
+  // The failures reported since the last call, connection reports first; never blocks.
+  std::vector<PeerLost> take_lost();
+
+  std::int64_t connection_losses() const { return connection_losses_; }
+  std::int64_t heartbeat_losses() const { return heartbeat_losses_; }
+
+ private:
+  struct Watched {
+    NodeId peer = kNoNode;
+    Detector detector = Detector::connection;
+    std::unique_ptr<zmq::socket_t> socket;   // the idle connection to the partner
+    std::unique_ptr<zmq::socket_t> monitor;  // PAIR, receives the socket's monitor events
+  };
+
+  // Reads every waiting event of `w`; true when it saw a disconnect.
+  bool drain(Watched& w);
+  // Whether the connection detector of `peer` reports a disconnect within kCrashFollowsMs.
+  bool crash_follows(NodeId peer);
+  static constexpr int kCrashFollowsMs = 2;
+
+  zmq::context_t& context_;
+  PartnerWatchConfig config_;
+  std::vector<Watched> watched_;
+  std::int64_t connection_losses_ = 0;
+  std::int64_t heartbeat_losses_ = 0;
+};
+
+}  // namespace hapair

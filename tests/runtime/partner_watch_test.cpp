@@ -1,0 +1,124 @@
+// Tests of the partner watch (runtime/partner_watch.h) against a real partner process on tcp
+// loopback: a SIGKILLed partner is reported by the connection detector, a SIGSTOPped one (its
+// connections stay open) by the ZMTP heartbeat detector, and a partner that lives is never
+// reported, however busy the watching thread is.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "runtime/partner_watch.h"
+#include "runtime/run_clock.h"
+
+namespace hapair {
+namespace {
+
+constexpr NodeId kPartner = 3;
+constexpr TimeUs kWaitMaxUs = 10'000'000;  // only reached when a report never comes
+
+// A partner process: binds a PULL socket like a node's inbox, tells its endpoint through a
+// pipe, then sleeps until it is killed.
+struct PartnerProcess {
+  pid_t pid = -1;
+  std::string endpoint;
+
+  PartnerProcess() {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      zmq::context_t context(1);
+      zmq::socket_t inbox(context, zmq::socket_type::pull);
+      inbox.bind("tcp://127.0.0.1:*");
+      const std::string ep = inbox.get(zmq::sockopt::last_endpoint);
+      if (write(fds[1], ep.data(), ep.size()) < 0) _exit(2);
+      close(fds[1]);
+      for (;;) pause();
+    }
+    close(fds[1]);
+    char buffer[256];
+    const ssize_t n = read(fds[0], buffer, sizeof buffer);
+    close(fds[0]);
+    REQUIRE(n > 0);
+    endpoint.assign(buffer, static_cast<std::size_t>(n));
+  }
+  ~PartnerProcess() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// Waits (polling the watch) until it reports, or kWaitMaxUs.
+std::vector<PeerLost> wait_for_report(PartnerWatch& watch) {
+  const RunClock clock = RunClock::starting_now();
+  while (clock.now_us() < kWaitMaxUs) {
+    std::vector<zmq::pollitem_t> items;
+    watch.add_poll_items(items);
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+    std::vector<PeerLost> lost = watch.take_lost();
+    if (!lost.empty()) return lost;
+  }
+  return {};
+}
+
+TEST_CASE("a SIGKILLed partner is reported by the connection detector") {
+  PartnerProcess partner;
+  zmq::context_t context(1);
+  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  watch.watch(kPartner, partner.endpoint);
+  // Let both connections come up before the kill.
+  RunClock::starting_now().sleep_until(100'000);
+  REQUIRE(watch.take_lost().empty());
+  kill(partner.pid, SIGKILL);
+  const std::vector<PeerLost> lost = wait_for_report(watch);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].peer == kPartner);
+  CHECK(lost[0].detector == Detector::connection);
+  CHECK(watch.connection_losses() >= 1);
+}
+
+TEST_CASE("a SIGSTOPped partner is reported by the heartbeat detector, not as a crash") {
+  PartnerProcess partner;
+  zmq::context_t context(1);
+  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  watch.watch(kPartner, partner.endpoint);
+  RunClock::starting_now().sleep_until(100'000);
+  REQUIRE(watch.take_lost().empty());
+  kill(partner.pid, SIGSTOP);
+  const std::vector<PeerLost> lost = wait_for_report(watch);
+  kill(partner.pid, SIGCONT);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].peer == kPartner);
+  CHECK(lost[0].detector == Detector::heartbeat);
+  CHECK(watch.connection_losses() == 0);
+}
+
+TEST_CASE("a live partner is not reported while the watching thread is busy") {
+  PartnerProcess partner;
+  zmq::context_t context(1);
+  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  watch.watch(kPartner, partner.endpoint);
+  // The watching thread computes without looking at the watch for ten failure timeouts: the
+  // heartbeats are ZeroMQ's I/O thread's work, so nothing is missed meanwhile.
+  const RunClock busy = RunClock::starting_now();
+  volatile std::uint64_t x = 0;
+  while (busy.now_us() < 300'000) x = x + 1;
+  CHECK_FALSE(watch.pending());
+  CHECK(watch.take_lost().empty());
+  CHECK(watch.heartbeat_losses() == 0);
+  CHECK(watch.connection_losses() == 0);
+}
+
+}  // namespace
+}  // namespace hapair
