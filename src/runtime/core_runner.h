@@ -81,6 +81,9 @@ class CoreRunner {
   void handle(const Event& event, CoreOutput& out);
   void perform(Effects&& effects, CoreOutput& out);
   void spend_operator_cost(std::uint64_t operator_tuples);
+  // Spins until the thread has used `spend_ns` of CPU time; when `interruptible`, stops early
+  // if the partner watch has a report, and owes the rest (owed_cost_ns_).
+  void spend_cpu_ns(std::int64_t spend_ns, bool interruptible);
   // Feeds Tick when the core's wake-up time has come (true), else nothing (false).
   bool tick_if_due(CoreOutput& out);
   // Feeds the partner watch's reports, if any (true when it fed one).
@@ -92,6 +95,7 @@ class CoreRunner {
   const RunClock& clock_;
   CoreRunnerConfig config_;
   PartnerWatch* watch_ = nullptr;
+  std::int64_t owed_cost_ns_ = 0;
   std::function<bool()> peer_lost_allowed_;
   TimeUs last_now_us_ = 0;
   TimeUs wake_at_us_ = kNever;
