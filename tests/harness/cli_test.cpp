@@ -115,6 +115,8 @@ TEST_CASE("negative and zero numbers are bad input in every command", "[cli][inp
   expect_bad_input("chaos --run-timeout-s 0", {"run timeout must be > 0 s"});
   expect_bad_input("bench --tuples -1 --repetitions 0", {"--tuples -1: must be positive", "--repetitions 0: must be positive"});
   expect_bad_input("bench --sim --nodes 2", {"--nodes 2: must be at least 3"});
+  expect_bad_input("node --topology x.ini --name filter --control tcp://127.0.0.1:1 --directory-timeout-s -1",
+                   {"--directory-timeout-s -1: must be a finite number of seconds > 0"});
 }
 
 TEST_CASE("hapair run reports every problem at once, each with the valid choices", "[cli][input]") {
