@@ -1,10 +1,12 @@
 // `hapair bench`: one-hop throughput of hapair against raw ZeroMQ (harness/bench.h says how).
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 
 #include <boost/program_options.hpp>
 
+#include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/bench.h"
 #include "sim/sim_bench.h"
@@ -46,22 +48,25 @@ int bench_command(const Args& args) {
     std::fprintf(stderr, "hapair bench: %s\n(hapair bench --help lists the options)\n", e.what());
     return 2;
   }
+  // Every problem at once, each naming the option and the value it got.
+  std::vector<std::string> problems;
   if (sim_mode) {
     sim.tuples = options.tuples;
-    if (sim.nodes < 3 || sim.tuples <= 0) {
-      std::fprintf(stderr, "hapair bench --sim: --nodes must be at least 3 and --tuples positive\n");
-      return 2;
-    }
+    if (sim.nodes < 3) problems.push_back("--nodes " + std::to_string(sim.nodes) + ": must be at least 3 (source, filter, sink)");
+    if (sim.tuples <= 0) problems.push_back("--tuples " + std::to_string(sim.tuples) + ": must be positive");
+    if (!problems.empty()) return report_problems("hapair bench --sim", "bad input", problems);
     std::fprintf(stderr, "hapair bench --sim: %lld nodes, %lld tuples, one core...\n", static_cast<long long>(sim.nodes),
                  static_cast<long long>(sim.tuples));
     const SimBenchReport report = run_sim_scale_bench(sim);
     std::fputs(format_sim_bench_report(report).c_str(), stdout);
     return 0;
   }
-  if (options.tuples <= 0 || options.batch_tuples <= 0 || options.repetitions <= 0 || !(options.timeout_s > 0)) {
-    std::fprintf(stderr, "hapair bench: --tuples, --batch-tuples, --repetitions and --timeout-s must be positive\n");
-    return 2;
-  }
+  if (options.tuples <= 0) problems.push_back("--tuples " + std::to_string(options.tuples) + ": must be positive");
+  if (options.batch_tuples <= 0) problems.push_back("--batch-tuples " + std::to_string(options.batch_tuples) + ": must be positive");
+  if (options.repetitions <= 0) problems.push_back("--repetitions " + std::to_string(options.repetitions) + ": must be positive");
+  if (!(options.timeout_s > 0) || !std::isfinite(options.timeout_s))
+    problems.push_back("--timeout-s " + std::to_string(options.timeout_s) + ": must be a finite number of seconds > 0");
+  if (!problems.empty()) return report_problems("hapair bench", "bad input", problems);
   const BenchReport report = run_one_hop_bench(options);
   std::fputs(format_bench_report(report).c_str(), stdout);
   return report.errors.empty() ? 0 : 1;

@@ -2,6 +2,7 @@
 // one progress line per run on stderr, then the table per approach on stdout; writes chaos.csv
 // and chaos.txt with --out. Exit status 1 when any run violated its approach's guarantee (each
 // violation is printed with the command that reproduces it), 2 for bad options, 0 otherwise.
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/chaos.h"
+#include "harness/input_checks.h"
 
 namespace hapair::cli {
 namespace {
@@ -40,16 +42,15 @@ int chaos_command(const Args& args) {
   namespace po = boost::program_options;
   ChaosOptions options;
   std::vector<std::string> approaches, faults, networks;
-  std::string pick = "turn";
-  std::size_t only_case = 0;
+  std::string pick = "turn", runs_text = "100", seed_text = "1", case_text;
   double duration_s = 0;
   bool no_isolate = false;
   po::options_description described("hapair chaos options");
   described.add_options()
       ("help,h", "show this help")
-      ("runs", po::value<std::size_t>(&options.runs)->default_value(100), "number of runs (cases 0 .. N-1)")
-      ("seed", po::value<std::uint64_t>(&options.seed)->default_value(1), "campaign seed: case i is a pure function of (seed, i)")
-      ("case", po::value<std::size_t>(&only_case), "run only case I of the seed (reproduces run I of a campaign exactly)")
+      ("runs", po::value<std::string>(&runs_text)->default_value("100"), "number of runs (cases 0 .. N-1), 1 .. 1000000")
+      ("seed", po::value<std::string>(&seed_text)->default_value("1"), "campaign seed, 0 .. 2^64-1: case i is a pure function of (seed, i)")
+      ("case", po::value<std::string>(&case_text), "run only case I of the seed (reproduces run I of a campaign exactly)")
       ("driver", po::value<std::string>(&options.driver)->default_value("sim"), "sim (simulator) or real (one process per node)")
       ("approaches", po::value<std::vector<std::string>>(&approaches),
        ("comma-separated HA modes (default: all): " + allowed_ha_modes()).c_str())
@@ -69,7 +70,11 @@ int chaos_command(const Args& args) {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: hapair chaos [options]\n\n" << described
-                << "\nA violation is a run whose verdict breaks its approach's guarantee (docs/FAULTS.md).\n"
+                << "\nA violation is a run whose verdict breaks its approach's guarantee (docs/FAULTS.md), or\n"
+                << "a run whose node, driver or harness failed, or that aborted or hung.\n"
+                << "Exit status: 0 when every run gave a result within or beyond the guarantee, whatever\n"
+                << "the verdict; 1 when any run was a violation (each is printed with the command that\n"
+                << "reproduces it); 2 for bad input (options, networks; nothing ran).\n"
                 << "Examples:\n  hapair chaos --runs 1000 --driver sim --out out/chaos\n"
                 << "  hapair chaos --runs 20 --driver real --approaches passive,active --faults crash,pause\n";
       return 0;
@@ -80,21 +85,24 @@ int chaos_command(const Args& args) {
     return 2;
   }
   std::vector<std::string> problems;
+  if (auto runs = whole_number("--runs", runs_text, 1, kChaosRunsMax, problems)) options.runs = *runs;
+  if (auto seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems)) options.seed = *seed;
+  if (vm.count("case"))
+    if (auto c = whole_number("--case", case_text, 0, SIZE_MAX, problems)) options.only_case = *c;
   if (vm.count("approaches")) {
     options.approaches.clear();
-    for (const auto& a : split_list(approaches)) {
-      if (auto m = parse_ha_mode(a)) options.approaches.push_back(*m);
-      else problems.push_back("--approaches '" + a + "' is not an HA mode; allowed: " + allowed_ha_modes());
-    }
+    for (const auto& a : split_list(approaches))
+      if (auto m = ha_mode_option("--approaches item", a, problems)) options.approaches.push_back(*m);
   }
+  std::vector<std::string> fault_kinds;
+  for (ChaosFault k : kChaosFaults) fault_kinds.push_back(to_string(k));
   for (const auto& f : split_list(faults)) {
     if (auto k = parse_chaos_fault(f)) options.faults.push_back(*k);
-    else problems.push_back("--faults '" + f + "' is not a fault kind; allowed: " + allowed_chaos_faults());
+    else problems.push_back(unknown_choice("--faults item", f, "a fault kind", fault_kinds));
   }
   if (vm.count("networks")) options.networks = split_list(networks);
   if (pick == "random") options.random_approach = true;
-  else if (pick != "turn") problems.push_back("--pick '" + pick + "' is not one of: turn, random");
-  if (vm.count("case")) options.only_case = only_case;
+  else if (pick != "turn") problems.push_back(unknown_choice("--pick", pick, "a pick rule", {"turn", "random"}));
   if (vm.count("duration-s")) options.duration_s = duration_s;
   options.isolate = !no_isolate;
   for (const auto& p : validate_chaos_options(options)) problems.push_back(p);
@@ -113,7 +121,7 @@ int chaos_command(const Args& args) {
                  r.completed ? "" : ", incomplete", to_string(r.klass), r.reason.empty() ? "" : ": ", r.reason.c_str());
   };
   const ChaosReport report = run_chaos(options);
-  if (!report.problems.empty()) return report_problems("hapair chaos", "cannot run", report.problems);
+  if (!report.problems.empty()) return report_problems("hapair chaos", "bad input", report.problems);
   std::printf("%s", chaos_table(report).c_str());
   if (!options.out_dir.empty()) std::printf("results written to %s (chaos.csv, chaos.txt)\n", options.out_dir.c_str());
   return report.violations() == 0 ? 0 : 1;

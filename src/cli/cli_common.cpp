@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
+
+#include "harness/input_checks.h"
 
 namespace hapair::cli {
 
@@ -13,29 +16,49 @@ int report_problems(const std::string& command, const std::string& heading, cons
   return 2;
 }
 
-std::shared_ptr<const Plan> load_plan(const std::string& command, const std::string& path, const RunOverrides& o) {
+PlanLoad load_plan(const std::string& path, const RunOverrides& o) {
+  PlanLoad out;
   Topology topology;
   if (path.empty()) {
     topology = default_topology();
   } else {
     TopologyLoad load = load_topology_file(path);
     if (!load.problems.empty() || !load.topology) {
-      report_problems(command, "the topology " + path + " is not valid", load.problems);
-      return nullptr;
+      for (const auto& p : load.problems) out.problems.push_back("the topology " + path + ": " + p);
+      if (out.problems.empty()) out.problems.push_back("the topology " + path + " could not be read");
+      return out;
     }
     topology = *load.topology;
   }
-  auto problems = apply_overrides(topology, o);
-  if (!problems.empty()) {
-    report_problems(command, "the options do not fit the topology", problems);
-    return nullptr;
-  }
-  auto more = validate(topology);
-  if (!more.empty()) {
-    report_problems(command, "the topology is not valid", more);
-    return nullptr;
-  }
-  return std::make_shared<const Plan>(make_plan(topology));
+  // apply_overrides re-validates the result, so its problems include validate()'s.
+  out.problems = apply_overrides(topology, o);
+  if (out.problems.empty()) out.plan = std::make_shared<const Plan>(make_plan(topology));
+  return out;
+}
+
+std::optional<std::uint64_t> whole_number(const std::string& option, const std::string& text, std::uint64_t min,
+                                          std::uint64_t max, std::vector<std::string>& problems) {
+  std::uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec == std::errc() && p == end && !text.empty() && v >= min && v <= max) return v;
+  problems.push_back(option + " '" + text + "': must be a whole number from " + std::to_string(min) + " to " +
+                     std::to_string(max));
+  return std::nullopt;
+}
+
+void check_driver(const std::string& driver, std::vector<std::string>& problems) {
+  if (driver != "real" && driver != "sim")
+    problems.push_back(unknown_choice("--driver", driver, "a driver", {"real", "sim"}));
+}
+
+std::optional<HaMode> ha_mode_option(const std::string& option, const std::string& text, std::vector<std::string>& problems) {
+  if (auto m = parse_ha_mode(text)) return m;
+  std::vector<std::string> modes;
+  for (HaMode m : {HaMode::none, HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active})
+    modes.push_back(to_string(m));
+  problems.push_back(unknown_choice(option, text, "an HA mode", modes));
+  return std::nullopt;
 }
 
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0) {}

@@ -2,6 +2,7 @@
 // once per approach with the same input, seed and SIGKILL of the same node at the same time,
 // plus a failure-free baseline without HA, and prints one table; writes compare.csv,
 // compare.png and every run's result files into --out.
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -12,24 +13,25 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/compare.h"
+#include "harness/guarantee.h"
+#include "harness/input_checks.h"
 
 namespace hapair::cli {
 
 int compare_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches;
-  double duration_s = 0, rate_tps = 0, fail_at_s = -1, operator_cost_us = 0;
-  std::uint64_t seed = 0;
+  std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches, seed_text;
+  double duration_s = 0, rate_tps = 0, fail_at_s = 0, operator_cost_us = 0;
   po::options_description described("hapair compare options");
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
-      ("victim", po::value<std::string>(&victim)->default_value("aggregate"), "the node SIGKILLed in every run")
-      ("fail-at-s", po::value<double>(&fail_at_s), "when it is killed (default: half the duration)")
+      ("victim", po::value<std::string>(&victim)->default_value("aggregate"), "the node SIGKILLed in every run: the primary of an operator fragment (on the built-in network: filter, aggregate)")
+      ("fail-at-s", po::value<double>(&fail_at_s), "when it is killed, 0 < S < duration (default: half the duration)")
       ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active")
       ("duration-s", po::value<double>(&duration_s), "seconds the sources emit")
       ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
-      ("seed", po::value<std::uint64_t>(&seed), "seed of the sources")
+      ("seed", po::value<std::string>(&seed_text), "seed of the sources, 0 .. 2^64-1")
       ("operator-cost-us", po::value<double>(&operator_cost_us),
        "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple; default: 100 on the built-in "
        "network, as in the experiments, so reprocessing takes time; with --topology, the file's value)")
@@ -39,7 +41,13 @@ int compare_command(const Args& args) {
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair compare [options]\n\n" << described;
+      std::cout << "usage: hapair compare [options]\n\n" << described
+                << "\nThe note column says what a row's outcome means: a none run stops at the crash (no\n"
+                << "standby), and that stop, with its verdict and lost tuples, is the row's result.\n"
+                << "\nExit status: 0 when every run gave a result, whatever the verdict (none stopping at the\n"
+                << "crash, amnesia's gap); 1 when a run broke its approach's guarantee (docs/FAULTS.md:\n"
+                << "upstream, passive, active where precise, not precise; a recovery that never came) or the\n"
+                << "harness failed; 2 for bad input (nothing ran).\n";
       return 0;
     }
     po::notify(vm);
@@ -47,36 +55,43 @@ int compare_command(const Args& args) {
     std::fprintf(stderr, "hapair compare: %s\n(hapair compare --help lists the options)\n", e.what());
     return 2;
   }
+  // Every problem at once: the options, the topology with the overrides, the victim and the time.
   std::vector<std::string> problems;
   RunOverrides overrides;
   if (vm.count("duration-s")) overrides.duration_s = duration_s;
   if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
-  if (vm.count("seed")) overrides.seed = seed;
+  if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
   if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
   else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
-  if (driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
+  check_driver(driver, problems);
   CompareOptions options;
   options.driver = driver;
   options.victim = victim;
   options.out_dir = out_dir;
-  if (!approaches.empty()) {
+  if (vm.count("approaches")) {
     options.approaches.clear();
     std::stringstream ss(approaches);
     std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (auto m = parse_ha_mode(item)) options.approaches.push_back(*m);
-      else problems.push_back("--approaches: '" + item + "' is not an approach; allowed: " + allowed_ha_modes());
+    while (std::getline(ss, item, ','))
+      if (auto m = ha_mode_option("--approaches item", item, problems)) options.approaches.push_back(*m);
+    if (options.approaches.empty() && approaches.empty())
+      problems.push_back("--approaches is empty; name at least one of: " + allowed_ha_modes());
+  }
+  PlanLoad load = load_plan(topology_path, overrides);
+  for (auto& p : load.problems) problems.push_back(std::move(p));
+  if (load.plan) {
+    const double run_s = load.plan->settings().duration_s;
+    options.fail_at_s = vm.count("fail-at-s") ? fail_at_s : run_s / 2;
+    for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(std::move(p));
+    if (vm.count("fail-at-s") && fault_time_problem(*load.plan, fail_at_s)) {
+      char line[200];
+      std::snprintf(line, sizeof line, "--fail-at-s %g: must be > 0 and < %g s, the duration of the run (default: half of it)",
+                    fail_at_s, run_s);
+      problems.push_back(line);
     }
   }
-  if (!problems.empty()) return report_problems("hapair compare", "bad options", problems);
-  auto plan = load_plan("hapair compare", topology_path, overrides);
-  if (!plan) return 2;
-  options.fail_at_s = fail_at_s >= 0 ? fail_at_s : plan->settings().duration_s / 2;
-  FaultSpec crash{FaultKind::crash, victim, "", options.fail_at_s, 0};
-  auto fault_problems = validate_run_faults(*plan, {crash});
-  if (plan->node_id(victim) != kNoNode && plan->nodes[plan->node_id(victim)].standby)
-    fault_problems.push_back("--victim '" + victim + "' is a standby; name a primary (e.g. aggregate)");
-  if (!fault_problems.empty()) return report_problems("hapair compare", "bad --victim/--fail-at-s", fault_problems);
+  if (!problems.empty()) return report_problems("hapair compare", "bad input", problems);
+  const std::shared_ptr<const Plan> plan = load.plan;
 
   std::fprintf(stderr,
                "hapair compare: network %s, seed %llu, driver %s, operator cost %g us/tuple, SIGKILL %s at %.1f s; %zu "
@@ -95,16 +110,18 @@ int compare_command(const Args& args) {
   CompareReport report = run_compare(plan->topology, options);
   if (progress) progress->done();
   std::printf("%s", compare_table(report).c_str());
-  int status = 0;
-  auto check_run = [&](const std::string& label, const RunOutcome& o) {
-    for (const auto& e : o.result.errors) {
-      std::fprintf(stderr, "hapair compare: %s: error: %s\n", label.c_str(), e.c_str());
-      status = 1;
-    }
-    if (!o.result.completed) status = 1;
+  // The exit status comes from each run's guarantee check (harness/guarantee.h): a none run that
+  // stops at the crash is that row's result, not an error.
+  std::vector<GuaranteeCheck> checks;
+  auto explain = [&](const std::string& label, const RunOutcome& o, const GuaranteeCheck& c) {
+    checks.push_back(c);
+    if (c.status == RunStatus::result) return;
+    std::fprintf(stderr, "hapair compare: %s: %s\n", label.c_str(), guarantee_line(c).c_str());
+    for (const auto& e : o.result.errors) std::fprintf(stderr, "hapair compare: %s: error: %s\n", label.c_str(), e.c_str());
   };
-  check_run("baseline", report.baseline);
-  for (const auto& r : report.rows) check_run(r.approach, r.outcome);
+  explain("baseline", report.baseline, report.baseline_guarantee);
+  for (const auto& r : report.rows) explain(r.approach, r.outcome, r.guarantee);
+  const int status = exit_status(checks);
   if (!report.plot_error.empty()) std::fprintf(stderr, "hapair compare: no plot: %s\n", report.plot_error.c_str());
   std::printf("wrote %s/compare.csv, %s/compare.png and one folder per run\n", out_dir.c_str(), out_dir.c_str());
   return status;

@@ -12,6 +12,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/experiments.h"
+#include "harness/input_checks.h"
 
 namespace hapair::cli {
 namespace {
@@ -29,14 +30,14 @@ void print_list() {
 int experiment_command(const Args& args) {
   namespace po = boost::program_options;
   std::string name, driver, out_dir, config_path;
-  std::int64_t seeds = 0;
+  std::string seeds_text;
   po::options_description described("hapair experiment options");
   described.add_options()
       ("help,h", "show this help")
       ("list", "list the experiments and the claim each checks")
       ("quick", "the small version: 1 seed, 2 points, ~1.5 s runs, the simulator unless --driver is given")
       ("driver", po::value<std::string>(&driver), "real (one process per node; the default) or sim (the simulator)")
-      ("seeds", po::value<std::int64_t>(&seeds), "runs per point (default: the experiment's seeds, 3)")
+      ("seeds", po::value<std::string>(&seeds_text), "runs per point, 1 .. 100 (default: the experiment's seeds, 3)")
       ("out", po::value<std::string>(&out_dir), "output directory (default out/NAME; for all: out, one folder each)")
       ("config", po::value<std::string>(&config_path),
        "experiment file to run instead of experiments/NAME/experiment.ini (e.g. a written config.ini)");
@@ -51,6 +52,10 @@ int experiment_command(const Args& args) {
     po::store(po::command_line_parser(args).options(all_options).positional(positional).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: hapair experiment NAME|all [options]\n       hapair experiment --list\n\n" << described
+                << "\nExit status: 0 when every run gave a result, whatever the verdicts and whether the claim\n"
+                << "holds or differs; 1 when a run broke its approach's guarantee (docs/FAULTS.md: upstream,\n"
+                << "passive, active where precise, not precise) or the harness failed (a run, a result file);\n"
+                << "2 for bad input (an unknown experiment, bad options or config; nothing ran).\n"
                 << "\nExamples:\n  hapair experiment recovery_vs_interval\n  hapair experiment all --quick --out /tmp/exp\n";
       return 0;
     }
@@ -65,9 +70,14 @@ int experiment_command(const Args& args) {
   }
   std::vector<std::string> problems;
   if (name.empty()) problems.push_back("name an experiment, or all (hapair experiment --list shows them)");
-  else if (name != "all" && !is_experiment(name)) problems.push_back("no experiment '" + name + "' (hapair experiment --list shows them)");
-  if (vm.count("driver") && driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
-  if (vm.count("seeds") && (seeds < 1 || seeds > 100)) problems.push_back("--seeds must be from 1 to 100");
+  else if (name != "all" && !is_experiment(name)) {
+    std::vector<std::string> names = {"all"};
+    for (const ExperimentInfo& i : experiment_infos()) names.push_back(i.name);
+    problems.push_back(unknown_choice("experiment", name, "an experiment", names) + " (hapair experiment --list shows them)");
+  }
+  if (vm.count("driver")) check_driver(driver, problems);
+  std::optional<std::uint64_t> seeds;
+  if (vm.count("seeds")) seeds = whole_number("--seeds", seeds_text, 1, 100, problems);
   if (name == "all" && vm.count("config")) problems.push_back("--config names one experiment's file; it does not go with all");
   if (!problems.empty()) return report_problems("hapair experiment", "bad options", problems);
 
@@ -85,7 +95,7 @@ int experiment_command(const Args& args) {
     ExperimentOptions options;
     options.quick = vm.count("quick") != 0;
     options.driver = driver;
-    if (vm.count("seeds")) options.seeds = seeds;
+    if (seeds) options.seeds = static_cast<std::int64_t>(*seeds);
     options.out_dir = name == "all" ? (out_dir.empty() ? "out" : out_dir) + "/" + n : (out_dir.empty() ? "out/" + n : out_dir);
     options.config_path = config_path;
     const std::string prefix = names.size() > 1 ? "[" + std::to_string(k + 1) + "/" + std::to_string(names.size()) + " " + n + "] " : n + " ";

@@ -1,5 +1,6 @@
 // `hapair node`: runs one node process of a topology. The launcher starts one per plan node;
 // for runs on several hosts a person starts them by hand with the command the launcher prints.
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -49,6 +50,11 @@ int node_command(const Args& args) {
     return 2;
   }
 
+  if (!(options.directory_timeout_s > 0) || !std::isfinite(options.directory_timeout_s)) {
+    std::fprintf(stderr, "hapair node: --directory-timeout-s %g: must be a finite number of seconds > 0\n",
+                 options.directory_timeout_s);
+    return 2;
+  }
   TopologyLoad load = load_topology_file(options.topology_path);
   if (!load.problems.empty() || !load.topology) {
     std::fprintf(stderr, "hapair node: the topology %s has %zu problem(s):\n", options.topology_path.c_str(),

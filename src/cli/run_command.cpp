@@ -1,6 +1,7 @@
 // `hapair run`: runs one configuration (the built-in default network unless --topology names a
 // file) on real processes or in the simulator, prints a readable summary and, with --out,
 // writes summary.json, output.csv, events.csv, metrics.csv and config.ini.
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -10,17 +11,17 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "harness/guarantee.h"
 #include "harness/run_once.h"
 
 namespace hapair::cli {
 
 int run_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise;
+  std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions;
   double duration_s = 0, rate_tps = 0, operator_cost_us = 0;
-  std::uint64_t seed = 0;
   po::options_description described("hapair run options");
   described.add_options()
       ("help,h", "show this help")
@@ -28,7 +29,7 @@ int run_command(const Args& args) {
       ("ha", po::value<std::string>(&ha), ("HA mode for every operator fragment: " + allowed_ha_modes()).c_str())
       ("duration-s", po::value<double>(&duration_s), "seconds the sources emit (default: the topology's duration_s)")
       ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
-      ("seed", po::value<std::uint64_t>(&seed), "seed of the sources (and of the simulated network)")
+      ("seed", po::value<std::string>(&seed_text), "seed of the sources (and of the simulated network), 0 .. 2^64-1")
       ("operator-cost-us", po::value<double>(&operator_cost_us), "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple)")
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
@@ -44,6 +45,12 @@ int run_command(const Args& args) {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: hapair run [options]\n\n" << described
+                << "\nFault times must fall inside the run: 0 < SECONDS < duration_s (the sources' last second).\n"
+                << "\nExit status: 0 when the run gave a result, whatever the verdict (a crash without standby\n"
+                << "that stops the output is the result of ha none); 1 when the run broke its approach's\n"
+                << "guarantee (docs/FAULTS.md: upstream, passive, active where precise, not precise; a recovery\n"
+                << "that never came) or the harness failed (a node process, the driver, the result files);\n"
+                << "2 for bad input (options, topology, faults; nothing ran). The last line says which.\n"
                 << "\nExamples:\n  hapair run --ha upstream --fail aggregate@3 --out out/upstream\n"
                 << "  hapair run --topology experiments/networks/union_join.ini --driver sim --ha passive\n";
       return 0;
@@ -53,16 +60,16 @@ int run_command(const Args& args) {
     std::fprintf(stderr, "hapair run: %s\n(hapair run --help lists the options)\n", e.what());
     return 2;
   }
+  // Every problem at once: the options, then the topology with the overrides, then the faults
+  // against the plan (when there is one).
   std::vector<std::string> problems;
   RunOverrides overrides;
-  if (vm.count("ha")) {
-    if (auto m = parse_ha_mode(ha)) overrides.ha = *m;
-    else problems.push_back("--ha '" + ha + "' is not an HA mode; allowed: " + allowed_ha_modes());
-  }
-  if (driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
+  if (vm.count("ha"))
+    if (auto m = ha_mode_option("--ha", ha, problems)) overrides.ha = *m;
+  check_driver(driver, problems);
   if (vm.count("duration-s")) overrides.duration_s = duration_s;
   if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
-  if (vm.count("seed")) overrides.seed = seed;
+  if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
   if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
   RunRequest request;
   request.driver = driver;
@@ -93,11 +100,12 @@ int run_command(const Args& args) {
   }
   if (!partitions.empty() && driver != "sim")
     problems.push_back("--partition needs --driver sim (real links are cut in the network-namespace test; see docs/FAULTS.md)");
-  if (!problems.empty()) return report_problems("hapair run", "bad options", problems);
-  auto plan = load_plan("hapair run", topology_path, overrides);
-  if (!plan) return 2;
-  auto fault_problems = validate_run_faults(*plan, request.faults);
-  if (!fault_problems.empty()) return report_problems("hapair run", "bad faults", fault_problems);
+  PlanLoad load = load_plan(topology_path, overrides);
+  for (auto& p : load.problems) problems.push_back(std::move(p));
+  if (load.plan)
+    for (auto& p : validate_run_faults(*load.plan, request.faults)) problems.push_back(std::move(p));
+  if (!problems.empty()) return report_problems("hapair run", "bad input", problems);
+  const std::shared_ptr<const Plan> plan = load.plan;
 
   std::fprintf(stderr, "hapair run: network=%s ha=%s driver=%s seed=%llu duration=%.1fs\n",
                plan->topology.name.c_str(), to_string(plan->settings().ha), driver.c_str(),
@@ -113,8 +121,11 @@ int run_command(const Args& args) {
     if (outcome.write_error.empty()) std::printf("results written to %s\n", out_dir.c_str());
     else std::fprintf(stderr, "hapair run: could not write results: %s\n", outcome.write_error.c_str());
   }
-  for (const auto& e : outcome.result.errors) std::fprintf(stderr, "hapair run: error: %s\n", e.c_str());
-  return outcome.result.completed && outcome.result.errors.empty() && outcome.write_error.empty() ? 0 : 1;
+  for (const auto& e : outcome.result.errors)
+    std::fprintf(stderr, "hapair run: %s: %s\n", e == outcome.result.stall ? "stopped" : "error", e.c_str());
+  const GuaranteeCheck check = check_guarantee(*plan, outcome, reference);
+  std::printf("%s\n", guarantee_line(check).c_str());
+  return check.status == RunStatus::result ? kExitResults : kExitBroken;
 }
 
 }  // namespace hapair::cli

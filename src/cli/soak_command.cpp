@@ -11,6 +11,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/compare.h"
+#include "harness/input_checks.h"
 #include "harness/soak.h"
 
 namespace hapair::cli {
@@ -57,10 +58,10 @@ int soak_command(const Args& args) {
     std::fprintf(stderr, "hapair soak: %s\n(hapair soak --help lists the options)\n", e.what());
     return 2;
   }
+  // Every problem at once: the options, then each network with the overrides, its victim and time.
   std::vector<std::string> problems;
   if (runs < 1) problems.push_back("--runs " + std::to_string(runs) + ": must be at least 1");
-  if (duration_s <= 0) problems.push_back("--duration-s must be > 0");
-  if (driver != "real" && driver != "sim") problems.push_back("--driver '" + driver + "' is not one of: real, sim");
+  check_driver(driver, problems);
   SoakOptions options;
   options.driver = driver;
   options.out_dir = out_dir;
@@ -69,10 +70,8 @@ int soak_command(const Args& args) {
   {
     std::stringstream ss(approaches);
     std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (auto m = parse_ha_mode(item)) options.approaches.push_back(*m);
-      else problems.push_back("--approaches: '" + item + "' is not an approach; allowed: " + allowed_ha_modes());
-    }
+    while (std::getline(ss, item, ','))
+      if (auto m = ha_mode_option("--approaches item", item, problems)) options.approaches.push_back(*m);
   }
   RunOverrides overrides;
   overrides.duration_s = duration_s;
@@ -82,31 +81,25 @@ int soak_command(const Args& args) {
     if (auto d = parse_detector_kind(detector)) overrides.detector = *d;
     else problems.push_back("--detector '" + detector + "' is not one of: " + allowed_detector_kinds());
   }
-  if (!problems.empty()) return report_problems("hapair soak", "bad options", problems);
   if (topology_paths.empty()) topology_paths.push_back("");
   std::vector<Topology> networks;
   for (const std::string& path : topology_paths) {
-    auto plan = load_plan("hapair soak", path, overrides);
-    if (!plan) return 2;
+    PlanLoad load = load_plan(path, overrides);
+    for (auto& p : load.problems) problems.push_back(std::move(p));
+    if (!load.plan) continue;
+    const std::string where = path.empty() ? "" : " (network " + load.plan->topology.name + ")";
     if (!victim.empty()) {
-      const NodeId id = plan->node_id(victim);
-      if (id == kNoNode || plan->nodes[id].standby ||
-          plan->fragments[plan->nodes[id].fragment].kind != FragmentKind::operators) {
-        std::string names;
-        for (const PlanNode& n : plan->nodes)
-          if (!n.standby && plan->fragments[n.fragment].kind == FragmentKind::operators)
-            names += (names.empty() ? "" : ", ") + n.name;
-        return report_problems("hapair soak", "bad --victim",
-                               {"--victim '" + victim + "' is not the primary of an operator fragment of network " +
-                                plan->topology.name + "; valid: " + names});
+      for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(p + where);
+      if (fault_time_problem(*load.plan, fail_at_s)) {
+        char line[160];
+        std::snprintf(line, sizeof line, "--fail-at-s %g: must be > 0 and < %g s, the duration of the run", fail_at_s,
+                      load.plan->settings().duration_s);
+        problems.push_back(line + where);
       }
-      if (fail_at_s <= 0 || fail_at_s >= plan->settings().duration_s)
-        return report_problems("hapair soak", "bad --fail-at-s",
-                               {"--fail-at-s must be inside the run (0 < S < duration " +
-                                std::to_string(plan->settings().duration_s) + " s)"});
     }
-    networks.push_back(plan->topology);
+    networks.push_back(load.plan->topology);
   }
+  if (!problems.empty()) return report_problems("hapair soak", "bad input", problems);
   options.victim = victim;
   options.fail_at_s = victim.empty() ? 0 : fail_at_s;
   std::unique_ptr<Progress> progress;

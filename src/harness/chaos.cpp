@@ -23,6 +23,8 @@
 #include "harness/topology_file.h"
 #include "protocols/check.h"
 #include "protocols/rng.h"
+#include "harness/guarantee.h"
+#include "harness/input_checks.h"
 #include "sim/faults.h"
 #include "sim/scenario.h"
 
@@ -484,14 +486,13 @@ const char* to_string(ChaosClass k) {
 
 std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
   std::vector<std::string> problems;
-  if (o.driver != "sim" && o.driver != "real") problems.push_back("driver '" + o.driver + "' is not one of: sim, real");
+  if (o.driver != "sim" && o.driver != "real") problems.push_back(unknown_choice("driver", o.driver, "a driver", {"sim", "real"}));
   if (o.approaches.empty()) problems.push_back("no approach to run (allowed: " + allowed_ha_modes() + ")");
   if (o.networks.empty()) problems.push_back("no network to run");
   for (const auto& n : o.networks) {
     const bool known = std::find(std::begin(kChaosNetworks), std::end(kChaosNetworks), n) != std::end(kChaosNetworks);
     if (!known && o.networks_dir.empty())
-      problems.push_back("network '" + n + "' is not an example network (" +
-                         join({std::begin(kChaosNetworks), std::end(kChaosNetworks)}, ", ") + ")");
+      problems.push_back(unknown_choice("network", n, "an example network", {std::begin(kChaosNetworks), std::end(kChaosNetworks)}));
   }
   const auto possible = chaos_faults_for_driver(o.driver);
   for (ChaosFault k : o.faults)
@@ -499,7 +500,8 @@ std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
       problems.push_back(std::string("fault kind ") + to_string(k) + " cannot be injected with --driver " + o.driver);
   if (o.duration_s && !(*o.duration_s >= 0.5 && *o.duration_s <= 600.0))
     problems.push_back("duration " + exact(*o.duration_s) + " s: must be in 0.5..600 s (faults fall in its middle)");
-  if (!o.only_case && o.runs == 0) problems.push_back("runs must be at least 1");
+  if (!o.only_case && (o.runs == 0 || o.runs > kChaosRunsMax))
+    problems.push_back("runs " + std::to_string(o.runs) + ": must be from 1 to " + std::to_string(kChaosRunsMax));
   if (!(o.run_timeout_s > 0.0)) problems.push_back("run timeout must be > 0 s");
   return problems;
 }
@@ -732,6 +734,13 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
                          outcome.result.completed, outcome.result.errors, beyond_guarantee(*plan, outcome.result));
   r.klass = j.klass;
   r.reason = j.reason;
+  // A failure of a node, a driver or the harness (anything but the line that says the output
+  // stopped) is a violation whatever the approach promised, ha none and beyond included.
+  const std::vector<std::string> failures = harness_errors(outcome.result);
+  if (r.klass != ChaosClass::violation && !failures.empty()) {
+    r.klass = ChaosClass::violation;
+    r.reason = "the harness failed: " + failures.front();
+  }
   return r;
 }
 
@@ -786,18 +795,7 @@ std::string chaos_reproduce_command(const ChaosOptions& o, std::size_t index) {
 }
 
 std::string chaos_run_command(const ChaosCase& c, const std::string& driver, const std::string& topology_path) {
-  std::string cmd = "hapair run --topology " + topology_path + " --driver " + driver;
-  for (const FaultSpec& f : c.faults) {
-    switch (f.kind) {
-      case FaultKind::crash: cmd += " --fail " + f.node + "@" + exact(f.at_s); break;
-      case FaultKind::restart: cmd += " --restart " + f.node + "@" + exact(f.at_s); break;
-      case FaultKind::pause: cmd += " --pause " + f.node + "@" + exact(f.at_s) + "+" + exact(f.duration_s); break;
-      case FaultKind::partition:
-        cmd += " --partition " + f.node + "-" + f.peer + "@" + exact(f.at_s) + "+" + exact(f.duration_s);
-        break;
-    }
-  }
-  return cmd;
+  return "hapair run --topology " + topology_path + " --driver " + driver + fault_options(c.faults);
 }
 
 namespace {

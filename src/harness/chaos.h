@@ -54,6 +54,9 @@ inline constexpr const char* kChaosNetworks[] = {"default", "chain", "join", "un
 struct ChaosCase;
 struct ChaosRun;
 
+// The most runs one campaign may ask for (about a day in the simulator).
+inline constexpr std::size_t kChaosRunsMax = 1'000'000;
+
 struct ChaosOptions {
   // ---- the case space (every field here goes into the reproduce command) ----
   std::uint64_t seed = 1;

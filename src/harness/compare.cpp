@@ -38,7 +38,26 @@ std::string csv_num(const std::optional<double>& v) {
   return buf;
 }
 
+// A CSV field: quoted when it holds a comma or a quote.
+std::string csv_text(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 }  // namespace
+
+std::string compare_note(const GuaranteeCheck& check) {
+  switch (check.status) {
+    case RunStatus::result:
+      if (check.stopped) return "stopped at the crash";
+      return check.reason.empty() ? "as promised" : check.reason;
+    case RunStatus::broken: return "guarantee broken";
+    case RunStatus::harness_failed: return "harness failed";
+  }
+  return "";
+}
 
 CompareReport run_compare(const Topology& topology, const CompareOptions& options) {
   CompareReport report;
@@ -72,6 +91,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
 
   if (options.on_run) options.on_run(0, total, "baseline (ha=none, no failure)");
   report.baseline = run_once(base_plan, request_for("baseline", {}), reference);
+  report.baseline_guarantee = check_guarantee(*base_plan, report.baseline, reference);
 
   FaultSpec crash;
   crash.kind = FaultKind::crash;
@@ -87,7 +107,9 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
     row.approach = to_string(ha);
     if (options.on_run) options.on_run(i + 1, total, row.approach + " (SIGKILL " + options.victim + " at " +
                                                          fmt(options.fail_at_s, "%.1f") + " s)");
-    row.outcome = run_once(plan_for(ha), request_for(row.approach, {crash}), reference);
+    const auto plan = plan_for(ha);
+    row.outcome = run_once(plan, request_for(row.approach, {crash}), reference);
+    row.guarantee = check_guarantee(*plan, row.outcome, reference);
     const auto& over = row.outcome.metrics.overhead;
     row.bandwidth_overhead_pct = pct(static_cast<double>(over.bytes_total), static_cast<double>(base_over.bytes_total));
     row.cpu_overhead_pct = pct(over.cpu_s, base_over.cpu_s);
@@ -114,19 +136,25 @@ std::string compare_table(const CompareReport& report) {
                 report.network.c_str(), static_cast<unsigned long long>(report.seed), report.driver.c_str(),
                 report.operator_cost_us, report.victim.c_str(), report.fail_at_s);
   out += line;
-  std::snprintf(line, sizeof line, "%-9s %-9s %6s %5s %10s %10s %10s %10s %8s %10s\n", "approach", "verdict", "lost",
-                "dups", "detect ms", "recover ms", "catchup ms", "bandwidth%", "cpu%", "+p99 ms");
+  std::snprintf(line, sizeof line, "%-9s %-9s %6s %5s %10s %10s %10s %10s %8s %10s  %s\n", "approach", "verdict", "lost",
+                "dups", "detect ms", "recover ms", "catchup ms", "bandwidth%", "cpu%", "+p99 ms", "note");
   out += line;
   for (const auto& r : report.rows) {
     const auto& rec = r.outcome.metrics.recovery;
-    std::snprintf(line, sizeof line, "%-9s %-9s %6llu %5llu %10s %10s %10s %10s %8s %10s\n", r.approach.c_str(),
+    std::snprintf(line, sizeof line, "%-9s %-9s %6llu %5llu %10s %10s %10s %10s %8s %10s  %s\n", r.approach.c_str(),
                   r.outcome.semantics.verdict.c_str(), static_cast<unsigned long long>(r.outcome.semantics.lost),
                   static_cast<unsigned long long>(r.outcome.semantics.duplicates),
                   fmt(rec ? rec->detection_ms : std::nullopt).c_str(), fmt(rec ? rec->recovery_ms : std::nullopt).c_str(),
                   fmt(rec ? rec->catchup_ms : std::nullopt).c_str(), fmt(r.bandwidth_overhead_pct, "%+.1f").c_str(),
-                  fmt(r.cpu_overhead_pct, "%+.0f").c_str(), fmt(r.added_latency_p99_ms, "%+.2f").c_str());
+                  fmt(r.cpu_overhead_pct, "%+.0f").c_str(), fmt(r.added_latency_p99_ms, "%+.2f").c_str(),
+                  compare_note(r.guarantee).c_str());
     out += line;
   }
+  for (const auto& r : report.rows)
+    if (r.guarantee.stopped || r.guarantee.status != RunStatus::result)
+      out += r.approach + ": " + guarantee_line(r.guarantee) + "\n";
+  if (report.baseline_guarantee.status != RunStatus::result)
+    out += "baseline: " + guarantee_line(report.baseline_guarantee) + "\n";
   out += "overheads are relative to a failure-free run with ha=none and include each approach's recovery traffic;\n"
          "'-' means not measured (no detection without a standby, no recovery when output never resumed)\n";
   return out;
@@ -135,7 +163,8 @@ std::string compare_table(const CompareReport& report) {
 std::string compare_csv(const CompareReport& report) {
   std::string out =
       "approach,verdict,lost,duplicates,differing,detection_ms,takeover_ms,recovery_ms,catchup_ms,replay_ms,"
-      "bandwidth_overhead_pct,cpu_overhead_pct,added_latency_p99_ms,bytes_total,cpu_s,seed,network,victim,fail_at_s,driver\n";
+      "bandwidth_overhead_pct,cpu_overhead_pct,added_latency_p99_ms,bytes_total,cpu_s,seed,network,victim,fail_at_s,driver,"
+      "outcome,note\n";
   for (const auto& r : report.rows) {
     const auto& rec = r.outcome.metrics.recovery;
     const auto& s = r.outcome.semantics;
@@ -148,7 +177,8 @@ std::string compare_csv(const CompareReport& report) {
            csv_num(r.bandwidth_overhead_pct) + "," + csv_num(r.cpu_overhead_pct) + "," +
            csv_num(r.added_latency_p99_ms) + "," + std::to_string(r.outcome.metrics.overhead.bytes_total) + "," +
            csv_num(r.outcome.metrics.overhead.cpu_s) + "," + std::to_string(report.seed) + "," + report.network +
-           "," + report.victim + "," + csv_num(report.fail_at_s) + "," + report.driver + "\n";
+           "," + report.victim + "," + csv_num(report.fail_at_s) + "," + report.driver + "," +
+           to_string(r.guarantee.status) + "," + csv_text(compare_note(r.guarantee)) + "\n";
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/guarantee.h"
 #include "harness/run_once.h"
 
 namespace hapair {
@@ -44,7 +45,13 @@ struct CompareRow {
   std::optional<double> bandwidth_overhead_pct;
   std::optional<double> cpu_overhead_pct;
   std::optional<double> added_latency_p99_ms;
+  GuaranteeCheck guarantee;  // whether the run kept its approach's guarantee (harness/guarantee.h)
 };
+
+// The note column of a row: "stopped at the crash" (none: no standby, the stop is the row's
+// result), "guarantee broken", "harness failed", what the approach was expected to give ("gap
+// expected (amnesia)"), or "as promised".
+std::string compare_note(const GuaranteeCheck& check);
 
 struct CompareReport {
   std::string network;
@@ -54,6 +61,7 @@ struct CompareReport {
   std::string driver;
   double operator_cost_us = 0;  // Settings::operator_cost_us_per_tuple of every run
   RunOutcome baseline;  // ha=none, no failure
+  GuaranteeCheck baseline_guarantee;
   std::vector<CompareRow> rows;
   std::string plot_error;  // non-empty when compare.png could not be drawn
 };

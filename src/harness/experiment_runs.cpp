@@ -168,7 +168,9 @@ const RunCache::Run& RunCache::run(const std::string& key, const PlannedRun& pla
   if (const Run* r = find(key)) return *r;
   auto run = std::make_unique<Run>();
   run->plan = std::make_shared<const Plan>(make_plan(planned.topology));
-  run->outcome = run_once(run->plan, request, reference(*run->plan));
+  const Reference& ref = reference(*run->plan);
+  run->outcome = run_once(run->plan, request, ref);
+  run->guarantee = check_guarantee(*run->plan, run->outcome, ref);
   return *runs_.emplace(key, std::move(run)).first->second;
 }
 
@@ -208,6 +210,8 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   r.fail_at_s = planned.failure ? planned.fail_at_s : 0.0;
   r.completed = result.completed;
   r.errors = result.errors;
+  r.outcome = to_string(run.guarantee.status);
+  r.outcome_line = guarantee_line(run.guarantee);
   r.verdict = o.semantics.verdict;
   r.lost = o.semantics.lost;
   r.duplicates = o.semantics.duplicates;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/guarantee.h"
 #include "harness/run_once.h"
 
 namespace hapair {
@@ -57,6 +58,11 @@ struct ExperimentRow {
   double fail_at_s = 0;
   bool completed = false;
   std::vector<std::string> errors;
+  // Whether the run kept its approach's guarantee (harness/guarantee.h): "result", "broken" or
+  // "harness failed", and the one-line explanation. Only "broken" and "harness failed" make the
+  // experiment fail (exit status 1); a run beyond the guarantee that stops is a result.
+  std::string outcome = "result";
+  std::string outcome_line;
   // Takeovers before the failure instant (in a failure-free run: all of them). A false detection
   // on a loaded machine can swap a pair before the SIGKILL, which then hits a standby, so such a
   // run does not measure what its point stands for; experiments leave it out of their timing and
@@ -94,6 +100,7 @@ class RunCache {
   struct Run {
     std::shared_ptr<const Plan> plan;
     RunOutcome outcome;
+    GuaranteeCheck guarantee;  // against the reference of its network (harness/guarantee.h)
   };
   // The run with this run_key(), if one was run already; null otherwise.
   const Run* find(const std::string& key) const;

@@ -424,8 +424,12 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   for (std::size_t i = 0; i < executed.rows.size(); ++i) {
     const ExperimentRow& r = executed.rows[i];
     const std::string label = run_label(planner.runs[i]);
-    for (const std::string& e : r.errors) report.run_errors.push_back(label + ": " + e);
-    if (!r.completed && r.errors.empty()) report.run_errors.push_back(label + ": the run did not complete");
+    // A run fails the experiment when it broke its approach's guarantee or the harness failed; a
+    // run that stops where its approach promises nothing (ha none after a crash) is a result.
+    if (r.outcome != to_string(RunStatus::result)) {
+      report.run_errors.push_back(label + ": " + r.outcome_line);
+      for (const std::string& e : r.errors) report.run_errors.push_back(label + ": " + e);
+    }
   }
   report.rows = std::move(executed.rows);
   // The medians printed are over the same rows the claim is checked on.

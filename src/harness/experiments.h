@@ -59,16 +59,19 @@ struct ExperimentReport {
   std::vector<std::string> problems;  // the experiment could not be set up (bad config): nothing ran
   std::size_t runs = 0;
   std::size_t reused_runs = 0;        // identical runs taken from earlier in the same invocation
-  std::vector<std::string> run_errors;  // "<label>: <error>" of runs that failed or did not complete
+  // "<label>: <outcome line>" and that run's errors, for runs that broke their approach's
+  // guarantee or whose harness failed (harness/guarantee.h).
+  std::vector<std::string> run_errors;
   std::vector<std::string> write_errors;
   std::string plot_error;             // non-empty when the PNG could not be drawn
   std::vector<ExperimentRow> rows;
   std::string summary;                // medians per point, for the terminal and <name>.txt
   ClaimCheck claim;
   double wall_s = 0;
-  // Whether the runs themselves went wrong (the exit status of the command): problems or failed
-  // runs. A differing claim is not a failure.
-  bool failed() const { return !problems.empty() || !run_errors.empty(); }
+  // Whether the runs themselves went wrong (the exit status of the command): problems, runs that
+  // broke their approach's guarantee or whose harness failed, result files that could not be
+  // written. A differing claim is not a failure.
+  bool failed() const { return !problems.empty() || !run_errors.empty() || !write_errors.empty(); }
 };
 
 // Runs one experiment. `cache` holds the runs of this invocation: an identical run (same driver,

@@ -393,6 +393,7 @@ class Launch {
               "node's output queues for " + format_seconds(static_cast<double>(quiet_.window_us()) / 1e6) +
               " s after the sources stopped: drain_quiet_s, at least the longest retransmission back-off), so sink " +
               unfinished_sinks() + " can never see the end of its input");
+        result_.stall = result_.errors.back();
         result_.end_us = now;
         return;
       }
@@ -400,6 +401,7 @@ class Launch {
         error("the run did not complete: sink " + unfinished_sinks() +
               " did not report end of output within duration_s + drain_timeout_s = " +
               format_seconds(settings.duration_s + settings.drain_timeout_s) + " s");
+        result_.stall = result_.errors.back();
         result_.end_us = now;
         return;
       }

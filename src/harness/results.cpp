@@ -608,7 +608,8 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
   }
   s << "overhead: " << metrics.overhead.bytes_total << " bytes in " << metrics.overhead.messages_total
     << " data-plane messages, cpu " << fixed(metrics.overhead.cpu_s, 3) << " s\n";
-  for (const std::string& e : result.errors) s << "error: " << e << "\n";
+  // The line that says the output stopped is the end of the run, not a failure (RunResult::stall).
+  for (const std::string& e : result.errors) s << (e == result.stall ? "stopped: " : "error: ") << e << "\n";
   return s.str();
 }
 

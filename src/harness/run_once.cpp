@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "harness/input_checks.h"
 #include "harness/launcher.h"
 #include "harness/results.h"
 #include "harness/topology_file.h"
@@ -115,11 +116,18 @@ std::optional<FaultSpec> parse_partition_fault(const std::string& text, std::str
 }
 
 std::vector<std::string> validate_run_faults(const Plan& plan, const std::vector<FaultSpec>& faults) {
-  std::vector<std::string> problems = validate_faults(plan, faults);
-  for (const auto& f : faults)
-    if (f.at_s > plan.settings().duration_s + plan.settings().drain_timeout_s)
-      problems.push_back("fault on '" + f.node + "' at " + std::to_string(f.at_s) +
-                         " s is after the end of the run (duration_s + drain_timeout_s)");
+  // Names and times here, with the valid names and the run's duration; the schedule itself (a
+  // crash of a crashed node, a restart of a running one, durations, peers) in validate_faults.
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    const std::string which = "fault " + std::to_string(i + 1) + " (" + describe(faults[i]) + "): ";
+    for (const auto& p : fault_node_problems(plan, faults[i])) problems.push_back(which + p);
+    if (auto p = fault_time_problem(plan, faults[i].at_s)) problems.push_back(which + *p);
+  }
+  FaultChecks left_to_us;
+  left_to_us.node_names = false;
+  left_to_us.start_times = false;
+  for (auto& p : validate_faults(plan, faults, left_to_us)) problems.push_back(std::move(p));
   return problems;
 }
 

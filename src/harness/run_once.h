@@ -62,7 +62,9 @@ std::optional<FaultSpec> parse_restart_fault(const std::string& text, std::strin
 // Parses "A-B@SECONDS+DURATION": the link between nodes A and B is cut for that long (simulator).
 std::optional<FaultSpec> parse_partition_fault(const std::string& text, std::string& error);
 
-// Every problem with a list of faults for this plan (unknown nodes, times outside the run).
+// Every problem with a list of faults for this plan: unknown nodes (with the plan's node names
+// and the close match), times outside the run (0 < at_s < duration_s), and a schedule the drivers
+// cannot inject (validate_faults: a crash of a crashed node, a restart of a running one, ...).
 std::vector<std::string> validate_run_faults(const Plan& plan, const std::vector<FaultSpec>& faults);
 
 }  // namespace hapair

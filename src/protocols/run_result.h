@@ -54,6 +54,11 @@ struct RunResult {
   TimeUs end_us = 0;                        // when the run ended
   bool completed = false;                   // the sink saw end of stream on every input
   std::vector<std::string> errors;          // fatal errors, unexpected crashes, timeouts
+  // Set when the run ended before every sink finished because its output stopped (it went quiet
+  // after the sources stopped, or the time limit came first); the same line is also in `errors`.
+  // A stop is the expected end of a run beyond its approach's guarantee (a crash of a fragment
+  // without standby); every other error is a failure of a node, of a driver or of the harness.
+  std::string stall;
 };
 
 }  // namespace hapair

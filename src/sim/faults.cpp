@@ -1,6 +1,7 @@
 #include "sim/faults.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -30,7 +31,8 @@ std::string describe(const FaultSpec& f) {
   return os.str();
 }
 
-std::vector<std::string> validate_faults(const Plan& plan, const std::vector<FaultSpec>& faults) {
+std::vector<std::string> validate_faults(const Plan& plan, const std::vector<FaultSpec>& faults,
+                                         const FaultChecks& checks) {
   std::vector<std::string> problems;
   auto problem = [&](std::size_t i, const std::string& what) {
     problems.push_back("fault " + std::to_string(i + 1) + " (" + describe(faults[i]) + "): " + what);
@@ -43,14 +45,19 @@ std::vector<std::string> validate_faults(const Plan& plan, const std::vector<Fau
       problem(i, what);
       well_formed[i] = false;
     };
+    // A problem the caller reports itself (FaultChecks) still keeps the fault out of the replay.
+    auto bad_here_or_left_to_caller = [&](bool checked_here, const std::string& what) {
+      if (checked_here) bad(what);
+      else well_formed[i] = false;
+    };
     if (f.node.empty())
       bad("no node given");
     else if (!known_node(plan, f.node))
-      bad("unknown node '" + f.node + "'");
+      bad_here_or_left_to_caller(checks.node_names, "unknown node '" + f.node + "'");
     if (!std::isfinite(f.at_s))
-      bad("the time is not a finite number");
+      bad_here_or_left_to_caller(checks.start_times, "the time is not a finite number");
     else if (f.at_s < 0.0)
-      bad("negative time " + seconds(f.at_s));
+      bad_here_or_left_to_caller(checks.start_times, "negative time " + seconds(f.at_s));
     const bool timed = f.kind == FaultKind::pause || f.kind == FaultKind::partition;
     if (timed) {
       if (!std::isfinite(f.duration_s))
@@ -64,7 +71,7 @@ std::vector<std::string> validate_faults(const Plan& plan, const std::vector<Fau
       if (f.peer.empty())
         bad("a partition needs a peer node");
       else if (!known_node(plan, f.peer))
-        bad("unknown peer node '" + f.peer + "'");
+        bad_here_or_left_to_caller(checks.node_names, "unknown peer node '" + f.peer + "'");
       else if (f.peer == f.node)
         bad("a node cannot be partitioned from itself");
     } else if (!f.peer.empty()) {
@@ -112,6 +119,28 @@ std::vector<std::string> validate_faults(const Plan& plan, const std::vector<Fau
     }
   }
   return problems;
+}
+
+std::string exact_number(double v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  if (ec != std::errc()) return std::to_string(v);
+  return std::string(buf, p);
+}
+
+std::string fault_options(const std::vector<FaultSpec>& faults) {
+  std::string out;
+  for (const FaultSpec& f : faults) {
+    switch (f.kind) {
+      case FaultKind::crash: out += " --fail " + f.node + "@" + exact_number(f.at_s); break;
+      case FaultKind::restart: out += " --restart " + f.node + "@" + exact_number(f.at_s); break;
+      case FaultKind::pause: out += " --pause " + f.node + "@" + exact_number(f.at_s) + "+" + exact_number(f.duration_s); break;
+      case FaultKind::partition:
+        out += " --partition " + f.node + "-" + f.peer + "@" + exact_number(f.at_s) + "+" + exact_number(f.duration_s);
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace hapair

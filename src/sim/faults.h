@@ -19,7 +19,23 @@
 
 namespace hapair {
 
-std::vector<std::string> validate_faults(const Plan& plan, const std::vector<FaultSpec>& faults);
+// What validate_faults checks besides the schedule itself. The harness turns the first two off and
+// checks them itself (harness/input_checks.h), because it knows more: the valid names with the
+// close match of a misspelt one, and the run's duration a fault has to fall into.
+struct FaultChecks {
+  bool node_names = true;  // every node and peer is a node of the plan
+  bool start_times = true;  // every start time is a finite number >= 0
+};
+
+std::vector<std::string> validate_faults(const Plan& plan, const std::vector<FaultSpec>& faults,
+                                         const FaultChecks& checks = {});
+
+// The faults as the options of `hapair run` (" --fail aggregate@2 --pause filter@1+0.5 ..."),
+// every time written so that it reads back as exactly the same number; empty for no faults.
+std::string fault_options(const std::vector<FaultSpec>& faults);
+
+// The shortest text that reads back as exactly `v` (std::to_chars), for commands that repeat a run.
+std::string exact_number(double v);
 
 // "crash aggregate at 1.5 s", "partition filter<->aggregate at 1 s for 0.5 s": for messages and logs.
 std::string describe(const FaultSpec& fault);

@@ -151,6 +151,7 @@ struct Simulator::Impl {
   std::vector<TraceEvent> events;
   std::vector<MetricSample> samples;
   std::vector<std::string> errors;
+  std::string stall;  // RunResult::stall
 
   Impl(std::shared_ptr<const Plan> p, SimOptions o, CoreFactory f, std::uint64_t s)
       : plan(std::move(p)),
@@ -498,7 +499,7 @@ struct Simulator::Impl {
   void end_run() {
     if (ended) return;
     ended = true;
-    if (!completed()) log("reproduce with: " + reproduce_command(*plan, seed));
+    if (!completed()) log("reproduce with: " + reproduce_command(*plan, seed, options.faults));
   }
 
   bool completed() const { return sinks_total > 0 && sinks_unfinished == 0 && !fatal; }
@@ -516,6 +517,7 @@ struct Simulator::Impl {
                          format_s(us_from_s(plan->settings().duration_s)) + " (drain_quiet_s, at least the longest " +
                          "retransmission back-off), so " + std::to_string(sinks_unfinished) + " of " +
                          std::to_string(sinks_total) + " sinks can never see the end of every input");
+        stall = errors.back();
         end_run();
         return;
       }
@@ -529,6 +531,7 @@ struct Simulator::Impl {
             errors.push_back("time limit: the run reached " + format_s(until_us) + " of virtual time before " +
                              std::to_string(sinks_unfinished) + " of " + std::to_string(sinks_total) +
                              " sinks saw the end of every input");
+          if (sinks_total > 0) stall = errors.back();
           end_run();
         }
         return;
@@ -596,6 +599,7 @@ struct Simulator::Impl {
     r.end_us = now_us;
     r.completed = completed();
     r.errors = errors;
+    r.stall = stall;
     return r;
   }
 };
@@ -718,10 +722,35 @@ RunResult run_simulation(std::shared_ptr<const Plan> plan, const SimOptions& opt
   return sim.take_result();
 }
 
-std::string reproduce_command(const Plan& plan, std::uint64_t seed) {
+std::string reproduce_command(const Plan& plan, std::uint64_t seed, const std::vector<FaultSpec>& faults) {
+  const Topology& t = plan.topology;
   std::string cmd = "hapair run --driver sim --seed " + std::to_string(seed);
-  if (!plan.topology.source_file.empty()) cmd += " --topology " + plan.topology.source_file;
-  return cmd;
+  // `hapair run` builds the network from a file or the built-in default, then applies its
+  // overrides (--ha, --duration-s, --rate-tps, --operator-cost-us). The file's own values are not
+  // known here, so with a file every override that can be written is; without one, those that
+  // differ from the built-in default.
+  const bool from_file = !t.source_file.empty();
+  const Topology base = default_topology();
+  if (from_file) cmd += " --topology " + t.source_file;
+  // An --ha override clears the per-fragment modes; a network whose fragments have their own
+  // modes got them from its file, and --ha would change them.
+  const bool own_modes = std::any_of(t.fragments.begin(), t.fragments.end(), [](const FragmentSpec& f) {
+    return f.kind == FragmentKind::operators && f.ha.has_value();
+  });
+  if (!own_modes && (from_file || t.settings.ha != base.settings.ha)) cmd += std::string(" --ha ") + to_string(t.settings.ha);
+  if (from_file || t.settings.duration_s != base.settings.duration_s)
+    cmd += " --duration-s " + exact_number(t.settings.duration_s);
+  std::vector<double> rates;
+  for (const FragmentSpec& f : t.fragments)
+    if (f.kind == FragmentKind::source) rates.push_back(f.source.rate_tps);
+  std::vector<double> base_rates;
+  for (const FragmentSpec& f : base.fragments)
+    if (f.kind == FragmentKind::source) base_rates.push_back(f.source.rate_tps);
+  const bool one_rate = !rates.empty() && std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); });
+  if (one_rate && (from_file || rates != base_rates)) cmd += " --rate-tps " + exact_number(rates.front());
+  if (from_file || t.settings.operator_cost_us_per_tuple != base.settings.operator_cost_us_per_tuple)
+    cmd += " --operator-cost-us " + exact_number(t.settings.operator_cost_us_per_tuple);
+  return cmd + fault_options(faults);
 }
 
 }  // namespace hapair

@@ -121,7 +121,9 @@ RunResult run_simulation(std::shared_ptr<const Plan> plan, const SimOptions& opt
 // The same with the production cores (make_node_core).
 RunResult run_simulation(std::shared_ptr<const Plan> plan, const SimOptions& options);
 
-// The command line that repeats a simulated run, printed when a run fails.
-std::string reproduce_command(const Plan& plan, std::uint64_t seed);
+// The command line that repeats a simulated run exactly, printed when a run fails: the seed, the
+// topology file (none: the built-in default), the settings `hapair run` can override (--ha,
+// --duration-s, --rate-tps, --operator-cost-us) and the faults.
+std::string reproduce_command(const Plan& plan, std::uint64_t seed, const std::vector<FaultSpec>& faults = {});
 
 }  // namespace hapair

@@ -52,6 +52,12 @@ TEST_CASE("compare runs every approach with the same crash and measures what eac
   REQUIRE(r.rows.size() == 5);
   CHECK(r.baseline.semantics.verdict == "precise");
   CHECK(row_of(r, "none").outcome.semantics.verdict == "gap");
+  // The none run stops at the crash (no standby): that is its row's result, not an error.
+  CHECK(row_of(r, "none").guarantee.status == RunStatus::result);
+  CHECK(row_of(r, "none").guarantee.stopped);
+  CHECK(compare_note(row_of(r, "none").guarantee) == "stopped at the crash");
+  CHECK(r.baseline_guarantee.status == RunStatus::result);
+  for (const auto& row : r.rows) CHECK(row.guarantee.status == RunStatus::result);
   const CompareRow& amnesia = row_of(r, "amnesia");
   CHECK(amnesia.outcome.semantics.verdict == "gap");
   CHECK(amnesia.outcome.semantics.lost > 0);

@@ -191,5 +191,33 @@ TEST_CASE("run_simulation refuses a bad fault schedule without running", "[sim][
   CHECK(journal->cores_made.empty());
 }
 
+TEST_CASE("validate_faults leaves names and start times to a caller that checks them itself", "[sim][faults][validate]") {
+  auto plan = three_nodes(exact_network(0.1, 1e9));
+  const std::vector<FaultSpec> faults = {
+      {FaultKind::crash, "nosuch", "", 1.0, 0.0},      // unknown node: the caller's
+      {FaultKind::crash, "a", "", -1.0, 0.0},          // negative time: the caller's
+      {FaultKind::partition, "a", "ghost", 1.0, 0.5},  // unknown peer: the caller's
+      {FaultKind::pause, "b", "", 1.0, -0.5},          // negative duration: still reported here
+      {FaultKind::restart, "nosuch", "", 2.0, 0.0},    // not in the replay: its crash was left out
+  };
+  FaultChecks checks;
+  checks.node_names = false;
+  checks.start_times = false;
+  const auto problems = validate_faults(*plan, faults, checks);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("fault 4") && Catch::Contains("duration must be positive"));
+}
+
+TEST_CASE("fault_options writes the faults as hapair run options that read back exactly", "[sim][faults]") {
+  const std::vector<FaultSpec> faults = {{FaultKind::crash, "aggregate", "", 2.5, 0.0},
+                                         {FaultKind::pause, "filter", "", 1.0 / 3.0, 0.25},
+                                         {FaultKind::restart, "aggregate", "", 3.0, 0.0},
+                                         {FaultKind::partition, "filter", "aggregate", 1.0, 0.5}};
+  CHECK(fault_options(faults) ==
+        " --fail aggregate@2.5 --pause filter@0.3333333333333333+0.25 --restart aggregate@3 --partition "
+        "filter-aggregate@1+0.5");
+  CHECK(fault_options({}).empty());
+}
+
 }  // namespace
 }  // namespace hapair::simtest

@@ -121,9 +121,11 @@ TEST_CASE("a run that cannot finish stops at the time limit and says how to repr
   CHECK(r.end_us == 500'000);
   REQUIRE(r.errors.size() == 1);
   CHECK_THAT(r.errors[0], Catch::Contains("time limit") && Catch::Contains("1 of 1 sinks"));
+  CHECK(r.stall == r.errors[0]);  // the run stopped; nothing else failed
   REQUIRE(lines.size() >= 2);
   CHECK(lines.front() == "sim: seed 1");
-  CHECK(lines.back() == "reproduce with: hapair run --driver sim --seed 1");
+  // The faults (and the duration, which differs from the built-in default) are part of the run.
+  CHECK(lines.back() == "reproduce with: hapair run --driver sim --seed 1 --duration-s 1 --fail n1@0.002");
 }
 
 TEST_CASE("queue gauges are sampled every 100 ms of virtual time", "[sim][run][samples]") {
@@ -154,7 +156,7 @@ TEST_CASE("progress lines follow the seed line at the requested interval of virt
   REQUIRE(lines.size() == 2);  // the run lasts about 0.4 s: progress at 0.2 s only
   CHECK(lines[0] == "sim: seed 4");
   CHECK_THAT(lines[1], Catch::StartsWith("sim: t=0.2 s deliveries="));
-  CHECK(reproduce_command(*r.plan, 4) == "hapair run --driver sim --seed 4 --topology nets/chain.toml");
+  CHECK_THAT(reproduce_command(*r.plan, 4), Catch::StartsWith("hapair run --driver sim --seed 4 --topology nets/chain.toml "));
 }
 
 TEST_CASE("a fatal error from a core stops the run and is reported", "[sim][run]") {
@@ -197,6 +199,32 @@ TEST_CASE("a chain of a hundred nodes carries every tuple to the sink", "[sim][r
   CHECK(r.completed);
   CHECK(r.deliveries.size() == 20'000);
   CHECK(r.counters.at("n50").at("tuples_processed") == 20'000);
+}
+
+TEST_CASE("the reproduce command names every setting hapair run can override and every fault", "[sim][run][reproduce]") {
+  // The built-in default network with overrides: only what differs from the default is written.
+  Topology t = default_topology();
+  t.settings.ha = HaMode::passive;
+  for (FragmentSpec& f : t.fragments)
+    if (f.kind == FragmentKind::source) f.source.rate_tps = 500.0;
+  t.settings.duration_s = 2.5;
+  const std::vector<FaultSpec> faults = {{FaultKind::crash, "aggregate", "", 1.25, 0.0},
+                                         {FaultKind::pause, "filter", "", 0.5, 0.1}};
+  CHECK(reproduce_command(make_plan(t), 7, faults) ==
+        "hapair run --driver sim --seed 7 --ha passive --duration-s 2.5 --rate-tps 500 --fail aggregate@1.25 "
+        "--pause filter@0.5+0.1");
+  CHECK(reproduce_command(make_plan(default_topology()), 1) == "hapair run --driver sim --seed 1");
+
+  // From a file: the file's values are not known here, so every overridable setting is written;
+  // --ha only when no fragment has its own mode (an --ha override would clear them).
+  Topology from_file = default_topology();
+  from_file.source_file = "nets/mine.ini";
+  CHECK(reproduce_command(make_plan(from_file), 3) ==
+        "hapair run --driver sim --seed 3 --topology nets/mine.ini --ha none --duration-s 6 --rate-tps 2000 "
+        "--operator-cost-us 0");
+  for (FragmentSpec& f : from_file.fragments)
+    if (f.name == "aggregate") f.ha = HaMode::active;
+  CHECK(reproduce_command(make_plan(from_file), 3).find("--ha") == std::string::npos);
 }
 
 }  // namespace

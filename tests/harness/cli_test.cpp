@@ -1,0 +1,176 @@
+// The `hapair` command's handling of bad input and its exit statuses, by running the built binary
+// (HAPAIR_BINARY): each bad input of issue 13 gets exit status 2 and a message naming the problem
+// and the valid choices (with the close match); a `none` run that stops at the crash is a result
+// (exit status 0) in `run` and `compare`; the simulator's "reproduce with:" line repeats the run
+// exactly. Every run here uses --driver sim.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+using namespace std::string_literals;
+
+namespace {
+
+struct Command {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Command hapair(const std::string& arguments, bool with_stderr = true) {
+  Command c;
+  const std::string command = std::string(HAPAIR_BINARY) + " " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(command.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) c.out.append(buf.data(), n);
+  const int status = pclose(p);
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return c;
+}
+
+// Runs a bad input: exit status 2, nothing ran, and every expected piece is in the message.
+void expect_bad_input(const std::string& arguments, const std::vector<std::string>& pieces) {
+  INFO("hapair " << arguments);
+  const Command c = hapair(arguments);
+  INFO(c.out);
+  CHECK(c.status == 2);
+  for (const auto& piece : pieces) CHECK_THAT(c.out, Catch::Contains(piece));
+  CHECK_THAT(c.out, !Catch::Contains("bad_alloc") && !Catch::Contains("sim: seed"));
+}
+
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(prefix, 0) == 0) return line;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("hapair chaos with a negative or zero --runs is bad input, not an allocation failure", "[cli][input]") {
+  expect_bad_input("chaos --runs -5", {"--runs '-5': must be a whole number from 1 to 1000000"});
+  expect_bad_input("chaos --runs 0", {"--runs '0': must be a whole number from 1 to 1000000"});
+  expect_bad_input("chaos --runs 2x", {"--runs '2x'"});
+  expect_bad_input("chaos --seed -3 --case -1", {"--seed '-3': must be a whole number from 0", "--case '-1'"});
+  expect_bad_input("chaos --networks chian --pick rnd --faults crsh",
+                   {"network 'chian' is not an example network (did you mean 'chain'?)",
+                    "--pick 'rnd' is not a pick rule; the choices are: turn, random",
+                    "--faults item 'crsh' is not a fault kind (did you mean 'crash'?)"});
+}
+
+TEST_CASE("hapair compare --fail-at-s must be inside the run", "[cli][input]") {
+  expect_bad_input("compare --driver sim --fail-at-s -3", {"--fail-at-s -3: must be > 0 and < 6 s"});
+  expect_bad_input("compare --driver sim --fail-at-s 0", {"--fail-at-s 0: must be > 0 and < 6 s"});
+  expect_bad_input("compare --driver sim --duration-s 2 --fail-at-s 2", {"--fail-at-s 2: must be > 0 and < 2 s"});
+}
+
+TEST_CASE("hapair compare --victim must be an operator fragment's primary, listed with the close match", "[cli][input]") {
+  for (const char* end : {"source", "sink"})
+    expect_bad_input("compare --driver sim --victim "s + end,
+                     {"--victim '"s + end + "'", "which no approach protects",
+                      "the victim must be the primary of an operator fragment: filter, aggregate"});
+  expect_bad_input("compare --driver sim --victim agregate",
+                   {"--victim 'agregate' is not a node of this network (did you mean 'aggregate'?)", "filter, aggregate"});
+  expect_bad_input("compare --driver sim --victim aggregate.backup", {"fragment aggregate runs ha none, which has no standby"});
+  expect_bad_input("compare --driver sim --approaches none,pasive",
+                   {"--approaches item 'pasive' is not an HA mode (did you mean 'passive'?)"});
+}
+
+TEST_CASE("hapair run names an unknown node of --fail, --pause and --restart with the valid names", "[cli][input]") {
+  const std::string nodes = "the nodes of this run are: source, filter, aggregate, sink";
+  expect_bad_input("run --driver sim --fail aggregat@2", {"unknown node 'aggregat' (did you mean 'aggregate'?)", nodes});
+  expect_bad_input("run --driver sim --pause filtr@1+0.5", {"unknown node 'filtr' (did you mean 'filter'?)", nodes});
+  expect_bad_input("run --driver sim --fail aggregate@1 --restart agregate@2",
+                   {"unknown node 'agregate' (did you mean 'aggregate'?)", nodes});
+  expect_bad_input("run --driver sim --ha passive --fail aggregate.spare@1",
+                   {"the standby of fragment aggregate (ha passive) is aggregate.backup", "aggregate.backup"});
+}
+
+TEST_CASE("hapair run refuses a fault after the end of the run", "[cli][input]") {
+  expect_bad_input("run --driver sim --fail aggregate@9",
+                   {"fault 1 (crash aggregate at 9 s): at 9 s: a fault must come after the start and before the sources "
+                    "stop, 0 < SECONDS < 6 s (duration_s)"});
+  expect_bad_input("run --driver sim --duration-s 2 --pause filter@2.5+0.1", {"0 < SECONDS < 2 s"});
+}
+
+TEST_CASE("negative and zero numbers are bad input in every command", "[cli][input]") {
+  expect_bad_input("run --driver sim --seed -1", {"--seed '-1': must be a whole number from 0"});
+  expect_bad_input("compare --driver sim --seed -1", {"--seed '-1': must be a whole number from 0"});
+  expect_bad_input("run --driver sim --duration-s 0", {"duration_s = 0: must be a finite number of seconds > 0"});
+  expect_bad_input("run --driver sim --duration-s nan", {"duration_s = nan"});
+  expect_bad_input("compare --driver sim --duration-s -1", {"duration_s = -1"});
+  expect_bad_input("run --driver sim --rate-tps -5", {"rate_tps = -5: must be > 0"});
+  expect_bad_input("run --driver sim --rate-tps 0", {"rate_tps = 0: must be > 0"});
+  expect_bad_input("run --driver sim --operator-cost-us -1", {"operator_cost_us_per_tuple = -1"});
+  expect_bad_input("experiment recovery_breakdown --seeds 0", {"--seeds '0': must be a whole number from 1 to 100"});
+  expect_bad_input("experiment recovery_breakdown --seeds -1", {"--seeds '-1'"});
+  expect_bad_input("chaos --duration-s -1", {"duration -1 s: must be in 0.5..600 s"});
+  expect_bad_input("chaos --run-timeout-s 0", {"run timeout must be > 0 s"});
+  expect_bad_input("bench --tuples -1 --repetitions 0", {"--tuples -1: must be positive", "--repetitions 0: must be positive"});
+  expect_bad_input("bench --sim --nodes 2", {"--nodes 2: must be at least 3"});
+  expect_bad_input("node --topology x.ini --name filter --control tcp://127.0.0.1:1 --directory-timeout-s -1",
+                   {"--directory-timeout-s -1: must be a finite number of seconds > 0"});
+}
+
+TEST_CASE("hapair run reports every problem at once, each with the valid choices", "[cli][input]") {
+  const Command c = hapair("run --driver simm --ha pasive --seed -1 --fail aggregat@2");
+  INFO(c.out);
+  CHECK(c.status == 2);
+  CHECK_THAT(c.out, Catch::Contains("bad input (4 problems)"));
+  CHECK_THAT(c.out, Catch::Contains("--driver 'simm' is not a driver (did you mean 'sim'?); the choices are: real, sim"));
+  CHECK_THAT(c.out, Catch::Contains("--ha 'pasive' is not an HA mode (did you mean 'passive'?)"));
+  CHECK_THAT(c.out, Catch::Contains("--seed '-1'"));
+  CHECK_THAT(c.out, Catch::Contains("unknown node 'aggregat'"));
+}
+
+TEST_CASE("a none run that stops at the crash exits 0 in hapair run and hapair compare", "[cli][exit]") {
+  const Command run = hapair("run --driver sim --duration-s 2 --fail aggregate@1");
+  INFO(run.out);
+  CHECK(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("outcome: the output stopped at the failure, the expected result"));
+  CHECK_THAT(run.out, !Catch::Contains("error:"));
+
+  const std::string out = "/tmp/hapair_cli_test_compare";
+  const Command compare = hapair("compare --driver sim --duration-s 2 --out " + out);
+  INFO(compare.out);
+  CHECK(compare.status == 0);
+  const std::string none_row = line_starting(compare.out, "none ");
+  CHECK_THAT(none_row, Catch::Contains("gap") && Catch::Contains("stopped at the crash"));
+  CHECK_THAT(compare.out, !Catch::Contains("error"));
+  for (const char* precise : {"upstream ", "passive ", "active "}) CHECK_THAT(line_starting(compare.out, precise), Catch::Contains("precise"));
+}
+
+TEST_CASE("the simulator's reproduce line repeats the run exactly, with --ha and the faults", "[cli][reproduce]") {
+  // Amnesia's spare takes over and then crashes too: the fragment has no node left, the output
+  // stops, and the simulator prints how to reproduce the run.
+  const std::string arguments = "run --driver sim --ha amnesia --duration-s 2 --rate-tps 500 --fail aggregate@1 --fail aggregate.spare@1.5";
+  const Command first = hapair(arguments);
+  INFO(first.out);
+  REQUIRE(first.status == 0);
+  const std::string line = line_starting(first.out, "reproduce with: ");
+  REQUIRE_FALSE(line.empty());
+  CHECK(line == "reproduce with: hapair run --driver sim --seed 1 --ha amnesia --duration-s 2 --rate-tps 500 --fail "
+                "aggregate@1 --fail aggregate.spare@1.5");
+  const std::string again = line.substr(std::string("reproduce with: hapair ").size());
+  const Command second = hapair(again, false);
+  CHECK(second.status == 0);
+  CHECK(second.out == hapair(arguments, false).out);  // the same summary, byte for byte
+}
+
+TEST_CASE("the help of every command that runs something documents its exit statuses", "[cli][exit]") {
+  for (const char* command : {"run", "compare", "experiment", "chaos"}) {
+    INFO(command);
+    const Command help = hapair(std::string(command) + " --help");
+    CHECK(help.status == 0);
+    CHECK_THAT(help.out, Catch::Contains("Exit status: 0 when every run gave a result") ||
+                             Catch::Contains("Exit status: 0 when the run gave a result"));
+    CHECK_THAT(help.out, Catch::Contains("2 for bad input"));
+  }
+}
