@@ -27,14 +27,15 @@ ORDER = ["none", "amnesia", "upstream", "upstream_exact", "upstream_conservative
 
 
 def read_rows(path, keep_disturbed=False):
-    """The rows of an experiment CSV. Unless `keep_disturbed`, runs with a takeover before the
-    failure are left out (as the claim checks leave them out: a false detection had swapped a
-    pair, so the run does not measure its point); DROPPED[0] counts them for the title."""
+    """The rows of an experiment CSV. Unless `keep_disturbed`, disturbed runs (a takeover before
+    the failure, a false detection) are left out, as the claim checks leave them out: the run does
+    not measure its point; DROPPED[0] counts them for the title."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if keep_disturbed:
         return rows
-    kept = [r for r in rows if r.get("takeovers_before_failure", "0") in ("0", "")]
+    kept = [r for r in rows if r.get("takeovers_before_failure", "0") in ("0", "")
+            and r.get("disturbed", "false") in ("false", "0", "")]
     DROPPED[0] = len(rows) - len(kept)
     return kept
 

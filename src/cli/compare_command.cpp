@@ -1,7 +1,10 @@
 // `hapair compare`: the main job. Runs the network (the built-in default unless --topology)
-// once per approach with the same input, seed and SIGKILL of the same node at the same time,
-// plus a failure-free baseline without HA, and prints one table; writes compare.csv,
-// compare.png and every run's result files into --out.
+// under every approach with the same input and seed, repeated in interleaved order: failure-free
+// runs for the runtime overhead (against ha=none) and runs with the same SIGKILL of the same
+// node for recovery; prints medians with their spread and the disturbed runs; writes
+// compare.csv, compare_runs.csv, compare.png and every run's result files into --out.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -21,29 +24,39 @@ namespace hapair::cli {
 int compare_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches, seed_text;
-  double duration_s = 0, rate_tps = 0, fail_at_s = 0, operator_cost_us = 0;
+  std::string repeat_text = std::to_string(kCompareRepeatDefault), reruns_text = std::to_string(kCompareRerunsMax);
+  double duration_s = 0, rate_tps = 0, fail_at_s = 0, operator_cost_us = 0, free_duration_s = 0;
   po::options_description described("hapair compare options");
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
-      ("victim", po::value<std::string>(&victim)->default_value("aggregate"), "the node SIGKILLed in every run: the primary of an operator fragment (on the built-in network: filter, aggregate)")
-      ("fail-at-s", po::value<double>(&fail_at_s), "when it is killed, 0 < S < duration (default: half the duration)")
+      ("victim", po::value<std::string>(&victim)->default_value("aggregate"), "the node SIGKILLed in every crash run: the primary of an operator fragment (on the built-in network: filter, aggregate)")
+      ("fail-at-s", po::value<double>(&fail_at_s),
+       "when it is killed, 0 < S < duration (default: 2 on the built-in network, else half the duration)")
       ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active")
-      ("duration-s", po::value<double>(&duration_s), "seconds the sources emit")
+      ("repeat", po::value<std::string>(&repeat_text),
+       "repetitions, 1 .. 100 (default 3); each runs every approach failure-free and with the SIGKILL, in "
+       "interleaved order")
+      ("reruns", po::value<std::string>(&reruns_text),
+       "times a disturbed run (a takeover before the failure, a false detection) is run again before it is left "
+       "out of the medians, 0 .. 10 (default 2)")
+      ("duration-s", po::value<double>(&duration_s),
+       "seconds the sources emit in the crash runs (default: 3.5 on the built-in network, else the file's)")
+      ("failure-free-duration-s", po::value<double>(&free_duration_s),
+       "seconds the sources emit in the failure-free runs (default: 2.5 on the built-in network, else the "
+       "crash runs')")
       ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
       ("seed", po::value<std::string>(&seed_text), "seed of the sources, 0 .. 2^64-1")
       ("operator-cost-us", po::value<double>(&operator_cost_us),
        "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple; default: 100 on the built-in "
        "network, as in the experiments, so reprocessing takes time; with --topology, the file's value)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
-      ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare.png, runs");
+      ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair compare [options]\n\n" << described
-                << "\nThe note column says what a row's outcome means: a none run stops at the crash (no\n"
-                << "standby), and that stop, with its verdict and lost tuples, is the row's result.\n"
+      std::cout << "usage: hapair compare [options]\n\n" << described << "\n" << compare_columns_help()
                 << "\nExit status: 0 when every run gave a result, whatever the verdict (none stopping at the\n"
                 << "crash, amnesia's gap); 1 when a run broke its approach's guarantee (docs/FAULTS.md:\n"
                 << "upstream, passive, active where precise, not precise; a recovery that never came) or the\n"
@@ -59,6 +72,12 @@ int compare_command(const Args& args) {
   std::vector<std::string> problems;
   RunOverrides overrides;
   if (vm.count("duration-s")) overrides.duration_s = duration_s;
+  else if (topology_path.empty()) overrides.duration_s = kCompareCrashDurationS;
+  const auto repeat = whole_number("--repeat", repeat_text, 1, 100, problems);
+  const auto reruns = whole_number("--reruns", reruns_text, 0, 10, problems);
+  if (vm.count("failure-free-duration-s") && !(free_duration_s > 0))
+    problems.push_back("--failure-free-duration-s " + std::to_string(free_duration_s) +
+                       ": must be a positive number of seconds");
   if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
   if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
@@ -68,6 +87,10 @@ int compare_command(const Args& args) {
   options.driver = driver;
   options.victim = victim;
   options.out_dir = out_dir;
+  if (repeat) options.repeat = static_cast<std::size_t>(*repeat);
+  if (reruns) options.reruns_max = static_cast<std::size_t>(*reruns);
+  if (vm.count("failure-free-duration-s")) options.failure_free_duration_s = free_duration_s;
+  else if (topology_path.empty()) options.failure_free_duration_s = kCompareFailureFreeDurationS;
   if (vm.count("approaches")) {
     options.approaches.clear();
     std::stringstream ss(approaches);
@@ -81,7 +104,9 @@ int compare_command(const Args& args) {
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan) {
     const double run_s = load.plan->settings().duration_s;
-    options.fail_at_s = vm.count("fail-at-s") ? fail_at_s : run_s / 2;
+    options.fail_at_s = vm.count("fail-at-s")                                   ? fail_at_s
+                        : topology_path.empty() && !vm.count("duration-s") ? kCompareFailAtS
+                                                                           : run_s / 2;
     for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(std::move(p));
     if (vm.count("fail-at-s") && fault_time_problem(*load.plan, fail_at_s)) {
       char line[200];
@@ -93,16 +118,29 @@ int compare_command(const Args& args) {
   if (!problems.empty()) return report_problems("hapair compare", "bad input", problems);
   const std::shared_ptr<const Plan> plan = load.plan;
 
+  const bool with_none =
+      std::find(options.approaches.begin(), options.approaches.end(), HaMode::none) != options.approaches.end();
+  const std::size_t modes = options.approaches.size() + (with_none ? 0 : 1);
+  const std::size_t runs =
+      options.repeat * (modes + options.approaches.size()) - (with_none ? options.repeat - 1 : 0);
   std::fprintf(stderr,
-               "hapair compare: network %s, seed %llu, driver %s, operator cost %g us/tuple, SIGKILL %s at %.1f s; %zu "
-               "runs of %.1f s\n",
+               "hapair compare: network %s, seed %llu, driver %s, operator cost %g us/tuple; %zu repetitions of "
+               "%zu failure-free runs of %.1f s and %zu runs of %.1f s with a SIGKILL of %s at %.1f s (none's only "
+               "once): %zu runs, disturbed ones rerun up to %zu times\n",
                plan->topology.name.c_str(), static_cast<unsigned long long>(plan->settings().seed), driver.c_str(),
-               plan->settings().operator_cost_us_per_tuple, victim.c_str(), options.fail_at_s,
-               options.approaches.size() + 1, plan->settings().duration_s);
+               plan->settings().operator_cost_us_per_tuple, options.repeat, modes,
+               options.failure_free_duration_s.value_or(plan->settings().duration_s), options.approaches.size(),
+               plan->settings().duration_s, victim.c_str(), options.fail_at_s, runs, options.reruns_max);
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   std::unique_ptr<Progress> progress;
   options.on_run = [&](std::size_t i, std::size_t n, const std::string& label) {
     if (progress) progress->done();
-    progress = std::make_unique<Progress>("[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + label);
+    char at[32];
+    std::snprintf(at, sizeof at, " [%.0f s]", elapsed_s());
+    progress = std::make_unique<Progress>("[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + label + at);
   };
   options.progress = [&](double e, double t) {
     if (progress) progress->update(e, t);
@@ -119,11 +157,16 @@ int compare_command(const Args& args) {
     std::fprintf(stderr, "hapair compare: %s: %s\n", label.c_str(), guarantee_line(c).c_str());
     for (const auto& e : o.result.errors) std::fprintf(stderr, "hapair compare: %s: error: %s\n", label.c_str(), e.c_str());
   };
-  explain("baseline", report.baseline, report.baseline_guarantee);
-  for (const auto& r : report.rows) explain(r.approach, r.outcome, r.guarantee);
+  // Every run counts, disturbed ones too: a precise approach must stay precise through a false
+  // detection.
+  for (const auto& r : report.runs) explain(r.label(), r.outcome, r.guarantee);
   const int status = exit_status(checks);
   if (!report.plot_error.empty()) std::fprintf(stderr, "hapair compare: no plot: %s\n", report.plot_error.c_str());
-  std::printf("wrote %s/compare.csv, %s/compare.png and one folder per run\n", out_dir.c_str(), out_dir.c_str());
+  std::printf("wrote %s/compare.csv, %s/compare_runs.csv, %s/compare.png and one folder per run\n", out_dir.c_str(),
+              out_dir.c_str(), out_dir.c_str());
+  const double took_s = elapsed_s();
+  std::printf("took %d min %02d s (%zu runs)\n", static_cast<int>(took_s) / 60, static_cast<int>(took_s) % 60,
+              report.runs.size());
   return status;
 }
 

@@ -114,6 +114,9 @@ int run_command(const Args& args) {
   request.progress = [&](double e, double t) { progress.update(e, t); };
   request.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const Reference reference = compute_reference(*plan);
+  const PlannedLoad planned = planned_load(*plan, reference.run, machine_cores());
+  std::fprintf(stderr, "hapair run: %s\n", describe_load(planned).c_str());
+  if (planned.over_limit()) std::fprintf(stderr, "hapair run: %s\n", load_warning(planned).c_str());
   RunOutcome outcome = run_once(plan, request, reference);
   progress.done();
   std::printf("%s", outcome.summary.c_str());

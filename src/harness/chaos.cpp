@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/disturbance.h"
 #include "harness/plots.h"
 #include "harness/reference.h"
 #include "harness/topology_file.h"
@@ -286,7 +287,9 @@ std::string encode_run(const ChaosRun& r) {
      << "\ndiffering=" << r.differing << "\ndelivered=" << r.delivered << "\nreference=" << r.reference
      << "\ncompleted=" << (r.completed ? 1 : 0) << "\nfirst_error=" << escape(r.first_error)
      << "\ntakeovers=" << r.takeovers << "\nrestore_ms=" << (r.restore_ms ? exact(*r.restore_ms) : std::string())
-     << "\nunjudged=" << escape(join(r.unjudged, " ")) << "\nclass=" << to_string(r.klass)
+     << "\nunjudged=" << escape(join(r.unjudged, " ")) << "\ndisturbed=" << (r.disturbed ? 1 : 0)
+     << "\ndisturbance=" << escape(r.disturbance) << "\ndetectors=" << escape(r.detectors)
+     << "\nclass=" << to_string(r.klass)
      << "\nreason=" << escape(r.reason) << "\nend=1\n";
   return os.str();
 }
@@ -315,6 +318,9 @@ bool decode_run(const std::string& text, ChaosRun& r) {
   const std::string k = kv["class"];
   r.klass = k == "violation" ? ChaosClass::violation : (k == "beyond" ? ChaosClass::beyond : ChaosClass::ok);
   r.reason = kv["reason"];
+  r.disturbed = kv["disturbed"] == "1";
+  r.disturbance = kv["disturbance"];
+  r.detectors = kv["detectors"];
   r.unjudged.clear();
   std::istringstream names(kv["unjudged"]);
   for (std::string n; names >> n;) r.unjudged.push_back(n);
@@ -729,6 +735,12 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   if (!outcome.result.errors.empty()) r.first_error = outcome.result.errors.front();
   for (const auto& e : outcome.result.events) r.takeovers += e.event == "takeover";
   if (outcome.metrics.recovery) r.restore_ms = outcome.metrics.recovery->restore_ms;
+  r.disturbed = outcome.metrics.disturbance.disturbed();
+  r.disturbance = describe_disturbances(outcome.metrics.disturbance);
+  std::map<std::string, std::size_t> detectors;
+  for (const DetectionSeen& d : outcome.metrics.disturbance.detections) ++detectors[d.detector];
+  for (const auto& [name, n] : detectors)
+    r.detectors += (r.detectors.empty() ? "" : " ") + name + "=" + std::to_string(n);
   const ChaosJudgement j =
       classify_chaos_run(c.approach, c.topology.settings.determinants, !reference.arbitrary_operators.empty(), s,
                          outcome.result.completed, outcome.result.errors, beyond_guarantee(*plan, outcome.result));
@@ -888,6 +900,25 @@ std::string chaos_table(const ChaosReport& report) {
     for (HaMode m : o.approaches)
       if (beyond.count(m)) out += tally_line(to_string(m), beyond[m], false);
   }
+  // Disturbances: takeovers or detections no fault asked for (a false detection; a lost
+  // heartbeat under message loss), and which detectors fired.
+  std::size_t disturbed = 0;
+  std::map<std::string, std::size_t> detector_runs;
+  for (const auto& r : report.runs) {
+    disturbed += r.disturbed;
+    std::istringstream names(r.detectors);
+    for (std::string item; names >> item;) ++detector_runs[item.substr(0, item.find('='))];
+  }
+  out += "\ndisturbed runs (a takeover or detection no fault asked for): " + std::to_string(disturbed) + " of " +
+         std::to_string(report.runs.size());
+  std::size_t shown = 0;
+  for (const auto& r : report.runs)
+    if (r.disturbed && shown++ < 3) out += "\n  run " + std::to_string(r.c.index) + ": " + r.disturbance;
+  if (disturbed > shown) out += "\n  ... (chaos.csv, column disturbance)";
+  out += "\ndetectors that fired:";
+  if (detector_runs.empty()) out += " none";
+  for (const auto& [name, n] : detector_runs) out += " " + name + " in " + std::to_string(n) + " run(s)";
+  out += "\n";
   const std::size_t v = report.violations();
   out += "\nviolations: " + std::to_string(v) + "\n";
   for (const auto& r : report.runs) {
@@ -903,7 +934,8 @@ std::string chaos_table(const ChaosReport& report) {
 std::string chaos_csv(const ChaosReport& report) {
   std::string out =
       "index,seed,network,approach,faults,loss_ratio,duplication_ratio,verdict,lost,duplicates,differing,delivered,"
-      "reference,unjudged_streams,completed,takeovers,restore_ms,class,violation,reason,error,description\n";
+      "reference,unjudged_streams,completed,takeovers,restore_ms,class,violation,reason,error,disturbed,detectors,"
+      "disturbance,description\n";
   for (const auto& r : report.runs) {
     std::vector<std::string> faults;
     for (const auto& f : r.c.faults) faults.push_back(describe(f));
@@ -914,7 +946,8 @@ std::string chaos_csv(const ChaosReport& report) {
            std::to_string(r.reference) + "," + join(r.unjudged, " ") + "," + (r.completed ? "1" : "0") + "," + std::to_string(r.takeovers) + "," +
            (r.restore_ms ? exact(*r.restore_ms) : std::string()) + "," + to_string(r.klass) + "," +
            (r.klass == ChaosClass::violation ? "1" : "0") + "," + csv_field(r.reason) + "," +
-           csv_field(r.first_error) + "," + csv_field(r.c.description) + "\n";
+           csv_field(r.first_error) + "," + (r.disturbed ? "1" : "0") + "," + csv_field(r.detectors) + "," +
+           csv_field(r.disturbance) + "," + csv_field(r.c.description) + "\n";
   }
   return out;
 }

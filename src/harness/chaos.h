@@ -168,6 +168,11 @@ struct ChaosRun {
   std::string first_error;  // the first of the run's errors, if any
   std::size_t takeovers = 0;
   std::optional<double> restore_ms;  // the run's time to restore the pair (metrics)
+  // Takeovers or detections the schedule did not ask for (disturbance.h): before the first
+  // fault, or of a node no fault touched; and which detectors fired ("heartbeat 2").
+  bool disturbed = false;
+  std::string disturbance;
+  std::string detectors;
   ChaosClass klass = ChaosClass::ok;
   std::string reason;
 };

@@ -1,10 +1,13 @@
 #include "harness/compare.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "harness/plots.h"
+#include "harness/results.h"
+#include "protocols/check.h"
 #include "harness/topology_file.h"
 
 namespace hapair {
@@ -15,35 +18,50 @@ std::optional<double> pct(double run, double base) {
   return 100.0 * (run - base) / base;
 }
 
-// p99 latency (ms) of the deliveries before `before_us`.
-std::optional<double> p99_before(const RunResult& r, TimeUs before_us) {
-  std::vector<Delivery> early;
-  for (const auto& d : r.deliveries)
-    if (d.at_us < before_us) early.push_back(d);
-  if (early.empty()) return std::nullopt;
-  return latency_summary(early).p99_ms;
-}
-
-std::string fmt(const std::optional<double>& v, const char* format = "%.1f") {
-  if (!v) return "-";
+std::string fmt(double v, const char* format) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, format, *v);
+  std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
 
-std::string csv_num(const std::optional<double>& v) {
-  if (!v) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f", *v);
-  return buf;
+CompareSpread spread_of(const std::vector<double>& values) {
+  CompareSpread s;
+  s.count = values.size();
+  if (values.empty()) return s;
+  s.median = median_of(values);
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
+  return s;
 }
 
-// A CSV field: quoted when it holds a comma or a quote.
-std::string csv_text(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+// "precise" when all agree, else "gap 2, precise 1" (most frequent first, then by name).
+std::string tally_text(const std::map<std::string, std::size_t>& tally) {
+  if (tally.empty()) return "-";
+  if (tally.size() == 1) return tally.begin()->first;
+  std::vector<std::pair<std::string, std::size_t>> items(tally.begin(), tally.end());
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [name, n] : items) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  return out;
+}
+
+std::string folder_of(const CompareRun& r) {
+  return r.approach + (r.failure ? "_crash" : "_nofail") + "_rep" + std::to_string(r.repetition) +
+         (r.attempt ? "_rerun" + std::to_string(r.attempt) : "");
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return out + "\"";
+}
+
+std::string csv_num(const std::optional<double>& v) { return v ? fmt(*v, "%.3f") : ""; }
+
+std::string csv_spread(const CompareSpread& s) {
+  if (s.count == 0) return ",,";
+  return fmt(s.median, "%.3f") + "," + fmt(s.min, "%.3f") + "," + fmt(s.max, "%.3f");
 }
 
 }  // namespace
@@ -59,62 +77,203 @@ std::string compare_note(const GuaranteeCheck& check) {
   return "";
 }
 
+std::string CompareRun::label() const {
+  return approach + (failure ? " crash run" : " failure-free run") + ", repetition " + std::to_string(repetition) +
+         (attempt ? ", rerun " + std::to_string(attempt) : "");
+}
+
+std::string spread_text(const CompareSpread& s, const char* format) {
+  if (s.count == 0) return "-";
+  const std::string median = fmt(s.median, format);
+  if (s.count == 1 || fmt(s.min, format) == fmt(s.max, format)) return median;
+  return median + " (" + fmt(s.min, format) + ".." + fmt(s.max, format) + ")";
+}
+
 CompareReport run_compare(const Topology& topology, const CompareOptions& options) {
+  HAPAIR_CHECK_MSG(options.repeat >= 1, "repeat=" << options.repeat);
   CompareReport report;
   report.network = topology.name;
   report.seed = topology.settings.seed;
   report.victim = options.victim;
   report.fail_at_s = options.fail_at_s;
+  report.crash_duration_s = topology.settings.duration_s;
+  report.failure_free_duration_s = options.failure_free_duration_s.value_or(topology.settings.duration_s);
+  report.repeat = options.repeat;
+  report.reruns_max = options.reruns_max;
   report.driver = options.driver;
   report.operator_cost_us = topology.settings.operator_cost_us_per_tuple;
-  const std::size_t total = options.approaches.size() + 1;
+  report.cores = options.cores != 0 ? options.cores : machine_cores();
 
-  auto plan_for = [&](HaMode ha) {
+  auto plan_for = [&](HaMode ha, double duration_s) {
     Topology t = topology;
     t.settings.ha = ha;
+    t.settings.duration_s = duration_s;
     for (auto& f : t.fragments)
       if (f.kind == FragmentKind::operators) f.ha.reset();
     return std::make_shared<const Plan>(make_plan(t));
   };
-  auto base_plan = plan_for(HaMode::none);
-  const Reference reference = compute_reference(*base_plan);
-
-  auto request_for = [&](const std::string& label, std::vector<FaultSpec> faults) {
-    RunRequest r;
-    r.driver = options.driver;
-    r.faults = std::move(faults);
-    r.hapair_binary = options.hapair_binary;
-    r.progress = options.progress;
-    if (!options.out_dir.empty()) r.out_dir = options.out_dir + "/" + label;
-    return r;
-  };
-
-  if (options.on_run) options.on_run(0, total, "baseline (ha=none, no failure)");
-  report.baseline = run_once(base_plan, request_for("baseline", {}), reference);
-  report.baseline_guarantee = check_guarantee(*base_plan, report.baseline, reference);
+  // The failure-free ha=none run is the baseline even when `none` is not among the approaches.
+  std::vector<HaMode> free_modes = {HaMode::none};
+  for (HaMode ha : options.approaches)
+    if (ha != HaMode::none) free_modes.push_back(ha);
+  std::map<std::string, std::shared_ptr<const Plan>> crash_plans, free_plans;
+  for (HaMode ha : options.approaches) crash_plans[to_string(ha)] = plan_for(ha, report.crash_duration_s);
+  for (HaMode ha : free_modes) free_plans[to_string(ha)] = plan_for(ha, report.failure_free_duration_s);
+  const Reference crash_reference = compute_reference(*plan_for(HaMode::none, report.crash_duration_s));
+  const Reference free_reference = compute_reference(*plan_for(HaMode::none, report.failure_free_duration_s));
 
   FaultSpec crash;
   crash.kind = FaultKind::crash;
   crash.node = options.victim;
   crash.at_s = options.fail_at_s;
-  const TimeUs fail_us = us_from_ms(options.fail_at_s * 1000.0);
-  const auto base_p99 = p99_before(report.baseline.result, fail_us);
-  const auto& base_over = report.baseline.metrics.overhead;
 
-  for (std::size_t i = 0; i < options.approaches.size(); ++i) {
-    const HaMode ha = options.approaches[i];
+  const bool with_none = std::find(options.approaches.begin(), options.approaches.end(), HaMode::none) !=
+                         options.approaches.end();
+  const std::size_t planned =
+      options.repeat * (free_modes.size() + options.approaches.size()) - (with_none ? options.repeat - 1 : 0);
+  std::size_t position = 0;
+  auto run_one = [&](const std::string& approach, bool failure, std::size_t repetition) {
+    for (std::size_t attempt = 0;; ++attempt) {
+      CompareRun r;
+      r.approach = approach;
+      r.failure = failure;
+      r.repetition = repetition;
+      r.attempt = attempt;
+      if (options.on_run)
+        options.on_run(position, planned,
+                       "repetition " + std::to_string(repetition) + "/" + std::to_string(options.repeat) + ": " +
+                           approach +
+                           (failure ? " (SIGKILL " + options.victim + " at " + fmt(options.fail_at_s, "%.1f") + " s)"
+                                    : " (failure-free)") +
+                           (attempt ? ", rerun " + std::to_string(attempt) + " (the last was disturbed)" : ""));
+      RunRequest request;
+      request.driver = options.driver;
+      request.hapair_binary = options.hapair_binary;
+      request.progress = options.progress;
+      request.cores = report.cores;
+      if (failure) request.faults = {crash};
+      const auto& plan = failure ? crash_plans.at(approach) : free_plans.at(approach);
+      r.outcome = run_once(plan, request, failure ? crash_reference : free_reference);
+      if (options.tamper) {
+        options.tamper(r, r.outcome);
+        r.outcome.metrics.disturbance = find_disturbances(r.outcome.result);
+      }
+      r.guarantee = check_guarantee(*plan, r.outcome, failure ? crash_reference : free_reference);
+      r.disturbed = r.outcome.metrics.disturbance.disturbed();
+      r.disturbance = describe_disturbances(r.outcome.metrics.disturbance);
+      const bool last = !r.disturbed || attempt >= options.reruns_max;
+      r.used = !r.disturbed;
+      if (r.disturbed) {
+        std::string what = r.label() + ": " + r.disturbance;
+        if (!last) what += "; run again";
+        else if (attempt > 0) what += "; disturbed on every attempt, left out of the medians";
+        else what += "; left out of the medians";
+        report.disturbed_notes.push_back(what);
+      } else if (attempt > 0) {
+        report.disturbed_notes.push_back(r.label() + ": undisturbed, used");
+      }
+      if (!options.out_dir.empty()) {
+        r.run_dir = folder_of(r);
+        const std::string error =
+            write_results(options.out_dir + "/" + r.run_dir, r.outcome.result, r.outcome.semantics, r.outcome.metrics,
+                          r.outcome.effective_config, plan->settings().seed, HAPAIR_VERSION_STRING);
+        if (!error.empty()) r.outcome.write_error = error;
+      }
+      report.runs.push_back(std::move(r));
+      if (last) break;
+    }
+    ++position;
+  };
+  for (std::size_t rep = 1; rep <= options.repeat; ++rep) {
+    for (HaMode ha : free_modes) run_one(to_string(ha), false, rep);
+    for (HaMode ha : options.approaches)
+      if (ha != HaMode::none || rep == 1) run_one(to_string(ha), true, rep);
+  }
+
+  // The used runs of one approach and kind, by repetition.
+  auto used = [&](const std::string& approach, bool failure) {
+    std::map<std::size_t, const CompareRun*> by_rep;
+    for (const CompareRun& r : report.runs)
+      if (r.approach == approach && r.failure == failure && r.used) by_rep[r.repetition] = &r;
+    return by_rep;
+  };
+  const auto baselines = used("none", false);
+  for (HaMode ha : options.approaches) {
     CompareRow row;
     row.approach = to_string(ha);
-    if (options.on_run) options.on_run(i + 1, total, row.approach + " (SIGKILL " + options.victim + " at " +
-                                                         fmt(options.fail_at_s, "%.1f") + " s)");
-    const auto plan = plan_for(ha);
-    row.outcome = run_once(plan, request_for(row.approach, {crash}), reference);
-    row.guarantee = check_guarantee(*plan, row.outcome, reference);
-    const auto& over = row.outcome.metrics.overhead;
-    row.bandwidth_overhead_pct = pct(static_cast<double>(over.bytes_total), static_cast<double>(base_over.bytes_total));
-    row.cpu_overhead_pct = pct(over.cpu_s, base_over.cpu_s);
-    const auto p99 = p99_before(row.outcome.result, fail_us);
-    if (p99 && base_p99) row.added_latency_p99_ms = *p99 - *base_p99;
+    row.load = planned_load(*crash_plans.at(row.approach), crash_reference.run, report.cores);
+    for (const CompareRun& r : report.runs) {
+      if (r.approach != row.approach) continue;
+      row.disturbed += r.disturbed;
+      row.reruns += r.attempt > 0;
+    }
+    row.excluded += options.repeat - used(row.approach, false).size();
+    row.excluded += (ha == HaMode::none ? 1 : options.repeat) - used(row.approach, true).size();
+    std::vector<double> lost, dups, detection, takeover, recovery, catchup, replay;
+    std::map<std::string, std::size_t> detectors;
+    for (const auto& [rep, r] : used(row.approach, true)) {
+      ++row.crash_runs;
+      const RunOutcome& o = r->outcome;
+      ++row.verdicts[o.semantics.verdict];
+      lost.push_back(static_cast<double>(o.semantics.lost));
+      dups.push_back(static_cast<double>(o.semantics.duplicates));
+      if (const auto& rec = o.metrics.recovery) {
+        if (rec->detection_ms) {
+          detection.push_back(*rec->detection_ms);
+          ++detectors[rec->detector];
+        }
+        if (rec->takeover_ms) takeover.push_back(*rec->takeover_ms);
+        if (rec->recovery_ms) recovery.push_back(*rec->recovery_ms);
+        else ++row.not_recovered;
+        if (rec->catchup_ms && rec->recovered) catchup.push_back(*rec->catchup_ms);
+        if (rec->replay_ms) replay.push_back(*rec->replay_ms);
+      }
+    }
+    row.verdict = tally_text(row.verdicts);
+    // The note: any crash or failure-free run of the approach that broke its guarantee (used or
+    // not: a precise approach must stay precise through a false detection), else what the used
+    // crash runs gave.
+    std::size_t broken = 0, failed = 0, all = 0;
+    for (const CompareRun& r : report.runs) {
+      if (r.approach != row.approach) continue;
+      ++all;
+      broken += r.guarantee.status == RunStatus::broken;
+      failed += r.guarantee.status == RunStatus::harness_failed;
+    }
+    std::map<std::string, std::size_t> notes;
+    for (const auto& [rep, r] : used(row.approach, true)) ++notes[compare_note(r->guarantee)];
+    if (broken + failed > 0)
+      row.note = std::string(broken ? "guarantee broken" : "harness failed") + " in " +
+                 std::to_string(broken ? broken : failed) + " of " + std::to_string(all) + " runs";
+    else
+      row.note = notes.empty() ? "-" : tally_text(notes);
+    row.detector = detectors.empty() ? "-" : tally_text(detectors);
+    row.lost = spread_of(lost);
+    row.duplicates = spread_of(dups);
+    row.detection_ms = spread_of(detection);
+    row.takeover_ms = spread_of(takeover);
+    row.recovery_ms = spread_of(recovery);
+    row.catchup_ms = spread_of(catchup);
+    row.replay_ms = spread_of(replay);
+
+    std::vector<double> bandwidth, cpu, p99, measured;
+    for (const auto& [rep, r] : used(row.approach, false)) {
+      ++row.failure_free_runs;
+      measured.push_back(r->outcome.measured_load_pct);
+      if (ha == HaMode::none) continue;  // the baseline itself: no overhead
+      auto base = baselines.find(rep);
+      if (base == baselines.end()) continue;  // its repetition's baseline was left out
+      const RunMetrics& m = r->outcome.metrics;
+      const RunMetrics& b = base->second->outcome.metrics;
+      if (auto v = pct(static_cast<double>(m.overhead.bytes_total), static_cast<double>(b.overhead.bytes_total)))
+        bandwidth.push_back(*v);
+      if (auto v = pct(m.overhead.cpu_s, b.overhead.cpu_s)) cpu.push_back(*v);
+      if (m.latency.count > 0 && b.latency.count > 0) p99.push_back(m.latency.p99_ms - b.latency.p99_ms);
+    }
+    row.bandwidth_overhead_pct = spread_of(bandwidth);
+    row.cpu_overhead_pct = spread_of(cpu);
+    row.added_latency_p99_ms = spread_of(p99);
+    row.measured_load_pct = spread_of(measured);
     report.rows.push_back(std::move(row));
   }
 
@@ -122,8 +281,9 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
     std::filesystem::create_directories(options.out_dir);
     const std::string csv = options.out_dir + "/compare.csv";
     std::ofstream(csv) << compare_csv(report);
+    std::ofstream(options.out_dir + "/compare_runs.csv") << compare_runs_csv(report);
     std::ofstream(options.out_dir + "/compare.txt") << compare_table(report);
-    std::ofstream(options.out_dir + "/config.ini") << write_topology(base_plan->topology);
+    std::ofstream(options.out_dir + "/config.ini") << write_topology(crash_plans.begin()->second->topology);
     report.plot_error = run_plot_script("compare.py", {csv, options.out_dir + "/compare.png"});
   }
   return report;
@@ -132,55 +292,150 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
 std::string compare_table(const CompareReport& report) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "network %s, seed %llu, driver %s, operator cost %g us/tuple, SIGKILL of %s at %.1f s\n",
+  std::snprintf(line, sizeof line,
+                "network %s, seed %llu, driver %s, operator cost %g us/tuple; %zu repetitions in interleaved order\n",
                 report.network.c_str(), static_cast<unsigned long long>(report.seed), report.driver.c_str(),
-                report.operator_cost_us, report.victim.c_str(), report.fail_at_s);
+                report.operator_cost_us, report.repeat);
   out += line;
-  std::snprintf(line, sizeof line, "%-9s %-9s %6s %5s %10s %10s %10s %10s %8s %10s  %s\n", "approach", "verdict", "lost",
-                "dups", "detect ms", "recover ms", "catchup ms", "bandwidth%", "cpu%", "+p99 ms", "note");
+  out += "planned CPU load of " + std::to_string(report.cores) + (report.cores == 1 ? " core:" : " cores:");
+  bool over = false;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    out += (i ? ", " : " ") + report.rows[i].approach + " " + fmt(report.rows[i].load.utilisation_pct, "%.0f") + " %";
+    over = over || report.rows[i].load.over_limit();
+  }
+  out += over ? "  (above " + fmt(kPlannedLoadWarnPct, "%.0f") + " %: expect late heartbeats and false takeovers)\n"
+              : " (operators only)\n";
+  out += "measured CPU load (failure-free runs, every process):";
+  for (std::size_t i = 0; i < report.rows.size(); ++i)
+    out += (i ? ", " : " ") + report.rows[i].approach + " " + spread_text(report.rows[i].measured_load_pct, "%.0f") +
+           " %";
+  out += "\n";
+
+  std::snprintf(line, sizeof line,
+                "\nrecovery: SIGKILL of %s at %.1f s in %.1f s runs; median (min..max) over the used runs\n",
+                report.victim.c_str(), report.fail_at_s, report.crash_duration_s);
+  out += line;
+  std::snprintf(line, sizeof line, "%-9s %4s %-16s %-15s %-10s %-20s %-20s %-20s %s\n", "approach", "runs", "verdict",
+                "lost", "detector", "detect ms", "recover ms", "catchup ms", "note");
   out += line;
   for (const auto& r : report.rows) {
-    const auto& rec = r.outcome.metrics.recovery;
-    std::snprintf(line, sizeof line, "%-9s %-9s %6llu %5llu %10s %10s %10s %10s %8s %10s  %s\n", r.approach.c_str(),
-                  r.outcome.semantics.verdict.c_str(), static_cast<unsigned long long>(r.outcome.semantics.lost),
-                  static_cast<unsigned long long>(r.outcome.semantics.duplicates),
-                  fmt(rec ? rec->detection_ms : std::nullopt).c_str(), fmt(rec ? rec->recovery_ms : std::nullopt).c_str(),
-                  fmt(rec ? rec->catchup_ms : std::nullopt).c_str(), fmt(r.bandwidth_overhead_pct, "%+.1f").c_str(),
-                  fmt(r.cpu_overhead_pct, "%+.0f").c_str(), fmt(r.added_latency_p99_ms, "%+.2f").c_str(),
-                  compare_note(r.guarantee).c_str());
+    std::snprintf(line, sizeof line, "%-9s %4zu %-16s %-15s %-10s %-20s %-20s %-20s %s\n", r.approach.c_str(),
+                  r.crash_runs, r.verdict.c_str(), spread_text(r.lost, "%.0f").c_str(), r.detector.c_str(),
+                  spread_text(r.detection_ms).c_str(), spread_text(r.recovery_ms).c_str(),
+                  spread_text(r.catchup_ms).c_str(), r.note.c_str());
     out += line;
   }
   for (const auto& r : report.rows)
+    if (r.approach == "none" && report.repeat > 1)
+      out += "(none's crash run is in the first repetition only: its output stops at the crash)\n";
+  // Every run that stopped or did not give its approach's result, on its own line.
+  for (const CompareRun& r : report.runs)
     if (r.guarantee.stopped || r.guarantee.status != RunStatus::result)
-      out += r.approach + ": " + guarantee_line(r.guarantee) + "\n";
-  if (report.baseline_guarantee.status != RunStatus::result)
-    out += "baseline: " + guarantee_line(report.baseline_guarantee) + "\n";
-  out += "overheads are relative to a failure-free run with ha=none and include each approach's recovery traffic;\n"
-         "'-' means not measured (no detection without a standby, no recovery when output never resumed)\n";
+      out += r.label() + ": " + guarantee_line(r.guarantee) + "\n";
+  std::snprintf(line, sizeof line,
+                "\nruntime overhead during normal operation: failure-free %.1f s runs against ha=none of the same "
+                "repetition\n",
+                report.failure_free_duration_s);
+  out += line;
+  std::snprintf(line, sizeof line, "%-9s %4s %-22s %-22s %-22s\n", "approach", "runs", "bandwidth %", "cpu %",
+                "+p99 ms");
+  out += line;
+  for (const auto& r : report.rows) {
+    const bool baseline = r.approach == "none";
+    std::snprintf(line, sizeof line, "%-9s %4zu %-22s %-22s %-22s\n", r.approach.c_str(), r.failure_free_runs,
+                  baseline ? "(the baseline)" : spread_text(r.bandwidth_overhead_pct, "%+.1f").c_str(),
+                  baseline ? "" : spread_text(r.cpu_overhead_pct, "%+.0f").c_str(),
+                  baseline ? "" : spread_text(r.added_latency_p99_ms, "%+.2f").c_str());
+    out += line;
+  }
+  if (report.disturbed_notes.empty()) {
+    out += "\nno run was disturbed (no takeover before the failure, no detection of a node that was not killed)\n";
+  } else {
+    out += "\ndisturbed runs (each is run again up to " + std::to_string(report.reruns_max) +
+           " times; one disturbed on every attempt is left out of the medians):\n";
+    for (const auto& n : report.disturbed_notes) out += "  " + n + "\n";
+  }
+  out += "'-' means not measured (no detection without a standby, no recovery when output never resumed); "
+         "hapair compare --help explains every column\n";
   return out;
 }
 
 std::string compare_csv(const CompareReport& report) {
-  std::string out =
-      "approach,verdict,lost,duplicates,differing,detection_ms,takeover_ms,recovery_ms,catchup_ms,replay_ms,"
-      "bandwidth_overhead_pct,cpu_overhead_pct,added_latency_p99_ms,bytes_total,cpu_s,seed,network,victim,fail_at_s,driver,"
-      "outcome,note\n";
+  std::string out = "approach,crash_runs,failure_free_runs,disturbed,reruns,excluded,verdict,note,not_recovered";
+  for (const char* f : {"lost", "duplicates", "detection_ms", "takeover_ms", "recovery_ms", "catchup_ms", "replay_ms",
+                        "bandwidth_overhead_pct", "cpu_overhead_pct", "added_latency_p99_ms"})
+    out += std::string(",") + f + "_median," + f + "_min," + f + "_max";
+  out += ",detector,planned_cpu_pct,measured_cpu_pct_median,measured_cpu_pct_min,measured_cpu_pct_max,repeat,seed,network,victim,fail_at_s,crash_duration_s,failure_free_duration_s,"
+         "driver\n";
   for (const auto& r : report.rows) {
-    const auto& rec = r.outcome.metrics.recovery;
-    const auto& s = r.outcome.semantics;
-    char nums[256];
-    std::snprintf(nums, sizeof nums, "%llu,%llu,%llu", static_cast<unsigned long long>(s.lost),
-                  static_cast<unsigned long long>(s.duplicates), static_cast<unsigned long long>(s.differing));
-    out += r.approach + "," + s.verdict + "," + nums + "," + csv_num(rec ? rec->detection_ms : std::nullopt) + "," +
-           csv_num(rec ? rec->takeover_ms : std::nullopt) + "," + csv_num(rec ? rec->recovery_ms : std::nullopt) + "," +
-           csv_num(rec ? rec->catchup_ms : std::nullopt) + "," + csv_num(rec ? rec->replay_ms : std::nullopt) + "," +
-           csv_num(r.bandwidth_overhead_pct) + "," + csv_num(r.cpu_overhead_pct) + "," +
-           csv_num(r.added_latency_p99_ms) + "," + std::to_string(r.outcome.metrics.overhead.bytes_total) + "," +
-           csv_num(r.outcome.metrics.overhead.cpu_s) + "," + std::to_string(report.seed) + "," + report.network +
-           "," + report.victim + "," + csv_num(report.fail_at_s) + "," + report.driver + "," +
-           to_string(r.guarantee.status) + "," + csv_text(compare_note(r.guarantee)) + "\n";
+    out += r.approach + "," + std::to_string(r.crash_runs) + "," + std::to_string(r.failure_free_runs) + "," +
+           std::to_string(r.disturbed) + "," + std::to_string(r.reruns) + "," + std::to_string(r.excluded) + "," +
+           csv_field(r.verdict) + "," + csv_field(r.note) + "," + std::to_string(r.not_recovered);
+    for (const CompareSpread* s : {&r.lost, &r.duplicates, &r.detection_ms, &r.takeover_ms, &r.recovery_ms,
+                                   &r.catchup_ms, &r.replay_ms, &r.bandwidth_overhead_pct, &r.cpu_overhead_pct,
+                                   &r.added_latency_p99_ms})
+      out += "," + csv_spread(*s);
+    out += "," + csv_field(r.detector) + "," + fmt(r.load.utilisation_pct, "%.1f") + "," + csv_spread(r.measured_load_pct) + "," + std::to_string(report.repeat) +
+           "," + std::to_string(report.seed) + "," + csv_field(report.network) + "," + csv_field(report.victim) + "," +
+           fmt(report.fail_at_s, "%.3f") + "," + fmt(report.crash_duration_s, "%.3f") + "," +
+           fmt(report.failure_free_duration_s, "%.3f") + "," + report.driver + "\n";
   }
   return out;
+}
+
+std::string compare_runs_csv(const CompareReport& report) {
+  std::string out =
+      "order,approach,run,repetition,attempt,used,disturbed,verdict,lost,duplicates,differing,detector,detection_ms,"
+      "takeover_ms,recovery_ms,catchup_ms,replay_ms,bytes_total,cpu_s,latency_p99_ms,planned_cpu_pct,"
+      "measured_cpu_pct,completed,outcome,note,disturbance,run_dir\n";
+  for (std::size_t i = 0; i < report.runs.size(); ++i) {
+    const CompareRun& r = report.runs[i];
+    const RunOutcome& o = r.outcome;
+    const auto& rec = o.metrics.recovery;
+    out += std::to_string(i + 1) + "," + r.approach + "," + (r.failure ? "crash" : "failure_free") + "," +
+           std::to_string(r.repetition) + "," + std::to_string(r.attempt) + "," + (r.used ? "1" : "0") + "," +
+           (r.disturbed ? "1" : "0") + "," + o.semantics.verdict + "," + std::to_string(o.semantics.lost) + "," +
+           std::to_string(o.semantics.duplicates) + "," + std::to_string(o.semantics.differing) + "," +
+           (rec ? rec->detector : std::string()) + "," + csv_num(rec ? rec->detection_ms : std::nullopt) + "," +
+           csv_num(rec ? rec->takeover_ms : std::nullopt) + "," + csv_num(rec ? rec->recovery_ms : std::nullopt) +
+           "," + csv_num(rec && rec->recovered ? rec->catchup_ms : std::nullopt) + "," +
+           csv_num(rec ? rec->replay_ms : std::nullopt) + "," + std::to_string(o.metrics.overhead.bytes_total) + "," +
+           fmt(o.metrics.overhead.cpu_s, "%.6f") + "," + fmt(o.metrics.latency.p99_ms, "%.3f") + "," +
+           fmt(o.load.utilisation_pct, "%.1f") + "," + fmt(o.measured_load_pct, "%.1f") + "," +
+           (o.result.completed ? "1" : "0") + "," + to_string(r.guarantee.status) + "," +
+           csv_field(compare_note(r.guarantee)) + "," + csv_field(r.disturbance) + "," + r.run_dir + "\n";
+  }
+  return out;
+}
+
+std::string compare_columns_help() {
+  return "What the table and compare.csv show (every figure as median (min..max) over the used runs):\n"
+         "  runs         runs used in the medians (crash runs in the recovery table, failure-free runs in the\n"
+         "               overhead table); a disturbed run is run again and left out if every attempt was disturbed\n"
+         "  verdict      the checker's verdict of the crash runs against the failure-free reference: precise,\n"
+         "               rollback (nothing lost, duplicates or differing), gap (something lost); 'gap 2, precise 1'\n"
+         "               when the runs disagree\n"
+         "  lost         reference output entries never delivered (none stops at the crash: its row shows that stop)\n"
+         "  detector     which detector declared the victim failed: heartbeat (missed heartbeats) or connection\n"
+         "               (the dead process's connection closed)\n"
+         "  detect ms    SIGKILL to the victim's standby's detection of the victim\n"
+         "  recover ms   SIGKILL to the first new output tuple at the sink (one the reference has, not delivered\n"
+         "               before the failure) after the detection\n"
+         "  catchup ms   SIGKILL to the first new output whose latency is back at the pre-failure p99\n"
+         "  bandwidth %  data-plane bytes of a failure-free run of the approach over those of the failure-free\n"
+         "               ha=none run of the same repetition, minus 100 (no recovery traffic in it)\n"
+         "  cpu %        the same for the CPU seconds of every process\n"
+         "  +p99 ms      the failure-free run's latency p99 minus ha=none's\n"
+         "  planned CPU load  rate x operator cost x tuples each operator fragment processes (from the reference)\n"
+         "               x processes doing that work (2 under active standby) over the machine's cores; above 70 %\n"
+         "               heartbeats can be late; measured CPU load: CPU seconds of every process of the\n"
+         "               failure-free runs over their span and the cores\n"
+         "  note         what the crash runs' outcome means: a none run stops at the crash (no standby), and\n"
+         "               that stop, with its verdict and lost tuples, is the row's result; 'as promised', what\n"
+         "               the approach was expected to give ('gap expected (amnesia)'), or 'guarantee broken in\n"
+         "               N of M runs' (any run, disturbed or not)\n"
+         "compare.csv also has takeover_ms and replay_ms (median, min, max), duplicates and the counts of\n"
+         "disturbed, rerun and excluded runs; compare_runs.csv has one row per run, reruns included.\n";
 }
 
 }  // namespace hapair

@@ -138,19 +138,20 @@ std::vector<ExperimentRow> undisturbed_rows(const std::vector<ExperimentRow>& ro
   std::string left_out;
   std::size_t n = 0;
   for (const ExperimentRow& r : rows) {
-    if (r.takeovers_before_failure == 0) {
+    if (!r.disturbed && r.takeovers_before_failure == 0) {
       kept.push_back(r);
       continue;
     }
     ++n;
     left_out += (left_out.empty() ? "" : ", ") + r.approach + (r.x ? " " + r.sweep + "=" + fmt("%g", *r.x) : "") +
                 (r.network.empty() ? "" : " " + r.network) + " seed " + std::to_string(r.seed) +
-                (r.failure ? "" : " (failure-free)");
+                (r.failure ? "" : " (failure-free)") + (r.disturbance.empty() ? "" : ": " + r.disturbance);
   }
   if (n > 0)
     notes.push_back(std::to_string(n) + " of " + std::to_string(rows.size()) +
-                    " runs left out: a takeover before the failure (a false detection) had already swapped a pair, "
-                    "so they do not measure their point (" + left_out + "; column takeovers_before_failure)");
+                    " runs left out as disturbed: a takeover before the failure or a false detection (a node no "
+                    "fault touched), so they do not measure their point (" + left_out + "; columns disturbed, "
+                    "disturbance)");
   return kept;
 }
 

@@ -83,6 +83,8 @@ std::vector<Column> columns() {
   flag("completed", [](const ExperimentRow& r) { return r.completed; });
   count("errors", [](const ExperimentRow& r) { return static_cast<double>(r.errors.size()); });
   count("takeovers_before_failure", [u](const ExperimentRow& r) { return u(r.takeovers_before_failure); });
+  flag("disturbed", [](const ExperimentRow& r) { return r.disturbed; });
+  count("false_detections", [u](const ExperimentRow& r) { return u(r.false_detections); });
   text("verdict", [](const ExperimentRow& r) { return r.verdict; });
   count("lost", [u](const ExperimentRow& r) { return u(r.lost); });
   count("duplicates", [u](const ExperimentRow& r) { return u(r.duplicates); });
@@ -90,6 +92,7 @@ std::vector<Column> columns() {
   count("reference_tuples", [u](const ExperimentRow& r) { return u(r.reference_tuples); });
   count("delivered_tuples", [u](const ExperimentRow& r) { return u(r.delivered_tuples); });
   flag("recovered", [](const ExperimentRow& r) { return r.recovered; });
+  text("detector", [](const ExperimentRow& r) { return r.detector; });
   real("detection_ms", "%.3f", [](const ExperimentRow& r) { return r.detection_ms; });
   real("takeover_ms", "%.3f", [](const ExperimentRow& r) { return r.takeover_ms; });
   real("recovery_ms", "%.3f", [](const ExperimentRow& r) { return r.recovery_ms; });
@@ -122,6 +125,7 @@ std::vector<Column> columns() {
       auto it = r.bytes_by_kind.find(kind);
       return it == r.bytes_by_kind.end() ? 0.0 : static_cast<double>(it->second);
     });
+  text("disturbance", [](const ExperimentRow& r) { return r.disturbance; });
   text("run_dir", [](const ExperimentRow& r) { return r.run_dir; });
   return c;
 }
@@ -221,6 +225,7 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   if (const auto& rec = o.metrics.recovery) {
     r.recovered = rec->recovered;
     r.detection_ms = rec->detection_ms;
+    r.detector = rec->detector;
     r.takeover_ms = rec->takeover_ms;
     r.recovery_ms = rec->recovery_ms;
     r.catchup_ms = rec->catchup_ms;
@@ -231,6 +236,10 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   const TimeUs failure_us = o.metrics.recovery ? o.metrics.recovery->failure_us : kNever;
   for (const TraceEvent& e : result.events)
     if (e.event == "takeover" && e.at_us < failure_us) ++r.takeovers_before_failure;
+  const DisturbanceReport& d = o.metrics.disturbance;
+  r.disturbed = d.disturbed() || r.takeovers_before_failure > 0;
+  r.false_detections = d.count(DisturbanceKind::false_detection) + d.count(DisturbanceKind::detection_before_failure);
+  r.disturbance = describe_disturbances(d);
   r.tuples_in = o.metrics.tuples_in;
   r.tuples_out = o.metrics.tuples_out;
   r.throughput_tps = o.metrics.throughput_tps;

@@ -68,6 +68,11 @@ struct ExperimentRow {
   // run does not measure what its point stands for; experiments leave it out of their timing and
   // overhead claims and plots (it stays in the CSV).
   std::uint64_t takeovers_before_failure = 0;
+  // Any disturbance (disturbance.h): takeovers or detections before the failure, false
+  // detections, a victim out of its planned role; such a run is left out like the above.
+  bool disturbed = false;
+  std::uint64_t false_detections = 0;
+  std::string disturbance;  // describe_disturbances(), "" when undisturbed
   // Semantics (checker.h).
   std::string verdict;
   std::uint64_t lost = 0, duplicates = 0, differing = 0, reference_tuples = 0, delivered_tuples = 0;
@@ -75,6 +80,7 @@ struct ExperimentRow {
   // or after the detection, right or wrong (amnesia resumes output long before it is correct).
   bool recovered = false;
   std::optional<double> detection_ms, takeover_ms, recovery_ms, catchup_ms, replay_ms, output_resumed_ms;
+  std::string detector;  // which detector declared the victim failed ("" without detection)
   bool catchup_reached_normal = false;
   // Throughput and latency.
   std::uint64_t tuples_in = 0, tuples_out = 0;

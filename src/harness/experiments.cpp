@@ -435,6 +435,19 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   // The medians printed are over the same rows the claim is checked on.
   std::vector<std::string> notes;
   const std::vector<ExperimentRow> claim_rows = def->uses_disturbed_runs ? report.rows : undisturbed_rows(report.rows, notes);
+  if (def->uses_disturbed_runs) {
+    // Verdicts stay meaningful in a disturbed run, so they are kept; still say which were.
+    std::size_t n = 0;
+    std::string which;
+    for (std::size_t i = 0; i < report.rows.size(); ++i)
+      if (report.rows[i].disturbed) {
+        ++n;
+        if (n <= 3) which += (which.empty() ? "" : "; ") + run_label(planner.runs[i]) + ": " + report.rows[i].disturbance;
+      }
+    if (n > 0)
+      notes.push_back(std::to_string(n) + " of " + std::to_string(report.rows.size()) +
+                      " runs were disturbed and are kept (their verdicts count): " + which + (n > 3 ? "; ..." : ""));
+  }
   report.summary = summary_text(claim_rows, def->summary_columns);
   report.claim = def->check(claim_rows, *setup);
   report.claim.notes.insert(report.claim.notes.begin(), notes.begin(), notes.end());

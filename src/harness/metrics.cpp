@@ -26,16 +26,6 @@ TimeUs latency_us(const Delivery& d) { return d.at_us - d.tuple.ts_us; }
 
 double ms_between(TimeUs from, TimeUs to) { return ms_from_us(to - from); }
 
-bool names_node(const TraceEvent& e, const std::string& node, NodeId node_id) {
-  if (node_id != kNoNode && e.node == node_id) return true;
-  std::istringstream details(e.details);
-  std::string token;
-  while (details >> token) {
-    if (token == "node=" + node) return true;
-  }
-  return false;
-}
-
 // The first event named `name` at or after `from`; null when none.
 const TraceEvent* first_event_after(const std::vector<TraceEvent>& events, const std::string& name, TimeUs from) {
   const TraceEvent* best = nullptr;
@@ -51,38 +41,63 @@ std::uint64_t counter_value(const Metrics& counters, const std::string& name) {
   return it == counters.end() || it->second < 0 ? 0 : static_cast<std::uint64_t>(it->second);
 }
 
-RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault,
-                                 const std::vector<Delivery>& reference) {
+// `next_failure_us`: the instant of the next failure after this one (kNever when none).
+RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault, const std::vector<Delivery>& reference,
+                                 TimeUs next_failure_us) {
   RecoveryMetrics m;
   m.node = fault.node;
   m.kind = fault.kind;
   m.at_s = fault.at_s;
-  m.failure_us = static_cast<TimeUs>(std::llround(fault.at_s * 1e6));
-
-  const NodeId node_id = result.plan ? result.plan->node_id(fault.node) : kNoNode;
-  for (const TraceEvent& e : result.events) {
-    if (e.event == "failure" && names_node(e, fault.node, node_id)) {
-      if (!m.failure_from_event || e.at_us < m.failure_us) m.failure_us = e.at_us;
-      m.failure_from_event = true;
-    }
-  }
+  m.failure_us = fault_instant_us(result, fault, &m.failure_from_event);
   const TimeUs f = m.failure_us;
+
+  // The failed node's fragment, and the streams it produces: whose events belong to this failure.
+  const Plan* plan = result.plan.get();
+  const NodeId node_id = plan ? plan->node_id(fault.node) : kNoNode;
+  const FragmentId fragment = node_id == kNoNode ? kNoFragment : plan->nodes[node_id].fragment;
+  auto in_fragment = [&](const TraceEvent& e) {
+    if (fragment == kNoFragment) return true;  // no plan: nothing to tell them apart by
+    return e.node != kNoNode && e.node < plan->nodes.size() && plan->nodes[e.node].fragment == fragment;
+  };
+  auto of_this_failure = [&](const TraceEvent& e) {
+    if (e.at_us >= next_failure_us) return false;
+    if (in_fragment(e)) return true;
+    const StreamId s = plan->stream_id(trace_field(e.details, "stream"));
+    return s != kNoStream && plan->streams[s].producer == fragment;
+  };
 
   // Output that the failed node produced before it died can still arrive after F; it is not the
   // recovery's work. So recovery ends at the first new output delivered once the failure was
   // detected (at F itself when nothing detects failures, e.g. ha=none).
   TimeUs recovering_from = f;
-  if (const TraceEvent* e = first_event_after(result.events, "detection", f)) {
-    m.detection_ms = ms_between(f, e->at_us);
-    recovering_from = e->at_us;
+  const TraceEvent* detection = nullptr;
+  const TraceEvent* takeover = nullptr;
+  for (const TraceEvent& e : result.events) {
+    if (e.at_us < f) continue;
+    if (e.event == "detection" && trace_field(e.details, "failed") == fault.node &&
+        (detection == nullptr || e.at_us < detection->at_us))
+      detection = &e;
+    if (e.event == "takeover" && in_fragment(e) && (takeover == nullptr || e.at_us < takeover->at_us)) takeover = &e;
   }
-  if (const TraceEvent* e = first_event_after(result.events, "takeover", f)) m.takeover_ms = ms_between(f, e->at_us);
+  if (detection != nullptr) {
+    m.detection_ms = ms_between(f, detection->at_us);
+    m.detector = detector_of(*detection);
+    m.detected_by = plan && detection->node < plan->nodes.size() ? plan->nodes[detection->node].name
+                                                                 : std::to_string(detection->node);
+    recovering_from = detection->at_us;
+  }
+  if (takeover != nullptr) m.takeover_ms = ms_between(f, takeover->at_us);
   // Replays run per input stream (each consumer traces its own start and end), so the replay
   // phase lasts from the first start to the last end.
-  if (const TraceEvent* start = first_event_after(result.events, "replay_start", f)) {
+  const TraceEvent* start = nullptr;
+  for (const TraceEvent& e : result.events)
+    if (e.event == "replay_start" && e.at_us >= f && of_this_failure(e) && (start == nullptr || e.at_us < start->at_us))
+      start = &e;
+  if (start != nullptr) {
     const TraceEvent* last_end = nullptr;
     for (const TraceEvent& e : result.events) {
-      if (e.event == "replay_end" && e.at_us >= start->at_us && (last_end == nullptr || e.at_us > last_end->at_us)) {
+      if (e.event == "replay_end" && e.at_us >= start->at_us && of_this_failure(e) &&
+          (last_end == nullptr || e.at_us > last_end->at_us)) {
         last_end = &e;
       }
     }
@@ -198,7 +213,19 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<Delivery>&
   }
   m.latency = latency_summary(result.deliveries);
 
-  if (const FaultSpec* fault = measured_fault(result)) m.recovery = measure_recovery(result, *fault, reference);
+  std::vector<TimeUs> failure_instants;
+  for (const FaultSpec& f : result.faults)
+    if (f.kind != FaultKind::restart) failure_instants.push_back(fault_instant_us(result, f));
+  for (const FaultSpec& f : result.faults) {
+    if (f.kind == FaultKind::restart) continue;
+    const TimeUs at = fault_instant_us(result, f);
+    TimeUs next = kNever;
+    for (TimeUs other : failure_instants)
+      if (other > at) next = std::min(next, other);
+    m.recoveries.push_back(measure_recovery(result, f, reference, next));
+  }
+  if (!m.recoveries.empty()) m.recovery = m.recoveries.front();
+  m.disturbance = find_disturbances(result);
 
   for (const std::string& kind : data_plane_kind_names()) {
     std::uint64_t bytes = 0, messages = 0;

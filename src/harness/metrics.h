@@ -15,7 +15,12 @@
 // - the failure instant F of the first fault that is not a restart: the time of the first
 //   "failure" trace event naming that node (details "node=<name>" or the event's node id);
 //   without one, the fault's at_s.
-// - detection_ms / takeover_ms: the first "detection" / "takeover" event at or after F, minus F.
+// - detection_ms: the first "detection" event at or after F that names the failed node
+//   (details failed=<node>: its standby's detection of it), minus F; detector: that event's
+//   detector field ("heartbeat" when absent). A detection of another node is not this failure's
+//   (disturbance.h reports it); without one, detection is absent.
+// - takeover_ms: the first "takeover" event at or after F by a node of the failed node's
+//   fragment, minus F.
 // - recovery_ms: the delivery time of the first new output tuple (one the reference has and that
 //   was not delivered before F, see checker.h split_at_failure) delivered at or after the
 //   detection of the failure (at or after F when nothing detected it), minus F. Output the
@@ -26,7 +31,13 @@
 //   delivered before F, it runs to the last delivery and catchup_reached_normal is false.
 // - replay_ms: from the first "replay_start" event at or after F to the last "replay_end" event
 //   after that (each consumer traces the replay of each of its input streams, so the replay
-//   phase ends when the last of them has ended); absent without both.
+//   phase ends when the last of them has ended); absent without both. Only the replays of this
+//   failure count: events at nodes of the failed node's fragment or naming a stream that fragment
+//   produces, before the next failure's instant (a later failure's replay is its own).
+// - recoveries: these figures for every fault that is not a restart, in fault order; recovery is
+//   the first of them.
+// - disturbance: find_disturbances() (disturbance.h): takeovers and detections the faults did
+//   not ask for; a disturbed run's figures do not measure what its schedule planned.
 // - overhead: counters "bytes_sent.<kind>" and "messages_sent.<kind>" summed over every node,
 //   for the data-plane kinds only (is_control_message() false; control messages connect nodes
 //   to the launcher and are not HA overhead); cpu_s from counters "cpu_us".
@@ -42,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/disturbance.h"
 #include "protocols/run_result.h"
 
 namespace hapair {
@@ -67,6 +79,8 @@ struct RecoveryMetrics {
   TimeUs failure_us = 0;         // F, as measured
   bool failure_from_event = false;  // F came from a "failure" event, not from at_s
   std::optional<double> detection_ms;
+  std::string detector;     // which detector fired ("heartbeat", "connection"); "" without detection
+  std::string detected_by;  // the node that detected the failure
   std::optional<double> takeover_ms;
   std::optional<double> recovery_ms;
   std::optional<double> catchup_ms;
@@ -96,6 +110,8 @@ struct RunMetrics {
   double throughput_tps = 0.0;
   LatencySummary latency;
   std::optional<RecoveryMetrics> recovery;  // present when a failure was injected
+  std::vector<RecoveryMetrics> recoveries;  // every failure (not restarts), in fault order
+  DisturbanceReport disturbance;
   OverheadMetrics overhead;
   std::map<std::string, std::int64_t> output_queue_tuples_max;  // node -> max sample
 };

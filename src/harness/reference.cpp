@@ -17,7 +17,8 @@ namespace {
 // by the longest fragment chain of the (acyclic) plan.
 class ReferenceNetwork {
  public:
-  explicit ReferenceNetwork(const Plan& plan) : plan_(plan), fragments_(plan.fragments.size()) {
+  explicit ReferenceNetwork(const Plan& plan)
+      : plan_(plan), fragments_(plan.fragments.size()), fragment_tuples_(plan.fragments.size(), 0) {
     for (const PlanFragment& f : plan.fragments) {
       if (f.kind == FragmentKind::operators) fragments_[f.id] = std::make_unique<Fragment>(plan, f.id);
     }
@@ -30,6 +31,7 @@ class ReferenceNetwork {
         deliveries_.push_back(Delivery{t.ts_us, stream, t});
       } else if (f.kind == FragmentKind::operators) {
         FragmentOutputs out;
+        ++fragment_tuples_.at(c);
         fragments_.at(c)->process(stream, t, out);
         for (const FragmentOutput& o : out) push(o.stream, o.tuple);
       }
@@ -59,6 +61,7 @@ class ReferenceNetwork {
   }
 
   std::vector<Delivery> take_deliveries() { return std::move(deliveries_); }
+  const std::vector<std::uint64_t>& fragment_tuples() const { return fragment_tuples_; }
 
  private:
   const std::vector<FragmentId>& consumers(StreamId stream) const {
@@ -70,6 +73,7 @@ class ReferenceNetwork {
   std::vector<std::unique_ptr<Fragment>> fragments_;  // by fragment id; null for sources, sinks
   std::set<StreamId> ended_;
   std::vector<Delivery> deliveries_;
+  std::vector<std::uint64_t> fragment_tuples_;  // by fragment id
 };
 
 struct SourceCursor {
@@ -122,6 +126,7 @@ ReferenceRun reference_run(const Plan& plan) {
   for (const SourceCursor& c : sources) network.end_stream(c.stream);
   network.check_finished();
   run.deliveries = network.take_deliveries();
+  run.fragment_tuples = network.fragment_tuples();
   return run;
 }
 

@@ -29,6 +29,9 @@ namespace hapair {
 struct ReferenceRun {
   std::vector<Delivery> deliveries;  // in the canonical order
   std::uint64_t input_tuples = 0;    // source tuples pushed in, over all sources
+  // By fragment id: the tuples each operator fragment processed (what a node is charged
+  // operator_cost_us_per_tuple for); 0 for sources and sinks.
+  std::vector<std::uint64_t> fragment_tuples;
 };
 
 ReferenceRun reference_run(const Plan& plan);

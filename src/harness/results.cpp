@@ -370,6 +370,8 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
     const RecoveryMetrics& r = *metrics.recovery;
     w.begin_object();
     w.key("detection_ms").number(r.detection_ms);
+    w.key("detector").string(r.detector);
+    w.key("detected_by").string(r.detected_by);
     w.key("takeover_ms").number(r.takeover_ms);
     w.key("recovery_ms").number(r.recovery_ms);
     w.key("catchup_ms").number(r.catchup_ms);
@@ -386,6 +388,32 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
   } else {
     w.null();
   }
+
+  w.key("disturbance").begin_object();
+  w.key("disturbed").boolean(metrics.disturbance.disturbed());
+  w.key("text").string(describe_disturbances(metrics.disturbance));
+  w.key("items").begin_array();
+  for (const Disturbance& d : metrics.disturbance.disturbances) {
+    w.begin_object();
+    w.key("kind").string(to_string(d.kind));
+    w.key("at_us").number(d.at_us);
+    w.key("node").string(d.node);
+    w.key("detail").string(d.detail);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("detections").begin_array();
+  for (const DetectionSeen& d : metrics.disturbance.detections) {
+    w.begin_object();
+    w.key("at_us").number(d.at_us);
+    w.key("by").string(d.by);
+    w.key("failed").string(d.failed);
+    w.key("detector").string(d.detector);
+    w.key("of_standby").boolean(d.of_standby);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
 
   w.key("semantics").begin_object();
   w.key("verdict").string(semantics.verdict);
@@ -578,12 +606,15 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
     << fixed(metrics.throughput_tps, 1) << " tuples/s\n";
   s << "latency p50 " << fixed(metrics.latency.p50_ms, 3) << " ms, p99 " << fixed(metrics.latency.p99_ms, 3)
     << " ms, max " << fixed(metrics.latency.max_ms, 3) << " ms\n";
-  if (metrics.recovery) {
-    const RecoveryMetrics& r = *metrics.recovery;
-    s << "failure: " << to_string(r.kind) << " of " << r.node << " at " << fixed(r.at_s, 3) << " s ("
+  for (std::size_t i = 0; i < metrics.recoveries.size(); ++i) {
+    const RecoveryMetrics& r = metrics.recoveries[i];
+    s << (metrics.recoveries.size() > 1 ? "failure " + std::to_string(i + 1) + ": " : std::string("failure: "))
+      << to_string(r.kind) << " of " << r.node << " at " << fixed(r.at_s, 3) << " s ("
       << (r.failure_from_event ? "observed at " : "configured, ") << fixed(static_cast<double>(r.failure_us) / 1e6, 6)
       << " s)\n";
-    s << "  detection " << ms_or_none(r.detection_ms) << ", takeover " << ms_or_none(r.takeover_ms);
+    s << "  detection " << ms_or_none(r.detection_ms);
+    if (r.detection_ms) s << " (" << r.detector << " detector, by " << r.detected_by << ")";
+    s << ", takeover " << ms_or_none(r.takeover_ms);
     if (r.replay_ms) s << ", replay " << ms_or_none(r.replay_ms);
     if (r.restore_ms) s << ", pair restored in " << ms_or_none(r.restore_ms);
     s << "\n";
@@ -594,6 +625,15 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
     } else {
       s << "  not recovered: no new output after the failure\n";
     }
+  }
+  // Disturbances: a run whose pair was swapped before its failure, or that saw a false
+  // detection, is never shown as clean.
+  if (metrics.disturbance.disturbed()) {
+    s << "disturbed: " << describe_disturbances(metrics.disturbance)
+      << (metrics.recovery ? " (the recovery figures above do not measure the planned failure alone)" : "") << "\n";
+  } else {
+    s << "undisturbed: no takeover or detection "
+      << (metrics.recovery ? "before the failure, none of a node no fault touched" : "in this failure-free run") << "\n";
   }
   s << "semantics: " << semantics.verdict << " (lost " << semantics.lost << ", duplicates " << semantics.duplicates
     << ", differing " << semantics.differing << "; reference " << semantics.reference_tuples << " tuples, delivered "

@@ -41,6 +41,12 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
   out.semantics = check_semantics(reference.run.deliveries, out.result.deliveries, reference.arbitrary_operators);
   out.metrics = compute_metrics(out.result, reference.run.deliveries, reference.run.input_tuples);
   out.summary = format_summary(out.result, out.semantics, out.metrics);
+  const unsigned cores = request.cores != 0 ? request.cores : machine_cores();
+  out.load = planned_load(*plan, reference.run, cores);
+  out.measured_load_pct = measured_load_pct(out.metrics.overhead.cpu_s, out.result.end_us, cores);
+  out.summary += describe_load(out.load) + "; measured " + std::to_string(static_cast<int>(out.measured_load_pct + 0.5)) +
+                 " % (every process, over the run)\n";
+  if (out.load.over_limit()) out.summary += load_warning(out.load) + "\n";
   if (!request.out_dir.empty())
     out.write_error = write_results(request.out_dir, out.result, out.semantics, out.metrics, out.effective_config,
                                     plan->settings().seed, HAPAIR_VERSION_STRING);

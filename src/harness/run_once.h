@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/checker.h"
+#include "harness/load.h"
 #include "harness/metrics.h"
 #include "harness/reference.h"
 #include "protocols/plan.h"
@@ -32,6 +33,8 @@ struct RunRequest {
   bool manual = false;
   std::string control_bind = "tcp://127.0.0.1:*";
   std::string control_advertise;
+  // The cores the planned CPU load is measured against (load.h); 0: this machine's.
+  unsigned cores = 0;
 };
 
 struct RunOutcome {
@@ -39,7 +42,9 @@ struct RunOutcome {
   SemanticsReport semantics;
   RunMetrics metrics;
   std::string effective_config;  // write_topology(plan.topology)
-  std::string summary;           // format_summary()
+  PlannedLoad load;              // the planned CPU load (load.h)
+  double measured_load_pct = 0;  // CPU of every process over the run's span and the cores
+  std::string summary;           // format_summary() and the load lines
   std::string write_error;       // non-empty when the result files could not be written
 };
 

@@ -66,8 +66,9 @@ TEST_CASE("hapair chaos with a negative or zero --runs is bad input, not an allo
 }
 
 TEST_CASE("hapair compare --fail-at-s must be inside the run", "[cli][input]") {
-  expect_bad_input("compare --driver sim --fail-at-s -3", {"--fail-at-s -3: must be > 0 and < 6 s"});
-  expect_bad_input("compare --driver sim --fail-at-s 0", {"--fail-at-s 0: must be > 0 and < 6 s"});
+  // The built-in network's crash runs last 3.5 s (kCompareCrashDurationS).
+  expect_bad_input("compare --driver sim --fail-at-s -3", {"--fail-at-s -3: must be > 0 and < 3.5 s"});
+  expect_bad_input("compare --driver sim --fail-at-s 0", {"--fail-at-s 0: must be > 0 and < 3.5 s"});
   expect_bad_input("compare --driver sim --duration-s 2 --fail-at-s 2", {"--fail-at-s 2: must be > 0 and < 2 s"});
 }
 

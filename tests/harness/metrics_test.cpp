@@ -2,6 +2,7 @@
 // nearest-rank percentiles on known data, and the overhead and queue figures from counters.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 
 #include "harness/checker.h"
@@ -41,17 +42,18 @@ const char* const kOutputCsv =
     "1201000,totals,5,1200000,0,50,0000000000000005\n"
     "1401200,totals,6,1400000,0,60,0000000000000006\n";
 
-// A detection before the failure (stale, must be ignored), the launcher's failure event at
-// exactly 1 s although the fault was configured at 0.999 s, then detection, takeover and replay.
+// A detection before the failure (a false one, must be ignored), the launcher's failure event at
+// exactly 1 s although the fault was configured at 0.999 s, then the standby's detection of the
+// victim, its takeover and the replay of its input (in the details the roles trace).
 const char* const kEventsCsv =
     "time_us,node,event,details\n"
     "500000,aggregate.backup,checkpoint,\"id=4 bytes=1200\"\n"
-    "990000,filter.backup,detection,\"fragment=filter false_alarm=1\"\n"
+    "990000,filter.backup,detection,\"failed=filter silent_ms=40.0\"\n"
     "1000000,launcher,failure,\"node=aggregate kind=crash\"\n"
-    "1031000,aggregate.backup,detection,\"fragment=aggregate\"\n"
-    "1032500,aggregate.backup,takeover,\"fragment=aggregate epoch=1\"\n"
-    "1033000,filter,replay_start,\"stream=small after=1800\"\n"
-    "1040000,filter,replay_end,\"stream=small\"\n";
+    "1031000,aggregate.backup,detection,\"failed=aggregate silent_ms=31.0\"\n"
+    "1032500,aggregate.backup,takeover,\"approach=passive epoch=1\"\n"
+    "1033000,aggregate.backup,replay_start,\"stream=small\"\n"
+    "1040000,aggregate.backup,replay_end,\"stream=small tuples=120\"\n";
 
 RunResult hand_checked_run() {
   RunResult r;
@@ -269,4 +271,66 @@ TEST_CASE("the output queue figure is the largest sample per node", "[metrics]")
                  {100, "aggregate", "input_queue_tuples", 500}};
   const RunMetrics m = compute_metrics(run, {}, 0);
   CHECK(m.output_queue_tuples_max == std::map<std::string, std::int64_t>{{"aggregate", 5}, {"filter", 30}});
+}
+
+TEST_CASE("detection_ms is the victim's standby's detection of the victim, not the first detection after the failure",
+          "[metrics]") {
+  RunResult run = hand_checked_run();
+  // A false detection of the filter between the crash and the aggregate's detection; before,
+  // detection_ms was 10 ms (this event's), measured against a node nobody killed.
+  run.events.push_back(TraceEvent{1010000, run.plan->node_id("filter.backup"), "detection",
+                                  "failed=filter silent_ms=35.0 detector=heartbeat"});
+  std::stable_sort(run.events.begin(), run.events.end(),
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
+  const RunMetrics m = compute_metrics(run, hand_checked_reference(*run.plan), 0);
+  REQUIRE(m.recovery->detection_ms.has_value());
+  CHECK(*m.recovery->detection_ms == 31.0);
+  CHECK(m.recovery->detected_by == "aggregate.backup");
+  CHECK(m.recovery->detector == "heartbeat");  // no detector field: the heartbeat detector
+  CHECK(m.disturbance.count(DisturbanceKind::false_detection) == 1);
+  CHECK(m.disturbance.count(DisturbanceKind::detection_before_failure) == 1);  // the one at 0.99 s
+}
+
+TEST_CASE("a detection that names its detector reports it", "[metrics]") {
+  RunResult run = hand_checked_run();
+  run.events[3].details = "failed=aggregate silent_ms=0.6 detector=connection";
+  const RunMetrics m = compute_metrics(run, hand_checked_reference(*run.plan), 0);
+  CHECK(m.recovery->detector == "connection");
+}
+
+TEST_CASE("a victim nobody detects after the failure has no detection time", "[metrics]") {
+  RunResult run = hand_checked_run();
+  // The only detection of the aggregate came before its crash (it was a standby by then): the
+  // 2025.6 ms "detection" of issue 13 was some later, unrelated event's.
+  run.events[3].at_us = 900000;
+  run.events.push_back(TraceEvent{3000000, run.plan->node_id("filter.backup"), "detection", "failed=filter"});
+  std::stable_sort(run.events.begin(), run.events.end(),
+                   [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
+  const RunMetrics m = compute_metrics(run, hand_checked_reference(*run.plan), 0);
+  CHECK_FALSE(m.recovery->detection_ms.has_value());
+  CHECK(m.disturbance.disturbed());
+}
+
+TEST_CASE("replay_ms of a two-failure run is measured per failure, not across both", "[metrics]") {
+  RunResult run = hand_checked_run();
+  // A second crash, of the filter at 1.2 s, whose standby replays the source stream for 30 ms.
+  run.faults.push_back(FaultSpec{FaultKind::crash, "filter", "", 1.2, 0.0});
+  run.events.push_back(TraceEvent{1200000, kNoNode, "failure", "node=filter kind=crash"});
+  run.events.push_back(TraceEvent{1225000, run.plan->node_id("filter.backup"), "detection", "failed=filter"});
+  run.events.push_back(TraceEvent{1230000, run.plan->node_id("filter.backup"), "replay_start", "stream=raw"});
+  run.events.push_back(TraceEvent{1260000, run.plan->node_id("filter.backup"), "replay_end", "stream=raw"});
+  // The consumer of the filter's output sees that replay too.
+  run.events.push_back(TraceEvent{1232000, run.plan->node_id("aggregate.backup"), "replay_start", "stream=small"});
+  run.events.push_back(TraceEvent{1262000, run.plan->node_id("aggregate.backup"), "replay_end", "stream=small"});
+  const RunMetrics m = compute_metrics(run, hand_checked_reference(*run.plan), 0);
+  REQUIRE(m.recoveries.size() == 2);
+  // Before, the first failure's replay ran from 1 033 000 to 1 262 000: 229 ms.
+  REQUIRE(m.recoveries[0].replay_ms.has_value());
+  CHECK(*m.recoveries[0].replay_ms == 7.0);
+  CHECK(m.recoveries[1].node == "filter");
+  REQUIRE(m.recoveries[1].replay_ms.has_value());
+  CHECK(*m.recoveries[1].replay_ms == 32.0);  // 1 230 000 .. 1 262 000
+  REQUIRE(m.recoveries[1].detection_ms.has_value());
+  CHECK(*m.recoveries[1].detection_ms == 25.0);
+  CHECK(m.recovery->node == "aggregate");
 }

@@ -189,7 +189,7 @@ struct Fixture {
                       delivery(1250000, totals, 2, 600000, 4, 2.5, 0xdef),  // duplicate after the failure
                       delivery(1260000, totals, 3, 1200000, 5, -7.0, 0x123456789abcdef0ULL)};
     run.events = {TraceEvent{1000000, kNoNode, "failure", "node=aggregate kind=crash"},
-                  TraceEvent{1030000, run.plan->node_id("aggregate.backup"), "detection", "fragment=aggregate"},
+                  TraceEvent{1030000, run.plan->node_id("aggregate.backup"), "detection", "failed=aggregate silent_ms=30.0"},
                   TraceEvent{1031000, run.plan->node_id("aggregate.backup"), "takeover",
                              "fragment=aggregate note=\"quoted, with comma\""}};
     run.counters["source"] = {{"bytes_sent.tuples", 4000}, {"messages_sent.tuples", 40}, {"tuples_emitted", 2400},
@@ -314,7 +314,7 @@ TEST_CASE("events.csv quotes the details, metrics.csv lists the samples, config.
   CHECK(slurp(dir / "events.csv") ==
         "time_us,node,event,details\n"
         "1000000,launcher,failure,\"node=aggregate kind=crash\"\n"
-        "1030000,aggregate.backup,detection,\"fragment=aggregate\"\n"
+        "1030000,aggregate.backup,detection,\"failed=aggregate silent_ms=30.0\"\n"
         "1031000,aggregate.backup,takeover,\"fragment=aggregate note=\"\"quoted, with comma\"\"\"\n");
   CHECK(slurp(dir / "metrics.csv") ==
         "time_us,node,metric,value\n"
@@ -385,7 +385,9 @@ TEST_CASE("the terminal summary names the figures, the failure and the verdict",
   CHECK(text.find("tuples in 2400, out 4, throughput 4.7 tuples/s\n") != std::string::npos);
   CHECK(text.find("latency p50 1.000 ms, p99 650.000 ms") != std::string::npos);
   CHECK(text.find("failure: crash of aggregate at 1.000 s (observed at 1.000000 s)\n") != std::string::npos);
-  CHECK(text.find("detection 30.0 ms, takeover 31.0 ms\n") != std::string::npos);
+  CHECK(text.find("detection 30.0 ms (heartbeat detector, by aggregate.backup), takeover 31.0 ms\n") !=
+        std::string::npos);
+  CHECK(text.find("undisturbed: no takeover or detection before the failure") != std::string::npos);
   CHECK(text.find("recovery 260.0 ms (first new output), catch-up ") != std::string::npos);
   CHECK(text.find("semantics: rollback (lost 0, duplicates 1, differing 0; reference 3 tuples, delivered 4)") !=
         std::string::npos);
