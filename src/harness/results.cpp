@@ -387,6 +387,22 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
     w.null();
   }
 
+  // Fragments that ran without a standby after their primary declared it lost.
+  w.key("unprotected").begin_array();
+  for (const UnprotectedSpan& u : metrics.unprotected) {
+    w.begin_object();
+    w.key("fragment").string(u.fragment);
+    w.key("primary").string(u.primary);
+    w.key("standby").string(u.standby);
+    w.key("lost_us").number(u.lost_us);
+    w.key("silent_ms").number(u.silent_ms);
+    w.key("released_tuples").number(u.released_tuples);
+    w.key("unprotected_ms").number(u.unprotected_ms);
+    w.key("restored").boolean(u.restored);
+    w.end_object();
+  }
+  w.end_array();
+
   w.key("semantics").begin_object();
   w.key("verdict").string(semantics.verdict);
   w.key("lost").number(semantics.lost);
@@ -594,6 +610,13 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
     } else {
       s << "  not recovered: no new output after the failure\n";
     }
+  }
+  for (const UnprotectedSpan& u : metrics.unprotected) {
+    s << "standby lost: " << u.standby << " (standby of " << u.primary << ") at "
+      << fixed(static_cast<double>(u.lost_us) / 1e6, 3) << " s after " << fixed(u.silent_ms, 1)
+      << " ms of silence; " << u.released_tuples << " held tuples released; fragment " << u.fragment
+      << " unprotected for " << fixed(u.unprotected_ms, 1) << " ms"
+      << (u.restored ? " (until the pair was restored)" : " (to the last output: the pair was not restored)") << "\n";
   }
   s << "semantics: " << semantics.verdict << " (lost " << semantics.lost << ", duplicates " << semantics.duplicates
     << ", differing " << semantics.differing << "; reference " << semantics.reference_tuples << " tuples, delivered "

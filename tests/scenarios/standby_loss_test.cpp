@@ -1,0 +1,203 @@
+// A lost standby degrades, never stalls (DESIGN.md section 7, issue 13 item 3). A primary whose
+// fragment's output waits for its standby (passive standby of a fragment with a Union, active
+// standby with determinants) held that output for ever once the standby crashed: the run never
+// completed. Now the primary declares the standby lost, releases what it held, runs unprotected
+// (traced as standby_lost) and re-forms the pair when a standby rejoins; a standby that was only
+// paused learns that the pair was dissolved without it and rejoins instead of acting on its old
+// state. Every run is checked against its failure-free reference.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "harness/checker.h"
+#include "harness/metrics.h"
+#include "harness/reference.h"
+#include "harness/topology_file.h"
+#include "sim/simulator.h"
+
+using namespace hapair;
+
+namespace {
+
+Topology union_network(HaMode ha, double duration_s) {
+  auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/union.ini");
+  REQUIRE(load.topology.has_value());
+  Topology t = *load.topology;
+  t.settings.ha = ha;
+  for (auto& f : t.fragments)
+    if (f.kind == FragmentKind::operators) f.ha.reset();
+  t.settings.duration_s = duration_s;
+  return t;
+}
+
+FaultSpec fault(FaultKind kind, const std::string& node, double at_s, double duration_s = 0, const std::string& peer = "") {
+  FaultSpec f;
+  f.kind = kind;
+  f.node = node;
+  f.peer = peer;
+  f.at_s = at_s;
+  f.duration_s = duration_s;
+  return f;
+}
+
+struct Outcome {
+  std::shared_ptr<const Plan> plan;
+  RunResult result;
+  SemanticsReport report;
+  RunMetrics metrics;
+  // The first event named `event` traced by `node` ("" for any node); null when none.
+  const TraceEvent* first(const std::string& event, const std::string& node = "") const {
+    for (const auto& e : result.events)
+      if (e.event == event && (node.empty() || (e.node < plan->nodes.size() && plan->nodes[e.node].name == node)))
+        return &e;
+    return nullptr;
+  }
+  std::size_t count(const std::string& event, const std::string& node = "") const {
+    std::size_t n = 0;
+    for (const auto& e : result.events)
+      n += e.event == event && (node.empty() || (e.node < plan->nodes.size() && plan->nodes[e.node].name == node));
+    return n;
+  }
+};
+
+Outcome run(const Topology& t, std::vector<FaultSpec> faults) {
+  Outcome out;
+  out.plan = std::make_shared<const Plan>(make_plan(t));
+  SimOptions o;
+  o.faults = std::move(faults);
+  out.result = run_simulation(out.plan, o);
+  const auto reference = reference_output(*out.plan);
+  out.report = check_semantics(reference, out.result.deliveries, arbitrary_operators(*out.plan));
+  out.metrics = compute_metrics(out.result, reference, 0);
+  return out;
+}
+
+void require_precise(const Outcome& o) {
+  INFO("verdict " << o.report.verdict << " lost " << o.report.lost << " dups " << o.report.duplicates << " differing "
+                  << o.report.differing);
+  for (const auto& e : o.result.errors) UNSCOPED_INFO("error: " << e);
+  for (const auto& e : o.result.events)
+    if (e.event != "checkpoint" && e.event != "replay_start" && e.event != "replay_end")
+      UNSCOPED_INFO(e.at_us << " " << o.plan->nodes[e.node].name << " " << e.event << " " << e.details);
+  REQUIRE(o.result.completed);
+  CHECK(o.report.verdict == "precise");
+}
+
+// The number after "key=" in an event's details; -1 when absent.
+long long detail_number(const TraceEvent& e, const std::string& key) {
+  const auto at = e.details.find(key + "=");
+  if (at == std::string::npos) return -1;
+  return std::atoll(e.details.c_str() + at + key.size() + 1);
+}
+
+const HaMode kHolding[] = {HaMode::passive, HaMode::active};
+
+}  // namespace
+
+TEST_CASE("a crashed standby of a fragment with a Union never stalls it: the primary releases its held output and runs unprotected", "[scenarios]") {
+  // The command of issue 13: hapair run --driver sim --topology experiments/networks/union.ini
+  // --ha active|passive --fail merge.backup@2.5 (6 s of input) never completed.
+  for (HaMode ha : kHolding) {
+    INFO("ha=" << to_string(ha));
+    auto o = run(union_network(ha, 6.0), {fault(FaultKind::crash, "merge.backup", 2.5)});
+    require_precise(o);
+    CHECK(o.report.lost == 0);
+    CHECK(o.report.delivered_tuples == o.report.reference_tuples);
+    // The primary said so, and something really was held for the dead standby.
+    const TraceEvent* lost = o.first("standby_lost", "merge");
+    REQUIRE(lost != nullptr);
+    CHECK(lost->at_us > 2'500'000);
+    CHECK(lost->details.find("standby=merge.backup") != std::string::npos);
+    CHECK(detail_number(*lost, "released") > 0);
+    CHECK(o.count("takeover") == 0);
+    // Nothing is checkpointed to the dead standby any more.
+    for (const auto& e : o.result.events)
+      if (e.event == "checkpoint") CHECK(e.at_us < lost->at_us);
+    // The report says what the exposure cost: the fragment ran unprotected to the end.
+    REQUIRE(o.metrics.unprotected.size() == 1);
+    const UnprotectedSpan& u = o.metrics.unprotected.front();
+    CHECK(u.fragment == "merge");
+    CHECK(u.standby == "merge.backup");
+    CHECK_FALSE(u.restored);
+    CHECK(u.released_tuples == detail_number(*lost, "released"));
+    CHECK(u.unprotected_ms > 3000.0);
+  }
+}
+
+TEST_CASE("a standby declared lost that restarts rejoins: the pair is re-formed and a later crash of the primary is precise", "[scenarios]") {
+  for (HaMode ha : kHolding) {
+    INFO("ha=" << to_string(ha));
+    auto o = run(union_network(ha, 3.0), {fault(FaultKind::crash, "merge.backup", 0.8), fault(FaultKind::restart, "merge.backup", 1.2),
+                                          fault(FaultKind::crash, "merge", 2.0)});
+    require_precise(o);
+    const TraceEvent* lost = o.first("standby_lost", "merge");
+    const TraceEvent* restored = o.first("pair_restored", "merge");
+    REQUIRE(lost != nullptr);
+    REQUIRE(restored != nullptr);
+    CHECK(lost->at_us < 1'200'000);     // declared lost before the restart,
+    CHECK(restored->at_us > 1'200'000);  // re-formed after it,
+    CHECK(restored->at_us < 2'000'000);  // and whole again before the primary fails
+    CHECK(o.count("standby_restarted") == 0);  // the rejoin found no standby in the route
+    CHECK(o.count("takeover", "merge.backup") == 1);
+    CHECK(o.first("takeover", "merge.backup")->at_us > 2'000'000);
+    // Unprotected from the loss until the pair was restored.
+    REQUIRE(o.metrics.unprotected.size() == 1);
+    CHECK(o.metrics.unprotected.front().restored);
+    CHECK(o.metrics.unprotected.front().unprotected_ms ==
+          Approx(static_cast<double>(restored->at_us - lost->at_us) / 1000.0));
+  }
+}
+
+TEST_CASE("a standby that crashes and restarts before it is declared lost is given its state again", "[scenarios]") {
+  // The primary still counts the crashed process as its standby when the new process asks to
+  // rejoin: the request's new incarnation tells it the standby lost everything.
+  for (HaMode ha : kHolding) {
+    INFO("ha=" << to_string(ha));
+    auto o = run(union_network(ha, 2.5), {fault(FaultKind::crash, "merge.backup", 0.8), fault(FaultKind::restart, "merge.backup", 0.81),
+                                          fault(FaultKind::crash, "merge", 1.8)});
+    require_precise(o);
+    CHECK(o.count("standby_restarted") == 1);
+    CHECK(o.count("standby_lost") == 0);
+    CHECK(o.first("pair_restored", "merge") != nullptr);
+  }
+}
+
+TEST_CASE("a standby paused past the loss timeout is told to rejoin when it resumes and never acts on its old state", "[scenarios]") {
+  // While the standby is frozen its primary dissolves the pair in a new epoch and releases output
+  // the standby's old state cannot reproduce. When it resumes, whatever it tries first (a
+  // takeover of its own, or a heartbeat in the old epoch) is answered with the new epoch: it
+  // rejoins, gets fresh state, and protects the primary again.
+  for (HaMode ha : kHolding) {
+    INFO("ha=" << to_string(ha));
+    auto o = run(union_network(ha, 3.0), {fault(FaultKind::pause, "merge.backup", 0.8, 0.3), fault(FaultKind::crash, "merge", 2.0)});
+    require_precise(o);
+    const TraceEvent* lost = o.first("standby_lost", "merge");
+    const TraceEvent* rejoin = o.first("rejoin_requested", "merge.backup");
+    const TraceEvent* restored = o.first("pair_restored", "merge");
+    REQUIRE(lost != nullptr);
+    REQUIRE(rejoin != nullptr);
+    REQUIRE(restored != nullptr);
+    CHECK(lost->at_us < 1'100'000);     // during the pause
+    CHECK(rejoin->at_us >= 1'100'000);  // at the resume
+    CHECK(restored->at_us > rejoin->at_us);
+    CHECK(restored->at_us < 2'000'000);
+    // The old primary was never fenced by its stale standby: it acted until it crashed.
+    CHECK(o.count("fenced", "merge") == 0);
+    CHECK(o.count("takeover", "merge.backup") >= 1);
+    CHECK(o.metrics.unprotected.size() == 1);
+  }
+}
+
+TEST_CASE("a partition between the primary of a Union and its backup: the backup takes over and nothing diverges", "[scenarios]") {
+  // Both ends see the other go silent. The backup takes over after one failure timeout; the
+  // primary would declare its standby lost only after two, and by then the neighbours follow the
+  // backup: the old primary's claim is answered with the new primary, and it rejoins.
+  for (HaMode ha : kHolding) {
+    INFO("ha=" << to_string(ha));
+    auto o = run(union_network(ha, 2.5), {fault(FaultKind::partition, "merge", 0.8, 0.5, "merge.backup")});
+    require_precise(o);
+    CHECK(o.count("takeover", "merge.backup") == 1);
+    CHECK(o.first("fenced", "merge") != nullptr);
+    CHECK(o.first("pair_restored") != nullptr);  // after the heal, the fenced old primary rejoined
+  }
+}
