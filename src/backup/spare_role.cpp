@@ -54,7 +54,8 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Takeover>) {
-          server_.on_takeover(now, m, eff);
+          if (collecting_) server_.on_takeover(now, m, eff);
+          else if (auto next = standby_learns_takeover(server_, now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else if constexpr (std::is_same_v<T, RestartPoints>) {
           if (!collecting_) {
