@@ -226,3 +226,30 @@ TEST_CASE("a primary cut off from its backup and its upstreams declares the stan
     CHECK(o.first("pair_restored", "merge.backup") != nullptr);  // after the heal
   }
 }
+
+TEST_CASE("a spare paused past the loss timeout is told to rejoin, and a later crash of its primary is recovered", "[scenarios]") {
+  // A spare holds nothing, but when it resumes it must not take over from its primary either:
+  // its takeover (upstream backup: while it collects restart points) loses the epoch tie.
+  for (HaMode ha : {HaMode::amnesia, HaMode::upstream}) {
+    INFO("ha=" << to_string(ha));
+    Topology t = default_topology();
+    t.settings.ha = ha;
+    t.settings.duration_s = 3.0;
+    auto o = run(t, {fault(FaultKind::pause, "aggregate.spare", 1.0, 0.3), fault(FaultKind::crash, "aggregate", 2.0)});
+    for (const auto& e : o.result.errors) UNSCOPED_INFO("error: " << e);
+    REQUIRE(o.result.completed);
+    REQUIRE(o.first("standby_lost", "aggregate") != nullptr);
+    const TraceEvent* restored = o.first("pair_restored", "aggregate");
+    REQUIRE(restored != nullptr);
+    CHECK(restored->at_us < 2'000'000);
+    // The resumed spare's own takeover (amnesia traces it at once) lost the tie; the takeover
+    // after the primary's crash is the one that recovered.
+    bool recovered_by_spare = false;
+    for (const auto& e : o.result.events)
+      recovered_by_spare |= e.event == "takeover" && e.at_us > 2'000'000 && o.plan->nodes[e.node].name == "aggregate.spare";
+    CHECK(recovered_by_spare);
+    CHECK(o.count("fenced", "aggregate.spare") == 1);
+    if (ha == HaMode::upstream) CHECK(o.report.verdict == "precise");
+    else CHECK(o.report.verdict == "gap");  // amnesia's expected recovery of the crash
+  }
+}
