@@ -613,8 +613,8 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
   }
   for (const UnprotectedSpan& u : metrics.unprotected) {
     s << "standby lost: " << u.standby << " (standby of " << u.primary << ") at "
-      << fixed(static_cast<double>(u.lost_us) / 1e6, 3) << " s after " << fixed(u.silent_ms, 1)
-      << " ms of silence; " << u.released_tuples << " held tuples released; fragment " << u.fragment
+      << fixed(static_cast<double>(u.lost_us) / 1e6, 3) << " s (last heard " << fixed(u.silent_ms, 1)
+      << " ms before); " << u.released_tuples << " held tuples released; fragment " << u.fragment
       << " unprotected for " << fixed(u.unprotected_ms, 1) << " ms"
       << (u.restored ? " (until the pair was restored)" : " (to the last output: the pair was not restored)") << "\n";
   }

@@ -306,7 +306,7 @@ TEST_CASE("the exposure after a standby loss runs until the pair is restored, or
   CHECK(b.unprotected_ms == Approx(1000.0));  // to the last delivery at 3 s
   // The summary says so.
   const std::string text = format_summary(r, SemanticsReport{}, m);
-  CHECK(text.find("standby lost: aggregate.backup (standby of aggregate) at 1.060 s after 60.0 ms of silence; 42 held "
+  CHECK(text.find("standby lost: aggregate.backup (standby of aggregate) at 1.060 s (last heard 60.0 ms before); 42 held "
                   "tuples released; fragment aggregate unprotected for 190.0 ms (until the pair was restored)") !=
         std::string::npos);
   CHECK(text.find("fragment filter unprotected for 1000.0 ms (to the last output: the pair was not restored)") !=
