@@ -84,7 +84,7 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
           server_.on_level1_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          server_.on_takeover(now, m, eff, !bootstrapping_);
+          if (auto next = standby_learns_takeover(server_, now, m, eff, !bootstrapping_)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");

@@ -43,7 +43,7 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
           if (from_primary) on_checkpoint(now, from, m, eff);
           else server_.count("unexpected_checkpoint_dropped");
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          server_.on_takeover(now, m, eff);
+          if (auto next = standby_learns_takeover(server_, now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");

@@ -54,7 +54,19 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Takeover>) {
-          server_.on_takeover(now, m, eff);
+          if (collecting_ && server_.yield_epoch_tie(from, m)) {
+            // My takeover's epoch was claimed first by my primary (it declared me lost while I
+            // was silent), and the neighbours follow it: stop, and rejoin.
+            server_.trace(eff, now, "fenced",
+                          "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
+                              std::to_string(m.epoch) + " tie=lost");
+            collecting_ = false;
+            successor_ = std::make_unique<FencedRole>(server_);
+          } else if (collecting_) {
+            server_.on_takeover(now, m, eff);
+          } else if (auto next = standby_learns_takeover(server_, now, m, eff)) {
+            successor_ = std::move(next);
+          }
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else if constexpr (std::is_same_v<T, RestartPoints>) {
           if (!collecting_) {

@@ -1,5 +1,7 @@
 #include "backup/takeover.h"
 
+#include "primary/primary_role.h"
+
 namespace hapair {
 
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
@@ -16,6 +18,17 @@ NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_hear
   server.announce_takeover(now, eff, old_primary);
   server.count("takeovers");
   return old_primary;
+}
+
+std::unique_ptr<RoleBehaviour> standby_learns_takeover(Server& server, TimeUs now, const Takeover& t, Effects& eff,
+                                                       bool answer) {
+  if (!server.on_takeover(now, t, eff, answer)) return nullptr;
+  const Route& r = server.route(server.fragment_id());
+  if (r.standby == server.self()) return nullptr;  // still the standby in the new epoch
+  server.trace(eff, now, "fenced",
+               "new_primary=" + server.plan().nodes[t.new_primary].name + " epoch=" + std::to_string(t.epoch) +
+                   " as=standby (the pair was dissolved without me)");
+  return std::make_unique<FencedRole>(server);
 }
 
 }  // namespace hapair

@@ -8,6 +8,9 @@
 // safe against a primary that was only paused.
 #pragma once
 
+#include <memory>
+
+#include "primary/role.h"
 #include "primary/server.h"
 
 namespace hapair {
@@ -15,5 +18,13 @@ namespace hapair {
 // Becomes the primary of my fragment at a new epoch; returns the old primary.
 // `detector` is the one that found the failure (the detection trace says which).
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector);
+
+// A standby (spare, passive or active) learns a Takeover (Server::on_takeover, `answer` as
+// there). When it names a newer epoch of my own fragment in which I am not the standby, my
+// primary dissolved the pair while I was silent to it (paused, cut off: PrimaryRole::
+// on_standby_lost) and released output my state cannot reproduce: I must not act on that
+// state. Returns the role to swap to (fenced, which rejoins and gets fresh state); otherwise null.
+std::unique_ptr<RoleBehaviour> standby_learns_takeover(Server& server, TimeUs now, const Takeover& t, Effects& eff,
+                                                       bool answer = true);
 
 }  // namespace hapair

@@ -624,7 +624,7 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     // A standby acts from its detection on (a takeover of upstream backup is traced only once
     // every restart point arrived); a fenced node no longer acts, and rejoins as the standby.
     const bool takes_over = e.event == "takeover" || e.event == "detection";
-    if (!crash && !takes_over && e.event != "fenced" && e.event != "pair_restored") continue;
+    if (!crash && !takes_over && e.event != "fenced" && e.event != "pair_restored" && e.event != "standby_lost") continue;
     const NodeId node = crash ? failed_node(plan, e) : e.node;
     if (node >= plan.nodes.size()) continue;
     auto it = pairs.find(plan.nodes[node].fragment);
@@ -637,6 +637,13 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
       p.paired = false;  // the partner is dead or fenced until it rejoins
     } else if (e.event == "fenced") {
       p.paired = false;
+      // A node that took over and then lost an epoch tie stops acting: its partner acts.
+      if (node == p.acting) {
+        const PlanFragment& pf = plan.fragments[plan.nodes[node].fragment];
+        p.acting = node == pf.primary ? pf.standby : pf.primary;
+      }
+    } else if (e.event == "standby_lost") {
+      p.paired = false;  // the primary runs unprotected until a standby rejoins
     } else if (e.event == "pair_restored") {
       p.acting = node;
       p.acting_alive = true;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -39,6 +41,53 @@ const TraceEvent* first_event_after(const std::vector<TraceEvent>& events, const
 std::uint64_t counter_value(const Metrics& counters, const std::string& name) {
   auto it = counters.find(name);
   return it == counters.end() || it->second < 0 ? 0 : static_cast<std::uint64_t>(it->second);
+}
+
+// The value of `key=` among the space-separated tokens of an event's details; "" when absent.
+std::string detail_value(const TraceEvent& e, const std::string& key) {
+  std::istringstream details(e.details);
+  std::string token;
+  while (details >> token)
+    if (token.rfind(key + "=", 0) == 0) return token.substr(key.size() + 1);
+  return "";
+}
+
+std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
+  std::vector<UnprotectedSpan> spans;
+  if (!result.plan) return spans;
+  const Plan& plan = *result.plan;
+  TimeUs last_delivery_us = 0;
+  for (const Delivery& d : result.deliveries) last_delivery_us = std::max(last_delivery_us, d.at_us);
+  std::map<FragmentId, std::size_t> open;  // fragment -> its span still running
+  for (const TraceEvent& e : result.events) {
+    if (e.node >= plan.nodes.size() || (e.event != "standby_lost" && e.event != "pair_restored")) continue;
+    const FragmentId f = plan.nodes[e.node].fragment;
+    auto it = open.find(f);
+    if (e.event == "pair_restored") {
+      if (it == open.end()) continue;
+      UnprotectedSpan& s = spans[it->second];
+      s.unprotected_ms = ms_between(s.lost_us, e.at_us);
+      s.restored = true;
+      open.erase(it);
+      continue;
+    }
+    if (it != open.end()) continue;  // still unprotected since an earlier loss
+    UnprotectedSpan s;
+    s.fragment = plan.fragments[f].name;
+    s.primary = plan.nodes[e.node].name;
+    s.standby = detail_value(e, "standby");
+    s.lost_us = e.at_us;
+    s.silent_ms = std::strtod(detail_value(e, "silent_ms").c_str(), nullptr);
+    s.released_tuples = std::strtoll(detail_value(e, "released").c_str(), nullptr, 10);
+    open[f] = spans.size();
+    spans.push_back(s);
+  }
+  for (const auto& [f, i] : open) {
+    UnprotectedSpan& s = spans[i];
+    const TimeUs until = last_delivery_us > s.lost_us ? last_delivery_us : std::max(result.end_us, s.lost_us);
+    s.unprotected_ms = ms_between(s.lost_us, until);
+  }
+  return spans;
 }
 
 // `next_failure_us`: the instant of the next failure after this one (kNever when none).
@@ -247,6 +296,7 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<Delivery>&
     auto [it, inserted] = m.output_queue_tuples_max.emplace(s.node, s.value);
     if (!inserted) it->second = std::max(it->second, s.value);
   }
+  m.unprotected = measure_unprotected(result);
   return m;
 }
 

@@ -42,6 +42,7 @@
 //   for the data-plane kinds only (is_control_message() false; control messages connect nodes
 //   to the launcher and are not HA overhead); cpu_s from counters "cpu_us".
 // - output queue: the maximum of the samples named "output_queue_tuples", per node.
+// - unprotected: one UnprotectedSpan per "standby_lost" event (see the struct).
 //
 // Invariant: every figure is a pure function of its inputs; maps are ordered, so result files
 // written from them are deterministic.
@@ -103,6 +104,23 @@ struct OverheadMetrics {
   double cpu_s = 0.0;
 };
 
+// The exposure after a standby loss: a fragment whose primary declared its standby lost
+// ("standby_lost") ran without protection — a crash of its primary then is beyond recovery —
+// from that event until the pair was restored (the fragment's next "pair_restored") or, when it
+// never was, until the last sink delivery (the run's end when nothing was delivered after the
+// loss). silent_ms is how long before the loss the primary last heard from the standby (output
+// that waited for it was held at most that long); released_tuples is how much of it was waiting.
+struct UnprotectedSpan {
+  std::string fragment;
+  std::string primary;  // the node that declared the loss
+  std::string standby;  // the node declared lost
+  TimeUs lost_us = 0;
+  double silent_ms = 0.0;
+  std::int64_t released_tuples = 0;
+  double unprotected_ms = 0.0;
+  bool restored = false;
+};
+
 struct RunMetrics {
   std::uint64_t tuples_in = 0;
   bool tuples_in_from_counters = false;  // false: the reference input count
@@ -114,6 +132,7 @@ struct RunMetrics {
   DisturbanceReport disturbance;
   OverheadMetrics overhead;
   std::map<std::string, std::int64_t> output_queue_tuples_max;  // node -> max sample
+  std::vector<UnprotectedSpan> unprotected;  // in the order of the losses
 };
 
 // The names of the data-plane message kinds (kMessageKindNames where is_control_message() is

@@ -414,6 +414,21 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
   }
   w.end_array();
   w.end_object();
+  // Fragments that ran without a standby after their primary declared it lost.
+  w.key("unprotected").begin_array();
+  for (const UnprotectedSpan& u : metrics.unprotected) {
+    w.begin_object();
+    w.key("fragment").string(u.fragment);
+    w.key("primary").string(u.primary);
+    w.key("standby").string(u.standby);
+    w.key("lost_us").number(u.lost_us);
+    w.key("silent_ms").number(u.silent_ms);
+    w.key("released_tuples").number(u.released_tuples);
+    w.key("unprotected_ms").number(u.unprotected_ms);
+    w.key("restored").boolean(u.restored);
+    w.end_object();
+  }
+  w.end_array();
 
   w.key("semantics").begin_object();
   w.key("verdict").string(semantics.verdict);
@@ -634,6 +649,13 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
   } else {
     s << "undisturbed: no takeover or detection "
       << (metrics.recovery ? "before the failure, none of a node no fault touched" : "in this failure-free run") << "\n";
+  }
+  for (const UnprotectedSpan& u : metrics.unprotected) {
+    s << "standby lost: " << u.standby << " (standby of " << u.primary << ") at "
+      << fixed(static_cast<double>(u.lost_us) / 1e6, 3) << " s (last heard " << fixed(u.silent_ms, 1)
+      << " ms before); " << u.released_tuples << " held tuples released; fragment " << u.fragment
+      << " unprotected for " << fixed(u.unprotected_ms, 1) << " ms"
+      << (u.restored ? " (until the pair was restored)" : " (to the last output: the pair was not restored)") << "\n";
   }
   s << "semantics: " << semantics.verdict << " (lost " << semantics.lost << ", duplicates " << semantics.duplicates
     << ", differing " << semantics.differing << "; reference " << semantics.reference_tuples << " tuples, delivered "

@@ -59,6 +59,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
   if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) standby_suspected(now, eff, Detector::heartbeat);
+  if (now >= standby_loss_due_us_) on_standby_lost(now, eff, standby_suspected_by_);
   if (now >= next_heartbeat_us_) {
     server_.send(eff, now, heartbeat_to_, Heartbeat{static_cast<std::uint64_t>(now)});
     next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
@@ -80,8 +81,10 @@ void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
 void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
   if (from == heartbeat_to_ && heartbeat_to_ != kNoNode) {
-    if (standby_detector_.suspected()) server_.trace(eff, now, "standby_heard", "standby=" + server_.plan().nodes[from].name);
+    if (standby_detector_.suspected() || standby_loss_due_us_ != kNever)
+      server_.trace(eff, now, "standby_heard", "standby=" + server_.plan().nodes[from].name);
     standby_detector_.heard(now);
+    standby_loss_due_us_ = kNever;  // it lives: not lost after all
   }
   std::visit(
       [&](const auto& m) {
@@ -96,7 +99,14 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           server_.on_replay_request(now, from, m, eff);
           maybe_finish_rebase(now, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (server_.on_takeover(now, m, eff)) {
+          if (server_.yield_epoch_tie(from, m)) {
+            // I claimed this epoch too (I declared my standby lost while it took over), and the
+            // neighbour follows the other claim: mine lost, I stop acting and rejoin.
+            server_.trace(eff, now, "fenced",
+                          "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
+                              std::to_string(m.epoch) + " tie=lost");
+            successor_ = std::make_unique<FencedRole>(server_);
+          } else if (server_.on_takeover(now, m, eff)) {
             server_.trace(eff, now, "fenced",
                           "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
                               std::to_string(m.epoch));
@@ -133,9 +143,21 @@ void PrimaryRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
 
 void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector) {
   server_.count("standby_suspected");
+  const bool gone = detector == Detector::connection;
   server_.trace(eff, now, "standby_suspected",
                 "standby=" + server_.plan().nodes[heartbeat_to_].name + " detector=" + to_string(detector) +
-                    " (output that waits for it stays held)");
+                    (gone ? " (its process is gone: declared lost at once)"
+                          : " (output that waits for it stays held until it is declared lost)"));
+  // A closed connection means a dead process, which cannot take over: nothing to wait for. A
+  // silence may be a cut link, behind which the standby takes over after one failure timeout:
+  // wait one more, so the neighbours follow it before I claim a new epoch of my own.
+  if (gone) {
+    on_standby_lost(now, eff, detector);
+  } else if (standby_loss_due_us_ == kNever) {
+    standby_loss_due_us_ = now + (kStandbyLossFailureTimeouts - 1) *
+                                     us_from_ms(static_cast<double>(server_.settings().failure_timeout_ms));
+    standby_suspected_by_ = detector;
+  }
 }
 
 void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
@@ -171,6 +193,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   heartbeat_to_ = from;
   next_heartbeat_us_ = server_.own_heartbeats() ? now : kNever;
   standby_detector_.start(now);
+  standby_loss_due_us_ = kNever;
   server_.trace(eff, now, "rejoin_accepted",
                 "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));
   if (server_.kind() != FragmentKind::operators) return;
@@ -208,10 +231,54 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   }
 }
 
+void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
+  standby_loss_due_us_ = kNever;
+  if (heartbeat_to_ == kNoNode) return;
+  const NodeId lost = heartbeat_to_;
+  const TimeUs silent_us = now - standby_detector_.last_heard_us();
+  // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
+  // acts for this fragment (the new epoch below says so), so it goes out now.
+  std::size_t released = 0;
+  for (auto& [s, o] : server_.outputs()) {
+    if (o.released_up_to == ~TupleId{0}) continue;
+    if (o.released_up_to < o.queue.last_id()) released += o.queue.count_between(o.released_up_to, o.queue.last_id());
+    o.released_up_to = ~TupleId{0};
+  }
+  checkpoints_.reset();
+  determinants_.reset();
+  bootstrapping_standby_ = kNoNode;
+  heartbeat_to_ = kNoNode;
+  next_heartbeat_us_ = kNever;
+  standby_detector_.stop();
+  // A passive primary without a standby acknowledges what it processed, so upstream queues stay
+  // bounded (as after a takeover); other modes' upstreams trim as before, now without the
+  // standby (the announcement below removes it from their consumers).
+  if (server_.kind() == FragmentKind::operators && server_.mode() == HaMode::passive) next_level1_us_ = now;
+  // The pair is dissolved in a new epoch: me as primary, no standby. Upstream servers stop
+  // sending to (and keeping input for) an active standby, and the old standby — told directly
+  // now, and answered with this epoch whenever it speaks from the old one — rejoins instead of
+  // acting on state from before the loss.
+  Route& route = server_.route_mut(server_.fragment_id());
+  route.standby = kNoNode;
+  route.standby_incarnation = 0;
+  route.epoch += 1;
+  server_.announce_takeover(now, eff, lost);
+  server_.count("standby_lost");
+  server_.trace(eff, now, "standby_lost",
+                "standby=" + server_.plan().nodes[lost].name + " detector=" + to_string(detector) +
+                    " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " released=" + std::to_string(released) +
+                    " epoch=" + std::to_string(route.epoch) + " (running unprotected until a standby rejoins)");
+}
+
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {
   if (server_.kind() == FragmentKind::source) next_source_us_ = server_.emit_source_tuples(now, eff);
   server_.process_input(now, eff);
   if (determinants_) determinants_->after_processing(now, eff);
+  // Without a standby that follows them, the Union's recorded choices are of no use: drop them
+  // so they do not pile up (a rejoining standby is bootstrapped from a checkpoint, not from them).
+  if (!determinants_ && server_.mode() == HaMode::active && server_.fragment() &&
+      server_.fragment()->is_nondeterministic())
+    (void)server_.fragment()->take_determinants();
   server_.pump_outputs(now, eff);
   server_.send_level0_acks(now, eff, false);
   next_retransmit_us_ = server_.retransmit(now, eff);
@@ -291,7 +358,7 @@ TimeUs PrimaryRole::next_wakeup_us() const {
   TimeUs t = std::min({next_heartbeat_us_, next_level1_us_, next_source_us_, next_forget_us_,
                        server_.next_ack_due_us()});
   if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
-  t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us()});
+  t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us(), standby_loss_due_us_});
   return t;
 }
 

@@ -7,19 +7,28 @@
 //
 // Invariants: a primary that learns of a newer epoch of its own fragment stops at once (it is
 // fenced); after a takeover that cannot regenerate identical ids, nothing is processed until
-// every consumer has said where it resumes, so rebased ids are above everything they accepted.
+// every consumer has said where it resumes, so rebased ids are above everything they accepted;
+// a lost standby never stalls the fragment (DESIGN.md section 7): the primary declares it lost,
+// releases what it held for it and dissolves the pair in a new epoch (on_standby_lost), so the
+// old standby, if it was only paused, is answered with that epoch and rejoins.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-
 #include <optional>
+#include <string>
 
 #include "primary/checkpoint_sender.h"
 #include "primary/determinant_shipper.h"
 #include "primary/role.h"
 
 namespace hapair {
+
+// A primary declares its standby lost once the standby has been silent for this many failure
+// timeouts: one timeout after the suspicion, so that a standby that was only cut off from its
+// primary (and took over after one timeout) has been followed by the neighbours before the
+// primary claims a new epoch of its own. See docs/FAULTS.md, "crash of a standby".
+inline constexpr std::int64_t kStandbyLossFailureTimeouts = 2;
 
 struct PrimaryOptions {
   // This primary took over its fragment (it is not the plan's original primary).
@@ -41,22 +50,40 @@ class PrimaryRole : public RoleBehaviour {
   TimeUs next_wakeup_us() const override;
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
+  // My standby is gone: its connection closed (PeerLost, detector=connection: at once), or it
+  // was silent for kStandbyLossFailureTimeouts failure timeouts (my heartbeats, or the driver's
+  // PeerLost with detector=heartbeat plus one more timeout). Releases every output held for
+  // it, stops checkpointing and shipping determinants to it, acknowledges upstream directly (as
+  // a passive primary without a standby does), and dissolves the pair in a new epoch that
+  // names no standby: upstream servers stop keeping input for it, and the old standby, if it
+  // comes back, is answered with the new epoch and rejoins. Traced as standby_lost. Does
+  // nothing when I have no standby.
+  void on_standby_lost(TimeUs now, Effects& eff, Detector detector);
+
  private:
   void after_event(TimeUs now, Effects& eff);
   void level1_round(TimeUs now, Effects& eff);
   void maybe_finish_rebase(TimeUs now, Effects& eff);
   // A restarted node of my fragment asks to become my standby again.
   void on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);
-  // The standby was found failed, by my heartbeat detector or the driver's (PeerLost).
+  // The standby was found failed, by my heartbeat detector or the driver's (PeerLost): lost at
+  // once after a closed connection, after one more failure timeout of silence otherwise.
   void standby_suspected(TimeUs now, Effects& eff, Detector detector);
 
   Server& server_;
   PrimaryOptions options_;
   NodeId heartbeat_to_ = kNoNode;
-  // The standby's heartbeats: a standby that goes silent is reported (standby_suspected). Held
-  // output stays held — only the standby's acknowledgement releases it, so a standby that was
-  // merely cut off and took over cannot have produced anything the primary's output contradicts.
+  // The standby's heartbeats: a standby that goes silent is reported (standby_suspected) after
+  // one failure timeout, and declared lost (on_standby_lost) after kStandbyLossFailureTimeouts.
+  // (A closed connection is reported by the driver, PeerLost, and declares it lost at once.)
+  // Until then held output stays held — only the standby's acknowledgement releases it — so a
+  // standby that was merely cut off and took over is followed by the neighbours first, and
+  // the primary's later claim loses to it (Server::on_takeover, yield_epoch_tie).
   FailureDetector standby_detector_;
+  // A suspected standby is declared lost at this time unless heard from first (kNever: not
+  // suspected), and by whom it was suspected.
+  TimeUs standby_loss_due_us_ = kNever;
+  Detector standby_suspected_by_ = Detector::heartbeat;
   TimeUs next_heartbeat_us_ = kNever;
   TimeUs next_level1_us_ = kNever;
   TimeUs next_source_us_ = kNever;

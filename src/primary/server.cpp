@@ -178,6 +178,9 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
   InputState& in = it->second;
   if (from != routes_[in.producer].primary) {
     count("not_from_primary_dropped");
+    // A node of the producer that is not its primary (as I know it) sends as one: it lost an
+    // epoch tie or missed its fencing, so tell it who is.
+    if (from < plan_->nodes.size() && plan_->nodes[from].fragment == in.producer) tell_route(now, from, eff);
     return 0;
   }
   in.held_generation = std::max(in.held_generation, batch.held_generation);
@@ -768,6 +771,12 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   const bool repeat = t.epoch == r.epoch && t.new_primary == r.primary && t.fragment != frag_;
   if (t.epoch < r.epoch || (t.epoch == r.epoch && !repeat)) {
     count("stale_takeover_dropped");
+    if (t.epoch == r.epoch && t.fragment != frag_ && role_ != Role::rejoining && role_ != Role::fenced) {
+      // Another claim of an epoch whose first claim I follow: tell the claimant, so that it
+      // stops (yield_epoch_tie) rather than act for a fragment nobody routes to it.
+      count("epoch_ties_answered");
+      tell_route(now, t.new_primary, eff);
+    }
     return false;
   }
   if (repeat) {
@@ -902,8 +911,21 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
   return next;
 }
 
-void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) {
-  const NodeId n = e.header.sender;
+void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) { tell_route(now, e.header.sender, eff); }
+
+bool Server::yield_epoch_tie(NodeId from, const Takeover& t) {
+  if (t.fragment != frag_ || from >= plan_->nodes.size() || plan_->nodes[from].fragment == frag_) return false;
+  if (t.new_primary >= plan_->nodes.size() || plan_->nodes[t.new_primary].fragment != frag_) return false;
+  Route& r = routes_[frag_];
+  if (t.epoch != r.epoch || t.new_primary == r.primary) return false;
+  r.primary = t.new_primary;
+  r.standby = t.standby;
+  r.standby_incarnation = t.standby_incarnation;
+  count("epoch_ties_lost");
+  return true;
+}
+
+void Server::tell_route(TimeUs now, NodeId n, Effects& eff) {
   if (n >= plan_->nodes.size() || n == self_) return;
   const FragmentId f = plan_->nodes[n].fragment;
   const Route& r = routes_[f];

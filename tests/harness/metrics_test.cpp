@@ -334,3 +334,45 @@ TEST_CASE("replay_ms of a two-failure run is measured per failure, not across bo
   CHECK(*m.recoveries[1].detection_ms == 25.0);
   CHECK(m.recovery->node == "aggregate");
 }
+
+TEST_CASE("the exposure after a standby loss runs until the pair is restored, or to the last output", "[harness]") {
+  RunResult r;
+  r.plan = passive_default_plan();
+  const Plan& plan = *r.plan;
+  auto ev = [&](TimeUs at_us, const std::string& node, const std::string& name, const std::string& details) {
+    return TraceEvent{at_us, plan.node_id(node), name, details};
+  };
+  Delivery d;
+  d.at_us = 3'000'000;
+  r.deliveries.push_back(d);
+  r.end_us = 3'500'000;
+  r.events = {ev(1'060'000, "aggregate", "standby_lost", "standby=aggregate.backup detector=heartbeat silent_ms=60.000000 released=42 epoch=1"),
+              ev(1'200'000, "aggregate", "rejoin_accepted", "standby=aggregate.backup epoch=2"),
+              ev(1'250'000, "aggregate", "pair_restored", "standby=aggregate.backup checkpoint=1"),
+              ev(2'000'000, "filter", "standby_lost", "standby=filter.backup detector=heartbeat silent_ms=30.5 released=0 epoch=1"),
+              // A second loss reported while the fragment is still unprotected is the same span.
+              ev(2'500'000, "filter", "standby_lost", "standby=filter.backup released=3 epoch=3")};
+  const RunMetrics m = compute_metrics(r, {}, 0);
+  REQUIRE(m.unprotected.size() == 2);
+  const UnprotectedSpan& a = m.unprotected[0];
+  CHECK(a.fragment == "aggregate");
+  CHECK(a.primary == "aggregate");
+  CHECK(a.standby == "aggregate.backup");
+  CHECK(a.lost_us == 1'060'000);
+  CHECK(a.silent_ms == Approx(60.0));
+  CHECK(a.released_tuples == 42);
+  CHECK(a.restored);
+  CHECK(a.unprotected_ms == Approx(190.0));
+  const UnprotectedSpan& b = m.unprotected[1];
+  CHECK(b.fragment == "filter");
+  CHECK_FALSE(b.restored);
+  CHECK(b.silent_ms == Approx(30.5));
+  CHECK(b.unprotected_ms == Approx(1000.0));  // to the last delivery at 3 s
+  // The summary says so.
+  const std::string text = format_summary(r, SemanticsReport{}, m);
+  CHECK(text.find("standby lost: aggregate.backup (standby of aggregate) at 1.060 s (last heard 60.0 ms before); 42 held "
+                  "tuples released; fragment aggregate unprotected for 190.0 ms (until the pair was restored)") !=
+        std::string::npos);
+  CHECK(text.find("fragment filter unprotected for 1000.0 ms (to the last output: the pair was not restored)") !=
+        std::string::npos);
+}
