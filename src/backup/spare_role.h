@@ -32,6 +32,7 @@ class SpareRole : public RoleBehaviour {
  private:
   void take_over(TimeUs now, Effects& eff, Detector detector);
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
+  void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
 
   void standby_heartbeat(TimeUs now, Effects& eff);
 
@@ -42,6 +43,8 @@ class SpareRole : public RoleBehaviour {
   TimeUs next_offer_request_us_ = kNever;
   NodeId failed_primary_ = kNoNode;
   std::map<StreamId, RestartPoints> offers_;
+  // Takeovers of downstream fragments that arrived while I collected, answered once I restarted.
+  std::map<FragmentId, Takeover> deferred_takeovers_;
   std::unique_ptr<RoleBehaviour> successor_;
 };
 

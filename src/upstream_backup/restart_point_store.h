@@ -26,10 +26,18 @@ class RestartPointStore {
  public:
   // Records a level-1 ack; stale generations (at or below the newest) are ignored.
   void add(const Level1Ack& ack);
+  // The same for a point a recovery node installs from its upstream's offer (forwarded).
+  void add(const StoredRestartPoint& point);
   // Up to where the upstream may trim its queue for this consumer fragment.
   TupleId trim_position() const { return trim_position_; }
   // The stored restart points, oldest first (at most two).
   std::vector<StoredRestartPoint> points() const;
+  // The stored points as this server forwards them upstream with its own level-1 ack: without
+  // the points they forwarded in turn (one hop), keeping their trim positions. A consumer with
+  // one producer restarts from the newest point its producer's recovery node has, so only that
+  // one needs to travel (newest_only); one with several needs both, to find a generation in
+  // common with its other producers.
+  std::vector<StoredRestartPoint> points_to_forward(bool newest_only) const;
   std::uint64_t newest_generation() const;
   bool empty() const { return !newest_ && !direct_; }
 
