@@ -6,10 +6,14 @@
 // fragment's operators on a recovery node from empty state and every upstream neighbour replays
 // its retained output queue (section 4.3). Here the recovery node restarts at the newest restart
 // point (composed cause functions) that every upstream still holds, so a deterministic
-// fragment regenerates exactly the output ids it had produced.
+// fragment regenerates exactly the output ids it had produced, and installs what came with that
+// point (its queues' start, its consumers' restart points), so a consumer that failed with it
+// is recovered as precisely.
 //
 // Invariants: the spare takes over at most once; it announces its new epoch before asking
-// for any replay; it processes nothing until every upstream offered its restart points.
+// for any replay; it processes nothing until every upstream offered its restart points; it
+// answers a downstream recovery node only after it restarted (before, it holds nothing to
+// offer); it claims exact ids only from a restart point whose output positions it knows.
 #pragma once
 
 #include <map>

@@ -8,6 +8,10 @@
 // points and trims only to the older one: the recovery node then always finds a generation that
 // every upstream can still replay from.
 //
+// Each stored point keeps what its sender held for its own downstream (forwarded, one hop): a
+// recovery node of the sender installs it, so a recovery node of the sender's consumer that
+// failed at the same time finds its restart points there (two adjacent failures).
+//
 // Passive standby level-1 acks carry no restart point: they are "checkpoint k covers input up
 // to y", and the queue may be trimmed up to y at once.
 //
