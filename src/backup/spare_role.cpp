@@ -62,6 +62,8 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
                               std::to_string(m.epoch) + " tie=lost");
             collecting_ = false;
             successor_ = std::make_unique<FencedRole>(server_);
+          } else if (collecting_ && m.fragment != server_.fragment_id()) {
+            on_takeover_while_collecting(now, m, eff);
           } else if (collecting_) {
             server_.on_takeover(now, m, eff);
           } else if (auto next = standby_learns_takeover(server_, now, m, eff)) {
@@ -92,6 +94,32 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
         }
       },
       env.body);
+}
+
+void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff) {
+  // Until my own restart point is chosen I hold nothing a neighbour's recovery could use: no
+  // restart points for a downstream recovery node (they come with mine from my upstream), no
+  // input positions for an upstream one. Learn the route now, answer once I have restarted.
+  server_.on_takeover(now, t, eff, false);
+  const Route& r = server_.route(t.fragment);
+  if (r.epoch != t.epoch || r.primary != t.new_primary) return;  // stale or malformed: counted
+  bool upstream = false;
+  for (const auto& [s, in] : server_.inputs()) {
+    if (in.producer != t.fragment) continue;
+    // An upstream fragment moved while I collect: its old primary's offer names a queue that
+    // is gone. Ask the new primary (which answers when it has restarted itself).
+    upstream = true;
+    offers_.erase(s);
+  }
+  if (upstream) {
+    const Route& mine = server_.route(server_.fragment_id());
+    server_.send(eff, now, t.new_primary,
+                 Takeover{server_.fragment_id(), server_.self(), mine.epoch, mine.standby, mine.standby_incarnation});
+    server_.count("restart_point_requests_repeated");
+    return;
+  }
+  deferred_takeovers_[t.fragment] = t;
+  server_.count("takeover_answers_deferred");
 }
 
 void SpareRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
@@ -144,9 +172,21 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
       server_.reset_fragment();
       positions.reset();
       generation = 0;
+    } else if (!server_.install_downstream_restart_points(point->forwarded)) {
+      // The point does not say where my output queues begin once regenerated, so I could not
+      // tell a downstream recovery node what I hold: restart as if there were no point.
+      server_.count("restart_point_without_trim_positions");
+      server_.reset_fragment();
+      positions.reset();
+      generation = 0;
     }
-    if (positions) after = *positions;
-    how = "restart_generation=" + std::to_string(generation);
+    if (positions) {
+      after = *positions;
+      how = "restart_generation=" + std::to_string(generation);
+      for (const auto& f : point->forwarded)
+        if (!f.points.empty())
+          how += " downstream_points=" + server_.plan().fragments[f.consumer].name + ":" + std::to_string(f.points.size());
+    }
   }
   for (const auto& [s, o] : offers_) {
     if (!after.count(s)) after[s] = o.trimmed_up_to;
@@ -165,8 +205,14 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     // Upstreams trimmed, yet none holds a restart point: the output ids that the retained input
     // regenerates are unknown. Number above what consumers accepted (never drop new output as
     // duplicates), and say so: this recovery cannot be precise.
+    std::string held;
+    for (const auto& [s, o] : offers_) {
+      held += " " + server_.plan().streams[s].name + "=[";
+      for (std::size_t i = 0; i < o.points.size(); ++i) held += (i ? "," : "") + std::to_string(o.points[i].generation);
+      held += "]";
+    }
     server_.count("restart_point_missing");
-    server_.trace(eff, now, "replay_gap", "no restart point in common: output ids rebased");
+    server_.trace(eff, now, "replay_gap", "no restart point in common: output ids rebased; generations held:" + held);
   }
   server_.request_replay(now, eff, after, generation);
   const bool exact = !conservative && !without_point && server_.fragment()->klass() != OperatorClass::arbitrary;
@@ -177,6 +223,10 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   options.rebase_when_consumers_ready = !exact;
   options.first_generation = newest + 1;
   collecting_ = false;
+  // The downstream recovery nodes that asked while I collected get my answer now: the restart
+  // points that came with mine, and where my queues begin.
+  for (const auto& [f, t] : deferred_takeovers_) server_.on_takeover(now, t, eff);
+  deferred_takeovers_.clear();
   successor_ = std::make_unique<PrimaryRole>(server_, options);
 }
 

@@ -6,10 +6,14 @@
 // fragment's operators on a recovery node from empty state and every upstream neighbour replays
 // its retained output queue (section 4.3). Here the recovery node restarts at the newest restart
 // point (composed cause functions) that every upstream still holds, so a deterministic
-// fragment regenerates exactly the output ids it had produced.
+// fragment regenerates exactly the output ids it had produced, and installs what came with that
+// point (its queues' start, its consumers' restart points), so a consumer that failed with it
+// is recovered as precisely.
 //
 // Invariants: the spare takes over at most once; it announces its new epoch before asking
-// for any replay; it processes nothing until every upstream offered its restart points.
+// for any replay; it processes nothing until every upstream offered its restart points; it
+// answers a downstream recovery node only after it restarted (before, it holds nothing to
+// offer); it claims exact ids only from a restart point whose output positions it knows.
 #pragma once
 
 #include <map>
@@ -32,6 +36,7 @@ class SpareRole : public RoleBehaviour {
  private:
   void take_over(TimeUs now, Effects& eff, Detector detector);
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
+  void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
 
   void standby_heartbeat(TimeUs now, Effects& eff);
 
@@ -42,6 +47,8 @@ class SpareRole : public RoleBehaviour {
   TimeUs next_offer_request_us_ = kNever;
   NodeId failed_primary_ = kNoNode;
   std::map<StreamId, RestartPoints> offers_;
+  // Takeovers of downstream fragments that arrived while I collected, answered once I restarted.
+  std::map<FragmentId, Takeover> deferred_takeovers_;
   std::unique_ptr<RoleBehaviour> successor_;
 };
 

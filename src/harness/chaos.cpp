@@ -435,6 +435,17 @@ ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
 
 // ---- beyond the guarantee ----------------------------------------------------------------
 
+// The value of "key=<number>" in a trace event's details.
+std::optional<double> detail_number(const std::string& details, const std::string& key) {
+  const auto at = details.find(key + "=");
+  if (at == std::string::npos) return std::nullopt;
+  const char* begin = details.data() + at + key.size() + 1;
+  double v = 0;
+  auto [end, ec] = std::from_chars(begin, details.data() + details.size(), v);
+  if (ec != std::errc() || end == begin) return std::nullopt;
+  return v;
+}
+
 // The node a "failure" event names: details "node=<name>" when present, else the event's node.
 NodeId failed_node(const Plan& plan, const TraceEvent& e) {
   const auto at = e.details.find("node=");
@@ -619,6 +630,62 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
   }
   auto name = [&](NodeId id) { return id < plan.nodes.size() ? plan.nodes[id].name : std::to_string(id); };
   auto at = [](const TraceEvent& e) { return exact(static_cast<double>(e.at_us) / 1e6) + " s"; };
+
+  // Upstream backup recovers two adjacent fragments that lose their primaries together: the
+  // upstream one's recovery node restarts from its producer's log and brings the downstream
+  // one's restart points with it. A third fragment in the row is beyond that: when fragment U
+  // went down while its upstream W was still recovering, U's recovery node got U's restart
+  // points from W's recovery node, which has them only as forwarded by W (without what U held
+  // for its own consumers); if U's consumer F goes down before U's recovery settled, F's
+  // recovery node finds no restart point. A fragment is "recovering" from the moment its primary
+  // stopped (the crash, or last heard before a detection) until its takeover plus the time for
+  // its neighbours' level-1 acks to reach the new primary again (settle_us).
+  struct Recovery {
+    bool down = false;
+    TimeUs down_us = 0;
+    TimeUs settled_us = 0;
+    bool behind_recovering = false;  // it went down while an upstream fragment was recovering
+  };
+  std::map<FragmentId, Recovery> recovering;
+  const Settings& settings = plan.settings();
+  const TimeUs settle_us =
+      us_from_ms(static_cast<double>(2 * settings.retransmit_timeout_ms + 4 * settings.ack_interval_ms));
+  auto upstream_backup = [&](FragmentId f) {
+    return f < plan.fragments.size() && plan.fragments[f].kind == FragmentKind::operators &&
+           plan.fragments[f].ha == HaMode::upstream && settings.trimming != TrimmingRule::conservative;
+  };
+  auto is_recovering = [&](FragmentId f, TimeUs t) {
+    auto it = recovering.find(f);
+    return it != recovering.end() && it->second.down && t >= it->second.down_us && t < it->second.settled_us;
+  };
+  // Returns the reason when this is the third fragment in a row.
+  auto went_down = [&](FragmentId f, TimeUs t, const std::string& what) -> std::optional<std::string> {
+    if (!upstream_backup(f)) return std::nullopt;
+    auto known = recovering.find(f);
+    if (known != recovering.end() && known->second.down && known->second.settled_us == kNever) {
+      // The detection of a crash already seen: it went down when it was last heard, if earlier.
+      known->second.down_us = std::min(known->second.down_us, t);
+      return std::nullopt;
+    }
+    if (is_recovering(f, t)) return std::nullopt;
+    bool behind = false;
+    for (FragmentId u : plan.fragments[f].upstream) {
+      if (!upstream_backup(u) || !is_recovering(u, t)) continue;
+      if (recovering[u].behind_recovering) {
+        std::string w;
+        for (FragmentId x : plan.fragments[u].upstream)
+          if (upstream_backup(x) && recovering.count(x) && recovering[x].down_us <= recovering[u].down_us)
+            w = plan.fragments[x].name;
+        return what + ": fragments " + w + ", " + plan.fragments[u].name + " and " + plan.fragments[f].name +
+               " (three in a row) were recovering at once; upstream backup recovers two adjacent fragments, and " +
+               plan.fragments[f].name + "'s recovery node finds no restart point (its ids are rebased)";
+      }
+      behind = true;
+    }
+    recovering[f] = Recovery{true, t, kNever, behind};
+    return std::nullopt;
+  };
+
   for (const TraceEvent& e : result.events) {
     const bool crash = e.event == "failure" && e.details.find("kind=crash") != std::string::npos;
     // A standby acts from its detection on (a takeover of upstream backup is traced only once
@@ -631,6 +698,17 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     if (it == pairs.end()) continue;
     Pair& p = it->second;
     const std::string fragment = plan.fragments[plan.nodes[node].fragment].name;
+    const FragmentId fid = plan.nodes[node].fragment;
+    std::optional<std::string> row;
+    if (crash && node == p.acting) {
+      row = went_down(fid, e.at_us, "crash of " + name(node) + " at " + at(e));
+    } else if (e.event == "detection") {
+      const double silent_ms = detail_number(e.details, "silent_ms").value_or(static_cast<double>(settings.failure_timeout_ms));
+      row = went_down(fid, e.at_us - us_from_ms(silent_ms), "detection by " + name(node) + " at " + at(e));
+    } else if (e.event == "takeover" && recovering.count(fid) && recovering[fid].settled_us == kNever) {
+      recovering[fid].settled_us = e.at_us + settle_us;
+    }
+    if (row) return row;
     if (takes_over) {
       p.acting = node;
       p.acting_alive = true;

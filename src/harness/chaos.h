@@ -129,7 +129,9 @@ const char* to_string(ChaosClass);
 // judged from the run's own events in time order (docs/FAULTS.md, "beyond the guarantee"): a
 // crash of a fragment without standby (ha none); a crash of the acting primary of a fragment
 // whose pair was not restored since its last failure or takeover (the restarted node had not yet
-// become a full standby); a crash of a standby while its primary was down and not yet replaced.
+// become a full standby); a crash of a standby while its primary was down and not yet replaced;
+// under upstream backup, three adjacent fragments recovering at once (a fragment goes down while
+// its upstream, itself gone down while its own upstream was recovering, has not settled).
 // Returns the reason, or nullopt when every failure had a standby to recover it.
 std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& result);
 

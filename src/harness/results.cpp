@@ -668,6 +668,15 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
     if (e.delivered_instead) s << ", delivered value " << shortest_double(e.delivered_instead->value) << " instead";
     s << "\n";
   }
+  // What the nodes said they could not replay: the cause of a gap, or of rebased ids.
+  std::size_t replay_gaps = 0;
+  for (const TraceEvent& e : result.events) {
+    if (e.event != "replay_gap") continue;
+    if (++replay_gaps <= 3)
+      s << "  replay gap at " << (plan && e.node < plan->nodes.size() ? plan->nodes[e.node].name : std::to_string(e.node))
+        << " (" << fixed(static_cast<double>(e.at_us) / 1e6, 6) << " s): " << e.details << "\n";
+  }
+  if (replay_gaps > 3) s << "  (" << replay_gaps - 3 << " more replay gaps in events.csv)\n";
   s << "overhead: " << metrics.overhead.bytes_total << " bytes in " << metrics.overhead.messages_total
     << " data-plane messages, cpu " << fixed(metrics.overhead.cpu_s, 3) << " s\n";
   // The line that says the output stopped is the end of the run, not a failure (RunResult::stall).

@@ -72,7 +72,7 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   for (const auto& in : c.inputs) {
     const FragmentId producer = server_.inputs().at(in.stream).producer;
     for (NodeId n : server_.input_nodes_of(producer))
-      server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}});
+      server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}, {}});
   }
   if (hold_output_)
     for (const auto& o : c.outputs) server_.outputs().at(o.stream).released_up_to = o.last_id;

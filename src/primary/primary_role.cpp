@@ -298,7 +298,7 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
     ++generation_;
     for (const auto& [s, done] : processed) {
       const FragmentId producer = server_.inputs().at(s).producer;
-      for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}});
+      for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
     }
     last_round_acked_ = acked;
     last_round_processed_ = processed;
@@ -306,9 +306,18 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   }
   const bool exact_trimming =
       server_.mode() == HaMode::upstream && server_.settings().trimming != TrimmingRule::conservative;
+  // Upstream backup restarts a recovery node where this server's output queues begin, not where
+  // its consumers' level-0 acks are: if a consumer fails together with this server, its recovery
+  // node asks the recovery node of this server for everything its restart point needs, which is
+  // everything this server still holds. So the restart point (and what the upstream may trim)
+  // is composed from the trim positions, and what this server holds for its consumers travels
+  // with it (forwarded). Two adjacent fragments that fail at once are then recovered as one
+  // crash each (docs/FAULTS.md).
+  const auto position = exact_trimming ? server_.trimmed_outputs_internal() : acked;
   if (exact_trimming && !generation_acks_.empty()) {
     bool lagging = false;
     for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation < ack.generation;
+    if (!lagging) server_.confirm_forwarded(generation_acks_.begin()->second.forwarded);
     if (lagging) {
       // Every round: a lagging upstream may be a new primary that holds none of our restart
       // points yet, and until it does a failure of this fragment could not be recovered.
@@ -319,30 +328,34 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
         for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
         server_.count("level1_acks_repeated");
       }
-      fragment->forget_up_to(acked);
+      fragment->forget_up_to(position);
       return;
     }
   }
-  if (acked == last_round_acked_ && processed == last_round_processed_) return;
+  std::vector<DownstreamRestartPoints> forwarded;
+  if (exact_trimming) forwarded = server_.downstream_restart_points();
+  if (position == last_round_acked_ && processed == last_round_processed_ && forwarded == last_round_forwarded_)
+    return;
   Level1Round round;
   if (server_.settings().trimming == TrimmingRule::conservative) {
     std::map<StreamId, TupleId> horizon;
     for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon;
     round = make_conservative_level1_round(horizon);
   } else {
-    round = make_level1_round(*fragment, acked, processed);
+    round = make_level1_round(*fragment, position, processed);
   }
   ++generation_;
   generation_acks_.clear();
   for (const auto& [s, up_to] : round.up_to) {
     const FragmentId producer = server_.inputs().at(s).producer;
-    const Level1Ack ack{s, up_to, generation_, round.restart_point};
+    const Level1Ack ack{s, up_to, generation_, round.restart_point, forwarded};
     if (exact_trimming) generation_acks_[s] = ack;
     for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
   }
-  fragment->forget_up_to(acked);
-  last_round_acked_ = acked;
+  fragment->forget_up_to(position);
+  last_round_acked_ = position;
   last_round_processed_ = processed;
+  last_round_forwarded_ = std::move(forwarded);
   server_.count("level1_rounds");
 }
 

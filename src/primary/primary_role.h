@@ -97,6 +97,7 @@ class PrimaryRole : public RoleBehaviour {
   std::map<StreamId, Level1Ack> generation_acks_;
   std::map<StreamId, TupleId> last_round_acked_;
   std::map<StreamId, TupleId> last_round_processed_;
+  std::vector<DownstreamRestartPoints> last_round_forwarded_;
   bool rebase_pending_ = false;
   NodeId bootstrapping_standby_ = kNoNode;  // active: a rejoined standby installing my checkpoint
   std::uint64_t bootstrap_checkpoint_id_ = 0;

@@ -1,6 +1,7 @@
 #include "primary/server.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "operators/source_generator.h"
@@ -151,8 +152,7 @@ void Server::send(Effects& eff, TimeUs now, NodeId to, Message body) {
   if (auto* b = std::get_if<TupleBatch>(&body)) {
     auto o = outputs_.find(b->stream);
     if (o != outputs_.end()) {
-      auto rp = o->second.restart_points.find(plan_->nodes[to].fragment);
-      if (rp != o->second.restart_points.end()) b->held_generation = rp->second.newest_generation();
+      b->held_generation = held_generation_for(o->second, plan_->nodes[to].fragment);
     }
   }
   eff.sends.push_back(Outgoing{to, envelope(now, std::move(body))});
@@ -488,6 +488,87 @@ std::map<StreamId, TupleId> Server::acked_outputs_internal() const {
     out[s] = acked > o.offset ? acked - o.offset : 0;
   }
   return out;
+}
+
+std::map<StreamId, TupleId> Server::trimmed_outputs_internal() const {
+  std::map<StreamId, TupleId> out;
+  for (const auto& [s, o] : outputs_) {
+    const TupleId trimmed = o.queue.trimmed_up_to();
+    out[s] = trimmed > o.offset ? trimmed - o.offset : 0;
+  }
+  return out;
+}
+
+std::vector<DownstreamRestartPoints> Server::downstream_restart_points() const {
+  std::vector<DownstreamRestartPoints> out;
+  for (const auto& [s, o] : outputs_) {
+    bool any = false;
+    for (const auto& [f, store] : o.restart_points) {
+      auto points = store.points_to_forward(plan_->fragments[f].upstream.size() < 2);
+      if (points.empty()) continue;  // a passive standby's direct acks: no restart points
+      out.push_back(DownstreamRestartPoints{s, f, o.queue.trimmed_up_to(), std::move(points)});
+      any = true;
+    }
+    if (!any) out.push_back(DownstreamRestartPoints{s, kNoFragment, o.queue.trimmed_up_to(), {}});
+  }
+  return out;
+}
+
+bool Server::install_downstream_restart_points(const std::vector<DownstreamRestartPoints>& forwarded) {
+  std::set<StreamId> named;
+  for (const auto& f : forwarded) {
+    if (!outputs_.count(f.stream)) {
+      count("bad_downstream_restart_points_dropped");
+      return false;
+    }
+    if (f.consumer != kNoFragment) {
+      const auto& consumers = plan_->streams[f.stream].consumers;
+      if (std::find(consumers.begin(), consumers.end(), f.consumer) == consumers.end()) {
+        count("bad_downstream_restart_points_dropped");
+        return false;
+      }
+    }
+    named.insert(f.stream);
+  }
+  if (named.size() != outputs_.size()) return false;
+  for (const auto& f : forwarded) {
+    OutputState& o = outputs_.at(f.stream);
+    o.queue.trim_up_to(f.trimmed_up_to);
+    if (f.consumer == kNoFragment) continue;
+    RestartPointStore& store = o.restart_points[f.consumer];
+    for (const auto& p : f.points) store.add(p);
+    count("downstream_restart_points_installed", static_cast<std::int64_t>(f.points.size()));
+  }
+  confirm_forwarded(forwarded);  // they came from my upstream: it holds them
+  return true;
+}
+
+void Server::confirm_forwarded(const std::vector<DownstreamRestartPoints>& forwarded) {
+  for (const auto& f : forwarded) {
+    auto it = outputs_.find(f.stream);
+    if (it == outputs_.end() || f.consumer == kNoFragment) continue;
+    std::uint64_t newest = 0;
+    for (const auto& p : f.points) newest = std::max(newest, p.generation);
+    std::uint64_t& confirmed = it->second.forwarded_confirmed[f.consumer];
+    if (newest <= confirmed) continue;
+    confirmed = newest;
+    if (plan_->fragments[f.consumer].upstream.size() < 2) continue;  // its held_generation is unchanged
+    for (ConsumerState& c : it->second.consumers)
+      if (c.fragment == f.consumer) c.confirm_owed = true;
+  }
+}
+
+std::uint64_t Server::held_generation_for(const OutputState& o, FragmentId consumer) const {
+  auto rp = o.restart_points.find(consumer);
+  if (rp == o.restart_points.end()) return 0;
+  const std::uint64_t newest = rp->second.newest_generation();
+  // A source never fails and recovers, and a consumer with one producer restarts from whatever
+  // my recovery node installs (docs/FAULTS.md): only the several-producers case needs more.
+  if (kind() != FragmentKind::operators || mode() != HaMode::upstream ||
+      settings().trimming == TrimmingRule::conservative || plan_->fragments[consumer].upstream.size() < 2)
+    return newest;
+  auto c = o.forwarded_confirmed.find(consumer);
+  return std::min(newest, c == o.forwarded_confirmed.end() ? 0 : c->second);
 }
 
 void Server::trim_outputs() {

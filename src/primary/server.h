@@ -124,6 +124,9 @@ struct OutputState {
   TupleId released_up_to = ~TupleId{0};
   // Restart points received from each consumer fragment (upstream backup), by fragment.
   std::map<FragmentId, RestartPointStore> restart_points;
+  // The newest generation of each consumer's restart points that my own upstream holds too
+  // (forwarded with a restart point of mine that every producer of mine confirmed holding).
+  std::map<FragmentId, std::uint64_t> forwarded_confirmed;
 
   explicit OutputState(std::size_t tuples_max) : queue(tuples_max) {}
 };
@@ -215,6 +218,26 @@ class Server {
   TimeUs retransmit(TimeUs now, Effects& eff);
   // For each exported stream, the internal id up to which every consumer has level-0 acked.
   std::map<StreamId, TupleId> acked_outputs_internal() const;
+  // For each exported stream, the internal id up to which its queue is trimmed: an upstream-
+  // backup restart point is made here, so a recovery node regenerates everything this server
+  // still holds (a downstream that fails with it may need any of it).
+  std::map<StreamId, TupleId> trimmed_outputs_internal() const;
+  // Upstream backup: what this server holds for its downstream, per output stream (its trim
+  // position, and each consumer's restart points without what they forwarded in turn), sent
+  // with its level-1 acks so its upstream keeps it with its restart point.
+  std::vector<DownstreamRestartPoints> downstream_restart_points() const;
+  // A recovery node restarted from a restart point installs what came with it: every output
+  // queue holds nothing at or below the trim position, and the consumers' restart points are
+  // back. false (nothing installed) when `forwarded` does not name every output stream: the
+  // recovery node could not tell a downstream recovery node what it holds.
+  bool install_downstream_restart_points(const std::vector<DownstreamRestartPoints>& forwarded);
+  // Every producer of mine holds a restart point of mine that carried `forwarded`. A consumer
+  // with several producers is told it is held (held_generation) only from then on: if it fails
+  // together with me, its recovery node must find one generation in what my recovery node
+  // installs and in what its other producers hold.
+  void confirm_forwarded(const std::vector<DownstreamRestartPoints>& forwarded);
+  // The held_generation I report to `consumer` for stream output `o`.
+  std::uint64_t held_generation_for(const OutputState& o, FragmentId consumer) const;
   // Rebuilds the consumer list of every output stream from the current routes (after a
   // takeover of my own fragment): every consumer must first tell me where to resume.
   void reset_consumers_awaiting_replay_request();

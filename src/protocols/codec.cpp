@@ -77,11 +77,25 @@ std::size_t body_words(const T&) {
   return 4;  // the fixed-size kinds: at most three data words and one pointer
 }
 std::size_t body_words(const TupleBatch& m) { return 5 + 5 * m.tuples.size(); }
-std::size_t body_words(const Level1Ack& m) { return 4 + blob_words(m.restart_point.size()); }
+std::size_t forwarded_words(const std::vector<DownstreamRestartPoints>& forwarded);
+std::size_t point_words(const StoredRestartPoint& p) {
+  return 4 + blob_words(p.restart_point.size()) + forwarded_words(p.forwarded);
+}
+std::size_t forwarded_words(const std::vector<DownstreamRestartPoints>& forwarded) {
+  std::size_t words = 1;
+  for (const auto& f : forwarded) {
+    words += 4;
+    for (const auto& p : f.points) words += point_words(p);
+  }
+  return words;
+}
+std::size_t body_words(const Level1Ack& m) {
+  return 5 + blob_words(m.restart_point.size()) + forwarded_words(m.forwarded);
+}
 std::size_t body_words(const Checkpoint& m) { return 4 + blob_words(m.payload.size()); }
 std::size_t body_words(const RestartPoints& m) {
   std::size_t words = 4;
-  for (const auto& p : m.points) words += 3 + blob_words(p.restart_point.size());
+  for (const auto& p : m.points) words += point_words(p);
   return words;
 }
 std::size_t body_words(const Determinants& m) { return 4 + m.records.size(); }
@@ -143,12 +157,32 @@ void put(Body::Builder body, const Level0Ack& m) {
   b.setUpTo(m.up_to);
   b.setEndOfStream(m.end_of_stream);
 }
+void put_forwarded(capnp::List<wire::DownstreamRestartPoints>::Builder out,
+                   const std::vector<DownstreamRestartPoints>& forwarded);
+void put_point(wire::StoredRestartPoint::Builder b, const StoredRestartPoint& p) {
+  b.setGeneration(p.generation);
+  b.setUpTo(p.up_to);
+  b.setRestartPoint(data_of(p.restart_point));
+  if (!p.forwarded.empty()) put_forwarded(b.initForwarded(list_size(p.forwarded.size())), p.forwarded);
+}
+void put_forwarded(capnp::List<wire::DownstreamRestartPoints>::Builder out,
+                   const std::vector<DownstreamRestartPoints>& forwarded) {
+  for (capnp::uint i = 0; i < out.size(); ++i) {
+    const DownstreamRestartPoints& f = forwarded[i];
+    out[i].setStream(f.stream);
+    out[i].setConsumer(f.consumer);
+    out[i].setTrimmedUpTo(f.trimmed_up_to);
+    auto points = out[i].initPoints(list_size(f.points.size()));
+    for (capnp::uint j = 0; j < points.size(); ++j) put_point(points[j], f.points[j]);
+  }
+}
 void put(Body::Builder body, const Level1Ack& m) {
   auto b = body.initLevel1Ack();
   b.setStream(m.stream);
   b.setUpTo(m.up_to);
   b.setGeneration(m.generation);
   b.setRestartPoint(data_of(m.restart_point));
+  if (!m.forwarded.empty()) put_forwarded(b.initForwarded(list_size(m.forwarded.size())), m.forwarded);
 }
 void put(Body::Builder body, const Checkpoint& m) {
   // The receiver refuses these, so sending one is our bug, not the peer's.
@@ -197,12 +231,7 @@ void put(Body::Builder body, const RestartPoints& m) {
   b.setStream(m.stream);
   b.setTrimmedUpTo(m.trimmed_up_to);
   auto points = b.initPoints(list_size(m.points.size()));
-  for (capnp::uint i = 0; i < points.size(); ++i) {
-    const StoredRestartPoint& p = m.points[i];
-    points[i].setGeneration(p.generation);
-    points[i].setUpTo(p.up_to);
-    points[i].setRestartPoint(data_of(p.restart_point));
-  }
+  for (capnp::uint i = 0; i < points.size(); ++i) put_point(points[i], m.points[i]);
 }
 void put(Body::Builder body, const Determinants& m) {
   auto b = body.initDeterminants();
@@ -359,6 +388,38 @@ class Converter {
     m.up_to = r.getUpTo();
     m.generation = r.getGeneration();
     m.restart_point = bytes_of(r.getRestartPoint());
+    return get_forwarded(r.getForwarded(), m.forwarded, 0);
+  }
+  // Restart points nest: a RestartPoints offer holds points (level 1) whose forwarded lists hold
+  // the downstream's points (level 2), whose own lists carry trim positions only. Points below
+  // level 2 are never sent, and are not read.
+  static constexpr int kPointLevelsMax = 2;
+  bool get_point(wire::StoredRestartPoint::Reader r, StoredRestartPoint& p, int level) {
+    p.generation = r.getGeneration();
+    p.up_to = r.getUpTo();
+    p.restart_point = bytes_of(r.getRestartPoint());
+    return get_forwarded(r.getForwarded(), p.forwarded, level);
+  }
+  bool get_forwarded(capnp::List<wire::DownstreamRestartPoints>::Reader list,
+                     std::vector<DownstreamRestartPoints>& out, int level) {
+    if (!list_fits(list, "forwarded restart points")) return false;
+    out.reserve(list.size());
+    for (auto f : list) {
+      DownstreamRestartPoints d;
+      d.stream = f.getStream();
+      d.consumer = f.getConsumer();
+      d.trimmed_up_to = f.getTrimmedUpTo();
+      const auto points = f.getPoints();
+      if (!list_fits(points, "DownstreamRestartPoints.points")) return false;
+      if (level < kPointLevelsMax) {
+        for (auto p : points) {
+          StoredRestartPoint sp;
+          if (!get_point(p, sp, level + 1)) return false;
+          d.points.push_back(std::move(sp));
+        }
+      }
+      out.push_back(std::move(d));
+    }
     return true;
   }
   bool get(wire::Checkpoint::Reader r, Checkpoint& m) {
@@ -419,7 +480,9 @@ class Converter {
     if (!list_fits(points, "RestartPoints.points")) return false;
     m.points.reserve(points.size());
     for (auto p : points) {
-      m.points.push_back(StoredRestartPoint{p.getGeneration(), p.getUpTo(), bytes_of(p.getRestartPoint())});
+      StoredRestartPoint sp;
+      if (!get_point(p, sp, 1)) return false;
+      m.points.push_back(std::move(sp));
     }
     return true;
   }

@@ -50,15 +50,46 @@ struct Level0Ack {
   friend bool operator==(const Level0Ack&, const Level0Ack&) = default;
 };
 
+// A restart point an upstream holds for its downstream fragment (from its level-1 acks).
+// `forwarded`: what the downstream itself held for its own downstream when it sent this point
+// (see DownstreamRestartPoints); empty in a point that was itself forwarded (one hop only).
+struct DownstreamRestartPoints;
+struct StoredRestartPoint {
+  std::uint64_t generation = 0;
+  TupleId up_to = 0;  // the level-1 position it came with
+  Bytes restart_point;
+  std::vector<DownstreamRestartPoints> forwarded;
+  friend bool operator==(const StoredRestartPoint&, const StoredRestartPoint&) = default;
+};
+
+// Upstream backup, two adjacent failures: what the sender of a level-1 ack held for one of its
+// output streams when it made its restart point. `trimmed_up_to`: the sender's queue of `stream`
+// held every tuple after this id, and the restart point regenerates exactly those, so a
+// recovery node restarted from it holds them again and may say so. `consumer` (kNoFragment
+// when none of the stream's consumers sent restart points) and `points`: that consumer's
+// restart points as the sender held them (their own `forwarded` lists carry trim positions
+// only). The upstream keeps them with the sender's restart point; a recovery node of the sender
+// installs them, so a recovery node of the consumer that fails with it finds them there.
+struct DownstreamRestartPoints {
+  StreamId stream = kNoStream;
+  FragmentId consumer = kNoFragment;
+  TupleId trimmed_up_to = 0;
+  std::vector<StoredRestartPoint> points;
+  friend bool operator==(const DownstreamRestartPoints&, const DownstreamRestartPoints&) = default;
+};
+
 // Level-1 ack: "input of `stream` up to id `up_to` is no longer needed by me"; the upstream may
 // trim its output queue up to there. With upstream backup it carries the sender's restart point
-// (how to restart it from empty state, see upstream_backup/restart_point.h) with a generation
-// number; the upstream keeps the last two and hands them to a recovery node.
+// (how to restart it from empty state, see upstream_backup/level1_round.h) with a generation
+// number, and what the sender held for its own downstream at that point (`forwarded`, one entry
+// per (output stream, consumer)); the upstream keeps the last two and hands them to a recovery
+// node.
 struct Level1Ack {
   StreamId stream = kNoStream;
   TupleId up_to = 0;
   std::uint64_t generation = 0;
   Bytes restart_point;
+  std::vector<DownstreamRestartPoints> forwarded;
   friend bool operator==(const Level1Ack&, const Level1Ack&) = default;
 };
 
@@ -123,14 +154,6 @@ struct ReplayRequest {
   std::uint64_t generation = 0;
   TupleId up_to = 0;
   friend bool operator==(const ReplayRequest&, const ReplayRequest&) = default;
-};
-
-// A restart point an upstream holds for its downstream fragment (from its level-1 acks).
-struct StoredRestartPoint {
-  std::uint64_t generation = 0;
-  TupleId up_to = 0;  // the level-1 position it came with
-  Bytes restart_point;
-  friend bool operator==(const StoredRestartPoint&, const StoredRestartPoint&) = default;
 };
 
 // Upstream -> upstream-backup recovery node: the restart points held for `stream`, and the

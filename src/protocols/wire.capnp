@@ -51,6 +51,7 @@ struct Level1Ack {
   upTo @1 :UInt64;
   generation @2 :UInt64;
   restartPoint @3 :Data;  # opaque Fragment::restart_point blob
+  forwarded @4 :List(DownstreamRestartPoints);
 }
 
 struct Checkpoint {
@@ -96,6 +97,15 @@ struct StoredRestartPoint {
   generation @0 :UInt64;
   upTo @1 :UInt64;
   restartPoint @2 :Data;
+  forwarded @3 :List(DownstreamRestartPoints);  # decode reads one level of nesting
+}
+
+# What the sender of a level-1 ack held for one of its output streams (messages.h).
+struct DownstreamRestartPoints {
+  stream @0 :UInt16 = 0xffff;
+  consumer @1 :UInt16 = 0xffff;
+  trimmedUpTo @2 :UInt64;
+  points @3 :List(StoredRestartPoint);
 }
 
 struct RestartPoints {

@@ -6,6 +6,9 @@
 // functions of the fragment's operators backwards from every output stream (at the position
 // all of its consumers acknowledged) to every input stream (Fragment::restart_point), and the
 // composed restart point travels with the ack so a recovery node can restart exactly there.
+// hapair composes from where each output queue begins (its trim position) rather than from the
+// level-0-acknowledged position: a recovery node then regenerates everything the failed server
+// still held, which a downstream recovery node may need when both fail (docs/FAULTS.md).
 //
 // Invariant: y never exceeds what was processed, so nothing unprocessed is ever trimmed.
 #pragma once
@@ -21,7 +24,9 @@ struct Level1Round {
   std::map<StreamId, TupleId> up_to;  // per fragment input stream
 };
 
-// `acked_outputs` are internal (operator) ids; `processed` is the last processed id per input.
+// `acked_outputs`: per output stream, the internal (operator) id after which everything must be
+// regenerated (the trim position under upstream backup); `processed`: the last processed id per
+// input.
 Level1Round make_level1_round(const Fragment& fragment, const std::map<StreamId, TupleId>& acked_outputs,
                               const std::map<StreamId, TupleId>& processed);
 

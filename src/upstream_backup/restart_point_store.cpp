@@ -12,10 +12,22 @@ void RestartPointStore::add(const Level1Ack& ack) {
     trim_position_ = std::max(trim_position_, ack.up_to);
     return;
   }
-  if (newest_ && ack.generation <= newest_->generation) return;
+  add(StoredRestartPoint{ack.generation, ack.up_to, ack.restart_point, ack.forwarded});
+}
+
+void RestartPointStore::add(const StoredRestartPoint& point) {
+  if (newest_ && point.generation <= newest_->generation) return;
   older_ = newest_;
-  newest_ = StoredRestartPoint{ack.generation, ack.up_to, ack.restart_point};
+  newest_ = point;
   if (older_) trim_position_ = std::max(trim_position_, older_->up_to);
+}
+
+std::vector<StoredRestartPoint> RestartPointStore::points_to_forward(bool newest_only) const {
+  std::vector<StoredRestartPoint> out = points();
+  if (newest_only && out.size() > 1) out.erase(out.begin());
+  for (StoredRestartPoint& p : out)
+    for (DownstreamRestartPoints& f : p.forwarded) f.points.clear();
+  return out;
 }
 
 std::vector<StoredRestartPoint> RestartPointStore::points() const {

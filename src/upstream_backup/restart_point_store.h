@@ -8,6 +8,10 @@
 // points and trims only to the older one: the recovery node then always finds a generation that
 // every upstream can still replay from.
 //
+// Each stored point keeps what its sender held for its own downstream (forwarded, one hop): a
+// recovery node of the sender installs it, so a recovery node of the sender's consumer that
+// failed at the same time finds its restart points there (two adjacent failures).
+//
 // Passive standby level-1 acks carry no restart point: they are "checkpoint k covers input up
 // to y", and the queue may be trimmed up to y at once.
 //
@@ -26,10 +30,18 @@ class RestartPointStore {
  public:
   // Records a level-1 ack; stale generations (at or below the newest) are ignored.
   void add(const Level1Ack& ack);
+  // The same for a point a recovery node installs from its upstream's offer (forwarded).
+  void add(const StoredRestartPoint& point);
   // Up to where the upstream may trim its queue for this consumer fragment.
   TupleId trim_position() const { return trim_position_; }
   // The stored restart points, oldest first (at most two).
   std::vector<StoredRestartPoint> points() const;
+  // The stored points as this server forwards them upstream with its own level-1 ack: without
+  // the points they forwarded in turn (one hop), keeping their trim positions. A consumer with
+  // one producer restarts from the newest point its producer's recovery node has, so only that
+  // one needs to travel (newest_only); one with several needs both, to find a generation in
+  // common with its other producers.
+  std::vector<StoredRestartPoint> points_to_forward(bool newest_only) const;
   std::uint64_t newest_generation() const;
   bool empty() const { return !newest_ && !direct_; }
 

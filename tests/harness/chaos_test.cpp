@@ -18,6 +18,7 @@
 
 #include "harness/chaos.h"
 #include "harness/run_once.h"
+#include "harness/topology_file.h"
 #include "protocols/plan.h"
 #include "sim/faults.h"
 
@@ -311,6 +312,82 @@ TEST_CASE("beyond the guarantee: both nodes of a pair down, or a crash without s
   const auto b = beyond_guarantee(none, crash);
   REQUIRE(b.has_value());
   CHECK(b->find("no standby") != std::string::npos);
+}
+
+TEST_CASE("beyond the guarantee: three adjacent upstream-backup fragments recovering at once", "[chaos]") {
+  // docs/FAULTS.md: upstream backup recovers two adjacent fragments at once; the third in a row
+  // finds no restart point. Two is within, and so is a third that goes down after the second's
+  // recovery settled (takeover + 2 retransmit timeouts + 4 ack intervals).
+  auto load = parse_topology(R"(
+[network]
+name = three
+ha = upstream
+retransmit_timeout_ms = 250
+ack_interval_ms = 20
+[source source]
+stream = raw
+[fragment a]
+[operator fa]
+fragment = a
+type = filter
+where = value < 80
+input = raw
+output = ra
+[fragment b]
+[operator fb]
+fragment = b
+type = filter
+where = value < 80
+input = ra
+output = rb
+[fragment c]
+[operator fc]
+fragment = c
+type = filter
+where = value < 80
+input = rb
+output = rc
+[sink sink]
+input = rc
+)",
+                             "three");
+  INFO((load.problems.empty() ? std::string() : load.problems.front()));
+  REQUIRE(load.topology.has_value());
+  const Plan plan = make_plan(*load.topology);
+  auto crash = [&](double at_s, const std::string& node) {
+    return event(at_s, plan, node, "failure", "kind=crash node=" + node);
+  };
+  RunResult r;
+  r.events = {crash(1.0, "a"), crash(1.0, "b"), event(1.02, plan, "a.spare", "detection", "failed=a silent_ms=20"),
+              event(1.021, plan, "a.spare", "takeover"), crash(1.1, "c")};
+  const auto b = beyond_guarantee(plan, r);
+  REQUIRE(b.has_value());
+  CHECK(b->find("crash of c at 1.1 s") != std::string::npos);
+  CHECK(b->find("three in a row") != std::string::npos);
+
+  RunResult two;
+  two.events = {crash(1.0, "a"), crash(1.0, "b"), event(1.02, plan, "a.spare", "takeover")};
+  CHECK_FALSE(beyond_guarantee(plan, two).has_value());
+
+  // c goes down after b's recovery settled: b's recovery node had c's restart points from c.
+  RunResult settled;
+  settled.events = {crash(1.0, "a"), crash(1.0, "b"), event(1.02, plan, "a.spare", "takeover"),
+                    event(1.03, plan, "b.spare", "takeover"), crash(1.7, "c")};
+  CHECK_FALSE(beyond_guarantee(plan, settled).has_value());
+
+  // A false detection counts as going down from when the primary was last heard.
+  RunResult detected;
+  detected.events = {crash(1.0, "a"), event(1.05, plan, "b.spare", "detection", "failed=b silent_ms=40"),
+                     event(1.06, plan, "c.spare", "detection", "failed=c silent_ms=30")};
+  CHECK(beyond_guarantee(plan, detected).has_value());
+
+  // Passive standby holds every fragment's state in its backup: not a chain of restart points.
+  Topology passive = *load.topology;
+  passive.settings.ha = HaMode::passive;
+  const Plan passive_plan = make_plan(passive);
+  RunResult p;
+  for (const char* n : {"a", "b", "c"}) p.events.push_back(event(1.0, passive_plan, n, "failure", std::string("kind=crash node=") + n));
+  CHECK_FALSE(beyond_guarantee(passive_plan, p).has_value());
 }
 
 TEST_CASE("an aggregate after a union cannot be judged against the reference, a filter after it can", "[chaos]") {

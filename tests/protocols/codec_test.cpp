@@ -34,7 +34,11 @@ std::optional<Message> sample_body(std::size_t kind) {
   switch (kind) {
     case 0: return TupleBatch{7, {sample_tuple(1), sample_tuple(2), sample_tuple(3)}, true, true, 41, 6};
     case 1: return Level0Ack{3, 123456789012ULL, true};
-    case 2: return Level1Ack{4, 99, 17, pattern_bytes(37, 2)};
+    case 2:
+      return Level1Ack{4, 99, 17, pattern_bytes(37, 2),
+                       {DownstreamRestartPoints{5, 6, 321,
+                                                {StoredRestartPoint{9, 300, pattern_bytes(11, 5),
+                                                                    {DownstreamRestartPoints{7, kNoFragment, 290, {}}}}}}}};
     case 3: return Checkpoint{55, true, 54, 2, 5, pattern_bytes(1001, 3)};
     case 4: return CheckpointAck{56};
     case 5: return Heartbeat{0xfedcba9876543210ULL};
@@ -42,7 +46,13 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 7: return Redirect{6, 11, false, 777};
     case 8: return ReplayRequest{5, 888, 3, 999};
     case 9:
-      return RestartPoints{8, 400, {StoredRestartPoint{2, 350, pattern_bytes(9, 4)}, StoredRestartPoint{3, 380, {}}}};
+      return RestartPoints{
+          8, 400,
+          {StoredRestartPoint{2, 350, pattern_bytes(9, 4),
+                              {DownstreamRestartPoints{3, 4, 345,
+                                                       {StoredRestartPoint{12, 340, pattern_bytes(5, 6),
+                                                                           {DownstreamRestartPoints{1, kNoFragment, 333, {}}}}}}}},
+           StoredRestartPoint{3, 380, {}, {}}}};
     case 10: return Determinants{1, 1000, {DeterminantRecord{0, 3}, DeterminantRecord{65535, 4000000000u}}};
     case 11: return DeterminantAck{2, 1003};
     case 12: return Rejoin{3, 8, 123456};
@@ -329,6 +339,28 @@ TEST_CASE("a message nested deeper than the nesting limit is dropped and counted
   REQUIRE(stats.dropped_by_reason["nesting limit exceeded"] == 1);
   shallow.nesting_limit = 5;
   REQUIRE(decode(bytes, stats, shallow).has_value());
+}
+
+TEST_CASE("forwarded restart points are read two levels deep and no deeper", "[codec]") {
+  // Upstream backup forwards a downstream's restart points one hop; an offer therefore nests two
+  // levels of points. A peer that nests more gets the extra levels ignored, not followed.
+  auto level = [](std::uint64_t generation, std::vector<DownstreamRestartPoints> below) {
+    return StoredRestartPoint{generation, generation * 10, pattern_bytes(3, generation), std::move(below)};
+  };
+  const StoredRestartPoint third = level(3, {DownstreamRestartPoints{2, kNoFragment, 29, {}}});
+  const StoredRestartPoint second = level(2, {DownstreamRestartPoints{1, 2, 19, {third}}});
+  const StoredRestartPoint first = level(1, {DownstreamRestartPoints{0, 1, 9, {second}}});
+  DecodeStats stats;
+  const auto decoded = decode(encode(envelope_of(RestartPoints{0, 5, {first}})), stats);
+  REQUIRE(decoded.has_value());
+  const auto& offer = std::get<RestartPoints>(decoded->body);
+  REQUIRE(offer.points.size() == 1);
+  const auto& below_first = offer.points[0].forwarded.at(0);
+  CHECK(below_first.trimmed_up_to == 9);
+  REQUIRE(below_first.points.size() == 1);
+  const auto& below_second = below_first.points[0].forwarded.at(0);
+  CHECK(below_second.trimmed_up_to == 19);  // the trim position of the second level is read
+  CHECK(below_second.points.empty());       // its points are not
 }
 
 TEST_CASE("input larger than max_message_bytes is dropped before parsing", "[codec]") {
