@@ -153,7 +153,7 @@ Topology default_topology() {
   sum.output = "totals";
   sum.function = AggregateFunction::sum;
   sum.window_ms = 200;
-  sum.slide_ms = 5;
+  sum.slide_ms = 20;
   sum.group_by_key = true;
   sum.where = "built-in default";
   aggregate.operators.push_back(sum);

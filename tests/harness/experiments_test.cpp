@@ -283,7 +283,7 @@ TEST_CASE("sweeps set their knobs and refuse values the network cannot take", "[
   CHECK(t.settings.ack_interval_ms == 250);
   CHECK(apply_sweep(t, "window_ms", 800) == "");
   CHECK(t.fragments[2].operators[0].window_ms == 800);
-  CHECK(apply_sweep(t, "window_ms", 802).find("not a multiple of sum_per_key's slide_ms (5)") != std::string::npos);
+  CHECK(apply_sweep(t, "window_ms", 810).find("not a multiple of sum_per_key's slide_ms (20)") != std::string::npos);
   CHECK(apply_sweep(t, "interval_ms", 2.5).find("whole number") != std::string::npos);
   CHECK(apply_sweep(t, "rate_tps", 4000) == "");
   CHECK(t.fragments[0].source.rate_tps == 4000);

@@ -95,12 +95,12 @@ TEST_CASE("the default network's reference for a tiny duration holds exactly the
   REQUIRE(source_tuple_count(source, 0.05) == 99);
 
   // Independently: keep value < 80 (filter keep_small), then sum per key over every window
-  // [k*5 ms, k*5 ms + 200 ms) that contains the tuple, windows before time 0 included.
+  // [k*20 ms, k*20 ms + 200 ms) that contains the tuple, windows before time 0 included.
   std::map<std::pair<TimeUs, std::int64_t>, double> sums;  // (window end, key) -> sum
   for (TupleId i = 1; i <= 99; ++i) {
     const Tuple s = source_tuple(source, t.settings.seed, i);
     if (!(s.value < 80.0)) continue;
-    for (TimeUs start = (s.ts_us / 5000) * 5000; start > s.ts_us - 200000; start -= 5000) {
+    for (TimeUs start = (s.ts_us / 20000) * 20000; start > s.ts_us - 200000; start -= 20000) {
       sums[{start + 200000, s.key}] += s.value;
     }
   }

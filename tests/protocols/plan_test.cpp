@@ -320,7 +320,7 @@ TEST_CASE("validate checks windows and join windows") {
   auto agg = [](Topology& t) -> OperatorSpec& { return t.fragments[2].operators[0]; };
   expect_single_problem([&](Topology& t) { agg(t).window_ms = 0; }, {"window_ms = 0: must be > 0"});
   expect_single_problem([&](Topology& t) { agg(t).slide_ms = -5; }, {"slide_ms = -5: must be > 0"});
-  expect_single_problem([&](Topology& t) { agg(t).window_ms = 202; }, {"window_ms = 202 is not a multiple of slide_ms = 5"});
+  expect_single_problem([&](Topology& t) { agg(t).window_ms = 210; }, {"window_ms = 210 is not a multiple of slide_ms = 20"});
   expect_single_problem([&](Topology& t) { agg(t).slide_ms = 1, agg(t).window_ms = 20000; }, {"more than 10000 windows"});
   Topology t = union_join_topology();
   t.fragments[3].operators[0].join_window_ms = -1;
