@@ -155,6 +155,9 @@ std::string compare_table(const CompareReport& report) {
       out += r.approach + ": " + guarantee_line(r.guarantee) + "\n";
   if (report.baseline_guarantee.status != RunStatus::result)
     out += "baseline: " + guarantee_line(report.baseline_guarantee) + "\n";
+  for (const auto& r : report.rows)
+    for (const NotJudged& n : r.outcome.semantics.not_judged)
+      out += "not judged: stream " + n.stream + " in " + r.approach + " (" + n.reason + ")\n";
   out += "overheads are relative to a failure-free run with ha=none and include each approach's recovery traffic;\n"
          "'-' means not measured (no detection without a standby, no recovery when output never resumed)\n";
   return out;

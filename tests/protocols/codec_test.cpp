@@ -54,7 +54,10 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 18:
       return TraceBatch{{TraceEvent{10, 1, "takeover", "epoch=1 new_primary=2"}, TraceEvent{-3, 0, "détection", ""}}};
     case 19:
-      return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}}, true};
+      return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}},
+                           true,
+                           {MergeOrder{4, 7, true, false, 1, 1001, {MergeRun{0, 17, 3}, MergeRun{1, 9, 250}}},
+                            MergeOrder{5, 6, false, true, 0, 1, {}}}};
     default: return std::nullopt;
   }
 }
