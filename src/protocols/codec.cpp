@@ -102,7 +102,9 @@ std::size_t body_words(const TraceBatch& m) {
   return words;
 }
 std::size_t body_words(const DeliveryBatch& m) {
-  std::size_t words = 4 + (3 + 5) * m.deliveries.size();
+  // The struct (one data word, two pointers) and two list tags; a MergeOrder is three data words,
+  // one pointer and its runs' list tag, a MergeRun two data words.
+  std::size_t words = 5 + (3 + 5) * m.deliveries.size();
   for (const MergeOrder& o : m.merge_orders) words += 5 + 2 * o.runs.size();
   return words;
 }

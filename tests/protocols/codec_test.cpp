@@ -323,7 +323,8 @@ TEST_CASE("a message that exceeds the traversal limit is dropped and counted", "
 }
 
 TEST_CASE("a message nested deeper than the nesting limit is dropped and counted", "[codec]") {
-  // Envelope -> DeliveryBatch -> List(Delivery) -> Delivery -> Tuple: five levels.
+  // Envelope -> DeliveryBatch -> List(MergeOrder) -> MergeOrder -> List(MergeRun) -> MergeRun:
+  // six levels (the deliveries' Tuple is at five).
   const Bytes bytes = encode(envelope_of(*sample_body(Message(DeliveryBatch{}).index())));
   DecodeStats stats;
   DecodeLimits shallow;
@@ -331,6 +332,8 @@ TEST_CASE("a message nested deeper than the nesting limit is dropped and counted
   REQUIRE_FALSE(decode(bytes, stats, shallow).has_value());
   REQUIRE(stats.dropped_by_reason["nesting limit exceeded"] == 1);
   shallow.nesting_limit = 5;
+  REQUIRE_FALSE(decode(bytes, stats, shallow).has_value());
+  shallow.nesting_limit = 6;
   REQUIRE(decode(bytes, stats, shallow).has_value());
 }
 
