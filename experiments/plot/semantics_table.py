@@ -1,5 +1,6 @@
 """Rendering of `hapair experiment semantics_table`: approach x network (operator class), each cell
-the measured verdict over the seeds with the lost / duplicate counts, coloured by verdict.
+the measured verdict over the seeds with the lost / duplicate counts, coloured by verdict (paler
+when a stream was not judged: the Union interleaving it depends on was unknown).
 
 usage: /usr/bin/python3 semantics_table.py semantics_table.csv semantics_table.png
 """
@@ -33,8 +34,11 @@ def main(src, dst):
             dups = sum(int(r["duplicates"]) for r in runs)
             worst = "gap" if "gap" in verdicts else ("rollback" if "rollback" in verdicts else "precise")
             diff = sum(int(r["differing"]) for r in runs)
-            line.append("%s\nlost %d, dup %d, diff %d (%d runs)" % ("/".join(verdicts), lost, dups, diff, len(runs)))
-            cols.append(COLOURS.get(worst, "#ffffff"))
+            # Streams left out of the verdict: the Union interleaving they depend on is unknown.
+            unjudged = sorted({s for r in runs for s in r.get("not_judged", "").split()})
+            note = "\n%s not judged" % ", ".join(unjudged) if unjudged else ""
+            line.append("%s\nlost %d, dup %d, diff %d (%d runs)%s" % ("/".join(verdicts), lost, dups, diff, len(runs), note))
+            cols.append(COLOURS.get(worst, "#ffffff") if not unjudged else "#dde8e0")
         text.append(line)
         colours.append(cols)
     fig, ax = hp.plt.subplots(figsize=(2.6 + 2.4 * len(networks), 1.0 + 0.6 * len(names)))
@@ -43,7 +47,7 @@ def main(src, dst):
                      colLabels=["%s\n(%s)" % (n, classes[n]) for n in networks], loc="center", cellLoc="center")
     table.auto_set_font_size(False)
     table.set_fontsize(8)
-    table.scale(1, 2.6)
+    table.scale(1, 3.2)
     seeds = len({r["seed"] for r in rows})
     hp.finish(fig, dst, "measured recovery type per approach and operator class (SIGKILL of the class's operator)\n"
               "driver %s, %d seed(s) per cell; lost / duplicates / differing summed over the seeds" %

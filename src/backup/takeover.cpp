@@ -5,6 +5,8 @@
 namespace hapair {
 
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
+  // What my Unions chose so far was chosen as the standby, in the old epoch.
+  server.collect_merge_order();
   Route& r = server.route_mut(server.fragment_id());
   const NodeId old_primary = r.primary;
   server.trace(eff, now, "detection",

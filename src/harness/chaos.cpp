@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "harness/disturbance.h"
+#include "harness/merge_order.h"
 #include "harness/plots.h"
 #include "harness/reference.h"
 #include "harness/topology_file.h"
@@ -287,7 +288,8 @@ std::string encode_run(const ChaosRun& r) {
      << "\ndiffering=" << r.differing << "\ndelivered=" << r.delivered << "\nreference=" << r.reference
      << "\ncompleted=" << (r.completed ? 1 : 0) << "\nfirst_error=" << escape(r.first_error)
      << "\ntakeovers=" << r.takeovers << "\nrestore_ms=" << (r.restore_ms ? exact(*r.restore_ms) : std::string())
-     << "\nunjudged=" << escape(join(r.unjudged, " ")) << "\ndisturbed=" << (r.disturbed ? 1 : 0)
+     << "\nunjudged=" << escape(join(r.unjudged, " ")) << "\nunjudged_reason=" << escape(r.unjudged_reason)
+     << "\ndisturbed=" << (r.disturbed ? 1 : 0)
      << "\ndisturbance=" << escape(r.disturbance) << "\ndetectors=" << escape(r.detectors)
      << "\nclass=" << to_string(r.klass)
      << "\nreason=" << escape(r.reason) << "\nend=1\n";
@@ -324,6 +326,7 @@ bool decode_run(const std::string& text, ChaosRun& r) {
   r.unjudged.clear();
   std::istringstream names(kv["unjudged"]);
   for (std::string n; names >> n;) r.unjudged.push_back(n);
+  r.unjudged_reason = kv["unjudged_reason"];
   return true;
 }
 
@@ -579,38 +582,7 @@ ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, To
 
 // ---- classification ----------------------------------------------------------------------
 
-std::vector<StreamId> unjudged_streams(const Plan& plan) {
-  // Per stream name: 0 = a function of the input alone, 1 = its order depends on an interleaving,
-  // 2 = its content does. Operators are visited until nothing changes (the graph is a DAG, so
-  // at most one pass per operator is needed).
-  enum : int { clean = 0, reordered = 1, changed = 2 };
-  const auto arbitrary = arbitrary_operators(plan);
-  std::map<std::string, int> state;
-  std::size_t operators = 0;
-  for (const auto& f : plan.topology.fragments) operators += f.operators.size();
-  for (std::size_t pass = 0; pass <= operators; ++pass) {
-    bool moved = false;
-    for (const auto& f : plan.topology.fragments)
-      for (const auto& op : f.operators) {
-        int in = clean;
-        for (const auto& s : op.inputs) in = std::max(in, state[s]);
-        int out = in;
-        if (std::find(arbitrary.begin(), arbitrary.end(), op.name) != arbitrary.end()) out = std::max(in, int{reordered});
-        if ((op.kind == OperatorKind::aggregate || op.kind == OperatorKind::join) && in >= reordered) out = changed;
-        if (out > state[op.output]) {
-          state[op.output] = out;
-          moved = true;
-        }
-      }
-    if (!moved) break;
-  }
-  std::set<StreamId> out;
-  for (const auto& f : plan.topology.fragments)
-    if (f.kind == FragmentKind::sink)
-      for (const auto& s : f.sink_inputs)
-        if (state[s] == changed && plan.stream_id(s) != kNoStream) out.insert(plan.stream_id(s));
-  return {out.begin(), out.end()};
-}
+std::vector<StreamId> unjudged_streams(const Plan& plan) { return order_dependent_streams(plan); }
 
 std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& result) {
   struct Pair {
@@ -799,17 +771,12 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   if (options.tamper) options.tamper(c, outcome);
   ChaosRun r;
   r.c = c;
-  // The verdict on the streams the reference can judge (all of them in most networks).
-  const std::vector<StreamId> unjudged = unjudged_streams(*plan);
-  auto judged = [&](const std::vector<Delivery>& all) {
-    std::vector<Delivery> out;
-    for (const auto& d : all)
-      if (!std::binary_search(unjudged.begin(), unjudged.end(), d.stream)) out.push_back(d);
-    return out;
-  };
-  for (StreamId id : unjudged) r.unjudged.push_back(plan->streams[id].name);
-  const SemanticsReport s = check_semantics(judged(reference.run.deliveries), judged(outcome.result.deliveries),
-                                            reference.arbitrary_operators);
+  // The verdict on the streams that can be judged (all of them, unless a Union's merge order is
+  // unknown), again after a tamper changed the outcome.
+  const SemanticsReport s = options.tamper ? judge_run(judge_against(*plan, reference, outcome.result), reference)
+                                           : outcome.semantics;
+  for (const NotJudged& n : s.not_judged) r.unjudged.push_back(n.stream);
+  if (!s.not_judged.empty()) r.unjudged_reason = s.not_judged.front().reason;
   r.verdict = s.verdict;
   r.lost = s.lost;
   r.duplicates = s.duplicates;
@@ -973,12 +940,15 @@ std::string chaos_table(const ChaosReport& report) {
   for (HaMode m : o.approaches)
     if (within.count(m)) out += tally_line(to_string(m), within[m], true);
   out += tally_line("all", all, true);
-  std::map<std::string, std::size_t> unjudged;
+  std::map<std::string, std::pair<std::size_t, std::string>> unjudged;  // runs, the first reason
   for (const auto& r : report.runs)
-    for (const auto& n : r.unjudged) ++unjudged[r.c.network + "/" + n];
-  for (const auto& [stream, runs] : unjudged)
-    out += "not judged: stream " + stream + " in " + std::to_string(runs) +
-           " run(s) (an aggregate or join after a union depends on arrival order)\n";
+    for (const auto& n : r.unjudged) {
+      auto& [runs, reason] = unjudged[r.c.network + "/" + n];
+      if (runs++ == 0) reason = r.unjudged_reason;
+    }
+  for (const auto& [stream, u] : unjudged)
+    out += "not judged: stream " + stream + " in " + std::to_string(u.first) +
+           " run(s) (the merge order it depends on is unknown; first: " + u.second + ")\n";
   if (!beyond.empty()) {
     out += "\nbeyond the guarantee (a fragment lost every node holding its state; reported, never violations)\n";
     out += tally_header(false);

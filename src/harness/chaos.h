@@ -114,12 +114,12 @@ ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, To
 
 // ---- classification ----------------------------------------------------------------------
 
-// The sink streams the reference cannot judge: their content, not only their order, depends on
-// how an arbitrary operator (Union) interleaved its inputs, because an order-sensitive operator
-// (a windowed Aggregate or Join, which close windows by the largest timestamp seen) reads the
-// interleaved stream, directly or through Filter/Map/Union. A late tuple then misses its window
-// in a failure-free run as well (union_join's counts), so a difference from the canonical
-// reference says nothing about the approach. Returns plan stream ids read by sinks, ascending.
+// The sink streams whose content, not only their order, depends on how an arbitrary operator
+// (Union) interleaved its inputs, because an order-sensitive operator (a windowed Aggregate or
+// Join, which close windows by the largest timestamp seen) reads the interleaved stream,
+// directly or through Filter/Map/Union (order_dependent_streams, merge_order.h). A run judges
+// them against the interleaving its Unions really chose; only when that order is unknown are
+// they left out and reported as not judged. Returns plan stream ids read by sinks, ascending.
 std::vector<StreamId> unjudged_streams(const Plan& plan);
 
 enum class ChaosClass { ok, beyond, violation };
@@ -165,7 +165,10 @@ struct ChaosRun {
   std::uint64_t differing = 0;
   std::uint64_t delivered = 0;
   std::uint64_t reference = 0;
-  std::vector<std::string> unjudged;  // names of the sink streams left out (unjudged_streams)
+  // Names of the sink streams left out: the merge order they depend on is unknown
+  // (SemanticsReport::not_judged), and the first one's reason.
+  std::vector<std::string> unjudged;
+  std::string unjudged_reason;
   bool completed = false;
   std::string first_error;  // the first of the run's errors, if any
   std::size_t takeovers = 0;

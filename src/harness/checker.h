@@ -64,6 +64,14 @@ struct SemanticsExample {
   std::optional<SemanticsEntry> delivered_instead;
 };
 
+// A sink stream left out of the verdict, and why (its content depends on a Union's interleaving,
+// and the interleaving the run really chose is not known: harness/merge_order.h).
+struct NotJudged {
+  std::string stream;  // the stream's name
+  std::string reason;
+  friend bool operator==(const NotJudged&, const NotJudged&) = default;
+};
+
 struct SemanticsReport {
   std::string verdict;  // "precise", "rollback" or "gap"
   std::uint64_t lost = 0;
@@ -76,6 +84,11 @@ struct SemanticsReport {
   std::string note;
   std::vector<std::string> arbitrary_operators;  // names, in plan order
   std::vector<SemanticsExample> examples;        // at most kSemanticsExamplesPerKind per kind
+  // Filled by the harness (run_once.h judge_run), not by check_semantics: streams left out of
+  // every count above, and whether the reference replayed the merge order the run's Unions
+  // really chose (for the streams whose content depends on it).
+  std::vector<NotJudged> not_judged;
+  bool merge_order_replayed = false;
 };
 
 inline constexpr std::size_t kSemanticsExamplesPerKind = 3;

@@ -355,6 +355,9 @@ std::string compare_table(const CompareReport& report) {
            " times; one disturbed on every attempt is left out of the medians):\n";
     for (const auto& n : report.disturbed_notes) out += "  " + n + "\n";
   }
+  for (const CompareRun& r : report.runs)
+    for (const NotJudged& n : r.outcome.semantics.not_judged)
+      out += "not judged: stream " + n.stream + " in the " + r.label() + " (" + n.reason + ")\n";
   out += "'-' means not measured (no detection without a standby, no recovery when output never resumed); "
          "hapair compare --help explains every column\n";
   return out;

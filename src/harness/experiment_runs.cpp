@@ -127,6 +127,11 @@ std::vector<Column> columns() {
     });
   text("disturbance", [](const ExperimentRow& r) { return r.disturbance; });
   text("run_dir", [](const ExperimentRow& r) { return r.run_dir; });
+  text("not_judged", [](const ExperimentRow& r) {
+    std::string names;
+    for (const std::string& n : r.not_judged) names += (names.empty() ? "" : " ") + n;
+    return names;
+  });
   return c;
 }
 
@@ -222,6 +227,7 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   r.differing = o.semantics.differing;
   r.reference_tuples = o.semantics.reference_tuples;
   r.delivered_tuples = o.semantics.delivered_tuples;
+  for (const NotJudged& n : o.semantics.not_judged) r.not_judged.push_back(n.stream);
   if (const auto& rec = o.metrics.recovery) {
     r.recovered = rec->recovered;
     r.detection_ms = rec->detection_ms;

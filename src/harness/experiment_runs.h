@@ -76,6 +76,9 @@ struct ExperimentRow {
   // Semantics (checker.h).
   std::string verdict;
   std::uint64_t lost = 0, duplicates = 0, differing = 0, reference_tuples = 0, delivered_tuples = 0;
+  // Sink streams left out of the counts above: the Union order they depend on is unknown
+  // (SemanticsReport::not_judged).
+  std::vector<std::string> not_judged;
   // Recovery (metrics.h), plus output_resumed_ms: failure to the first delivery of any tuple at
   // or after the detection, right or wrong (amnesia resumes output long before it is correct).
   bool recovered = false;

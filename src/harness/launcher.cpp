@@ -569,6 +569,7 @@ class Launch {
     } else if (const auto* batch = std::get_if<DeliveryBatch>(&body)) {
       if (!batch->deliveries.empty()) quiet_.activity(now_or_zero());
       result_.deliveries.insert(result_.deliveries.end(), batch->deliveries.begin(), batch->deliveries.end());
+      result_.merge_orders.insert(result_.merge_orders.end(), batch->merge_orders.begin(), batch->merge_orders.end());
       if (batch->end_of_output && sinks_.count(id)) ended_sinks_.insert(id);
     } else if (!stopping) {
       say("hapair: ignoring an unexpected " + std::string(message_kind_name(body)) + " message from " + node.name);

@@ -17,11 +17,26 @@ namespace {
 // by the longest fragment chain of the (acyclic) plan.
 class ReferenceNetwork {
  public:
-  explicit ReferenceNetwork(const Plan& plan)
+  ReferenceNetwork(const Plan& plan, const MergeOrders& merge_orders)
       : plan_(plan), fragments_(plan.fragments.size()), fragment_tuples_(plan.fragments.size(), 0) {
     for (const PlanFragment& f : plan.fragments) {
       if (f.kind == FragmentKind::operators) fragments_[f.id] = std::make_unique<Fragment>(plan, f.id);
     }
+    for (const auto& [key, runs] : merge_orders) {
+      const auto [fragment, op] = key;
+      HAPAIR_CHECK_MSG(fragment < fragments_.size() && fragments_[fragment] != nullptr,
+                       "merge order for fragment " << fragment << ", which runs no operators");
+      HAPAIR_CHECK_MSG(fragments_[fragment]->replay_merge_order(op, runs),
+                       "merge order for operator " << op << " of fragment " << plan.fragments[fragment].name
+                                                   << ", which is not a non-deterministic operator");
+    }
+  }
+
+  std::uint64_t unmatched_merge_runs() const {
+    std::uint64_t n = 0;
+    for (const auto& f : fragments_)
+      if (f) n += f->unmatched_merge_runs();
+    return n;
   }
 
   void push(StreamId stream, const Tuple& t) {
@@ -87,7 +102,9 @@ struct SourceCursor {
 
 }  // namespace
 
-ReferenceRun reference_run(const Plan& plan) {
+ReferenceRun reference_run(const Plan& plan) { return reference_run(plan, MergeOrders{}); }
+
+ReferenceRun reference_run(const Plan& plan, const MergeOrders& merge_orders) {
   const std::uint64_t seed = plan.settings().seed;
   const double duration_s = plan.settings().duration_s;
 
@@ -104,7 +121,7 @@ ReferenceRun reference_run(const Plan& plan) {
     sources.push_back(c);
   }
 
-  ReferenceNetwork network(plan);
+  ReferenceNetwork network(plan, merge_orders);
   ReferenceRun run;
   // Merge by (ts, source fragment index, id): each step takes the smallest head. Sources are few,
   // so a linear scan per tuple is cheaper than a heap and obviously deterministic.
@@ -125,6 +142,7 @@ ReferenceRun reference_run(const Plan& plan) {
   }
   for (const SourceCursor& c : sources) network.end_stream(c.stream);
   network.check_finished();
+  run.unmatched_merge_runs = network.unmatched_merge_runs();
   run.deliveries = network.take_deliveries();
   run.fragment_tuples = network.fragment_tuples();
   return run;

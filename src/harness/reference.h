@@ -13,12 +13,18 @@
 // same way, so every window closes. Each delivery carries at_us = the tuple's ts (virtual time;
 // the checker never compares delivery times).
 //
-// Invariant: the result depends on the plan alone (same plan, same output, byte for byte), and
-// every operator fragment has finished when the function returns.
+// With recorded merge orders (merge_order.h), each Union named in them emits in that order
+// instead of in arrival order (Operator::replay_merge_order): the failure-free execution with
+// the interleaving the run's primaries really chose (DESIGN.md section 7).
+//
+// Invariant: the result depends on the plan (and the merge orders) alone (same input, same
+// output, byte for byte), and every operator fragment has finished when the function returns.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocols/messages.h"
@@ -32,9 +38,19 @@ struct ReferenceRun {
   // By fragment id: the tuples each operator fragment processed (what a node is charged
   // operator_cost_us_per_tuple for); 0 for sources and sinks.
   std::vector<std::uint64_t> fragment_tuples;
+  // Replayed merge-order runs that named inputs the reference does not have (a recorded order
+  // that does not fit this input: a corrupt record, or ids a takeover renumbered).
+  std::uint64_t unmatched_merge_runs = 0;
 };
 
+// A non-deterministic operator: its fragment and its index in the fragment (Determinants'
+// op_index).
+using MergeOrderKey = std::pair<FragmentId, std::uint16_t>;
+// The interleaving to replay, per operator.
+using MergeOrders = std::map<MergeOrderKey, std::vector<MergeRun>>;
+
 ReferenceRun reference_run(const Plan& plan);
+ReferenceRun reference_run(const Plan& plan, const MergeOrders& merge_orders);
 
 // reference_run(plan).deliveries.
 std::vector<Delivery> reference_output(const Plan& plan);

@@ -440,6 +440,15 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
   w.key("order_matches").boolean(semantics.order_matches);
   w.key("multiset_compare").boolean(semantics.multiset_compare);
   w.key("note").string(semantics.note);
+  w.key("merge_order_replayed").boolean(semantics.merge_order_replayed);
+  w.key("not_judged").begin_array();
+  for (const NotJudged& n : semantics.not_judged) {
+    w.begin_object();
+    w.key("stream").string(n.stream);
+    w.key("reason").string(n.reason);
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
 
   w.key("semantics_examples").begin_array();
@@ -519,6 +528,23 @@ std::string events_csv(const RunResult& result) {
   return out;
 }
 
+std::string merge_order_csv(const RunResult& result) {
+  std::string out = "node,epoch,acting,following,op_index,first_output,port,first_input,count\n";
+  char buf[160];
+  for (const MergeOrder& o : result.merge_orders) {
+    const std::string node = csv_field(node_name(result.plan.get(), o.node));
+    TupleId output = o.first_output;
+    for (const MergeRun& r : o.runs) {
+      std::snprintf(buf, sizeof buf, ",%" PRIu64 ",%d,%d,%u,%" PRIu64 ",%u,%" PRIu64 ",%u\n", o.epoch, o.acting ? 1 : 0,
+                    o.following ? 1 : 0, static_cast<unsigned>(o.op_index), output, static_cast<unsigned>(r.port),
+                    r.first_input, static_cast<unsigned>(r.count));
+      out += node + buf;
+      output += r.count;
+    }
+  }
+  return out;
+}
+
 std::string metrics_csv(const RunResult& result) {
   std::string out = std::string(kMetricsHeader) + "\n";
   for (const MetricSample& s : result.samples) {
@@ -546,6 +572,7 @@ std::string write_results(const std::string& dir, const RunResult& result, const
     std::string error = write_file(base / name, text);
     if (!error.empty()) return error;
   }
+  if (!result.merge_orders.empty()) return write_file(base / "merge_order.csv", merge_order_csv(result));
   return {};
 }
 
@@ -661,6 +688,8 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
     << ", differing " << semantics.differing << "; reference " << semantics.reference_tuples << " tuples, delivered "
     << semantics.delivered_tuples << ")\n";
   s << "  " << semantics.note << "\n";
+  for (const NotJudged& n : semantics.not_judged)
+    s << "  not judged: stream " << n.stream << " (" << n.reason << ")\n";
   for (const SemanticsExample& e : semantics.examples) {
     s << "  " << e.kind << ": " << stream_name(plan, e.entry.stream) << " key " << e.entry.key << " ts "
       << e.entry.ts_us << " us value " << shortest_double(e.entry.value) << " (reference x" << e.reference_count

@@ -9,7 +9,8 @@
 //                 recovery_ms, catchup_ms, replay_ms, recovered, ...}), disturbance {disturbed,
 //                 text, items [{kind, at_us, node, detail}], detections [{at_us, by, failed,
 //                 detector, of_standby}]} (disturbance.h), semantics {verdict, lost, duplicates, differing,
-//                 reference_tuples, delivered_tuples, order_matches, multiset_compare, note},
+//                 reference_tuples, delivered_tuples, order_matches, multiset_compare, note,
+//                 merge_order_replayed, not_judged [{stream, reason}]},
 //                 overhead {bytes_total, bytes_by_kind {}, messages_by_kind {}, cpu_s}, and
 //                 more: completed, end_us, errors, tuples_in_from, ha_by_fragment,
 //                 output_queue_tuples_max, semantics_examples, nodes (per-node counters).
@@ -19,6 +20,9 @@
 //   events.csv    time_us,node,event,details: the trace timeline; details always quoted.
 //   metrics.csv   time_us,node,metric,value: the sampled time series.
 //   config.ini    the effective configuration text, as given by the caller.
+//   merge_order.csv  (only when a Union reported its merge order) node,epoch,acting,following,
+//                 op_index,first_output,port,first_input,count: one row per MergeRun, in report
+//                 order; the interleaving the checker replays (harness/merge_order.h).
 // Streams and nodes are written by their plan names (numbers when the plan does not know them;
 // node "launcher" is kNoNode); the readers map names back through the plan and also accept
 // numbers.
@@ -51,6 +55,7 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
 std::string output_csv(const RunResult& result);
 std::string events_csv(const RunResult& result);
 std::string metrics_csv(const RunResult& result);
+std::string merge_order_csv(const RunResult& result);
 
 // A readable multi-line summary for the terminal: tuples in/out, throughput, latency; with a
 // failure: the failure, detection/takeover/recovery/catch-up/replay times; the verdict with

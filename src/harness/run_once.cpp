@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "harness/input_checks.h"
 #include "harness/launcher.h"
+#include "harness/merge_order.h"
 #include "harness/results.h"
 #include "harness/topology_file.h"
 #include "sim/faults.h"
@@ -38,8 +40,9 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
     options.control_advertise = request.control_advertise;
     out.result = launch_real_run(*plan, options);
   }
-  out.semantics = check_semantics(reference.run.deliveries, out.result.deliveries, reference.arbitrary_operators);
-  out.metrics = compute_metrics(out.result, reference.run.deliveries, reference.run.input_tuples);
+  const Judgement judgement = judge_against(*plan, reference, out.result);
+  out.semantics = judge_run(judgement, reference);
+  out.metrics = compute_metrics(out.result, judgement.reference, judgement.input_tuples);
   out.summary = format_summary(out.result, out.semantics, out.metrics);
   const unsigned cores = request.cores != 0 ? request.cores : machine_cores();
   out.load = planned_load(*plan, reference.run, cores);
@@ -51,6 +54,61 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
     out.write_error = write_results(request.out_dir, out.result, out.semantics, out.metrics, out.effective_config,
                                     plan->settings().seed, HAPAIR_VERSION_STRING);
   return out;
+}
+
+Judgement judge_against(const Plan& plan, const Reference& reference, const RunResult& result) {
+  Judgement j;
+  j.input_tuples = reference.run.input_tuples;
+  std::set<StreamId> unjudged;
+  const ReferenceRun* ref = &reference.run;
+  ReferenceRun replayed;
+  std::vector<OrderDependence> dependences = order_dependences(plan);
+  std::erase_if(dependences, [](const OrderDependence& d) { return d.streams.empty(); });
+  if (!dependences.empty()) {
+    const auto composed = compose_merge_orders(plan, result.merge_orders);
+    MergeOrders known;
+    std::map<StreamId, std::string> why;
+    for (const OrderDependence& d : dependences) {
+      const ComposedMergeOrder& c = composed.at(d.key);
+      if (c.known) {
+        known.emplace(d.key, c.runs);
+        continue;
+      }
+      for (StreamId s : d.streams) {
+        unjudged.insert(s);
+        why.emplace(s, c.unknown_reason);
+      }
+    }
+    replayed = reference_run(plan, known);
+    ref = &replayed;
+    j.merge_order_replayed = !known.empty();
+    j.unmatched_merge_runs = replayed.unmatched_merge_runs;
+    for (const auto& [s, reason] : why) j.not_judged.push_back(NotJudged{plan.streams[s].name, reason});
+  }
+  auto judged = [&](const std::vector<Delivery>& all) {
+    if (unjudged.empty()) return all;
+    std::vector<Delivery> out;
+    out.reserve(all.size());
+    for (const Delivery& d : all)
+      if (unjudged.count(d.stream) == 0) out.push_back(d);
+    return out;
+  };
+  j.reference = judged(ref->deliveries);
+  j.delivered = judged(result.deliveries);
+  return j;
+}
+
+SemanticsReport judge_run(const Judgement& judgement, const Reference& reference) {
+  SemanticsReport r = check_semantics(judgement.reference, judgement.delivered, reference.arbitrary_operators);
+  r.not_judged = judgement.not_judged;
+  r.merge_order_replayed = judgement.merge_order_replayed;
+  if (judgement.merge_order_replayed) {
+    r.note += "; the reference replays the merge order the run's Unions chose";
+    if (judgement.unmatched_merge_runs > 0)
+      r.note += " (" + std::to_string(judgement.unmatched_merge_runs) +
+                " recorded runs name inputs the reference does not have)";
+  }
+  return r;
 }
 
 namespace {

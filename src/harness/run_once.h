@@ -57,6 +57,24 @@ Reference compute_reference(const Plan& plan);
 
 RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request, const Reference& reference);
 
+// What a run is judged against (DESIGN.md sections 5 and 7). On a network where an
+// order-sensitive operator reads a Union's output (merge_order.h), the reference is recomputed
+// with the merge order the run's Unions really chose (RunResult::merge_orders); a stream whose
+// Union's order is unknown is left out of both sides and listed as not judged. Otherwise the
+// canonical `reference` is used as it is.
+struct Judgement {
+  std::vector<Delivery> reference;  // of the judged streams, in reference order
+  std::vector<Delivery> delivered;  // of the judged streams, in delivery order
+  std::uint64_t input_tuples = 0;
+  std::vector<NotJudged> not_judged;
+  bool merge_order_replayed = false;
+  std::uint64_t unmatched_merge_runs = 0;  // ReferenceRun::unmatched_merge_runs
+};
+Judgement judge_against(const Plan& plan, const Reference& reference, const RunResult& result);
+
+// check_semantics() of judge_against(), with not_judged and merge_order_replayed filled in.
+SemanticsReport judge_run(const Judgement& judgement, const Reference& reference);
+
 // Parses "NODE@SECONDS" (a crash) into a fault; nullopt with `error` set when malformed.
 std::optional<FaultSpec> parse_crash_fault(const std::string& text, std::string& error);
 // Parses "NODE@SECONDS+DURATION" (a pause: SIGSTOP, then SIGCONT).

@@ -462,6 +462,27 @@ std::size_t Fragment::buffered_tuples() const {
   return n;
 }
 
+std::vector<std::pair<std::uint16_t, MergeSegment>> Fragment::take_merge_order() {
+  std::vector<std::pair<std::uint16_t, MergeSegment>> taken;
+  for (std::size_t i = 0; i < impl_->ops.size(); ++i) {
+    if (!impl_->ops[i]->is_nondeterministic()) continue;
+    for (MergeSegment& seg : impl_->ops[i]->take_merge_order())
+      taken.emplace_back(static_cast<std::uint16_t>(i), std::move(seg));
+  }
+  return taken;
+}
+
+bool Fragment::replay_merge_order(std::uint16_t op_index, const std::vector<MergeRun>& runs) {
+  if (op_index >= impl_->ops.size() || !impl_->ops[op_index]->is_nondeterministic()) return false;
+  return impl_->ops[op_index]->replay_merge_order(runs);
+}
+
+std::uint64_t Fragment::unmatched_merge_runs() const {
+  std::uint64_t n = 0;
+  for (const auto& op : impl_->ops) n += op->unmatched_merge_runs();
+  return n;
+}
+
 std::uint64_t Fragment::dropped_inputs() const { return impl_->dropped; }
 
 }  // namespace hapair

@@ -78,6 +78,15 @@ class Fragment {
   void release_buffered(FragmentOutputs& out);
   std::size_t buffered_tuples() const;
 
+  // The merge order of the fragment's non-deterministic operators since the last call, per
+  // operator index (Operator::take_merge_order).
+  std::vector<std::pair<std::uint16_t, MergeSegment>> take_merge_order();
+  // Reference runs: operator `op_index` replays a recorded merge order
+  // (Operator::replay_merge_order). false: no such non-deterministic operator.
+  bool replay_merge_order(std::uint16_t op_index, const std::vector<MergeRun>& runs);
+  // Replayed runs, over all operators, that named inputs their port never delivered.
+  std::uint64_t unmatched_merge_runs() const;
+
   // Inputs refused as bad input from peers (counted, never asserted): tuples of streams the
   // fragment does not read or that already ended, end-of-stream marks of streams it does not
   // read (a repeated end of stream is harmless and ignored), and determinant records for a

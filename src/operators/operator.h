@@ -34,6 +34,15 @@ struct RestartPoint {
   friend bool operator==(const RestartPoint&, const RestartPoint&) = default;
 };
 
+// Outputs first_output, first_output + 1, ... of a non-deterministic operator, emitted while it
+// followed determinants (`following`) or led, as runs of consecutive inputs of one port.
+struct MergeSegment {
+  TupleId first_output = 0;
+  bool following = false;
+  std::vector<MergeRun> runs;
+  friend bool operator==(const MergeSegment&, const MergeSegment&) = default;
+};
+
 class Operator {
  public:
   virtual ~Operator() = default;
@@ -82,6 +91,20 @@ class Operator {
   virtual void add_determinants(const std::vector<DeterminantRecord>& /*records*/, Tuples& /*out*/) {}
   // Tuples buffered waiting for determinants (bounded by the node's input queue limit).
   virtual std::size_t buffered_tuples() const { return 0; }
+
+  // The merge order for the checker (DESIGN.md section 7). Every output a non-deterministic
+  // operator emits, whether it led or followed, is logged as runs; take_merge_order() returns
+  // what was logged since the last call. The log is a report, not state: snapshots do not carry
+  // it and restoring one does not clear it.
+  virtual std::vector<MergeSegment> take_merge_order() { return {}; }
+  // Reference runs only: before any input, make the operator emit in the order `runs` recorded.
+  // A run (port, first_input, count) emits the port's inputs up to id first_input + count - 1
+  // (inputs below first_input that were never emitted go first: they were never recorded;
+  // inputs already emitted are not emitted again). Once the runs are used up, the operator
+  // leads again in arrival order. false: the operator has no merge order.
+  virtual bool replay_merge_order(const std::vector<MergeRun>& /*runs*/) { return false; }
+  // Runs that named inputs their port never delivered (a recorded order that does not fit).
+  virtual std::uint64_t unmatched_merge_runs() const { return 0; }
 };
 
 // Builds an operator from its spec; `salt` makes lineages of different operators distinct.

@@ -23,6 +23,7 @@ void UnionOperator::emit(std::size_t port, const Tuple& t, Tuples& out) {
   o.id = ++counter_;
   out.push_back(o);
   causes_.push_back(Cause{o.id, static_cast<std::uint16_t>(port), t.id});
+  log_emission(port, t.id, o.id);
   if (follow_) return;
   // Run-length records: consecutive emissions from one port share a record, but only until the
   // record has been taken (it may already be on its way to the standby).
@@ -33,12 +34,70 @@ void UnionOperator::emit(std::size_t port, const Tuple& t, Tuples& out) {
   }
 }
 
+void UnionOperator::log_emission(std::size_t port, TupleId input, TupleId output) {
+  const auto p = static_cast<std::uint16_t>(port);
+  const bool continues = log_next_output_ == output;
+  log_next_output_ = output + 1;
+  if (!merge_log_.empty()) {
+    MergeSegment& seg = merge_log_.back();
+    if (seg.following == follow_ && continues) {
+      MergeRun& last = seg.runs.back();
+      if (last.port == p && last.first_input + last.count == input && last.count < 0xffffffffU) {
+        ++last.count;
+      } else {
+        seg.runs.push_back(MergeRun{p, input, 1});
+      }
+      return;
+    }
+  }
+  merge_log_.push_back(MergeSegment{output, follow_, {MergeRun{p, input, 1}}});
+}
+
+std::vector<MergeSegment> UnionOperator::take_merge_order() {
+  std::vector<MergeSegment> taken;
+  taken.swap(merge_log_);
+  return taken;
+}
+
+bool UnionOperator::replay_merge_order(const std::vector<MergeRun>& runs) {
+  replay_.assign(runs.begin(), runs.end());
+  replaying_ = !replay_.empty();
+  return true;
+}
+
+bool UnionOperator::drain_replay(Tuples& out) {
+  while (!replay_.empty()) {
+    MergeRun& run = replay_.front();
+    if (run.port >= port_count_ || run.count == 0) {
+      ++unmatched_runs_;
+      replay_.pop_front();
+      continue;
+    }
+    const TupleId up_to = run.first_input + run.count - 1;
+    std::deque<Buffered>& buffer = buffered_[run.port];
+    while (!buffer.empty() && buffer.front().tuple.id <= up_to) {
+      emit(run.port, buffer.front().tuple, out);
+      buffer.pop_front();
+    }
+    if (!buffer.empty() || last_seen_[run.port] >= up_to) {
+      replay_.pop_front();  // everything up to `up_to` has been emitted
+    } else if (ended_[run.port]) {
+      ++unmatched_runs_;  // the port ended before the input the run names
+      replay_.pop_front();
+    } else {
+      return false;
+    }
+  }
+  replaying_ = false;
+  return true;
+}
+
 void UnionOperator::process(std::size_t port, const Tuple& t, Tuples& out) {
   HAPAIR_CHECK_MSG(port < port_count_, "port=" << port << " ports=" << port_count_);
   HAPAIR_CHECK_MSG(t.id > last_seen_[port], "port=" << port << " id=" << t.id << " last=" << last_seen_[port]);
   HAPAIR_CHECK_MSG(!ended_[port], "port=" << port << " tuple id=" << t.id << " after end of stream");
   last_seen_[port] = t.id;
-  if (!follow_ && pending_.empty() && buffered_tuples() == 0) {
+  if (!follow_ && !replaying_ && pending_.empty() && buffered_tuples() == 0) {
     emit(port, t, out);
     return;
   }
@@ -47,6 +106,7 @@ void UnionOperator::process(std::size_t port, const Tuple& t, Tuples& out) {
 }
 
 void UnionOperator::drain(Tuples& out) {
+  if (replaying_ && !drain_replay(out)) return;
   while (!pending_.empty()) {
     DeterminantRecord& record = pending_.front();
     std::deque<Buffered>& buffer = buffered_[record.port];
@@ -141,7 +201,11 @@ bool UnionOperator::restart_from(const RestartPoint& point) {
   if (!read_tag(r, BlobTag::union_resume)) return false;
   const TupleId counter = r.u64();
   if (!r.ok() || !r.at_end()) return false;
+  std::vector<MergeSegment> log = std::move(merge_log_);
+  const TupleId log_next = log_next_output_;
   *this = UnionOperator(port_count_);
+  merge_log_ = std::move(log);
+  log_next_output_ = log_next;
   counter_ = counter;
   forgotten_up_to_ = counter;
   last_seen_ = point.replay_after;
@@ -250,6 +314,8 @@ bool UnionOperator::restore(const Bytes& snapshot) {
   if (!read_records(r, port_count_, s.recorded_)) return false;
   if (!r.ok() || !r.at_end()) return false;
   s.rejected_records_ = rejected_records_;
+  s.merge_log_ = std::move(merge_log_);
+  s.log_next_output_ = log_next_output_;
   *this = std::move(s);
   return true;
 }

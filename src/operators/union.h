@@ -11,8 +11,14 @@
 // port, input id). The input still needed on port p after output `acked` is everything after the
 // largest input of p emitted at or before `acked`; inputs still buffered are always needed.
 //
+// Merge order (DESIGN.md section 7): every emission, leading or following, is also logged as
+// runs (port, first input id, count) for the checker, which recomputes the reference of
+// order-sensitive operators downstream from what the primary really chose; a reference run
+// replays such a log (replay_merge_order).
+//
 // Invariants: each port's inputs are emitted in their arrival (id) order; output ids are
-// consecutive; a recorded determinant sequence replayed in follow mode reproduces the output ids.
+// consecutive; a recorded determinant sequence replayed in follow mode reproduces the output ids;
+// the merge log describes every output id exactly once, in order.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +58,10 @@ class UnionOperator final : public Operator {
   void add_determinants(const std::vector<DeterminantRecord>& records, Tuples& out) override;
   std::size_t buffered_tuples() const override;
 
+  std::vector<MergeSegment> take_merge_order() override;
+  bool replay_merge_order(const std::vector<MergeRun>& runs) override;
+  std::uint64_t unmatched_merge_runs() const override { return unmatched_runs_; }
+
   // Determinant records refused because they name a port that does not exist, or ask for more
   // tuples of a port than it delivered before its end of stream (bad input from the primary).
   std::uint64_t rejected_determinant_records() const { return rejected_records_; }
@@ -70,6 +80,9 @@ class UnionOperator final : public Operator {
   };
 
   void emit(std::size_t port, const Tuple& t, Tuples& out);
+  void log_emission(std::size_t port, TupleId input, TupleId output);
+  // Reference replay: emits what the front runs allow; false while waiting for input.
+  bool drain_replay(Tuples& out);
   // Emits what the pending determinants allow; when leading and none are pending, everything
   // still buffered, in arrival order.
   void drain(Tuples& out);
@@ -88,6 +101,13 @@ class UnionOperator final : public Operator {
   std::deque<DeterminantRecord> pending_;   // follow mode: records still to satisfy (front may be partial)
   std::vector<DeterminantRecord> recorded_; // leading: records made since take_determinants()
   std::uint64_t rejected_records_ = 0;
+  // Merge log since take_merge_order() (a report: not in snapshots, kept across restore()).
+  std::vector<MergeSegment> merge_log_;
+  TupleId log_next_output_ = 0;  // the output id that continues the log's last run
+  // Reference replay: runs still to honour (front may be partly done), and runs that did not fit.
+  std::deque<MergeRun> replay_;
+  bool replaying_ = false;
+  std::uint64_t unmatched_runs_ = 0;
 };
 
 }  // namespace hapair

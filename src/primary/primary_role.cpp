@@ -185,6 +185,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // A new epoch names the pair: me as primary, the rejoined node as standby. The announcement
   // goes out before any state is captured, so upstream servers hold back trimming for the new
   // standby before the checkpoint position is fixed.
+  server_.collect_merge_order();  // chosen in the epoch that ends here
   route.standby = from;
   route.standby_incarnation = r.incarnation;
   route.epoch += 1;

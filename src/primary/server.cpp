@@ -77,7 +77,7 @@ Role Server::standby_role() const {
 }
 
 void Server::become_standby(Role r) {
-  role_ = r;
+  set_role(r);
   if (kind() == FragmentKind::operators) reset_fragment();
   input_queue_.clear();
   for (auto& [s, in] : inputs_) {
@@ -163,8 +163,28 @@ void Server::trace(Effects& eff, TimeUs now, std::string event, std::string deta
 }
 
 void Server::reset_fragment() {
+  collect_merge_order();
   fragment_ = std::make_unique<Fragment>(*plan_, frag_);
   if (role_ == Role::active_backup && settings().determinants) fragment_->set_follow_determinants(true);
+}
+
+void Server::collect_merge_order() {
+  if (!fragment_) return;
+  for (auto& [op, seg] : fragment_->take_merge_order())
+    merge_collected_.push_back(
+        MergeOrder{self_, epoch(), role_ == Role::primary, seg.following, op, seg.first_output, std::move(seg.runs)});
+}
+
+void Server::report_merge_order(Effects& eff) {
+  collect_merge_order();
+  if (merge_collected_.empty()) return;
+  if (eff.merge_orders.empty()) {
+    eff.merge_orders.swap(merge_collected_);
+  } else {
+    eff.merge_orders.insert(eff.merge_orders.end(), std::make_move_iterator(merge_collected_.begin()),
+                            std::make_move_iterator(merge_collected_.end()));
+    merge_collected_.clear();
+  }
 }
 
 // ---- input side -------------------------------------------------------------------------------
@@ -867,6 +887,8 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
     if (answer) answer_takeover(now, t, eff);
     return false;
   }
+  // My own fragment's epoch changes: what my Unions chose so far belongs to the old one.
+  if (t.fragment == frag_) collect_merge_order();
   r.primary = t.new_primary;
   r.epoch = t.epoch;
   r.standby = t.standby;

@@ -148,7 +148,11 @@ class Server {
   HaMode mode() const { return fragment_plan().ha; }
   FragmentKind kind() const { return fragment_plan().kind; }
   Role role() const { return role_; }
-  void set_role(Role r) { role_ = r; }
+  // Merge orders logged so far are tagged with the role they were chosen in before it changes.
+  void set_role(Role r) {
+    collect_merge_order();
+    role_ = r;
+  }
   // Becomes a standby of my fragment (a restarted node rejoining): a fresh fragment, and
   // consumers tracked but not sent to.
   void become_standby(Role r);
@@ -254,6 +258,13 @@ class Server {
   // At takeover: stop following and emit what waited for determinants, in arrival order.
   void release_determinant_buffers();
 
+  // ---- merge order (for the checker) ---------------------------------------------------------
+  // Takes what my fragment's Unions logged and tags it with my epoch and role now; called before
+  // anything changes them (takeover, fencing, a fresh fragment) and at the end of every event.
+  void collect_merge_order();
+  // collect_merge_order(), then moves everything collected into `eff`.
+  void report_merge_order(Effects& eff);
+
   // ---- restoring the pair ---------------------------------------------------------------------
   // An upstream adds `consumer` (a joining active standby) for `stream`, resuming after after_id.
   void on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects& eff);
@@ -341,6 +352,7 @@ class Server {
   std::map<StreamId, OutputState> outputs_;
 
   std::unique_ptr<Fragment> fragment_;
+  std::vector<MergeOrder> merge_collected_;  // collected, not yet reported (one event's worth)
   // sources
   TupleId next_source_id_ = 1;
   TupleId source_count_ = 0;

@@ -115,7 +115,13 @@ std::size_t body_words(const TraceBatch& m) {
   for (const auto& e : m.events) words += 4 + text_words(e.event) + text_words(e.details);
   return words;
 }
-std::size_t body_words(const DeliveryBatch& m) { return 3 + (3 + 5) * m.deliveries.size(); }
+std::size_t body_words(const DeliveryBatch& m) {
+  // The struct (one data word, two pointers) and two list tags; a MergeOrder is three data words,
+  // one pointer and its runs' list tag, a MergeRun two data words.
+  std::size_t words = 5 + (3 + 5) * m.deliveries.size();
+  for (const MergeOrder& o : m.merge_orders) words += 5 + 2 * o.runs.size();
+  return words;
+}
 
 std::size_t envelope_words(const Envelope& e) {
   // Root pointer, then the Envelope struct: three data words (header + discriminant), one pointer.
@@ -292,6 +298,23 @@ void put(Body::Builder body, const DeliveryBatch& m) {
     put_tuple(deliveries[i].initTuple(), d.tuple);
   }
   b.setEndOfOutput(m.end_of_output);
+  if (m.merge_orders.empty()) return;
+  auto orders = b.initMergeOrders(list_size(m.merge_orders.size()));
+  for (capnp::uint i = 0; i < orders.size(); ++i) {
+    const MergeOrder& o = m.merge_orders[i];
+    orders[i].setNode(o.node);
+    orders[i].setEpoch(o.epoch);
+    orders[i].setActing(o.acting);
+    orders[i].setFollowing(o.following);
+    orders[i].setOpIndex(o.op_index);
+    orders[i].setFirstOutput(o.first_output);
+    auto runs = orders[i].initRuns(list_size(o.runs.size()));
+    for (capnp::uint j = 0; j < runs.size(); ++j) {
+      runs[j].setPort(o.runs[j].port);
+      runs[j].setFirstInput(o.runs[j].first_input);
+      runs[j].setCount(o.runs[j].count);
+    }
+  }
 }
 
 // ---- decode ----------------------------------------------------------------------------------
@@ -546,6 +569,17 @@ class Converter {
     m.deliveries.reserve(deliveries.size());
     for (auto d : deliveries) m.deliveries.push_back(Delivery{d.getAtUs(), d.getStream(), tuple_of(d.getTuple())});
     m.end_of_output = r.getEndOfOutput();
+    const auto orders = r.getMergeOrders();
+    if (!list_fits(orders, "DeliveryBatch.mergeOrders")) return false;
+    m.merge_orders.reserve(orders.size());
+    for (auto o : orders) {
+      const auto runs = o.getRuns();
+      if (!list_fits(runs, "MergeOrder.runs")) return false;
+      MergeOrder order{o.getNode(), o.getEpoch(), o.getActing(), o.getFollowing(), o.getOpIndex(), o.getFirstOutput(), {}};
+      order.runs.reserve(runs.size());
+      for (auto run : runs) order.runs.push_back(MergeRun{run.getPort(), run.getFirstInput(), run.getCount()});
+      m.merge_orders.push_back(std::move(order));
+    }
     return true;
   }
 

@@ -60,6 +60,9 @@ struct Effects {
   std::vector<Outgoing> sends;
   std::vector<Delivery> deliveries;
   std::vector<TraceEvent> traces;
+  // The merge order the node's Unions chose during this call, for the checker (the driver
+  // records it with the run's result; never sent to peers).
+  std::vector<MergeOrder> merge_orders;
   // The earliest time the core wants to be called again with Tick (kNever: no wish).
   TimeUs wake_at_us = kNever;
   // The node has done all its work (end of stream processed and acknowledged); the driver may

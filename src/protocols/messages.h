@@ -267,9 +267,38 @@ struct Delivery {
   friend bool operator==(const Delivery&, const Delivery&) = default;
 };
 
+// The merge order an arbitrary operator (Union) really chose, as a node reports it to the
+// harness (DESIGN.md section 7: the checker recomputes the reference from the recorded choices).
+// Never sent between nodes. A run: `count` consecutive outputs that are the inputs
+// first_input, first_input + 1, ... of input `port`.
+struct MergeRun {
+  std::uint16_t port = 0;
+  TupleId first_input = 0;
+  std::uint32_t count = 0;
+  friend bool operator==(const MergeRun&, const MergeRun&) = default;
+};
+
+// Operator `op_index` of `node`'s fragment emitted the output ids first_output, first_output + 1,
+// ... as `runs` say. `epoch` is the node's epoch of its fragment when it emitted them, `acting`
+// whether it was the fragment's primary then, and `following` whether its Union followed the
+// primary's determinants (an active standby) rather than choosing on its own.
+struct MergeOrder {
+  NodeId node = kNoNode;
+  Epoch epoch = 0;
+  bool acting = false;
+  bool following = false;
+  std::uint16_t op_index = 0;
+  TupleId first_output = 0;
+  std::vector<MergeRun> runs;
+  friend bool operator==(const MergeOrder&, const MergeOrder&) = default;
+};
+
+// What a node reports to the launcher for the checker: a sink's deliveries, and the merge order
+// of its Unions (any node running a fragment with one).
 struct DeliveryBatch {
   std::vector<Delivery> deliveries;
   bool end_of_output = false;  // the sink has seen end-of-stream on every input
+  std::vector<MergeOrder> merge_orders;
   friend bool operator==(const DeliveryBatch&, const DeliveryBatch&) = default;
 };
 

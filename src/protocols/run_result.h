@@ -49,6 +49,9 @@ struct RunResult {
   std::vector<FaultSpec> faults;
   std::vector<Delivery> deliveries;  // in delivery order
   std::vector<TraceEvent> events;    // in time order (failure injections included)
+  // What every Union chose, as its nodes reported it (per node in emission order): the checker
+  // recomputes the reference of order-sensitive streams after a Union from it.
+  std::vector<MergeOrder> merge_orders;
   std::map<std::string, Metrics> counters;  // node name -> last cumulative counters
   std::vector<MetricSample> samples;        // time series, e.g. output_queue_tuples
   TimeUs end_us = 0;                        // when the run ended

@@ -186,9 +186,27 @@ struct Delivery {
   tuple @2 :Tuple;
 }
 
+struct MergeRun {
+  port @0 :UInt16;
+  count @1 :UInt32;
+  firstInput @2 :UInt64;
+}
+
+# protocols/messages.h MergeOrder: the interleaving a Union really chose, for the checker.
+struct MergeOrder {
+  node @0 :UInt16 = 0xffff;
+  epoch @1 :UInt64;
+  acting @2 :Bool;
+  following @3 :Bool;
+  opIndex @4 :UInt16;
+  firstOutput @5 :UInt64;
+  runs @6 :List(MergeRun);
+}
+
 struct DeliveryBatch {
   deliveries @0 :List(Delivery);
   endOfOutput @1 :Bool;
+  mergeOrders @2 :List(MergeOrder);
 }
 
 # ---- the envelope --------------------------------------------------------------------------

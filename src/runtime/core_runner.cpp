@@ -136,6 +136,7 @@ void CoreRunner::perform(Effects&& effects, CoreOutput& out) {
     if (trace.node == kNoNode) trace.node = self_;
     out.traces.push_back(std::move(trace));
   }
+  for (MergeOrder& order : effects.merge_orders) out.merge_orders.push_back(std::move(order));
   wake_at_us_ = std::min(wake_at_us_, effects.wake_at_us);
   if (effects.finished) out.finished = true;
   if (!effects.fatal_error.empty() && out.fatal_error.empty()) out.fatal_error = std::move(effects.fatal_error);

@@ -37,6 +37,7 @@ using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<cons
 struct CoreOutput {
   std::vector<Delivery> deliveries;
   std::vector<TraceEvent> traces;
+  std::vector<MergeOrder> merge_orders;
   bool finished = false;    // the core has reported Effects::finished
   std::string fatal_error;  // the first fatal error the core reported
 };

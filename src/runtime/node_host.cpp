@@ -234,13 +234,14 @@ class NodeHost {
       control_.send(now, TraceBatch{std::move(out_.traces)});
       out_.traces.clear();
     }
+    flush_merge_orders(now);
     if (!out_.deliveries.empty() && deliveries_since_us_ == kNever) deliveries_since_us_ = now;
     const bool end_due = out_.finished && is_sink_ && !end_reported_;
     if (out_.deliveries.size() >= options_.delivery_batch_max ||
         (!out_.deliveries.empty() && now - deliveries_since_us_ >= options_.delivery_flush_us) || end_due)
       flush_deliveries(now);
     if (end_due) {
-      control_.send(now, DeliveryBatch{{}, true});
+      control_.send(now, DeliveryBatch{{}, true, {}});
       end_reported_ = true;
     }
     if (now >= next_stats_us_) {
@@ -261,6 +262,15 @@ class NodeHost {
     }
     out_.deliveries.clear();
     deliveries_since_us_ = kNever;
+  }
+
+  // A Union's merge order goes out at once, like traces: what a SIGKILL takes with it is lost
+  // to the checker, which then cannot judge what depended on it.
+  void flush_merge_orders(TimeUs now) {
+    if (out_.merge_orders.empty()) return;
+    DeliveryBatch batch;
+    batch.merge_orders.swap(out_.merge_orders);
+    control_.send(now, std::move(batch));
   }
 
   void send_stats(TimeUs now, bool final) {
@@ -297,6 +307,7 @@ class NodeHost {
       out_.traces.clear();
     }
     if (!out_.deliveries.empty()) flush_deliveries(now);
+    flush_merge_orders(now);
     transport_.flush();
     send_stats(now, true);
     return status;

@@ -148,6 +148,7 @@ struct Simulator::Impl {
   bool ended = false;
   bool fatal = false;
   std::vector<Delivery> deliveries;
+  std::vector<MergeOrder> merge_orders;  // as the nodes reported them, in time order
   std::vector<TraceEvent> events;
   std::vector<MetricSample> samples;
   std::vector<std::string> errors;
@@ -258,6 +259,7 @@ struct Simulator::Impl {
       if (t.node == kNoNode) t.node = n.id;
       events.push_back(std::move(t));
     }
+    for (auto& o : e.merge_orders) merge_orders.push_back(std::move(o));
     for (auto& s : e.sends) send(n, std::move(s));
     if (e.wake_at_us != kNever) {
       const TimeUs t = std::max(e.wake_at_us, now_us);
@@ -569,6 +571,7 @@ struct Simulator::Impl {
   RunResult make_result() const {
     RunResult r = result_without_records();
     r.deliveries = deliveries;
+    r.merge_orders = merge_orders;
     r.events = events;
     r.samples = samples;
     sort_events(r);
@@ -579,6 +582,7 @@ struct Simulator::Impl {
   RunResult move_result() {
     RunResult r = result_without_records();
     r.deliveries = std::move(deliveries);
+    r.merge_orders = std::move(merge_orders);
     r.events = std::move(events);
     r.samples = std::move(samples);
     sort_events(r);

@@ -135,3 +135,21 @@ TEST_CASE("passive standby: SIGKILL of a primary with a large state while checkp
   CHECK(agg.at("checkpoint_full_payload_bytes") / std::max<std::int64_t>(1, agg.at("checkpoints_full")) > 100'000);
   CHECK(o.metrics.overhead.messages_by_kind.at("checkpoint") > 100);
 }
+
+TEST_CASE("union_join on real processes: the aggregate after the union is judged against the merge order its primary chose, failure-free and across a SIGKILL under active standby", "[e2e][active][merge_order]") {
+  // DESIGN.md section 7: precise means equal to a failure-free execution with the interleaving
+  // the primary actually chose. Each process reports its Union's merge order to the launcher.
+  auto none = run_real(plan_of("union_join.ini", HaMode::none, 3.0), {});
+  INFO(none.summary);
+  REQUIRE(none.result.completed);
+  CHECK_FALSE(none.result.merge_orders.empty());
+  CHECK(none.semantics.merge_order_replayed);
+  CHECK(none.semantics.not_judged.empty());
+  CHECK(none.semantics.verdict == "precise");
+
+  auto active = run_real(plan_of("union_join.ini", HaMode::active, 3.0), {crash("merge", 1.5)});
+  INFO(active.summary);
+  check_precise_takeover(active);
+  CHECK(active.semantics.merge_order_replayed);
+  CHECK(active.semantics.not_judged.empty());
+}

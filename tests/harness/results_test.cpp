@@ -255,7 +255,8 @@ TEST_CASE("summary.json has every required key with the run's values", "[results
 
   CHECK(j.keys("semantics") == std::vector<std::string>{"verdict", "lost", "duplicates", "differing",
                                                         "reference_tuples", "delivered_tuples", "order_matches",
-                                                        "multiset_compare", "note"});
+                                                        "multiset_compare", "note", "merge_order_replayed",
+                                                        "not_judged"});
   CHECK(j.str("semantics.verdict") == "rollback");
   CHECK(j.raw("semantics.lost") == "0");
   CHECK(j.raw("semantics.duplicates") == "1");

@@ -208,3 +208,85 @@ TEST_CASE("a restarted union regenerates the same multiset of tuples after the c
   }
   CHECK(checked > 40);
 }
+
+// ---- merge order (DESIGN.md section 7: the checker recomputes the reference from the recorded
+// choices) -------------------------------------------------------------------------------------
+
+TEST_CASE("union logs every emission as runs of consecutive inputs per port, leading or following", "[union][merge_order]") {
+  UnionOperator u(union_spec());
+  Tuples out;
+  u.process(0, tup(1, 0, 0, 0), out);
+  u.process(0, tup(2, 0, 0, 0), out);
+  u.process(1, tup(5, 0, 0, 0), out);
+  u.process(0, tup(4, 0, 0, 0), out);  // input 3 of port 0 never came: a new run
+  CHECK(u.take_merge_order() ==
+        std::vector<MergeSegment>{{1, false, {{0, 1, 2}, {1, 5, 1}, {0, 4, 1}}}});
+  CHECK(u.take_merge_order().empty());
+  // Taking does not break the numbering: the next segment starts at output 5.
+  u.set_follow_determinants(true);
+  u.process(1, tup(6, 0, 0, 0), out);
+  u.add_determinants({{1, 1}}, out);
+  u.set_follow_determinants(false);
+  u.process(0, tup(5, 0, 0, 0), out);
+  CHECK(u.take_merge_order() == std::vector<MergeSegment>{{5, true, {{1, 6, 1}}}, {6, false, {{0, 5, 1}}}});
+}
+
+TEST_CASE("the merge log is a report: restoring a snapshot neither carries nor clears it", "[union][merge_order]") {
+  UnionOperator u(union_spec());
+  Tuples out;
+  u.process(0, tup(1, 0, 0, 0), out);
+  const Bytes snap = u.snapshot();
+  u.process(1, tup(1, 0, 0, 0), out);
+  REQUIRE(u.restore(snap));
+  CHECK(u.take_merge_order() == std::vector<MergeSegment>{{1, false, {{0, 1, 1}, {1, 1, 1}}}});
+  UnionOperator fresh(union_spec());
+  REQUIRE(fresh.restore(snap));
+  CHECK(fresh.take_merge_order().empty());
+}
+
+TEST_CASE("a union replaying a recorded merge order reproduces the recorded output exactly", "[union][merge_order]") {
+  const std::vector<Tuples> ports = two_sources();
+  UnionOperator leader(union_spec());
+  const Tuples leader_out = run_all(leader, interleave(ports, 41));
+  std::vector<MergeRun> runs;
+  for (const MergeSegment& s : leader.take_merge_order()) runs.insert(runs.end(), s.runs.begin(), s.runs.end());
+  // The replay sees another arrival order, as the reference does.
+  UnionOperator replay(union_spec());
+  REQUIRE(replay.replay_merge_order(runs));
+  const Tuples replayed = run_all(replay, interleave(ports, 42));
+  CHECK(replayed == leader_out);
+  CHECK(replay.unmatched_merge_runs() == 0);
+  CHECK(replay.has_finished());
+}
+
+TEST_CASE("a replayed merge order fills inputs it skips, ignores inputs already emitted, then merges in arrival order", "[union][merge_order]") {
+  UnionOperator u(union_spec());
+  // Port 0 inputs 3..4 (1..2 were never recorded: they go first), port 1 input 1, port 0
+  // input 2 again (already emitted), then nothing: the rest in arrival order.
+  REQUIRE(u.replay_merge_order({{0, 3, 2}, {1, 1, 1}, {0, 2, 1}}));
+  Tuples out;
+  u.process(1, tup(1, 0, 11, 0), out);
+  u.process(1, tup(2, 0, 12, 0), out);
+  CHECK(out.empty());
+  for (TupleId i = 1; i <= 5; ++i) u.process(0, tup(i, 0, static_cast<std::int64_t>(i), 0), out);
+  CHECK(finish(u).empty());
+  std::vector<std::int64_t> keys;
+  for (const Tuple& t : out) keys.push_back(t.key);
+  // Port 0's 1..4, port 1's 1, then in arrival order: port 1's 2 (arrived first), port 0's 5.
+  CHECK(keys == std::vector<std::int64_t>{1, 2, 3, 4, 11, 12, 5});
+  CHECK(u.unmatched_merge_runs() == 0);
+}
+
+TEST_CASE("a replayed run naming an input its port never delivers is counted, not waited for forever", "[union][merge_order]") {
+  UnionOperator u(union_spec());
+  REQUIRE(u.replay_merge_order({{0, 1, 5}, {7, 1, 1}, {1, 1, 1}}));
+  Tuples out;
+  u.process(0, tup(1, 0, 0, 0), out);
+  u.process(1, tup(1, 0, 1, 0), out);
+  CHECK(out.size() == 1);  // waits for port 0's input 5
+  const Tuples rest = finish(u);
+  REQUIRE(rest.size() == 1);
+  CHECK(rest[0].key == 1);
+  CHECK(u.unmatched_merge_runs() == 2);  // port 0 ended at 1; port 7 does not exist
+  CHECK(u.has_finished());
+}

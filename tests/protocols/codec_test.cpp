@@ -64,7 +64,10 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 18:
       return TraceBatch{{TraceEvent{10, 1, "takeover", "epoch=1 new_primary=2"}, TraceEvent{-3, 0, "détection", ""}}};
     case 19:
-      return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}}, true};
+      return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}},
+                           true,
+                           {MergeOrder{4, 7, true, false, 1, 1001, {MergeRun{0, 17, 3}, MergeRun{1, 9, 250}}},
+                            MergeOrder{5, 6, false, true, 0, 1, {}}}};
     default: return std::nullopt;
   }
 }
@@ -330,7 +333,8 @@ TEST_CASE("a message that exceeds the traversal limit is dropped and counted", "
 }
 
 TEST_CASE("a message nested deeper than the nesting limit is dropped and counted", "[codec]") {
-  // Envelope -> DeliveryBatch -> List(Delivery) -> Delivery -> Tuple: five levels.
+  // Envelope -> DeliveryBatch -> List(MergeOrder) -> MergeOrder -> List(MergeRun) -> MergeRun:
+  // six levels (the deliveries' Tuple is at five).
   const Bytes bytes = encode(envelope_of(*sample_body(Message(DeliveryBatch{}).index())));
   DecodeStats stats;
   DecodeLimits shallow;
@@ -338,6 +342,8 @@ TEST_CASE("a message nested deeper than the nesting limit is dropped and counted
   REQUIRE_FALSE(decode(bytes, stats, shallow).has_value());
   REQUIRE(stats.dropped_by_reason["nesting limit exceeded"] == 1);
   shallow.nesting_limit = 5;
+  REQUIRE_FALSE(decode(bytes, stats, shallow).has_value());
+  shallow.nesting_limit = 6;
   REQUIRE(decode(bytes, stats, shallow).has_value());
 }
 
