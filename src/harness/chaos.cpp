@@ -679,6 +679,8 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
       row = went_down(fid, e.at_us - us_from_ms(silent_ms), "detection by " + name(node) + " at " + at(e));
     } else if (e.event == "takeover" && recovering.count(fid) && recovering[fid].settled_us == kNever) {
       recovering[fid].settled_us = e.at_us + settle_us;
+    } else if (e.event == "fenced" && recovering.count(fid) && recovering[fid].settled_us == kNever) {
+      recovering[fid].settled_us = e.at_us;  // a detection that lost its epoch tie: the primary acts on
     }
     if (row) return row;
     if (takes_over) {
