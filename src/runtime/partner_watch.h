@@ -70,7 +70,7 @@ class PartnerWatch {
   bool drain(Watched& w);
   // Whether the connection detector of `peer` reports a disconnect within kCrashFollowsMs.
   bool crash_follows(NodeId peer);
-  static constexpr int kCrashFollowsMs = 2;
+  static constexpr int kCrashFollowsMs = 10;
 
   zmq::context_t& context_;
   PartnerWatchConfig config_;
