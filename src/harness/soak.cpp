@@ -63,6 +63,9 @@ bool claims_precise(const std::string& approach) {
 DetectionFindings find_detections(const RunResult& result, const std::string& victim, TimeUs failure_us) {
   DetectionFindings f;
   for (const TraceEvent& e : result.events) {
+    // After every sink saw the end of its input the launcher stops the nodes: a partner that
+    // exits then has not failed.
+    if (result.completed && e.at_us > result.end_us) continue;
     const bool detection = e.event == "detection" || e.event == "takeover";
     const bool suspicion = e.event == "standby_suspected";
     if (!detection && !suspicion) continue;

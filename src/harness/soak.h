@@ -8,7 +8,8 @@
 // from the connection loss, a hang from heartbeats, and a busy node is never mistaken for a
 // dead one; `hapair soak` is the measurement behind that claim (docs/DETECTION.md).
 //
-// Definitions, per run (from its trace events only):
+// Definitions, per run (from its trace events only; events after every sink finished, while
+// the launcher stops the nodes, are not counted):
 // - a false detection: a "detection" or "takeover" event before the planned failure instant,
 //   or one naming (failed=NAME) a node that was not killed; a false standby suspicion: a
 //   "standby_suspected" event before the planned failure instant, or naming a node that was not

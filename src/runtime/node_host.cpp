@@ -87,6 +87,9 @@ class ControlClient {
 
 enum class ControlAction { none, stop };
 
+// How long a node that was told to stop keeps its sockets open (see finish()).
+constexpr TimeUs kStopGraceUs = 50'000;
+
 class NodeHost {
  public:
   NodeHost(zmq::context_t& context, const NodeProcessOptions& options, NodeId self)
@@ -310,6 +313,10 @@ class NodeHost {
     flush_merge_orders(now);
     transport_.flush();
     send_stats(now, true);
+    // The launcher told every node to stop at about the same time; a node that closed its
+    // sockets at once could be taken for crashed by a partner that has not read its own
+    // StopRun yet. A short grace lets every partner see StopRun first.
+    if (status == kNodeExitOk && watch_ && !watch_->empty()) RunClock::starting_now().sleep_until(kStopGraceUs);
     return status;
   }
 
