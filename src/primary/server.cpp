@@ -873,8 +873,8 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   if (t.epoch < r.epoch || (t.epoch == r.epoch && !repeat)) {
     count("stale_takeover_dropped");
     if (t.epoch == r.epoch && t.fragment != frag_ && role_ != Role::rejoining && role_ != Role::fenced) {
-      // Another claim of an epoch whose first claim I follow: tell the claimant, so that it
-      // stops (yield_epoch_tie) rather than act for a fragment nobody routes to it.
+      // Another claim of an epoch whose first claim I follow: tell the claimant (a primary whose
+      // dissolution of its pair is still pending stops on it, PrimaryRole::on_standby_lost).
       count("epoch_ties_answered");
       tell_route(now, t.new_primary, eff);
     }
@@ -994,7 +994,13 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
       announce_pending_ = false;
     } else if (now - announced_us_ >= rt) {
       const Takeover t{frag_, self_, epoch(), routes_[frag_].standby, routes_[frag_].standby_incarnation};
-      for (NodeId n : neighbour_nodes()) send(eff, now, n, t);
+      const auto neighbours = neighbour_nodes();
+      for (NodeId n : neighbours) send(eff, now, n, t);
+      // The other node of my fragment too: cut off when I first announced, it may still act in
+      // the old epoch, or claim the same one (PrimaryRole::on_standby_lost).
+      if (announce_old_primary_ != kNoNode && announce_old_primary_ != self_ &&
+          std::find(neighbours.begin(), neighbours.end(), announce_old_primary_) == neighbours.end())
+        send(eff, now, announce_old_primary_, t);
       announced_us_ = now;
       count("takeover_announcements_repeated");
     }
@@ -1015,18 +1021,6 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
 }
 
 void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) { tell_route(now, e.header.sender, eff); }
-
-bool Server::yield_epoch_tie(NodeId from, const Takeover& t) {
-  if (t.fragment != frag_ || from >= plan_->nodes.size() || plan_->nodes[from].fragment == frag_) return false;
-  if (t.new_primary >= plan_->nodes.size() || plan_->nodes[t.new_primary].fragment != frag_) return false;
-  Route& r = routes_[frag_];
-  if (t.epoch != r.epoch || t.new_primary == r.primary) return false;
-  r.primary = t.new_primary;
-  r.standby = t.standby;
-  r.standby_incarnation = t.standby_incarnation;
-  count("epoch_ties_lost");
-  return true;
-}
 
 void Server::tell_route(TimeUs now, NodeId n, Effects& eff) {
   if (n >= plan_->nodes.size() || n == self_) return;
