@@ -58,6 +58,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
+  if (dissolve_pending_ && now >= next_confirmation_request_us_) request_confirmations(now, eff);
   if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) standby_suspected(now, eff, Detector::heartbeat);
   if (now >= standby_loss_due_us_) on_standby_lost(now, eff, standby_suspected_by_);
   if (now >= next_heartbeat_us_) {
@@ -99,7 +100,11 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           server_.on_replay_request(now, from, m, eff);
           maybe_finish_rebase(now, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (claims_my_dissolved_epoch(m)) {
+          if (m.fragment == server_.fragment_id() && m.new_primary == server_.self() && m.epoch == server_.epoch()) {
+            // A producer echoes my own route: it serves me in my epoch.
+            if (dissolve_pending_ && m.epoch == dissolved_epoch_) confirmed_producers_.insert(from);
+            server_.count("route_echoes_received");
+          } else if (claims_my_dissolved_epoch(m)) {
             on_competing_claim(now, m, eff);
           } else if (server_.on_takeover(now, m, eff)) {
             server_.trace(eff, now, "fenced",
@@ -258,14 +263,11 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   // standby's claim can still win without a trace of mine (on_competing_claim).
   dissolve_pending_ = detector != Detector::connection;
   if (dissolve_pending_) {
+    // Consumers confirm by saying where they resume (as after a takeover); producers by
+    // echoing my route in answer to a replay request (request_confirmations).
     server_.reset_consumers_awaiting_replay_request();
-    for (auto& [s, in] : server_.inputs()) {
-      in.awaiting_producer = true;
-      in.replay_requested_us = now;
-      in.replay_after = in.accepted.last_accepted();
-      in.replay_generation = 0;
-      server_.send(eff, now, server_.route(in.producer).primary, ReplayRequest{s, in.replay_after, 0});
-    }
+    confirmed_producers_.clear();
+    request_confirmations(now, eff);
   }
   server_.announce_takeover(now, eff, lost);
   server_.count("standby_lost");
@@ -277,9 +279,18 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   if (!dissolve_pending_) release_held_output(now, eff);
 }
 
+void PrimaryRole::request_confirmations(TimeUs now, Effects& eff) {
+  for (const auto& [s, in] : server_.inputs()) {
+    const NodeId producer = server_.route(in.producer).primary;
+    if (producer == kNoNode || confirmed_producers_.count(producer)) continue;
+    server_.send(eff, now, producer, ReplayRequest{s, in.accepted.last_accepted(), 0});
+  }
+  next_confirmation_request_us_ = now + server_.retransmit_us();
+}
+
 bool PrimaryRole::dissolve_confirmed() const {
   for (const auto& [s, in] : server_.inputs())
-    if (in.awaiting_producer) return false;
+    if (!confirmed_producers_.count(server_.route(in.producer).primary)) return false;
   // The consumer fragments' primaries (a standby being bootstrapped is subscribed by its own).
   for (const auto& [s, o] : server_.outputs())
     for (const ConsumerState& c : o.consumers)
@@ -438,6 +449,7 @@ TimeUs PrimaryRole::next_wakeup_us() const {
                        server_.next_ack_due_us()});
   if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
   t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us(), standby_loss_due_us_});
+  if (dissolve_pending_) t = std::min(t, next_confirmation_request_us_);
   return t;
 }
 

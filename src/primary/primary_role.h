@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "primary/checkpoint_sender.h"
@@ -72,9 +73,13 @@ class PrimaryRole : public RoleBehaviour {
   // The standby was found failed, by my heartbeat detector or the driver's (PeerLost): lost at
   // once after a closed connection, after one more failure timeout of silence otherwise.
   void standby_suspected(TimeUs now, Effects& eff, Detector detector);
-  // After a standby loss declared on silence: every producer re-sent to me and every consumer
+  // After a standby loss declared on silence: every producer echoed my route and every consumer
   // fragment's primary told me where it resumes, i.e. every neighbour follows my epoch.
   bool dissolve_confirmed() const;
+  // Asks every producer that has not echoed my route yet (a replay request after what I
+  // accepted, which it answers with the echo, Server::on_replay_request); again every
+  // retransmit timeout while the dissolution is pending.
+  void request_confirmations(TimeUs now, Effects& eff);
   // Sends what was held for the lost standby, and acknowledges upstream directly (passive).
   void release_held_output(TimeUs now, Effects& eff);
   // Another node of my fragment claims the epoch in which I dissolved the pair.
@@ -101,6 +106,8 @@ class PrimaryRole : public RoleBehaviour {
   // and whether that claim still waits for my neighbours' answers (held output stays held).
   Epoch dissolved_epoch_ = 0;
   bool dissolve_pending_ = false;
+  std::set<NodeId> confirmed_producers_;  // producers that echoed my route in that epoch
+  TimeUs next_confirmation_request_us_ = kNever;
   TimeUs next_heartbeat_us_ = kNever;
   TimeUs next_level1_us_ = kNever;
   TimeUs next_source_us_ = kNever;

@@ -803,6 +803,10 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
     const auto nodes = input_nodes_of(d);
     if (std::find(nodes.begin(), nodes.end(), from) == nodes.end()) {
       count("unexpected_replay_request_dropped");
+      // A node of a consumer fragment that is not the one I follow asks as its primary: tell it
+      // who is (it claimed an epoch another node claimed first, or missed its fencing).
+      const auto& consumers = plan_->streams[req.stream].consumers;
+      if (std::find(consumers.begin(), consumers.end(), d) != consumers.end()) tell_route(now, from, eff);
       return;
     }
     o.consumers.push_back(make_consumer(from, d));
@@ -818,6 +822,14 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
   c->eos_sent = false;
   c->eos_acked = false;
   c->progress_us = now;
+  if (role_ == Role::primary && from == routes_[d].primary) {
+    // Echo the route I follow for the requester's fragment: proof, sent only after its request
+    // reached me, that I serve it in that epoch (a primary that dissolved its pair waits for
+    // it, PrimaryRole::on_standby_lost; data alone may have been on the way since before).
+    const Route& r = routes_[d];
+    send(eff, now, from, Takeover{d, r.primary, r.epoch, r.standby, r.standby_incarnation});
+    count("route_echoes_sent");
+  }
   if (req.after_id == kReplayOnlyNew) {
     c->sent_up_to = o.queue.last_id();
     c->level0 = std::max(c->level0, c->sent_up_to);
