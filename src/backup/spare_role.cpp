@@ -54,18 +54,18 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Takeover>) {
-          if (collecting_ && server_.yield_epoch_tie(from, m)) {
-            // My takeover's epoch was claimed first by my primary (it declared me lost while I
-            // was silent), and the neighbours follow it: stop, and rejoin.
-            server_.trace(eff, now, "fenced",
-                          "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
-                              std::to_string(m.epoch) + " tie=lost");
-            collecting_ = false;
-            successor_ = std::make_unique<FencedRole>(server_);
-          } else if (collecting_ && m.fragment != server_.fragment_id()) {
+          if (collecting_ && m.fragment != server_.fragment_id()) {
             on_takeover_while_collecting(now, m, eff);
           } else if (collecting_) {
-            server_.on_takeover(now, m, eff);
+            if (server_.on_takeover(now, m, eff)) {
+              // A newer epoch of my fragment names another primary while I collect restart
+              // points: my takeover was superseded (my primary had dissolved the pair without me
+              // and renewed its claim). Stop, and rejoin.
+              server_.trace(eff, now, "fenced",
+                            "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" + std::to_string(m.epoch));
+              collecting_ = false;
+              successor_ = std::make_unique<FencedRole>(server_);
+            }
           } else if (auto next = standby_learns_takeover(server_, now, m, eff)) {
             successor_ = std::move(next);
           }

@@ -689,7 +689,8 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
       p.paired = false;  // the partner is dead or fenced until it rejoins
     } else if (e.event == "fenced") {
       p.paired = false;
-      // A node that took over and then lost an epoch tie stops acting: its partner acts.
+      // A node that took over and then was fenced by its primary's renewed claim (the primary
+      // dissolved the pair first, PrimaryRole::on_competing_claim) stops acting: its partner acts.
       if (node == p.acting) {
         const PlanFragment& pf = plan.fragments[plan.nodes[node].fragment];
         p.acting = node == pf.primary ? pf.standby : pf.primary;

@@ -60,9 +60,15 @@ std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
   for (const Delivery& d : result.deliveries) last_delivery_us = std::max(last_delivery_us, d.at_us);
   std::map<FragmentId, std::size_t> open;  // fragment -> its span still running
   for (const TraceEvent& e : result.events) {
-    if (e.node >= plan.nodes.size() || (e.event != "standby_lost" && e.event != "pair_restored")) continue;
+    if (e.node >= plan.nodes.size() ||
+        (e.event != "standby_lost" && e.event != "pair_restored" && e.event != "held_output_released"))
+      continue;
     const FragmentId f = plan.nodes[e.node].fragment;
     auto it = open.find(f);
+    if (e.event == "held_output_released") {
+      if (it != open.end()) spans[it->second].released_tuples += std::strtoll(detail_value(e, "released").c_str(), nullptr, 10);
+      continue;
+    }
     if (e.event == "pair_restored") {
       if (it == open.end()) continue;
       UnprotectedSpan& s = spans[it->second];
@@ -78,7 +84,6 @@ std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
     s.standby = detail_value(e, "standby");
     s.lost_us = e.at_us;
     s.silent_ms = std::strtod(detail_value(e, "silent_ms").c_str(), nullptr);
-    s.released_tuples = std::strtoll(detail_value(e, "released").c_str(), nullptr, 10);
     open[f] = spans.size();
     spans.push_back(s);
   }

@@ -109,7 +109,8 @@ struct OverheadMetrics {
 // from that event until the pair was restored (the fragment's next "pair_restored") or, when it
 // never was, until the last sink delivery (the run's end when nothing was delivered after the
 // loss). silent_ms is how long before the loss the primary last heard from the standby (output
-// that waited for it was held at most that long); released_tuples is how much of it was waiting.
+// that waited for it was held at most that long); released_tuples is how much of it was waiting
+// (the "held_output_released" events of the span).
 struct UnprotectedSpan {
   std::string fragment;
   std::string primary;  // the node that declared the loss

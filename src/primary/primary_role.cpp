@@ -58,6 +58,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
+  if (dissolve_pending_ && now >= next_confirmation_request_us_) request_confirmations(now, eff);
   if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) standby_suspected(now, eff, Detector::heartbeat);
   if (now >= standby_loss_due_us_) on_standby_lost(now, eff, standby_suspected_by_);
   if (now >= next_heartbeat_us_) {
@@ -99,13 +100,12 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           server_.on_replay_request(now, from, m, eff);
           maybe_finish_rebase(now, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (server_.yield_epoch_tie(from, m)) {
-            // I claimed this epoch too (I declared my standby lost while it took over), and the
-            // neighbour follows the other claim: mine lost, I stop acting and rejoin.
-            server_.trace(eff, now, "fenced",
-                          "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
-                              std::to_string(m.epoch) + " tie=lost");
-            successor_ = std::make_unique<FencedRole>(server_);
+          if (m.fragment == server_.fragment_id() && m.new_primary == server_.self() && m.epoch == server_.epoch()) {
+            // A producer echoes my own route: it serves me in my epoch.
+            if (dissolve_pending_ && m.epoch == dissolved_epoch_) confirmed_producers_.insert(from);
+            server_.count("route_echoes_received");
+          } else if (claims_my_dissolved_epoch(m)) {
+            on_competing_claim(now, m, eff);
           } else if (server_.on_takeover(now, m, eff)) {
             server_.trace(eff, now, "fenced",
                           "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
@@ -195,6 +195,10 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   next_heartbeat_us_ = server_.own_heartbeats() ? now : kNever;
   standby_detector_.start(now);
   standby_loss_due_us_ = kNever;
+  // My old standby asks to rejoin: it claims nothing. What a dissolution still held is released
+  // by the new pair's checkpoint or bootstrap (output before the new standby is released).
+  dissolve_pending_ = false;
+  dissolved_epoch_ = 0;
   server_.trace(eff, now, "rejoin_accepted",
                 "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));
   if (server_.kind() != FragmentKind::operators) return;
@@ -237,24 +241,12 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   if (heartbeat_to_ == kNoNode) return;
   const NodeId lost = heartbeat_to_;
   const TimeUs silent_us = now - standby_detector_.last_heard_us();
-  // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
-  // acts for this fragment (the new epoch below says so), so it goes out now.
-  std::size_t released = 0;
-  for (auto& [s, o] : server_.outputs()) {
-    if (o.released_up_to == ~TupleId{0}) continue;
-    if (o.released_up_to < o.queue.last_id()) released += o.queue.count_between(o.released_up_to, o.queue.last_id());
-    o.released_up_to = ~TupleId{0};
-  }
   checkpoints_.reset();
   determinants_.reset();
   bootstrapping_standby_ = kNoNode;
   heartbeat_to_ = kNoNode;
   next_heartbeat_us_ = kNever;
   standby_detector_.stop();
-  // A passive primary without a standby acknowledges what it processed, so upstream queues stay
-  // bounded (as after a takeover); other modes' upstreams trim as before, now without the
-  // standby (the announcement below removes it from their consumers).
-  if (server_.kind() == FragmentKind::operators && server_.mode() == HaMode::passive) next_level1_us_ = now;
   // The pair is dissolved in a new epoch: me as primary, no standby. Upstream servers stop
   // sending to (and keeping input for) an active standby, and the old standby — told directly
   // now, and answered with this epoch whenever it speaks from the old one — rejoins instead of
@@ -263,15 +255,99 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   route.standby = kNoNode;
   route.standby_incarnation = 0;
   route.epoch += 1;
+  dissolved_epoch_ = route.epoch;
+  // A closed connection means a dead process: nobody can claim this epoch but me. After a
+  // silence, the standby may have been cut off and have taken over in the same epoch (the
+  // neighbours follow whichever claim they heard first): until every consumer and producer
+  // answered mine, what was held stays held, and nothing is acknowledged upstream, so that the
+  // standby's claim can still win without a trace of mine (on_competing_claim).
+  dissolve_pending_ = detector != Detector::connection;
+  if (dissolve_pending_) {
+    // Consumers confirm by saying where they resume (as after a takeover); producers by
+    // echoing my route in answer to a replay request (request_confirmations).
+    server_.reset_consumers_awaiting_replay_request();
+    confirmed_producers_.clear();
+    request_confirmations(now, eff);
+  }
   server_.announce_takeover(now, eff, lost);
   server_.count("standby_lost");
   server_.trace(eff, now, "standby_lost",
                 "standby=" + server_.plan().nodes[lost].name + " detector=" + to_string(detector) +
-                    " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " released=" + std::to_string(released) +
-                    " epoch=" + std::to_string(route.epoch) + " (running unprotected until a standby rejoins)");
+                    " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " epoch=" + std::to_string(route.epoch) +
+                    (dissolve_pending_ ? " (held output waits until every neighbour follows this epoch)"
+                                       : " (running unprotected until a standby rejoins)"));
+  if (!dissolve_pending_) release_held_output(now, eff);
+}
+
+void PrimaryRole::request_confirmations(TimeUs now, Effects& eff) {
+  for (const auto& [s, in] : server_.inputs()) {
+    const NodeId producer = server_.route(in.producer).primary;
+    if (producer == kNoNode || confirmed_producers_.count(producer)) continue;
+    server_.send(eff, now, producer, ReplayRequest{s, in.accepted.last_accepted(), 0});
+  }
+  next_confirmation_request_us_ = now + server_.retransmit_us();
+}
+
+bool PrimaryRole::dissolve_confirmed() const {
+  for (const auto& [s, in] : server_.inputs())
+    if (!confirmed_producers_.count(server_.route(in.producer).primary)) return false;
+  // The consumer fragments' primaries (a standby being bootstrapped is subscribed by its own).
+  for (const auto& [s, o] : server_.outputs())
+    for (const ConsumerState& c : o.consumers)
+      if (!c.ready && c.node == server_.route(c.fragment).primary) return false;
+  return true;
+}
+
+void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
+  dissolve_pending_ = false;
+  // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
+  // acts for this fragment (every neighbour follows my epoch), so it goes out now.
+  std::size_t released = 0;
+  for (auto& [s, o] : server_.outputs()) {
+    if (o.released_up_to == ~TupleId{0}) continue;
+    if (o.released_up_to < o.queue.last_id()) released += o.queue.count_between(o.released_up_to, o.queue.last_id());
+    o.released_up_to = ~TupleId{0};
+  }
+  // A passive primary without a standby acknowledges what it processed, so upstream queues stay
+  // bounded (as after a takeover); other modes' upstreams trim as before, now without the
+  // standby (the announcement removed it from their consumers).
+  if (server_.kind() == FragmentKind::operators && server_.mode() == HaMode::passive) next_level1_us_ = now;
+  server_.count("held_tuples_released", static_cast<std::int64_t>(released));
+  server_.trace(eff, now, "held_output_released",
+                "released=" + std::to_string(released) + " epoch=" + std::to_string(server_.epoch()) +
+                    " (running unprotected until a standby rejoins)");
+}
+
+bool PrimaryRole::claims_my_dissolved_epoch(const Takeover& t) const {
+  return dissolved_epoch_ != 0 && t.fragment == server_.fragment_id() && t.epoch == dissolved_epoch_ &&
+         t.epoch == server_.epoch() && t.new_primary != server_.self() && t.new_primary < server_.plan().nodes.size() &&
+         server_.plan().nodes[t.new_primary].fragment == server_.fragment_id();
+}
+
+void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff) {
+  const std::string other = server_.plan().nodes[t.new_primary].name;
+  if (dissolve_pending_) {
+    // My old standby took over in the epoch I claimed, and some neighbour follows it: it wins.
+    // Nothing I held went out and nothing was acknowledged upstream for it; I rejoin as its
+    // standby (its new epoch then brings every neighbour over to it).
+    server_.count("epoch_claims_lost");
+    server_.trace(eff, now, "fenced", "new_primary=" + other + " epoch=" + std::to_string(t.epoch) + " claim=lost");
+    successor_ = std::make_unique<FencedRole>(server_);
+    return;
+  }
+  // Every neighbour answered my claim before this one came (a standby that resumed and took
+  // over on its old state): mine stands. A newer epoch makes that plain to everyone, the other
+  // node included, which is fenced by it and rejoins.
+  Route& route = server_.route_mut(server_.fragment_id());
+  route.epoch += 1;
+  dissolved_epoch_ = route.epoch;
+  server_.announce_takeover(now, eff, t.new_primary);
+  server_.count("epoch_claims_renewed");
+  server_.trace(eff, now, "claim_renewed", "epoch=" + std::to_string(route.epoch) + " over=" + other);
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {
+  if (dissolve_pending_ && dissolve_confirmed()) release_held_output(now, eff);
   if (server_.kind() == FragmentKind::source) next_source_us_ = server_.emit_source_tuples(now, eff);
   server_.process_input(now, eff);
   if (determinants_) determinants_->after_processing(now, eff);
@@ -373,6 +449,7 @@ TimeUs PrimaryRole::next_wakeup_us() const {
                        server_.next_ack_due_us()});
   if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
   t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us(), standby_loss_due_us_});
+  if (dissolve_pending_) t = std::min(t, next_confirmation_request_us_);
   return t;
 }
 

@@ -9,13 +9,15 @@
 // fenced); after a takeover that cannot regenerate identical ids, nothing is processed until
 // every consumer has said where it resumes, so rebased ids are above everything they accepted;
 // a lost standby never stalls the fragment (DESIGN.md section 7): the primary declares it lost,
-// releases what it held for it and dissolves the pair in a new epoch (on_standby_lost), so the
-// old standby, if it was only paused, is answered with that epoch and rejoins.
+// dissolves the pair in a new epoch and releases what it held (on_standby_lost), so the old
+// standby, if it was only paused, is answered with that epoch and rejoins; of two claims of one
+// epoch only one side's output and upstream trimming ever count (on_competing_claim).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "primary/checkpoint_sender.h"
@@ -53,11 +55,13 @@ class PrimaryRole : public RoleBehaviour {
   // My standby is gone: its connection closed (PeerLost, detector=connection: at once), or it
   // was silent for kStandbyLossFailureTimeouts failure timeouts (my heartbeats, or the driver's
   // PeerLost with detector=heartbeat plus one more timeout). Releases every output held for
-  // it, stops checkpointing and shipping determinants to it, acknowledges upstream directly (as
-  // a passive primary without a standby does), and dissolves the pair in a new epoch that
-  // names no standby: upstream servers stop keeping input for it, and the old standby, if it
-  // comes back, is answered with the new epoch and rejoins. Traced as standby_lost. Does
-  // nothing when I have no standby.
+  // it, stops checkpointing and shipping determinants to it, and dissolves the pair in a new
+  // epoch that names no standby: upstream servers stop keeping input for it, and the old
+  // standby, if it comes back, is answered with the new epoch and rejoins. Traced as
+  // standby_lost. What was held is released (held_output_released) and a passive primary
+  // acknowledges upstream directly at once after a closed connection, and after a silence once
+  // every neighbour follows the new epoch (the standby may have been cut off and taken over in
+  // it: on_competing_claim). Does nothing when I have no standby.
   void on_standby_lost(TimeUs now, Effects& eff, Detector detector);
 
  private:
@@ -69,6 +73,20 @@ class PrimaryRole : public RoleBehaviour {
   // The standby was found failed, by my heartbeat detector or the driver's (PeerLost): lost at
   // once after a closed connection, after one more failure timeout of silence otherwise.
   void standby_suspected(TimeUs now, Effects& eff, Detector detector);
+  // After a standby loss declared on silence: every producer echoed my route and every consumer
+  // fragment's primary told me where it resumes, i.e. every neighbour follows my epoch.
+  bool dissolve_confirmed() const;
+  // Asks every producer that has not echoed my route yet (a replay request after what I
+  // accepted, which it answers with the echo, Server::on_replay_request); again every
+  // retransmit timeout while the dissolution is pending.
+  void request_confirmations(TimeUs now, Effects& eff);
+  // Sends what was held for the lost standby, and acknowledges upstream directly (passive).
+  void release_held_output(TimeUs now, Effects& eff);
+  // Another node of my fragment claims the epoch in which I dissolved the pair.
+  bool claims_my_dissolved_epoch(const Takeover& t) const;
+  // Settles it: while my claim is unconfirmed I yield (fenced, rejoin); once confirmed, mine
+  // stands and I renew it in a newer epoch, which fences the other.
+  void on_competing_claim(TimeUs now, const Takeover& t, Effects& eff);
 
   Server& server_;
   PrimaryOptions options_;
@@ -78,12 +96,18 @@ class PrimaryRole : public RoleBehaviour {
   // (A closed connection is reported by the driver, PeerLost, and declares it lost at once.)
   // Until then held output stays held — only the standby's acknowledgement releases it — so a
   // standby that was merely cut off and took over is followed by the neighbours first, and
-  // the primary's later claim loses to it (Server::on_takeover, yield_epoch_tie).
+  // the primary's later claim loses to it (on_competing_claim).
   FailureDetector standby_detector_;
   // A suspected standby is declared lost at this time unless heard from first (kNever: not
   // suspected), and by whom it was suspected.
   TimeUs standby_loss_due_us_ = kNever;
   Detector standby_suspected_by_ = Detector::heartbeat;
+  // The epoch in which I dissolved my pair after a standby loss (0: none since the last pair),
+  // and whether that claim still waits for my neighbours' answers (held output stays held).
+  Epoch dissolved_epoch_ = 0;
+  bool dissolve_pending_ = false;
+  std::set<NodeId> confirmed_producers_;  // producers that echoed my route in that epoch
+  TimeUs next_confirmation_request_us_ = kNever;
   TimeUs next_heartbeat_us_ = kNever;
   TimeUs next_level1_us_ = kNever;
   TimeUs next_source_us_ = kNever;

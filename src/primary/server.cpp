@@ -803,6 +803,10 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
     const auto nodes = input_nodes_of(d);
     if (std::find(nodes.begin(), nodes.end(), from) == nodes.end()) {
       count("unexpected_replay_request_dropped");
+      // A node of a consumer fragment that is not the one I follow asks as its primary: tell it
+      // who is (it claimed an epoch another node claimed first, or missed its fencing).
+      const auto& consumers = plan_->streams[req.stream].consumers;
+      if (std::find(consumers.begin(), consumers.end(), d) != consumers.end()) tell_route(now, from, eff);
       return;
     }
     o.consumers.push_back(make_consumer(from, d));
@@ -818,6 +822,14 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
   c->eos_sent = false;
   c->eos_acked = false;
   c->progress_us = now;
+  if (role_ == Role::primary && from == routes_[d].primary) {
+    // Echo the route I follow for the requester's fragment: proof, sent only after its request
+    // reached me, that I serve it in that epoch (a primary that dissolved its pair waits for
+    // it, PrimaryRole::on_standby_lost; data alone may have been on the way since before).
+    const Route& r = routes_[d];
+    send(eff, now, from, Takeover{d, r.primary, r.epoch, r.standby, r.standby_incarnation});
+    count("route_echoes_sent");
+  }
   if (req.after_id == kReplayOnlyNew) {
     c->sent_up_to = o.queue.last_id();
     c->level0 = std::max(c->level0, c->sent_up_to);
@@ -873,8 +885,8 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   if (t.epoch < r.epoch || (t.epoch == r.epoch && !repeat)) {
     count("stale_takeover_dropped");
     if (t.epoch == r.epoch && t.fragment != frag_ && role_ != Role::rejoining && role_ != Role::fenced) {
-      // Another claim of an epoch whose first claim I follow: tell the claimant, so that it
-      // stops (yield_epoch_tie) rather than act for a fragment nobody routes to it.
+      // Another claim of an epoch whose first claim I follow: tell the claimant (a primary whose
+      // dissolution of its pair is still pending stops on it, PrimaryRole::on_standby_lost).
       count("epoch_ties_answered");
       tell_route(now, t.new_primary, eff);
     }
@@ -994,7 +1006,13 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
       announce_pending_ = false;
     } else if (now - announced_us_ >= rt) {
       const Takeover t{frag_, self_, epoch(), routes_[frag_].standby, routes_[frag_].standby_incarnation};
-      for (NodeId n : neighbour_nodes()) send(eff, now, n, t);
+      const auto neighbours = neighbour_nodes();
+      for (NodeId n : neighbours) send(eff, now, n, t);
+      // The other node of my fragment too: cut off when I first announced, it may still act in
+      // the old epoch, or claim the same one (PrimaryRole::on_standby_lost).
+      if (announce_old_primary_ != kNoNode && announce_old_primary_ != self_ &&
+          std::find(neighbours.begin(), neighbours.end(), announce_old_primary_) == neighbours.end())
+        send(eff, now, announce_old_primary_, t);
       announced_us_ = now;
       count("takeover_announcements_repeated");
     }
@@ -1015,18 +1033,6 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
 }
 
 void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) { tell_route(now, e.header.sender, eff); }
-
-bool Server::yield_epoch_tie(NodeId from, const Takeover& t) {
-  if (t.fragment != frag_ || from >= plan_->nodes.size() || plan_->nodes[from].fragment == frag_) return false;
-  if (t.new_primary >= plan_->nodes.size() || plan_->nodes[t.new_primary].fragment != frag_) return false;
-  Route& r = routes_[frag_];
-  if (t.epoch != r.epoch || t.new_primary == r.primary) return false;
-  r.primary = t.new_primary;
-  r.standby = t.standby;
-  r.standby_incarnation = t.standby_incarnation;
-  count("epoch_ties_lost");
-  return true;
-}
 
 void Server::tell_route(TimeUs now, NodeId n, Effects& eff) {
   if (n >= plan_->nodes.size() || n == self_) return;

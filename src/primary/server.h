@@ -286,12 +286,12 @@ class Server {
   // (at most once per retransmit timeout per sender), so a paused or partitioned old primary
   // learns it is fenced.
   void answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff);
-  // Two nodes of my fragment claimed the same epoch (a primary declared its standby lost while
-  // the standby, cut off from it, took over). Neighbours follow the first claim of an epoch
-  // they hear and answer the other with the route they follow (on_takeover); this is such an
-  // answer, relayed by a neighbour: my claim lost. Adopts the route and returns true (the role
-  // stops acting). A claim of the other node of my fragment itself decides nothing (false).
-  bool yield_epoch_tie(NodeId from, const Takeover& t);
+  // Tells node n the route I follow for its fragment (a fencing notice), at most once per
+  // retransmit timeout per node. Also sent to the claimant of an epoch whose first claim I
+  // follow (two nodes of a fragment claimed the same epoch: a primary dissolved its pair while
+  // its standby took over, PrimaryRole::on_standby_lost), and to a node of a producer that sends
+  // as its primary when it is not.
+  void tell_route(TimeUs now, NodeId n, Effects& eff);
   // A message from a newer epoch than I know of its fragment: the sender took over and its
   // Takeover did not reach me (lost); returns the Takeover it implies.
   std::optional<Takeover> implied_takeover(const Envelope& e) const;
@@ -324,9 +324,7 @@ class Server {
   void clear_stash(InputState& in);
   void send_gap_fill(TimeUs now, OutputState& o, ConsumerState& c, TupleId after, TupleId up_to, Effects& eff);
   void answer_takeover(TimeUs now, const Takeover& t, Effects& eff);
-  // Tells node n the route I follow for its fragment (a fencing notice), at most once per
-  // retransmit timeout per node.
-  void tell_route(TimeUs now, NodeId n, Effects& eff);
+
   void handle_fragment_outputs(FragmentOutputs& outs);
   bool any_output_full(std::string* which) const;
   ConsumerState make_consumer(NodeId node, FragmentId consumer_fragment) const;

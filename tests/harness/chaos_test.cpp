@@ -265,19 +265,20 @@ TEST_CASE("beyond the guarantee: a crash of a primary that runs unprotected afte
   const Plan plan = default_plan(HaMode::passive);
   RunResult r;
   r.events = {event(1.0, plan, "aggregate.backup", "failure", "kind=pause duration_ms=300"),
-              event(1.06, plan, "aggregate", "standby_lost", "standby=aggregate.backup released=12 epoch=1"),
+              event(1.06, plan, "aggregate", "standby_lost", "standby=aggregate.backup epoch=1"),
               event(1.1, plan, "aggregate", "failure", "kind=crash node=aggregate")};
   const auto b = beyond_guarantee(plan, r);
   REQUIRE(b.has_value());
   CHECK(b->find("before its pair was restored") != std::string::npos);
 
-  // The resumed standby took over on its old state, lost the epoch tie and, while rejoining,
-  // crashed: the primary never stopped acting and holds the state, so within the guarantee.
+  // The resumed standby took over on its old state, was fenced by its primary's renewed claim
+  // and, while rejoining, crashed: the primary never stopped acting and holds the state, so
+  // within the guarantee.
   r.events = {event(1.0, plan, "aggregate.backup", "failure", "kind=pause duration_ms=300"),
-              event(1.06, plan, "aggregate", "standby_lost", "standby=aggregate.backup released=12 epoch=1"),
+              event(1.06, plan, "aggregate", "standby_lost", "standby=aggregate.backup epoch=1"),
               event(1.3, plan, "aggregate.backup", "detection", "failed=aggregate"),
               event(1.3, plan, "aggregate.backup", "takeover"),
-              event(1.301, plan, "aggregate.backup", "fenced", "new_primary=aggregate epoch=1 tie=lost"),
+              event(1.301, plan, "aggregate.backup", "fenced", "new_primary=aggregate epoch=2"),
               event(1.3015, plan, "aggregate.backup", "failure", "kind=crash node=aggregate.backup")};
   CHECK_FALSE(beyond_guarantee(plan, r).has_value());
   // A crash of that primary afterwards, with no standby left: beyond.

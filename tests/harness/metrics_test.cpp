@@ -346,12 +346,14 @@ TEST_CASE("the exposure after a standby loss runs until the pair is restored, or
   d.at_us = 3'000'000;
   r.deliveries.push_back(d);
   r.end_us = 3'500'000;
-  r.events = {ev(1'060'000, "aggregate", "standby_lost", "standby=aggregate.backup detector=heartbeat silent_ms=60.000000 released=42 epoch=1"),
+  r.events = {ev(1'060'000, "aggregate", "standby_lost", "standby=aggregate.backup detector=heartbeat silent_ms=60.000000 epoch=1"),
+              ev(1'060'500, "aggregate", "held_output_released", "released=42 epoch=1"),
               ev(1'200'000, "aggregate", "rejoin_accepted", "standby=aggregate.backup epoch=2"),
               ev(1'250'000, "aggregate", "pair_restored", "standby=aggregate.backup checkpoint=1"),
               ev(2'000'000, "filter", "standby_lost", "standby=filter.backup detector=heartbeat silent_ms=30.5 released=0 epoch=1"),
               // A second loss reported while the fragment is still unprotected is the same span.
-              ev(2'500'000, "filter", "standby_lost", "standby=filter.backup released=3 epoch=3")};
+              ev(2'500'000, "filter", "standby_lost", "standby=filter.backup epoch=3"),
+              ev(2'600'000, "filter", "held_output_released", "released=3 epoch=3")};
   const RunMetrics m = compute_metrics(r, {}, 0);
   REQUIRE(m.unprotected.size() == 2);
   const UnprotectedSpan& a = m.unprotected[0];
@@ -367,6 +369,7 @@ TEST_CASE("the exposure after a standby loss runs until the pair is restored, or
   CHECK(b.fragment == "filter");
   CHECK_FALSE(b.restored);
   CHECK(b.silent_ms == Approx(30.5));
+  CHECK(b.released_tuples == 3);
   CHECK(b.unprotected_ms == Approx(1000.0));  // to the last delivery at 3 s
   // The summary says so.
   const std::string text = format_summary(r, SemanticsReport{}, m);

@@ -119,7 +119,11 @@ TEST_CASE("a crashed standby of a fragment with a Union never stalls it: the pri
     CHECK(lost->details.find(by_connection ? "detector=connection" : "detector=heartbeat") != std::string::npos);
     if (by_connection) CHECK(lost->at_us - 2'500'000 < us_from_ms(static_cast<double>(t.settings.failure_timeout_ms)));
     else CHECK(lost->at_us - 2'500'000 >= 2 * us_from_ms(static_cast<double>(t.settings.failure_timeout_ms - t.settings.heartbeat_interval_ms)));
-    if (ha == HaMode::passive || !by_connection) CHECK(detail_number(*lost, "released") > 0);
+    const TraceEvent* released = o.first("held_output_released", "merge");
+    REQUIRE(released != nullptr);
+    if (by_connection) CHECK(released->at_us == lost->at_us);  // a dead standby claims nothing: at once
+    else CHECK(released->at_us > lost->at_us);                 // once every neighbour follows the new epoch
+    if (ha == HaMode::passive || !by_connection) CHECK(detail_number(*released, "released") > 0);
     CHECK(o.count("takeover") == 0);
     // Nothing is checkpointed to the dead standby any more.
     for (const auto& e : o.result.events)
@@ -130,7 +134,7 @@ TEST_CASE("a crashed standby of a fragment with a Union never stalls it: the pri
     CHECK(u.fragment == "merge");
     CHECK(u.standby == "merge.backup");
     CHECK_FALSE(u.restored);
-    CHECK(u.released_tuples == detail_number(*lost, "released"));
+    CHECK(u.released_tuples == detail_number(*released, "released"));
     CHECK(u.unprotected_ms > 3000.0);
   }
 }
@@ -219,9 +223,9 @@ TEST_CASE("a partition between the primary of a Union and its backup: the backup
 TEST_CASE("a primary cut off from its backup and its upstreams declares the standby lost too late: its claim loses the epoch tie", "[scenarios]") {
   // The backup takes over (epoch 1) after one failure timeout. The primary hears nothing from
   // anyone that could fence it (its upstreams are cut off too), so after two timeouts it declares
-  // its standby lost and claims epoch 1 as well. The downstream follows the first claim it
-  // heard, drops the released output of the second and answers it with the route it follows:
-  // the primary stops and rejoins. Nothing of what it released reaches the sink.
+  // its standby lost and claims epoch 1 as well. The downstream follows the first claim it heard
+  // and answers the second with the route it follows: the primary, whose claim no neighbour
+  // confirmed, released nothing it held, stops and rejoins.
   for (HaMode ha : kHolding) {
     INFO("ha=" << to_string(ha));
     auto o = run(union_network(ha, 2.5), {fault(FaultKind::partition, "merge", 0.8, 0.5, "merge.backup"),
@@ -236,8 +240,38 @@ TEST_CASE("a primary cut off from its backup and its upstreams declares the stan
     REQUIRE(fenced != nullptr);
     CHECK(takeover->at_us < lost->at_us);
     CHECK(fenced->at_us > lost->at_us);
-    CHECK(fenced->details.find("tie=lost") != std::string::npos);
+    CHECK(fenced->details.find("claim=lost") != std::string::npos);
+    CHECK(o.first("held_output_released", "merge") == nullptr);
     CHECK(o.first("pair_restored", "merge.backup") != nullptr);  // after the heal
+  }
+}
+
+TEST_CASE("both primaries of a chain cut off together from everything else: their claims lose to the backups that took over", "[scenarios]") {
+  // The nftables cut of tests/e2e/netns_test.cpp, in the simulator: filter and aggregate still
+  // hear each other, and each follows the other's claim of epoch 1; their backups took over in
+  // epoch 1 outside, where the source and the sink follow them. No claim inside is confirmed by
+  // every neighbour, so nothing held is released and no input is acknowledged for them; after
+  // the heal both stop and rejoin, and the backups' epoch 2 brings everyone over. (Upstream
+  // backup resolves the claims the same way, but two adjacent recovery nodes are issue 13's
+  // item 9: the aggregate's finds no restart point and its output has a gap; not judged here.)
+  for (HaMode ha : {HaMode::passive, HaMode::active})
+  for (std::uint64_t seed : {1, 2, 3}) {
+    INFO("ha=" << to_string(ha) << " seed=" << seed);
+    Topology t = default_topology();
+    t.settings.ha = ha;
+    t.settings.seed = seed;
+    t.settings.duration_s = 4.0;
+    const std::string suffix = ".backup";
+    std::vector<FaultSpec> faults;
+    for (const char* inside : {"filter", "aggregate"})
+      for (const std::string& outside : {std::string("source"), "filter" + suffix, "aggregate" + suffix, std::string("sink")})
+        faults.push_back(fault(FaultKind::partition, inside, 1.5, 1.5, outside));
+    auto o = run(t, faults);
+    require_precise(o);
+    CHECK(o.first("takeover", "filter" + suffix) != nullptr);
+    CHECK(o.first("takeover", "aggregate" + suffix) != nullptr);
+    CHECK(o.first("fenced", "filter") != nullptr);
+    CHECK(o.first("fenced", "aggregate") != nullptr);
   }
 }
 
