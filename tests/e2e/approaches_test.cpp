@@ -105,17 +105,23 @@ TEST_CASE("active standby: SIGKILL of a primary on the default, Union and Join n
   check_precise_takeover(run_real(plan_of("join.ini", HaMode::active, 3.0), {crash("join", 1.5)}));
 }
 
-TEST_CASE("active standby without determinants: the Union recovery is reported as rollback, not precise", "[e2e][active]") {
+TEST_CASE("active standby without determinants: the Union recovery loses nothing and its takeover does not claim exact ids", "[e2e][active]") {
   auto plan = plan_of("union.ini", HaMode::active, 3.0, [](Topology& t) { t.settings.determinants = false; });
   auto o = run_real(plan, {crash("merge", 1.5)});
   INFO(o.summary);
   REQUIRE(o.result.completed);
   // The backup's ids name other tuples than the primary's, so on takeover it re-sends a margin
   // of its log (inflight_tuples_max) rebased above what the sink accepted: nothing is lost, and
-  // what the sink already had arrives again.
-  CHECK(o.semantics.verdict == "rollback");
+  // what the sink already had usually arrives again (rollback). With a crash detected within a
+  // couple of milliseconds the margin may hold nothing the sink had: then the output happens to
+  // be precise, but the takeover never claims it (ids=rebased).
   CHECK(o.semantics.lost == 0);
-  CHECK(o.semantics.duplicates > 0);
+  CHECK((o.semantics.verdict == "rollback" || o.semantics.verdict == "precise"));
+  if (o.semantics.verdict == "rollback") CHECK(o.semantics.duplicates + o.semantics.differing > 0);
+  bool rebased = false;
+  for (const auto& e : o.result.events)
+    rebased |= e.event == "takeover" && e.details.find("approach=active ids=rebased") != std::string::npos;
+  CHECK(rebased);
 }
 
 TEST_CASE("passive standby: SIGKILL of a primary with a large state while checkpoints are always in transfer is precise", "[e2e][passive]") {
