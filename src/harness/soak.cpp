@@ -1,5 +1,7 @@
 #include "harness/soak.h"
 
+#include "harness/disturbance.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,20 +12,6 @@
 
 namespace hapair {
 namespace {
-
-// The value of `key=` in space-separated details; empty when absent.
-std::string field(const std::string& details, const std::string& key) {
-  const std::string k = key + "=";
-  std::size_t at = 0;
-  while ((at = details.find(k, at)) != std::string::npos) {
-    if (at == 0 || details[at - 1] == ' ') {
-      const std::size_t from = at + k.size();
-      return details.substr(from, details.find(' ', from) - from);
-    }
-    at += k.size();
-  }
-  return "";
-}
 
 std::string node_name(const RunResult& r, NodeId id) {
   if (r.plan && id < r.plan->nodes.size()) return r.plan->nodes[id].name;
@@ -70,13 +58,12 @@ DetectionFindings find_detections(const RunResult& result, const std::string& vi
     const bool suspicion = e.event == "standby_suspected";
     if (!detection && !suspicion) continue;
     // A takeover event names no failed node: it belongs to the detection just before it.
-    const std::string failed = suspicion ? field(e.details, "standby") : field(e.details, "failed");
+    const std::string failed = suspicion ? trace_field(e.details, "standby") : trace_field(e.details, "failed");
     const bool planned = !victim.empty() && e.at_us >= failure_us && (e.event == "takeover" || failed == victim);
     if (planned) {
       if (e.event == "detection" && !f.detection_ms) {
         f.detection_ms = static_cast<double>(e.at_us - failure_us) / 1000.0;
-        f.detector = field(e.details, "detector");
-        if (f.detector.empty()) f.detector = "heartbeat";
+        f.detector = detector_of(e);
       }
       continue;
     }
