@@ -39,7 +39,7 @@ TEST_CASE("soak: a takeover in a failure-free run is a false detection, with its
   CHECK_FALSE(f.detection_ms.has_value());
 }
 
-TEST_CASE("soak: the victim's detection after the kill gives detection_ms; another node's is false") {
+TEST_CASE("soak: the victim's detection after the kill gives detection_ms, another node's is false") {
   RunResult r = run_of({});
   r.events = {ev(r, 1'500'000, "aggregate", "failure", "kind=crash node=aggregate"),
               ev(r, 1'501'200, "aggregate.backup", "detection", "failed=aggregate silent_ms=3 detector=connection"),
