@@ -29,6 +29,8 @@ int node_command(const Args& args) {
        "the launcher's control endpoint, e.g. tcp://10.0.0.1:5555")
       ("bind", po::value<std::string>(&options.bind_endpoint),
        "where the data socket binds (default: the topology's endpoint for this node, else tcp://127.0.0.1:*)")
+      ("crash-line", po::value<std::string>(&options.crash_line_bind),
+       "where the crash line listens, tcp://HOST:PORT (default: the data endpoint's host, a free port)")
       ("rejoin", po::bool_switch(&options.rejoin),
        "this process replaces one that crashed: rejoin the fragment as the standby of its current primary")
       ("directory-timeout-s", po::value<double>(&options.directory_timeout_s)->default_value(30.0),

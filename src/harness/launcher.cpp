@@ -115,6 +115,7 @@ struct NodeState {
   bool hello = false;
   std::string peer;        // control routing id
   std::string endpoint;    // data endpoint from Hello
+  std::string crash_line;  // crash line endpoint from Hello (empty: none)
   bool killed = false;     // by a crash fault
   bool paused = false;     // SIGSTOPped by a pause fault
   bool fatal = false;      // reported a fatal error (trace) or exited with kNodeExitFatal
@@ -272,6 +273,7 @@ class Launch {
     std::vector<std::string> args = {options_.hapair_binary, "node",         "--topology", topology_path_,
                                      "--name",               node.name,      "--control",  advertised_};
     if (rejoin) args.insert(args.end(), {"--rejoin", "--bind", node.endpoint});
+    if (rejoin && !node.crash_line.empty()) args.insert(args.end(), {"--crash-line", node.crash_line});
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -291,6 +293,9 @@ class Launch {
     if (pid == 0) {
       dup2(log_fd, STDOUT_FILENO);
       dup2(log_fd, STDERR_FILENO);
+      // Nothing else of the launcher's leaks into the node (open result files, a caller's lock):
+      // a node's lowest descriptors are its crash line slots (runtime/crash_line.h).
+      close_range(3, ~0U, 0);
       // The child dies with the launcher, whatever kills the launcher; the check closes the race
       // where the launcher died before prctl().
       prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -335,6 +340,9 @@ class Launch {
   bool send_directory() {
     Directory& directory = directory_;
     for (const NodeState& node : nodes_) directory.endpoints.push_back(node.endpoint);
+    const bool any_line = std::any_of(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return !n.crash_line.empty(); });
+    for (const NodeState& node : nodes_)
+      if (any_line) directory.crash_line_endpoints.push_back(node.crash_line);
     directory.epoch_realtime_us = RunClock::realtime_us() + static_cast<TimeUs>(options_.epoch_delay_s * 1e6);
     clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
     bool ok = true;
@@ -518,6 +526,7 @@ class Launch {
     fresh.name = node.name;
     fresh.log_path = node.log_path;
     fresh.endpoint = node.endpoint;
+    fresh.crash_line = node.crash_line;
     fresh.peer = node.peer;
     fresh.earlier_incarnations = std::move(node.earlier_incarnations);
     for (const auto& [name, value] : result_.counters[node.name])
@@ -594,6 +603,7 @@ class Launch {
     node.hello = true;
     node.peer = peer;
     node.endpoint = hello.endpoint;
+    node.crash_line = hello.crash_line_endpoint;
     by_peer_[peer] = id;
   }
 
@@ -606,6 +616,12 @@ class Launch {
             node.endpoint + ", which every peer knows it by");
       abort_run_ = true;
       return;
+    }
+    if (hello.crash_line_endpoint != node.crash_line) {
+      // Its partner reconnects its crash line to the first address only: without it, a second
+      // crash would be found by heartbeats alone. Said, not fatal.
+      say("hapair: restarted node " + node.name + " announced the crash line " + hello.crash_line_endpoint +
+          " instead of " + node.crash_line + "; its partner detects its next crash by heartbeats");
     }
     node.hello = true;
     node.peer = peer;

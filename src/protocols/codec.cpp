@@ -99,10 +99,13 @@ std::size_t body_words(const RestartPoints& m) {
   return words;
 }
 std::size_t body_words(const Determinants& m) { return 4 + m.records.size(); }
-std::size_t body_words(const Hello& m) { return 3 + text_words(m.node_name) + text_words(m.endpoint); }
+std::size_t body_words(const Hello& m) {
+  return 4 + text_words(m.node_name) + text_words(m.endpoint) + text_words(m.crash_line_endpoint);
+}
 std::size_t body_words(const Directory& m) {
-  std::size_t words = 3;
+  std::size_t words = 4;
   for (const auto& e : m.endpoints) words += 1 + text_words(e);
+  for (const auto& e : m.crash_line_endpoints) words += 1 + text_words(e);
   return words;
 }
 std::size_t body_words(const NodeStats& m) {
@@ -259,12 +262,15 @@ void put(Body::Builder body, const Hello& m) {
   b.setNodeName(text_of(m.node_name));
   b.setEndpoint(text_of(m.endpoint));
   b.setPid(m.pid);
+  b.setCrashLineEndpoint(text_of(m.crash_line_endpoint));
 }
 void put(Body::Builder body, const Directory& m) {
   auto b = body.initDirectory();
   auto endpoints = b.initEndpoints(list_size(m.endpoints.size()));
   for (capnp::uint i = 0; i < endpoints.size(); ++i) endpoints.set(i, text_of(m.endpoints[i]));
   b.setEpochRealtimeUs(m.epoch_realtime_us);
+  auto lines = b.initCrashLineEndpoints(list_size(m.crash_line_endpoints.size()));
+  for (capnp::uint i = 0; i < lines.size(); ++i) lines.set(i, text_of(m.crash_line_endpoints[i]));
 }
 void put(Body::Builder body, const StopRun& m) { body.initStopRun().setImmediate(m.immediate); }
 void put(Body::Builder body, const Kill& m) { body.initKill().setPauseMs(m.pause_ms); }
@@ -527,6 +533,7 @@ class Converter {
     m.node_name = string_of(r.getNodeName());
     m.endpoint = string_of(r.getEndpoint());
     m.pid = r.getPid();
+    m.crash_line_endpoint = string_of(r.getCrashLineEndpoint());
     return true;
   }
   bool get(wire::Directory::Reader r, Directory& m) {
@@ -535,6 +542,14 @@ class Converter {
     m.endpoints.reserve(endpoints.size());
     for (auto e : endpoints) m.endpoints.push_back(string_of(e));
     m.epoch_realtime_us = r.getEpochRealtimeUs();
+    const auto lines = r.getCrashLineEndpoints();
+    if (!list_fits(lines, "Directory.crashLineEndpoints")) return false;
+    if (lines.size() != 0 && lines.size() != endpoints.size()) {
+      return refuse("list length mismatch", "Directory.crashLineEndpoints has " + std::to_string(lines.size()) +
+                                                " entries for " + std::to_string(endpoints.size()) + " nodes");
+    }
+    m.crash_line_endpoints.reserve(lines.size());
+    for (auto e : lines) m.crash_line_endpoints.push_back(string_of(e));
     return true;
   }
   bool get(wire::StopRun::Reader r, StopRun& m) {

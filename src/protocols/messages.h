@@ -202,11 +202,13 @@ struct Rejoin {
 
 // ---- control plane (launcher <-> nodes) ----------------------------------------------------
 
-// Node -> launcher: "I am `node_name`, my data socket is bound at `endpoint`".
+// Node -> launcher: "I am `node_name`, my data socket is bound at `endpoint`", and (detector =
+// connection+heartbeat) my crash line listens at `crash_line_endpoint` (runtime/crash_line.h).
 struct Hello {
   std::string node_name;
   std::string endpoint;
   std::int64_t pid = 0;
+  std::string crash_line_endpoint;  // empty: this node has no crash line
   friend bool operator==(const Hello&, const Hello&) = default;
 };
 
@@ -215,6 +217,7 @@ struct Hello {
 struct Directory {
   std::vector<std::string> endpoints;
   std::int64_t epoch_realtime_us = 0;
+  std::vector<std::string> crash_line_endpoints;  // indexed by NodeId like endpoints; may be empty
   friend bool operator==(const Directory&, const Directory&) = default;
 };
 

@@ -143,11 +143,13 @@ struct Hello {
   nodeName @0 :Text;
   endpoint @1 :Text;
   pid @2 :Int64;
+  crashLineEndpoint @3 :Text;
 }
 
 struct Directory {
   endpoints @0 :List(Text);  # indexed by NodeId
   epochRealtimeUs @1 :Int64;
+  crashLineEndpoints @2 :List(Text);  # indexed by NodeId; empty when no node has a crash line
 }
 
 struct StopRun {

@@ -92,7 +92,7 @@ constexpr TimeUs kStopGraceUs = 50'000;
 
 class NodeHost {
  public:
-  NodeHost(zmq::context_t& context, const NodeProcessOptions& options, NodeId self)
+  NodeHost(zmq::context_t& context, const NodeProcessOptions& options, NodeId self, CrashLineSlots& slots)
       : context_(context),
         options_(options),
         self_(self),
@@ -103,10 +103,25 @@ class NodeHost {
         core_(options.core_factory ? options.core_factory(options.plan, self)
                                    : make_node_core(options.plan, self)) {
     HAPAIR_CHECK_MSG(core_ != nullptr, "no core for node " << options.node_name);
+    const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self).fragment);
+    if (plan_.settings().detector == DetectorKind::connection_heartbeat && f.standby != kNoNode) {
+      std::string host;
+      std::string port = "0";
+      if (!options.crash_line_bind.empty() && !split_tcp_endpoint(options.crash_line_bind, host, port))
+        throw SetupError("--crash-line '" + options.crash_line_bind + "' is not tcp://HOST:PORT");
+      try {
+        listener_.emplace(slots, transport_.endpoint(), std::stoi(port));
+      } catch (const std::invalid_argument&) {
+        throw SetupError("--crash-line '" + options.crash_line_bind + "' has no port number");
+      } catch (const std::runtime_error& e) {
+        throw SetupError(e.what());
+      }
+    }
   }
 
   int run() {
-    control_.send(0, Hello{options_.node_name, transport_.endpoint(), static_cast<std::int64_t>(getpid())});
+    control_.send(0, Hello{options_.node_name, transport_.endpoint(), static_cast<std::int64_t>(getpid()),
+                           listener_ ? listener_->endpoint() : std::string()});
     const Directory directory = wait_for_directory();
     if (stop_requested_) return kNodeExitOk;
     for (NodeId id = 0; id < directory.endpoints.size(); ++id) transport_.set_peer(id, directory.endpoints[id]);
@@ -141,8 +156,11 @@ class NodeHost {
                                                static_cast<int>(s.failure_timeout_ms)});
     for (const NodeId partner : {f.primary, f.standby}) {
       if (partner == kNoNode || partner == self_ || directory.endpoints.at(partner).empty()) continue;
-      watch_->watch(partner, directory.endpoints[partner]);
+      const std::string line =
+          partner < directory.crash_line_endpoints.size() ? directory.crash_line_endpoints[partner] : std::string();
+      watch_->watch(partner, directory.endpoints[partner], line);
     }
+    if (listener_) watch_->serve_listener(&*listener_);
   }
 
   Directory wait_for_directory() {
@@ -328,6 +346,7 @@ class NodeHost {
   Transport transport_;
   ControlClient control_;
   std::unique_ptr<NodeCore> core_;
+  std::optional<CrashLineListener> listener_;  // declared before watch_, which points to it
   std::optional<PartnerWatch> watch_;
   std::optional<RunClock> clock_;
   CoreOutput out_;
@@ -360,8 +379,11 @@ int run_node_process(const NodeProcessOptions& options) {
     return kNodeExitSetupError;
   }
   try {
+    // The crash line's descriptors come first, so that this process's kernel closes them first
+    // when it is killed (runtime/crash_line.h).
+    CrashLineSlots slots;
     zmq::context_t context(1);
-    NodeHost host(context, options, self);
+    NodeHost host(context, options, self, slots);
     return host.run();
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());

@@ -42,6 +42,9 @@ struct NodeProcessOptions {
   // launcher binds it to the endpoint its first incarnation announced, so every peer's
   // connection to that address comes back by itself.
   bool rejoin = false;
+  // Where the crash line listens (tcp://HOST:PORT). Empty: the data endpoint's host, a free
+  // port (announced in Hello); a restarted node gets its first incarnation's.
+  std::string crash_line_bind;
   double directory_timeout_s = 30.0;  // how long to wait for the launcher's Directory
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;

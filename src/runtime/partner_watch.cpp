@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <poll.h>
+
 #include <cstring>
 #include <string>
 
@@ -24,11 +26,16 @@ PartnerWatch::~PartnerWatch() {
   }
 }
 
-void PartnerWatch::watch(NodeId peer, const std::string& endpoint) {
+void PartnerWatch::watch(NodeId peer, const std::string& endpoint, const std::string& crash_line_endpoint) {
   for (const Detector detector : {Detector::connection, Detector::heartbeat}) {
     Watched w;
     w.peer = peer;
     w.detector = detector;
+    if (detector == Detector::connection && !crash_line_endpoint.empty()) {
+      w.line = std::make_unique<CrashLine>(crash_line_endpoint);
+      watched_.push_back(std::move(w));
+      continue;
+    }
     w.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
     w.socket->set(zmq::sockopt::linger, 0);
     if (detector == Detector::heartbeat) {
@@ -47,16 +54,25 @@ void PartnerWatch::watch(NodeId peer, const std::string& endpoint) {
 }
 
 void PartnerWatch::add_poll_items(std::vector<zmq::pollitem_t>& items) {
-  for (Watched& w : watched_) items.push_back({w.monitor->handle(), 0, ZMQ_POLLIN, 0});
+  for (Watched& w : watched_) {
+    if (w.line) {
+      if (w.line->fd() >= 0) items.push_back({nullptr, w.line->fd(), w.line->poll_events(), 0});
+    } else {
+      items.push_back({w.monitor->handle(), 0, ZMQ_POLLIN, 0});
+    }
+  }
+  if (listener_) listener_->add_poll_items(items);
 }
 
 bool PartnerWatch::pending() {
-  for (Watched& w : watched_)
-    if (w.monitor->get(zmq::sockopt::events) & ZMQ_POLLIN) return true;
-  return false;
+  for (Watched& w : watched_) {
+    if (w.line ? w.line->pending() : (w.monitor->get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) return true;
+  }
+  return listener_ && listener_->pending();
 }
 
 bool PartnerWatch::drain(Watched& w) {
+  if (w.line) return w.line->ended();
   bool lost = false;
   // A monitor event is two frames: 6 bytes (uint16 event, uint32 value), then the endpoint.
   for (int i = 0; i < 64; ++i) {
@@ -79,6 +95,11 @@ bool PartnerWatch::crash_follows(NodeId peer) {
   // same moment: give the other one's report a moment to arrive, so a crash is named a crash.
   for (Watched& w : watched_) {
     if (w.peer != peer || w.detector != Detector::connection) continue;
+    if (w.line) {
+      if (w.line->fd() < 0) return false;
+      pollfd item{w.line->fd(), POLLIN, 0};
+      return ::poll(&item, 1, kCrashFollowsMs) > 0 && w.line->ended();
+    }
     zmq::pollitem_t item{w.monitor->handle(), 0, ZMQ_POLLIN, 0};
     if (zmq_poll(&item, 1, kCrashFollowsMs) > 0) return drain(w);
   }
@@ -86,6 +107,7 @@ bool PartnerWatch::crash_follows(NodeId peer) {
 }
 
 std::vector<PeerLost> PartnerWatch::take_lost() {
+  if (listener_) listener_->serve();
   std::vector<PeerLost> lost;
   // Connection reports first: a crash closes both connections, and it is the crash that
   // should be named.

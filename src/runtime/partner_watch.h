@@ -1,12 +1,13 @@
 // The real-process failure detector of a node's pair partner (Settings::detector =
-// connection+heartbeat): two idle ZeroMQ connections to the partner's data socket, watched by
-// socket monitors.
+// connection+heartbeat): a crash line to the partner (runtime/crash_line.h) and an idle ZeroMQ
+// connection to its data socket carrying ZMTP heartbeats, watched by a socket monitor.
 //
 // Paper: servers detect fail-stop crashes of their partners by missed heartbeats (section 2).
 // DESIGN.md section 7 asks for two detectors for two questions:
-// - a crash: the dead process's kernel closes its connections at once, so the first connection
-//   (no ZeroMQ heartbeats) reports ZMQ_EVENT_DISCONNECTED within about a millisecond of a
-//   `kill -9` (Detector::connection);
+// - a crash: the dead process's kernel closes its connections at once, so the crash line ends
+//   within about half a millisecond of a `kill -9` (Detector::connection). A partner that
+//   announced no crash line (an older node) is watched by a second idle ZeroMQ connection whose
+//   monitor reports ZMQ_EVENT_DISCONNECTED instead, two wake-ups later;
 // - a hang or a partition closes nothing: the second connection carries ZMTP heartbeats
 //   (ZMQ_HEARTBEAT_IVL = heartbeat_interval_ms, ZMQ_HEARTBEAT_TIMEOUT = failure_timeout_ms),
 //   which ZeroMQ's I/O threads send and answer, not the node's own loop; a partner that answers
@@ -29,6 +30,7 @@
 #include <zmq.hpp>
 
 #include "protocols/core.h"
+#include "runtime/crash_line.h"
 
 namespace hapair {
 
@@ -44,8 +46,11 @@ class PartnerWatch {
   PartnerWatch(const PartnerWatch&) = delete;
   PartnerWatch& operator=(const PartnerWatch&) = delete;
 
-  // Starts watching `peer` at its data endpoint (connects at once).
-  void watch(NodeId peer, const std::string& endpoint);
+  // Starts watching `peer` at its data endpoint and, when it has one, its crash line (connects
+  // at once).
+  void watch(NodeId peer, const std::string& endpoint, const std::string& crash_line_endpoint = "");
+  // This node's own crash line listener, served along with the watch (may stay unset).
+  void serve_listener(CrashLineListener* listener) { listener_ = listener; }
   bool empty() const { return watched_.empty(); }
 
   // The monitor sockets, for zmq::poll: readable when a report may be waiting.
@@ -62,7 +67,8 @@ class PartnerWatch {
   struct Watched {
     NodeId peer = kNoNode;
     Detector detector = Detector::connection;
-    std::unique_ptr<zmq::socket_t> socket;   // the idle connection to the partner
+    std::unique_ptr<CrashLine> line;         // connection detector with a crash line
+    std::unique_ptr<zmq::socket_t> socket;   // otherwise: the idle connection to the partner
     std::unique_ptr<zmq::socket_t> monitor;  // PAIR, receives the socket's monitor events
   };
 
@@ -75,6 +81,7 @@ class PartnerWatch {
   zmq::context_t& context_;
   PartnerWatchConfig config_;
   std::vector<Watched> watched_;
+  CrashLineListener* listener_ = nullptr;
   std::int64_t connection_losses_ = 0;
   std::int64_t heartbeat_losses_ = 0;
 };

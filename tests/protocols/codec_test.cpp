@@ -56,8 +56,10 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 10: return Determinants{1, 1000, {DeterminantRecord{0, 3}, DeterminantRecord{65535, 4000000000u}}};
     case 11: return DeterminantAck{2, 1003};
     case 12: return Rejoin{3, 8, 123456};
-    case 13: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337};
-    case 14: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"}, 1'700'000'000'000'000};
+    case 13: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337, "tcp://127.0.0.1:40124"};
+    case 14: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"},
+                            1'700'000'000'000'000,
+                            {"tcp://127.0.0.1:2", "", "tcp://10.0.0.2:5556"}};
     case 15: return StopRun{true};
     case 16: return Kill{250};
     case 17: return NodeStats{123456, true, {Counter{"bytes_sent.tuples", 1 << 30}, Counter{"cpu_us", -1}}};

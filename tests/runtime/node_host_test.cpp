@@ -294,7 +294,7 @@ TEST_CASE("node host: a directory whose size does not match the plan is a setup 
                                           }));
   });
   REQUIRE(launcher.pump([&] { return launcher.peer_of.size() == 1; }));
-  REQUIRE(launcher.control.send(launcher.peer_of.at("sink"), Envelope{Header{}, Directory{{"tcp://127.0.0.1:1"}, 0}}));
+  REQUIRE(launcher.control.send(launcher.peer_of.at("sink"), Envelope{Header{}, Directory{{"tcp://127.0.0.1:1"}, 0, {}}}));
   node.join();
   CHECK(status == kNodeExitSetupError);
 }

@@ -4,11 +4,13 @@
 // reported, however busy the watching thread is.
 #include <catch2/catch.hpp>
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,33 +25,45 @@ namespace {
 constexpr NodeId kPartner = 3;
 constexpr TimeUs kWaitMaxUs = 10'000'000;  // only reached when a report never comes
 
-// A partner process: binds a PULL socket like a node's inbox, tells its endpoint through a
-// pipe, then sleeps until it is killed.
+// A partner process: binds a PULL socket like a node's inbox (and, with_crash_line, a crash
+// line listener, as a node does), tells its endpoints through a pipe, then serves the listener
+// until it is killed.
 struct PartnerProcess {
   pid_t pid = -1;
   std::string endpoint;
+  std::string crash_line;
 
-  PartnerProcess() {
+  explicit PartnerProcess(bool with_crash_line = false) {
     int fds[2];
     REQUIRE(pipe(fds) == 0);
     pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
       close(fds[0]);
+      CrashLineSlots slots;
       zmq::context_t context(1);
       zmq::socket_t inbox(context, zmq::socket_type::pull);
       inbox.bind("tcp://127.0.0.1:*");
-      const std::string ep = inbox.get(zmq::sockopt::last_endpoint);
+      std::string ep = inbox.get(zmq::sockopt::last_endpoint);
+      std::optional<CrashLineListener> listener;
+      if (with_crash_line) listener.emplace(slots, ep, 0);
+      ep += " " + (listener ? listener->endpoint() : std::string("-"));
       if (write(fds[1], ep.data(), ep.size()) < 0) _exit(2);
       close(fds[1]);
-      for (;;) pause();
+      for (;;) {
+        if (listener) listener->serve();
+        poll(nullptr, 0, 5);
+      }
     }
     close(fds[1]);
     char buffer[256];
     const ssize_t n = read(fds[0], buffer, sizeof buffer);
     close(fds[0]);
     REQUIRE(n > 0);
-    endpoint.assign(buffer, static_cast<std::size_t>(n));
+    const std::string both(buffer, static_cast<std::size_t>(n));
+    endpoint = both.substr(0, both.find(' '));
+    crash_line = both.substr(both.find(' ') + 1);
+    if (crash_line == "-") crash_line.clear();
   }
   ~PartnerProcess() {
     if (pid > 0) {
@@ -72,7 +86,38 @@ std::vector<PeerLost> wait_for_report(PartnerWatch& watch) {
   return {};
 }
 
-TEST_CASE("a SIGKILLed partner is reported by the connection detector") {
+TEST_CASE("a SIGKILLed partner is reported by its crash line, as a connection loss") {
+  PartnerProcess partner(true);
+  REQUIRE_FALSE(partner.crash_line.empty());
+  zmq::context_t context(1);
+  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  watch.watch(kPartner, partner.endpoint, partner.crash_line);
+  RunClock::starting_now().sleep_until(100'000);
+  REQUIRE(watch.take_lost().empty());
+  kill(partner.pid, SIGKILL);
+  const std::vector<PeerLost> lost = wait_for_report(watch);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].peer == kPartner);
+  CHECK(lost[0].detector == Detector::connection);
+  CHECK(watch.connection_losses() == 1);
+}
+
+TEST_CASE("a SIGSTOPped partner with a crash line is reported by the heartbeat detector") {
+  PartnerProcess partner(true);
+  zmq::context_t context(1);
+  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  watch.watch(kPartner, partner.endpoint, partner.crash_line);
+  RunClock::starting_now().sleep_until(100'000);
+  REQUIRE(watch.take_lost().empty());
+  kill(partner.pid, SIGSTOP);
+  const std::vector<PeerLost> lost = wait_for_report(watch);
+  kill(partner.pid, SIGCONT);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].detector == Detector::heartbeat);
+  CHECK(watch.connection_losses() == 0);
+}
+
+TEST_CASE("a SIGKILLed partner without a crash line is reported by the connection detector") {
   PartnerProcess partner;
   zmq::context_t context(1);
   PartnerWatch watch(context, PartnerWatchConfig{10, 30});
