@@ -48,8 +48,17 @@ bool claims_precise(const std::string& approach) {
 
 }  // namespace
 
-DetectionFindings find_detections(const RunResult& result, const std::string& victim, TimeUs failure_us) {
+DetectionFindings find_detections(const RunResult& result, const std::string& victim, TimeUs planned_us) {
   DetectionFindings f;
+  // Detection is timed from the SIGKILL itself (the launcher's `failure` event), not from the
+  // planned instant: the launcher's loop may reach the planned moment a little late.
+  TimeUs failure_us = planned_us;
+  for (const TraceEvent& e : result.events) {
+    if (!victim.empty() && e.event == "failure" && node_name(result, e.node) == victim) {
+      failure_us = e.at_us;
+      break;
+    }
+  }
   for (const TraceEvent& e : result.events) {
     // After every sink saw the end of its input the launcher stops the nodes: a partner that
     // exits then has not failed.

@@ -52,8 +52,9 @@ struct DetectionFindings {
   std::optional<double> detection_ms;         // of the planned victim
   std::string detector;                       // which one fired for it; empty: none
 };
-// `victim` empty: a failure-free run; `failure_us`: the planned failure instant.
-DetectionFindings find_detections(const RunResult& result, const std::string& victim, TimeUs failure_us);
+// `victim` empty: a failure-free run; `planned_us`: the planned failure instant, used when the
+// run records no `failure` event of the victim (detection_ms is timed from that event).
+DetectionFindings find_detections(const RunResult& result, const std::string& victim, TimeUs planned_us);
 
 struct SoakRun {
   std::string network;

@@ -275,6 +275,7 @@ std::vector<Knob> network_knobs(Topology& t) {
           bool_knob("determinants", s.determinants),
           enum_knob("trimming", s.trimming, parse_trimming_rule, allowed_trimming_rules()),
           enum_knob("detector", s.detector, parse_detector_kind, allowed_detector_kinds()),
+          int_knob("hang_timeout_ms", s.hang_timeout_ms),
           int_knob("conservative_retention_ms", s.conservative_retention_ms),
           double_knob("drain_timeout_s", s.drain_timeout_s),
           double_knob("drain_quiet_s", s.drain_quiet_s),

@@ -211,6 +211,9 @@ struct Validator {
     if (s.failure_timeout_ms <= s.heartbeat_interval_ms)
       add(w, "[network] failure_timeout_ms = " + num(s.failure_timeout_ms) + ": must be > heartbeat_interval_ms (" +
                  num(s.heartbeat_interval_ms) + "), or every heartbeat gap looks like a failure");
+    if (s.hang_timeout_ms <= s.heartbeat_interval_ms)
+      add(w, "[network] hang_timeout_ms = " + num(s.hang_timeout_ms) + ": must be > heartbeat_interval_ms (" +
+                 num(s.heartbeat_interval_ms) + "), or every heartbeat gap looks like a hang");
     at_least("ack_interval_ms", s.ack_interval_ms, 1);
     at_least("checkpoint_interval_ms", s.checkpoint_interval_ms, 1);
     range("checkpoint_chunk_bytes", s.checkpoint_chunk_bytes, kCheckpointChunkBytesMin, kCheckpointChunkBytesMax);

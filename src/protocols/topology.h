@@ -144,6 +144,10 @@ struct Settings {
   std::int64_t heartbeat_interval_ms = 10;
   std::int64_t failure_timeout_ms = 30;    // missed heartbeats for this long => failed
   DetectorKind detector = DetectorKind::connection_heartbeat;
+  // detector = connection+heartbeat on real processes: the ZMTP heartbeats' timeout, which
+  // finds hangs and partitions only (crashes are found by the crash line within a millisecond),
+  // so it can be long enough that CPU steal and a busy machine never look like a hang.
+  std::int64_t hang_timeout_ms = 200;
   std::int64_t ack_interval_ms = 20;       // level-0 / level-1 acks at most this often
   std::int64_t checkpoint_interval_ms = 100;
   CheckpointMode checkpoint_mode = CheckpointMode::full;

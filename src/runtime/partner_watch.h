@@ -9,7 +9,7 @@
 //   announced no crash line (an older node) is watched by a second idle ZeroMQ connection whose
 //   monitor reports ZMQ_EVENT_DISCONNECTED instead, two wake-ups later;
 // - a hang or a partition closes nothing: the second connection carries ZMTP heartbeats
-//   (ZMQ_HEARTBEAT_IVL = heartbeat_interval_ms, ZMQ_HEARTBEAT_TIMEOUT = failure_timeout_ms),
+//   (ZMQ_HEARTBEAT_IVL = heartbeat_interval_ms, ZMQ_HEARTBEAT_TIMEOUT = hang_timeout_ms),
 //   which ZeroMQ's I/O threads send and answer, not the node's own loop; a partner that answers
 //   no PING for the timeout is disconnected (Detector::heartbeat). Because neither side's busy
 //   operator thread serves these heartbeats, a node working through a long backlog is not

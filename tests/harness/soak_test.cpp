@@ -56,6 +56,17 @@ TEST_CASE("soak: the victim's detection after the kill gives detection_ms, anoth
   CHECK(f.false_suspicions[0].find("filter standby_suspected") != std::string::npos);
 }
 
+TEST_CASE("soak: detection is timed from the launcher's SIGKILL, not from the planned instant") {
+  RunResult r = run_of({});
+  // The launcher's loop reached the planned 1.5 s 400 us late.
+  r.events = {ev(r, 1'500'400, "aggregate", "failure", "kind=crash node=aggregate"),
+              ev(r, 1'501'000, "aggregate.backup", "detection", "failed=aggregate silent_ms=3 detector=connection")};
+  const DetectionFindings f = find_detections(r, "aggregate", 1'500'000);
+  REQUIRE(f.detection_ms.has_value());
+  CHECK(*f.detection_ms == Approx(0.6));
+  CHECK(f.false_detections.empty());
+}
+
 TEST_CASE("soak: detections while the launcher stops the nodes after the run are not failures") {
   RunResult r = run_of({}, 3'000'000);
   r.events = {ev(r, 3'003'000, "filter.backup", "detection", "failed=filter silent_ms=85 detector=connection")};
