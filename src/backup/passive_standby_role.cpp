@@ -22,8 +22,7 @@ void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
-  if (from_primary) watch_.heard(now);
+  const bool from_primary = watch_.heard_from(from, now);
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;

@@ -22,6 +22,12 @@ void PrimaryWatch::send_heartbeat(TimeUs now, Effects& eff) {
   next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
 }
 
+bool PrimaryWatch::heard_from(NodeId sender, TimeUs now) {
+  if (sender != server_.route(server_.fragment_id()).primary) return false;
+  heard(now);
+  return true;
+}
+
 TimeUs PrimaryWatch::next_wakeup_us() const { return std::min(detector_.deadline_us(), next_heartbeat_us_); }
 
 }  // namespace hapair

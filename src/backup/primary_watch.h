@@ -24,6 +24,8 @@ class PrimaryWatch {
   void start(TimeUs now);
   // A message from the primary arrived.
   void heard(TimeUs now) { detector_.heard(now); }
+  // A message from `sender` arrived: true, and heard, when it is the current primary.
+  bool heard_from(NodeId sender, TimeUs now);
   // True at the moment the primary is first suspected (nothing heard for failure_timeout_ms).
   bool check(TimeUs now) { return detector_.check(now); }
   // Sends the primary a heartbeat when one is due.

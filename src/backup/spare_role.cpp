@@ -37,7 +37,7 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
 
 void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  if (!collecting_ && from == server_.route(server_.fragment_id()).primary) watch_.heard(now);
+  if (!collecting_) watch_.heard_from(from, now);
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;

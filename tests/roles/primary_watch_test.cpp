@@ -73,3 +73,14 @@ TEST_CASE("primary watch neither sends heartbeats nor suspects when the driver w
   watch.heard(5'000);
   CHECK(watch.last_heard_us() == 5'000);
 }
+
+TEST_CASE("primary watch counts only messages from the current primary as heard", "[roles]") {
+  const auto plan = passive_plan();
+  Server server(plan, plan->node_id("aggregate.backup"));
+  PrimaryWatch watch(server);
+  watch.start(0);
+  CHECK_FALSE(watch.heard_from(plan->node_id("filter"), 20'000));
+  CHECK(watch.last_heard_us() == 0);
+  CHECK(watch.heard_from(plan->node_id("aggregate"), 25'000));
+  CHECK(watch.last_heard_us() == 25'000);
+}
