@@ -14,5 +14,5 @@ scripts/build.sh build
 ctest --test-dir build --output-on-failure -j 2 --timeout 600
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAPAIR_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|sim|scenarios|harness'
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
 echo "test.sh: all tests passed (release and ASan/UBSan)"

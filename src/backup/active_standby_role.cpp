@@ -11,30 +11,18 @@ namespace hapair {
 
 ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
     : server_(server),
-      detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))),
+      watch_(server),
       bootstrapping_(bootstrapping) {}
 
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
-  detector_.start(now);
-  if (!server_.own_heartbeats()) {
-    detector_.disable();
-    next_heartbeat_us_ = kNever;
-  }
+  watch_.start(now);
   server_.trace(eff, now, "start", std::string("role=active_backup determinants=") +
                                        (server_.settings().determinants ? "on" : "off"));
 }
 
-void ActiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
-  // The primary watches its standby too: a standby that stops answering is reported.
-  if (successor_ || now < next_heartbeat_us_) return;
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
-  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
-}
-
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
-  standby_heartbeat(now, eff);
-  if (!successor_ && detector_.check(now)) {
+  if (!successor_) watch_.send_heartbeat(now, eff);
+  if (!successor_ && watch_.check(now)) {
     if (bootstrapping_) {
       // The primary died before this standby had its state: nothing to take over with.
       server_.count("takeover_impossible_while_bootstrapping");
@@ -52,8 +40,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
 
 void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
-  if (from_primary) detector_.heard(now);
+  const bool from_primary = watch_.heard_from(from, now);
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
@@ -125,7 +112,7 @@ void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& 
 }
 
 void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
-  begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
+  begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
   const bool follow = server_.settings().determinants && server_.fragment() &&
                       server_.fragment()->is_nondeterministic();
   if (follow) server_.release_determinant_buffers();
@@ -141,7 +128,7 @@ void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
 
 TimeUs ActiveStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  return std::min({detector_.deadline_us(), server_.next_ack_due_us(), next_retransmit_us_, next_heartbeat_us_});
+  return std::min({watch_.next_wakeup_us(), server_.next_ack_due_us(), next_retransmit_us_});
 }
 
 }  // namespace hapair

@@ -13,6 +13,7 @@
 // acknowledged only once stored.
 #pragma once
 
+#include "backup/primary_watch.h"
 #include "primary/checkpoint.h"
 #include "primary/role.h"
 
@@ -34,11 +35,8 @@ class ActiveStandbyRole : public RoleBehaviour {
   void take_over(TimeUs now, Effects& eff, Detector detector);
   void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
 
-  void standby_heartbeat(TimeUs now, Effects& eff);
-
   Server& server_;
-  FailureDetector detector_;
-  TimeUs next_heartbeat_us_ = 0;
+  PrimaryWatch watch_;
   bool bootstrapping_ = false;
   CheckpointAssembler assembler_;
   TimeUs next_retransmit_us_ = kNever;

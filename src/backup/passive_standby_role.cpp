@@ -8,34 +8,21 @@
 namespace hapair {
 
 PassiveStandbyRole::PassiveStandbyRole(Server& server)
-    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+    : server_(server), watch_(server) {}
 
 void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
-  detector_.start(now);
-  if (!server_.own_heartbeats()) {
-    detector_.disable();
-    next_heartbeat_us_ = kNever;
-  }
+  watch_.start(now);
   server_.trace(eff, now, "start", "role=passive_backup");
 }
 
-void PassiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
-  // The primary watches its standby too: a standby that stops answering is reported.
-  if (successor_ || now < next_heartbeat_us_) return;
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
-  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
-}
-
 void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
-  standby_heartbeat(now, eff);
-  if (!successor_ && detector_.check(now)) take_over(now, eff, Detector::heartbeat);
+  if (!successor_) watch_.send_heartbeat(now, eff);
+  if (!successor_ && watch_.check(now)) take_over(now, eff, Detector::heartbeat);
 }
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
-  if (from_primary) detector_.heard(now);
+  const bool from_primary = watch_.heard_from(from, now);
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
@@ -77,7 +64,7 @@ void PassiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects&
 }
 
 void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
-  const NodeId old = begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
+  const NodeId old = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
   (void)old;
   std::string how = "state=empty";
   if (installed_.id != 0) {

@@ -12,8 +12,7 @@
 // is never installed (counted); the standby takes over at most once.
 #pragma once
 
-#include <algorithm>
-
+#include "backup/primary_watch.h"
 #include "primary/checkpoint_state.h"
 #include "primary/role.h"
 
@@ -28,7 +27,7 @@ class PassiveStandbyRole : public RoleBehaviour {
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
   void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override {
-    return successor_ ? kNever : std::min(detector_.deadline_us(), next_heartbeat_us_);
+    return successor_ ? kNever : watch_.next_wakeup_us();
   }
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
@@ -36,11 +35,8 @@ class PassiveStandbyRole : public RoleBehaviour {
   void on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
   void take_over(TimeUs now, Effects& eff, Detector detector);
 
-  void standby_heartbeat(TimeUs now, Effects& eff);
-
   Server& server_;
-  FailureDetector detector_;
-  TimeUs next_heartbeat_us_ = 0;
+  PrimaryWatch watch_;
   CheckpointAssembler assembler_;
   InstalledCheckpoint installed_;
   std::unique_ptr<RoleBehaviour> successor_;

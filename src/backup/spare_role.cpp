@@ -10,28 +10,16 @@
 namespace hapair {
 
 SpareRole::SpareRole(Server& server)
-    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+    : server_(server), watch_(server) {}
 
 void SpareRole::on_start(TimeUs now, Effects& eff) {
-  detector_.start(now);
-  if (!server_.own_heartbeats()) {
-    detector_.disable();
-    next_heartbeat_us_ = kNever;
-  }
+  watch_.start(now);
   server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.mode()));
 }
 
-void SpareRole::standby_heartbeat(TimeUs now, Effects& eff) {
-  // The primary watches its standby too: a standby that stops answering is reported.
-  if (successor_ || now < next_heartbeat_us_) return;
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
-  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
-}
-
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
-  standby_heartbeat(now, eff);
-  if (!collecting_ && !successor_ && detector_.check(now)) take_over(now, eff, Detector::heartbeat);
+  if (!successor_) watch_.send_heartbeat(now, eff);
+  if (!collecting_ && !successor_ && watch_.check(now)) take_over(now, eff, Detector::heartbeat);
   if (collecting_ && now >= next_offer_request_us_) {
     // An offer, or our Takeover, was lost: announce again to the producers that have not
     // answered (a repeated Takeover makes them send their restart points again).
@@ -49,7 +37,7 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
 
 void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  if (!collecting_ && from == server_.route(server_.fragment_id()).primary) detector_.heard(now);
+  if (!collecting_) watch_.heard_from(from, now);
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
@@ -129,7 +117,7 @@ void SpareRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
 }
 
 void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
-  failed_primary_ = begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
+  failed_primary_ = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
   if (server_.mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
     collecting_ = true;
@@ -232,8 +220,8 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
 
 TimeUs SpareRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  if (collecting_) return std::min(next_offer_request_us_, next_heartbeat_us_);
-  return std::min(detector_.deadline_us(), next_heartbeat_us_);
+  if (collecting_) return std::min(next_offer_request_us_, watch_.next_heartbeat_us());
+  return watch_.next_wakeup_us();
 }
 
 }  // namespace hapair

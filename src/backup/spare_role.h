@@ -18,6 +18,7 @@
 
 #include <map>
 
+#include "backup/primary_watch.h"
 #include "primary/role.h"
 
 namespace hapair {
@@ -38,11 +39,8 @@ class SpareRole : public RoleBehaviour {
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
   void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
 
-  void standby_heartbeat(TimeUs now, Effects& eff);
-
   Server& server_;
-  FailureDetector detector_;
-  TimeUs next_heartbeat_us_ = 0;
+  PrimaryWatch watch_;
   bool collecting_ = false;
   TimeUs next_offer_request_us_ = kNever;
   NodeId failed_primary_ = kNoNode;

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "driver/fault_schedule.h"
+#include "driver/gauges.h"
 #include "harness/topology_file.h"
 #include "protocols/check.h"
 #include "protocols/quiet_drain.h"
@@ -95,10 +97,6 @@ std::string file_tail(const std::string& path, std::size_t bytes_max) {
   return start > 0 ? "...\n" + text : text;
 }
 
-bool is_sampled_gauge(const std::string& name) {
-  return name.rfind("output_queue", 0) == 0 || name.rfind("input_queue", 0) == 0 || name.rfind("retained", 0) == 0;
-}
-
 // Counters that the driver fills and that add up over a node's incarnations (a restarted process
 // starts them from zero), as the simulator keeps its own counters across restarts. The core's
 // counters describe the current incarnation only, in both drivers.
@@ -126,14 +124,6 @@ struct NodeState {
   // before the run), and the driver counters of the earlier incarnations.
   TimeUs restarted_at_us = kNever;
   Metrics earlier_incarnations;
-};
-
-// A fault turned into timed actions on the run clock.
-struct FaultAction {
-  TimeUs at_us = 0;
-  enum class Kind { crash, pause, resume, restart } kind = Kind::crash;
-  NodeId node = kNoNode;
-  std::int64_t pause_ms = 0;
 };
 
 class Launch {
@@ -196,24 +186,10 @@ class Launch {
       ok = false;
     }
     if (!ok) return false;
-    for (const FaultSpec& fault : options_.faults) {
-      const NodeId node = plan_.node_id(fault.node);
-      const TimeUs at_us = static_cast<TimeUs>(std::llround(fault.at_s * 1e6));
-      switch (fault.kind) {
-        case FaultKind::crash: actions_.push_back(FaultAction{at_us, FaultAction::Kind::crash, node, 0}); break;
-        case FaultKind::restart: actions_.push_back(FaultAction{at_us, FaultAction::Kind::restart, node, 0}); break;
-        case FaultKind::pause:
-          // The resume is scheduled when the pause really happens (perform()), so the process is
-          // stopped for the whole duration even when the pause runs a little late.
-          actions_.push_back(FaultAction{at_us, FaultAction::Kind::pause, node,
-                                         static_cast<std::int64_t>(std::llround(fault.duration_s * 1e3))});
-          break;
-        case FaultKind::partition: break;  // refused above
-      }
-    }
-    // Equal times keep the list order, as in the simulator (validate_faults replays them so).
-    std::stable_sort(actions_.begin(), actions_.end(),
-                     [](const FaultAction& a, const FaultAction& b) { return a.at_us < b.at_us; });
+    // Equal times keep the list order, as in the simulator (driver/fault_schedule.h). The resume
+    // of a pause is scheduled when the pause really happens (run_until_done()), so the process is
+    // stopped for the whole duration even when the pause runs a little late.
+    actions_ = fault_actions(plan_, options_.faults, false);
     return true;
   }
 
@@ -368,12 +344,8 @@ class Launch {
       while (next_action_ < actions_.size() && actions_[next_action_].at_us <= now) {
         const FaultAction action = actions_[next_action_++];
         perform(action);
-        if (action.kind == FaultAction::Kind::pause) {
-          const FaultAction resume{clock_->now_us() + action.pause_ms * 1000, FaultAction::Kind::resume, action.node, 0};
-          const auto later = std::upper_bound(actions_.begin() + static_cast<std::ptrdiff_t>(next_action_), actions_.end(),
-                                              resume, [](const FaultAction& a, const FaultAction& b) { return a.at_us < b.at_us; });
-          actions_.insert(later, resume);
-        }
+        if (action.kind == FaultAction::Kind::pause)
+          insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
       }
 
       TimeUs wait_us = 5'000;
@@ -459,6 +431,7 @@ class Launch {
 
   void perform(const FaultAction& action) {
     NodeState& node = nodes_[action.node];
+    const std::int64_t pause_ms = std::llround(options_.faults[action.fault].duration_s * 1e3);
     const TimeUs now = clock_->now_us();
     quiet_.activity(now);
     switch (action.kind) {
@@ -479,13 +452,13 @@ class Launch {
       case FaultAction::Kind::pause:
         if (node.killed || (!options_.manual && !node.running)) return;
         if (options_.manual) {
-          control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{action.pause_ms}});
+          control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{pause_ms}});
         } else {
           kill(node.pid, SIGSTOP);
           node.paused = true;
         }
         result_.events.push_back(
-            TraceEvent{now, action.node, "failure", "kind=pause duration_ms=" + std::to_string(action.pause_ms)});
+            TraceEvent{now, action.node, "failure", "kind=pause duration_ms=" + std::to_string(pause_ms)});
         return;
       case FaultAction::Kind::resume:
         if (options_.manual) {
@@ -500,6 +473,9 @@ class Launch {
       case FaultAction::Kind::restart:
         restart(action.node, now);
         return;
+      case FaultAction::Kind::partition:
+      case FaultAction::Kind::heal:
+        return;  // refused by check_faults()
     }
   }
 

@@ -10,7 +10,8 @@
 // hosts it.
 //
 // Invariant: a driver calls handle() with non-decreasing `now`, and calls it with Tick at or
-// after the latest wake_at_us it was given (earlier calls are harmless).
+// after the wake_at_us it was given (earlier calls are harmless). Every driver applies effects
+// through the driver kit (driver/effects.h), which states what each field means and the wake rule.
 #pragma once
 
 #include <map>

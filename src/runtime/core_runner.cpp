@@ -7,13 +7,14 @@
 #include <variant>
 #include <vector>
 
+#include "driver/operator_cost.h"
 #include "protocols/check.h"
 
 namespace hapair {
 
 CoreRunner::CoreRunner(NodeCore& core, Transport& transport, NodeId self, const RunClock& clock,
                        CoreRunnerConfig config)
-    : core_(core), transport_(transport), self_(self), clock_(clock), config_(config) {
+    : core_(core), transport_(transport), clock_(clock), config_(config), applier_(self) {
   HAPAIR_CHECK_MSG(config_.receive_messages_per_turn_max > 0,
                    "receive_messages_per_turn_max=" << config_.receive_messages_per_turn_max);
   HAPAIR_CHECK_MSG(config_.operator_cost_us_per_tuple >= 0.0,
@@ -49,7 +50,7 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   const std::size_t waiting = transport_.flush();
 
   TimeUs wait = std::min(wait_us, config_.wait_us_max);
-  if (wake_at_us_ != kNever) wait = std::min(wait, wake_at_us_ - now);
+  if (applier_.wake().at_us() != kNever) wait = std::min(wait, applier_.wake().at_us() - now);
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
 
   std::vector<zmq::pollitem_t> items = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0}};
@@ -76,8 +77,8 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
 }
 
 bool CoreRunner::tick_if_due(CoreOutput& out) {
-  if (wake_at_us_ > clock_.now_us()) return false;
-  wake_at_us_ = kNever;
+  if (!applier_.wake().due(clock_.now_us())) return false;
+  applier_.wake().clear();
   handle(Tick{}, out);
   return true;
 }
@@ -89,17 +90,16 @@ void CoreRunner::handle(const Event& event, CoreOutput& out) {
   // RunClock is monotonic; the max() only guards the core contract against a clock bug.
   const TimeUs now = std::max(last_now_us_, clock_.now_us());
   last_now_us_ = now;
-  perform(core_.handle(now, event), out);
+  perform(now, core_.handle(now, event), out);
 }
 
-void CoreRunner::spend_operator_cost(std::uint64_t operator_tuples) {
-  if (operator_tuples == 0 || config_.operator_cost_us_per_tuple <= 0.0) return;
+void CoreRunner::spend_operator_cost(const Effects& effects) {
+  if (effects.operator_tuples == 0 || config_.operator_cost_us_per_tuple <= 0.0) return;
   // Busy, not asleep: the cost is CPU time, measured as such by the CPU overhead metric, and
   // it competes for the machine's cores as real operator work would. It is counted on the
   // thread's CPU clock, so time the thread spends preempted (another process, CPU steal) is
   // not charged: the work is the same however busy the machine is.
-  spend_cpu_ns(static_cast<std::int64_t>(config_.operator_cost_us_per_tuple * 1000.0 * static_cast<double>(operator_tuples)),
-               true);
+  spend_cpu_ns(static_cast<std::int64_t>(operator_cost_us(config_.operator_cost_us_per_tuple, effects) * 1000.0), true);
 }
 
 void CoreRunner::spend_cpu_ns(std::int64_t spend_ns, bool interruptible) {
@@ -121,25 +121,43 @@ void CoreRunner::spend_cpu_ns(std::int64_t spend_ns, bool interruptible) {
   }
 }
 
-void CoreRunner::perform(Effects&& effects, CoreOutput& out) {
-  spend_operator_cost(effects.operator_tuples);
-  for (Outgoing& outgoing : effects.sends) transport_.send(outgoing.to, outgoing.envelope);
-  // Appending into the buffer the host keeps reusing avoids reallocating a large vector (and
-  // its page faults) on every turn; taking the core's buffer is cheaper only when it is bigger.
-  if (out.deliveries.empty() && out.deliveries.capacity() < effects.deliveries.size()) {
-    out.deliveries.swap(effects.deliveries);
-  } else {
-    out.deliveries.insert(out.deliveries.end(), std::make_move_iterator(effects.deliveries.begin()),
-                          std::make_move_iterator(effects.deliveries.end()));
+namespace {
+
+// The runtime's side of the effects (driver/effects.h): sends go to the transport, the rest to
+// the host's CoreOutput; the wake-up is polled (CoreRunner::turn), so scheduling it does nothing.
+class RunnerEffects final : public EffectsDriver {
+ public:
+  RunnerEffects(Transport& transport, CoreOutput& out) : transport_(transport), out_(out) {}
+  void send(Outgoing&& outgoing) override { transport_.send(outgoing.to, outgoing.envelope); }
+  void deliver(std::vector<Delivery>& deliveries) override {
+    // Appending into the buffer the host keeps reusing avoids reallocating a large vector (and
+    // its page faults) on every turn; taking the core's buffer is cheaper only when it is bigger.
+    if (out_.deliveries.empty() && out_.deliveries.capacity() < deliveries.size()) {
+      out_.deliveries.swap(deliveries);
+    } else {
+      out_.deliveries.insert(out_.deliveries.end(), std::make_move_iterator(deliveries.begin()),
+                             std::make_move_iterator(deliveries.end()));
+    }
   }
-  for (TraceEvent& trace : effects.traces) {
-    if (trace.node == kNoNode) trace.node = self_;
-    out.traces.push_back(std::move(trace));
+  void record_trace(TraceEvent&& trace) override { out_.traces.push_back(std::move(trace)); }
+  void record_merge_order(MergeOrder&& order) override { out_.merge_orders.push_back(std::move(order)); }
+  void schedule_wake(TimeUs) override {}
+  void finished() override { out_.finished = true; }
+  void fatal_error(std::string&& message) override {
+    if (out_.fatal_error.empty()) out_.fatal_error = std::move(message);
   }
-  for (MergeOrder& order : effects.merge_orders) out.merge_orders.push_back(std::move(order));
-  wake_at_us_ = std::min(wake_at_us_, effects.wake_at_us);
-  if (effects.finished) out.finished = true;
-  if (!effects.fatal_error.empty() && out.fatal_error.empty()) out.fatal_error = std::move(effects.fatal_error);
+
+ private:
+  Transport& transport_;
+  CoreOutput& out_;
+};
+
+}  // namespace
+
+void CoreRunner::perform(TimeUs now, Effects&& effects, CoreOutput& out) {
+  spend_operator_cost(effects);
+  RunnerEffects driver(transport_, out);
+  applier_.apply(now, std::move(effects), driver);
 }
 
 }  // namespace hapair

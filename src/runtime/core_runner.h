@@ -5,9 +5,9 @@
 // role's state machine `effects = core.handle(now, event)` with real received messages and
 // timer expiries and performs the effects on real sockets.
 //
-// Invariants: the core sees non-decreasing `now` (RunClock); it is called with Tick at or after
-// every wake-up time it asked for (the runner keeps the earliest outstanding wish, which can
-// only cause harmless early Ticks); a turn handles at most receive_messages_per_turn_max
+// Invariants: the core sees non-decreasing `now` (RunClock); its effects are applied by the
+// driver kit (driver/effects.h), so it is called with Tick at or after every wake-up time it asked
+// for, by the kit's wake rule (the earliest outstanding wish); a turn handles at most receive_messages_per_turn_max
 // messages, and a wake-up time that passes while it works through them is served between two
 // messages, so timers (heartbeats) fire even under a flood.
 #pragma once
@@ -20,6 +20,8 @@
 
 #include <zmq.hpp>
 
+#include "driver/core_factory.h"
+#include "driver/effects.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"
 #include "runtime/partner_watch.h"
@@ -27,10 +29,6 @@
 #include "runtime/transport.h"
 
 namespace hapair {
-
-// Makes the core of a plan node; make_node_core (backup/node_factory.h) unless a test or a
-// benchmark hosts cores of its own.
-using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)>;
 
 // What the core produced that is not a send: the host reports these to the launcher (or, in a
 // benchmark, counts them). The host empties the vectors as it reports them.
@@ -48,11 +46,10 @@ struct CoreRunnerConfig {
   TimeUs wait_us_max = 5'000;
   // The longest a turn waits while an outbox holds messages ZeroMQ refused, before retrying.
   TimeUs outbox_retry_us = 1'000;
-  // Settings::operator_cost_us_per_tuple: after each handle() the runner works on the CPU this
-  // long per tuple an operator fragment processed, so an operator costs what the paper's model
-  // says it costs (and reprocessing after a failure takes time). The cost is CPU time of the
-  // node's thread (CLOCK_THREAD_CPUTIME_ID), not wall-clock time: a node that is preempted
-  // while it works is charged the same, not more.
+  // Settings::operator_cost_us_per_tuple (driver/operator_cost.h): after each handle() the runner
+  // works on the CPU for the call's operator cost. The cost is CPU time of the node's thread
+  // (CLOCK_THREAD_CPUTIME_ID), not wall-clock time: a node that is preempted while it works is
+  // charged the same, not more.
   double operator_cost_us_per_tuple = 0.0;
 };
 
@@ -75,13 +72,13 @@ class CoreRunner {
   // `also_poll` is readable.
   bool turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us);
 
-  TimeUs next_wake_us() const { return wake_at_us_; }
+  TimeUs next_wake_us() const { return applier_.wake().at_us(); }
   std::int64_t messages_handled() const { return messages_handled_; }
 
  private:
   void handle(const Event& event, CoreOutput& out);
-  void perform(Effects&& effects, CoreOutput& out);
-  void spend_operator_cost(std::uint64_t operator_tuples);
+  void perform(TimeUs now, Effects&& effects, CoreOutput& out);
+  void spend_operator_cost(const Effects& effects);
   // Spins until the thread has used `spend_ns` of CPU time; when `interruptible`, stops early
   // if the partner watch has a report, and owes the rest (owed_cost_ns_).
   void spend_cpu_ns(std::int64_t spend_ns, bool interruptible);
@@ -92,14 +89,13 @@ class CoreRunner {
 
   NodeCore& core_;
   Transport& transport_;
-  NodeId self_;
   const RunClock& clock_;
   CoreRunnerConfig config_;
   PartnerWatch* watch_ = nullptr;
   std::int64_t owed_cost_ns_ = 0;
   std::function<bool()> peer_lost_allowed_;
   TimeUs last_now_us_ = 0;
-  TimeUs wake_at_us_ = kNever;
+  EffectsApplier applier_;
   std::int64_t messages_handled_ = 0;
   bool started_ = false;
 };

@@ -9,6 +9,10 @@
 #include <utility>
 #include <variant>
 
+#include "driver/effects.h"
+#include "driver/fault_schedule.h"
+#include "driver/gauges.h"
+#include "driver/operator_cost.h"
 #include "protocols/check.h"
 #include "protocols/quiet_drain.h"
 #include "protocols/rng.h"
@@ -23,7 +27,6 @@ constexpr std::size_t kKinds = std::variant_size_v<Message>;
 // The data-plane kinds come first in Message; is_control_message() starts at "hello".
 constexpr std::size_t kDataPlaneKinds = kFirstControlKind;
 static_assert(std::string_view(kMessageKindNames[kDataPlaneKinds]) == "hello");
-constexpr const char* kSampledPrefixes[] = {"output_queue_tuples", "input_queue_tuples", "retained"};
 
 TimeUs us_from_s(double s) { return static_cast<TimeUs>(std::llround(s * 1e6)); }
 
@@ -58,8 +61,7 @@ struct Release {
   Effects effects;
 };
 struct FaultEdge {
-  std::size_t index = 0;
-  bool end = false;
+  FaultAction action;
 };
 // The crash of `lost` closes its connection to its pair partner `to` (detector =
 // connection+heartbeat): the partner's driver reports it one link latency later.
@@ -108,8 +110,8 @@ struct SimNode {
   TimeUs held_remaining_us = 0;
   std::deque<Event> fifo;
   bool tick_in_fifo = false;
-  TimeUs tick_at_us = kNever;  // the one pending TickDue
-  bool finished = false;
+  // Applies the node's effects; its wake timer is the one pending TickDue (driver/effects.h).
+  EffectsApplier applier{kNoNode};
   Metrics last_core_metrics;  // of the last incarnation, kept when it crashes
   SimCounters c;
 };
@@ -212,7 +214,7 @@ struct Simulator::Impl {
     Effects effects = n.core->handle(now_us, ev);
     double cost = sim.cpu_us_per_message;
     cost += sim.cpu_us_per_tuple * static_cast<double>(effects.tuples_processed);
-    cost += plan->settings().operator_cost_us_per_tuple * static_cast<double>(effects.operator_tuples);
+    cost += operator_cost_us(plan->settings().operator_cost_us_per_tuple, effects);
     const TimeUs cost_us = static_cast<TimeUs>(std::llround(cost / sim.node_capacity));
     n.c.cpu_us += cost_us;
     if (cost_us <= 0) {
@@ -249,33 +251,34 @@ struct Simulator::Impl {
 
   // -- effects --
 
-  void apply(SimNode& n, Effects&& e) {
-    if (!e.deliveries.empty()) quiet.activity(now_us);
-    for (auto& d : e.deliveries) {
-      d.at_us = now_us;  // the client application gets it when the effects leave the node
-      deliveries.push_back(std::move(d));
-    }
-    for (auto& t : e.traces) {
-      if (t.node == kNoNode) t.node = n.id;
-      events.push_back(std::move(t));
-    }
-    for (auto& o : e.merge_orders) merge_orders.push_back(std::move(o));
-    for (auto& s : e.sends) send(n, std::move(s));
-    if (e.wake_at_us != kNever) {
-      const TimeUs t = std::max(e.wake_at_us, now_us);
-      if (t < n.tick_at_us) {
-        n.tick_at_us = t;
-        queue.push(t, TickDue{n.id, n.incarnation});
+  // The simulator's side of the effects (driver/effects.h), for one node at now_us.
+  struct NodeEffects final : EffectsDriver {
+    Impl& sim;
+    SimNode& n;
+    NodeEffects(Impl& s, SimNode& node) : sim(s), n(node) {}
+    void send(Outgoing&& o) override { sim.send(n, std::move(o)); }
+    void deliver(std::vector<Delivery>& batch) override {
+      sim.quiet.activity(sim.now_us);
+      for (auto& d : batch) {
+        d.at_us = sim.now_us;  // the client application gets it when the effects leave the node
+        sim.deliveries.push_back(std::move(d));
       }
     }
-    if (e.finished && !n.finished) {
-      n.finished = true;
-      if (n.is_sink) --sinks_unfinished;
+    void record_trace(TraceEvent&& t) override { sim.events.push_back(std::move(t)); }
+    void record_merge_order(MergeOrder&& o) override { sim.merge_orders.push_back(std::move(o)); }
+    void schedule_wake(TimeUs at_us) override { sim.queue.push(at_us, TickDue{n.id, n.incarnation}); }
+    void finished() override {
+      if (n.is_sink) --sim.sinks_unfinished;
     }
-    if (!e.fatal_error.empty()) {
-      errors.push_back("node '" + n.name + "': fatal error at " + format_s(now_us) + ": " + e.fatal_error);
-      fatal = true;
+    void fatal_error(std::string&& message) override {
+      sim.errors.push_back("node '" + n.name + "': fatal error at " + format_s(sim.now_us) + ": " + message);
+      sim.fatal = true;
     }
+  };
+
+  void apply(SimNode& n, Effects&& e) {
+    NodeEffects driver(*this, n);
+    n.applier.apply(now_us, std::move(e), driver);
   }
 
   void send(SimNode& n, Outgoing&& o) {
@@ -323,8 +326,7 @@ struct Simulator::Impl {
 
   void on_tick(const TickDue& t) {
     SimNode& n = nodes[t.node];
-    if (t.incarnation != n.incarnation || now_us != n.tick_at_us) return;  // superseded by an earlier wish
-    n.tick_at_us = kNever;
+    if (t.incarnation != n.incarnation || !n.applier.wake().take(now_us)) return;  // superseded by an earlier wish
     offer(n, Tick{});
   }
 
@@ -355,7 +357,7 @@ struct Simulator::Impl {
     fifo_events -= n.fifo.size();
     n.fifo.clear();
     n.tick_in_fifo = false;
-    n.tick_at_us = kNever;
+    n.applier.wake().clear();
     network.sender_crashed(n.id, now_us);
     quiet.set_down(n.id, true);
     trace(n.id, "failure", "kind=crash node=" + n.name);
@@ -388,8 +390,8 @@ struct Simulator::Impl {
     HAPAIR_CHECK_MSG(n.crashed, "restart of running node " << n.name);
     n.crashed = false;
     create_core(n);
-    if (n.is_sink && n.finished) ++sinks_unfinished;
-    n.finished = false;
+    if (n.is_sink && n.applier.finished()) ++sinks_unfinished;
+    n.applier.reset();
     quiet.set_down(n.id, false);
     trace(n.id, "restart", "kind=restart node=" + n.name);
     offer(n, Start{true});
@@ -419,31 +421,25 @@ struct Simulator::Impl {
   }
 
   void on_fault(const FaultEdge& edge) {
-    const FaultSpec& f = options.faults[edge.index];
-    SimNode& n = nodes[node_id(f.node)];
+    const FaultAction& a = edge.action;
+    const FaultSpec& f = options.faults[a.fault];
+    SimNode& n = nodes[a.node];
     --fault_edges_pending;
     quiet.activity(now_us);
-    switch (f.kind) {
-      case FaultKind::crash: crash(n); break;
-      case FaultKind::restart: restart(n); break;
-      case FaultKind::pause:
-        if (edge.end)
-          resume(n);
-        else
-          pause(n, us_from_s(f.duration_s));
+    switch (a.kind) {
+      case FaultAction::Kind::crash: crash(n); break;
+      case FaultAction::Kind::restart: restart(n); break;
+      case FaultAction::Kind::pause: pause(n, a.duration_us); break;
+      case FaultAction::Kind::resume: resume(n); break;
+      case FaultAction::Kind::partition:
+        network.cut(n.id, a.peer);
+        trace(n.id, "partition",
+              "kind=partition node=" + f.node + " peer=" + f.peer + " duration_ms=" + std::to_string(a.duration_us / 1000));
         break;
-      case FaultKind::partition: {
-        const NodeId peer = node_id(f.peer);
-        const std::string details = "kind=partition node=" + f.node + " peer=" + f.peer;
-        if (edge.end) {
-          network.heal(n.id, peer);
-          trace(n.id, "heal", details);
-        } else {
-          network.cut(n.id, peer);
-          trace(n.id, "partition", details + " duration_ms=" + std::to_string(us_from_s(f.duration_s) / 1000));
-        }
+      case FaultAction::Kind::heal:
+        network.heal(n.id, a.peer);
+        trace(n.id, "heal", "kind=partition node=" + f.node + " peer=" + f.peer);
         break;
-      }
     }
   }
 
@@ -454,8 +450,7 @@ struct Simulator::Impl {
       if (n.crashed) continue;
       const Metrics metrics = n.core->metrics();
       for (const auto& [name, value] : metrics)
-        for (const char* prefix : kSampledPrefixes)
-          if (name.rfind(prefix, 0) == 0) samples.push_back(MetricSample{now_us, n.name, name, value});
+        if (is_sampled_gauge(name)) samples.push_back(MetricSample{now_us, n.name, name, value});
       quiet.report(now_us, n.id, metrics);
     }
     if (sinks_unfinished > 0 && quiet.quiet(now_us, fault_edges_pending > 0)) went_quiet = true;
@@ -662,6 +657,7 @@ Simulator::Simulator(std::shared_ptr<const Plan> plan, SimOptions options, CoreF
     HAPAIR_CHECK_MSG(pn.id == i, "plan node " << i << " has id " << pn.id);
     SimNode& n = m.nodes[i];
     n.id = pn.id;
+    n.applier = EffectsApplier(pn.id);
     n.name = pn.name;
     const bool sink_fragment = pn.fragment < plan->fragments.size() && plan->fragments[pn.fragment].kind == FragmentKind::sink;
     n.is_sink = sink_fragment && !pn.standby;
@@ -670,14 +666,9 @@ Simulator::Simulator(std::shared_ptr<const Plan> plan, SimOptions options, CoreF
   }
   m.sinks_unfinished = m.sinks_total;
   for (const auto& n : m.nodes) m.queue.push(0, StartDue{n.id, n.incarnation});
-  for (std::size_t i = 0; i < m.options.faults.size(); ++i) {
-    const FaultSpec& f = m.options.faults[i];
-    m.queue.push(us_from_s(f.at_s), FaultEdge{i, false});
+  for (const FaultAction& action : fault_actions(*plan, m.options.faults)) {
+    m.queue.push(action.at_us, FaultEdge{action});
     ++m.fault_edges_pending;
-    if (f.kind == FaultKind::pause || f.kind == FaultKind::partition) {
-      m.queue.push(us_from_s(f.at_s + f.duration_s), FaultEdge{i, true});
-      ++m.fault_edges_pending;
-    }
   }
   m.queue.push(m.sample_interval_us, SampleDue{});
 }

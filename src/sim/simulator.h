@@ -8,13 +8,13 @@
 // 6 adds pauses (SIGSTOP/SIGCONT), partitions and restarts.
 //
 // Machines: after a handle() call a node is busy for (cpu_us_per_message + cpu_us_per_tuple *
-// the growth of its core's "tuples_processed" metric + [network] operator_cost_us_per_tuple *
-// the tuples an operator fragment processed) / node_capacity microseconds; the call's
-// effects leave at the end of that time and events arriving meanwhile wait in the node's FIFO.
+// the call's Effects::tuples_processed + the operator cost, driver/operator_cost.h) /
+// node_capacity microseconds; the call's effects leave at the end of that time (applied by the
+// driver kit, driver/effects.h) and events arriving meanwhile wait in the node's FIFO.
 //
 // Invariants: virtual time starts at 0 and never goes back; a core sees non-decreasing `now`;
-// at most one Tick is pending per node (the earliest wish; a Tick clears it, and the core
-// states its next wish in the effects of every call); the one source of randomness is an Rng
+// at most one Tick is pending per node (the wake rule of driver/effects.h: the earliest wish,
+// cleared when its Tick comes up); the one source of randomness is an Rng
 // derived from (seed, "sim.network"); only ordered containers are iterated, so the same plan,
 // options and seed give identical RunResults.
 #pragma once
@@ -27,16 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "driver/core_factory.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"
 #include "protocols/run_result.h"
 #include "sim/network.h"
 
 namespace hapair {
-
-// Creates the core of one node. Production runs use make_node_core (backup/node_factory.h);
-// tests of the simulator itself pass small cores of their own.
-using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)>;
 
 // One message a core sent, as a send observer sees it (scenario tests use this to assert that
 // the branch they target really ran). `dropped` says what the network did to it at send time;

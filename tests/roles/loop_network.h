@@ -1,7 +1,8 @@
 // A minimal in-memory network for role tests: every node's core in one process, messages
 // delivered in FIFO order after a fixed latency, crashes at given times, virtual time.
 // (The full simulator in src/sim has latency distributions, bandwidth, loss and partitions;
-// this one exists so the role cores can be tested without it.)
+// this one exists so the role cores can be tested without it.) Effects are applied by the driver
+// kit (driver/effects.h), with its wake rule, as in the runtime and the simulator.
 #pragma once
 
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "backup/node_factory.h"
+#include "driver/effects.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"
 
@@ -20,8 +22,10 @@ namespace hapair::test {
 class LoopNetwork {
  public:
   explicit LoopNetwork(std::shared_ptr<const Plan> plan, TimeUs latency_us = 100) : plan_(plan), latency_us_(latency_us) {
-    for (const auto& n : plan->nodes) cores_.push_back(make_node_core(plan, n.id));
-    wake_.assign(cores_.size(), kNever);
+    for (const auto& n : plan->nodes) {
+      cores_.push_back(make_node_core(plan, n.id));
+      appliers_.emplace_back(n.id);
+    }
     for (NodeId n = 0; n < cores_.size(); ++n) push(0, n, Start{});
   }
 
@@ -42,31 +46,9 @@ class LoopNetwork {
       queue_.pop();
       now_ = at;
       if (crashed_.count(node)) continue;
-      if (std::holds_alternative<Tick>(event) && wake_[node] != at) continue;  // superseded
-      Effects eff = cores_[node]->handle(at, event);
-      for (auto& d : eff.deliveries) deliveries_.push_back(d);
-      for (auto& t : eff.traces) traces_.push_back(t);
-      if (!eff.fatal_error.empty()) fatal_ = eff.fatal_error;
-      for (auto& out : eff.sends) {
-        const std::string kind = message_kind_name(out.envelope.body);
-        bool drop = false;
-        for (const auto& d : drops_) drop |= d.kind == kind && at >= d.from && at < d.to;
-        if (drop) {
-          ++dropped_;
-          continue;
-        }
-        ++sent_by_kind_[kind];
-        TimeUs deliver = std::max(at + latency_us_, link_free_[{node, out.to}]);
-        link_free_[{node, out.to}] = deliver;
-        push(deliver, out.to, Received{std::move(out.envelope)});
-      }
-      if (eff.wake_at_us != kNever) {
-        TimeUs w = std::max(eff.wake_at_us, at + 1);
-        if (w != wake_[node]) {
-          wake_[node] = w;
-          push(w, node, Tick{});
-        }
-      }
+      if (std::holds_alternative<Tick>(event) && !appliers_[node].wake().take(at)) continue;  // superseded
+      NodeEffects effects(*this, node, at);
+      appliers_[node].apply(at, cores_[node]->handle(at, event), effects);
       if (sinks_finished()) return true;
     }
     return sinks_finished();
@@ -110,10 +92,39 @@ class LoopNetwork {
   };
   void push(TimeUs at, NodeId n, Event e) { queue_.emplace(at, seq_++, n, std::move(e)); }
 
+  // This network's side of the effects (driver/effects.h) of one node at one time.
+  struct NodeEffects final : EffectsDriver {
+    LoopNetwork& net;
+    NodeId node;
+    TimeUs at;
+    NodeEffects(LoopNetwork& n, NodeId id, TimeUs t) : net(n), node(id), at(t) {}
+    void send(Outgoing&& out) override {
+      const std::string kind = message_kind_name(out.envelope.body);
+      bool drop = false;
+      for (const auto& d : net.drops_) drop |= d.kind == kind && at >= d.from && at < d.to;
+      if (drop) {
+        ++net.dropped_;
+        return;
+      }
+      ++net.sent_by_kind_[kind];
+      TimeUs deliver = std::max(at + net.latency_us_, net.link_free_[{node, out.to}]);
+      net.link_free_[{node, out.to}] = deliver;
+      net.push(deliver, out.to, Received{std::move(out.envelope)});
+    }
+    void deliver(std::vector<Delivery>& batch) override {
+      net.deliveries_.insert(net.deliveries_.end(), batch.begin(), batch.end());
+    }
+    void record_trace(TraceEvent&& t) override { net.traces_.push_back(std::move(t)); }
+    void record_merge_order(MergeOrder&&) override {}
+    void schedule_wake(TimeUs wake_us) override { net.push(wake_us, node, Tick{}); }
+    void finished() override {}
+    void fatal_error(std::string&& message) override { net.fatal_ = std::move(message); }
+  };
+
   std::shared_ptr<const Plan> plan_;
   TimeUs latency_us_;
   std::vector<std::unique_ptr<NodeCore>> cores_;
-  std::vector<TimeUs> wake_;
+  std::vector<EffectsApplier> appliers_;
   std::priority_queue<Item, std::vector<Item>, Later> queue_;
   std::uint64_t seq_ = 0;
   std::multimap<TimeUs, NodeId> crashes_;

@@ -1,0 +1,33 @@
+#include "backup/primary_watch.h"
+
+#include <algorithm>
+
+namespace hapair {
+
+PrimaryWatch::PrimaryWatch(Server& server)
+    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+
+void PrimaryWatch::start(TimeUs now) {
+  detector_.start(now);
+  if (!server_.own_heartbeats()) {
+    detector_.disable();
+    next_heartbeat_us_ = kNever;
+  }
+}
+
+void PrimaryWatch::send_heartbeat(TimeUs now, Effects& eff) {
+  if (now < next_heartbeat_us_) return;
+  const NodeId primary = server_.route(server_.fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+}
+
+bool PrimaryWatch::heard_from(NodeId sender, TimeUs now) {
+  if (sender != server_.route(server_.fragment_id()).primary) return false;
+  heard(now);
+  return true;
+}
+
+TimeUs PrimaryWatch::next_wakeup_us() const { return std::min(detector_.deadline_us(), next_heartbeat_us_); }
+
+}  // namespace hapair

@@ -1,0 +1,45 @@
+// A standby's watch over its primary, the same in every standby role (spare, passive standby,
+// active standby): a heartbeat failure detector that every message from the primary feeds, and
+// heartbeats sent to the primary, so that the primary watches its standby too.
+//
+// Paper: servers detect fail-stop crashes of their partners by missed heartbeats (section 2).
+// When the driver watches the pair partner itself (Start::driver_watches_partner, so
+// Server::own_heartbeats() is false) the detector never fires, no heartbeat is sent, and a
+// failure arrives as PeerLost instead.
+//
+// Invariants: check() is true once per suspicion; a heartbeat goes out at most every
+// heartbeat_interval_ms, always to the primary of the current route, never to the node itself.
+#pragma once
+
+#include "primary/server.h"
+#include "protocols/failure_detector.h"
+
+namespace hapair {
+
+class PrimaryWatch {
+ public:
+  explicit PrimaryWatch(Server& server);
+
+  // The role starts: the primary counts as heard now.
+  void start(TimeUs now);
+  // A message from the primary arrived.
+  void heard(TimeUs now) { detector_.heard(now); }
+  // A message from `sender` arrived: true, and heard, when it is the current primary.
+  bool heard_from(NodeId sender, TimeUs now);
+  // True at the moment the primary is first suspected (nothing heard for failure_timeout_ms).
+  bool check(TimeUs now) { return detector_.check(now); }
+  // Sends the primary a heartbeat when one is due.
+  void send_heartbeat(TimeUs now, Effects& eff);
+
+  TimeUs last_heard_us() const { return detector_.last_heard_us(); }
+  TimeUs next_heartbeat_us() const { return next_heartbeat_us_; }
+  // When the watch next needs a Tick: a heartbeat due or the detector's deadline.
+  TimeUs next_wakeup_us() const;
+
+ private:
+  Server& server_;
+  FailureDetector detector_;
+  TimeUs next_heartbeat_us_ = 0;
+};
+
+}  // namespace hapair
