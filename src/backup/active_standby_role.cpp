@@ -105,8 +105,7 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   }
   // The primary recorded its interleaving; from here on this copy follows it.
   if (server_.fragment() && server_.settings().determinants) server_.fragment()->set_follow_determinants(true);
-  for (auto& [s, o] : server_.outputs())
-    for (auto& c : o.consumers) c.sends = false;
+  server_.track_consumers_without_sending();
   bootstrapping_ = false;
   server_.trace(eff, now, "bootstrap_installed", "checkpoint=" + std::to_string(content->id));
   server_.send(eff, now, from, CheckpointAck{content->id});

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include "protocols/failure_detector.h"
 #include "primary/checkpoint_state.h"
 #include "primary/role.h"
 
@@ -22,7 +23,6 @@ namespace hapair {
 class PassiveStandbyRole : public RoleBehaviour {
  public:
   explicit PassiveStandbyRole(Server& server);
-  Role role() const override { return Role::passive_backup; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;

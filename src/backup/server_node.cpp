@@ -80,7 +80,7 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
     role_->on_start(now, eff);
     // A fenced primary (paused, or cut off, while its standby took over) holds only stale
     // state: it rejoins its fragment as the new standby, restoring the pair.
-    if (role_->role() == Role::fenced) {
+    if (server_.role() == Role::fenced) {
       role_ = std::make_unique<RejoiningRole>(server_);
       role_->on_start(now, eff);
     }
@@ -89,7 +89,7 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
 
 Metrics ServerNode::metrics() const {
   Metrics m = server_.metrics();
-  m["role"] = static_cast<std::int64_t>(role_->role());
+  m["role"] = static_cast<std::int64_t>(server_.role());
   return m;
 }
 

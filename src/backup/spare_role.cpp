@@ -38,7 +38,7 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
     for (const auto& [s, in] : server_.inputs()) {
       if (offers_.count(s)) continue;
       const Route& r = server_.route(server_.fragment_id());
-      server_.send(eff, now, server_.route(in.producer).primary,
+      server_.send(eff, now, server_.route(in.producer()).primary,
                    Takeover{server_.fragment_id(), server_.self(), r.epoch, r.standby, r.standby_incarnation});
       server_.count("restart_point_requests_repeated");
     }
@@ -76,7 +76,7 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             return;
           }
           auto in = server_.inputs().find(m.stream);
-          if (in == server_.inputs().end() || from != server_.route(in->second.producer).primary) {
+          if (in == server_.inputs().end() || from != server_.route(in->second.producer()).primary) {
             server_.count("unexpected_restart_points_dropped");
             return;
           }
@@ -105,7 +105,7 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   if (r.epoch != t.epoch || r.primary != t.new_primary) return;  // stale or malformed: counted
   bool upstream = false;
   for (const auto& [s, in] : server_.inputs()) {
-    if (in.producer != t.fragment) continue;
+    if (in.producer() != t.fragment) continue;
     // An upstream fragment moved while I collect: its old primary's offer names a queue that
     // is gone. Ask the new primary (which answers when it has restarted itself).
     upstream = true;

@@ -7,14 +7,11 @@ namespace hapair {
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
   // What my Unions chose so far was chosen as the standby, in the old epoch.
   server.collect_merge_order();
-  Route& r = server.route_mut(server.fragment_id());
-  const NodeId old_primary = r.primary;
+  const NodeId old_primary = server.route(server.fragment_id()).primary;
   server.trace(eff, now, "detection",
                "failed=" + server.plan().nodes[old_primary].name +
                    " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)) + " detector=" + to_string(detector));
-  r.primary = server.self();
-  r.standby = kNoNode;
-  r.epoch += 1;
+  server.claim_own_fragment();
   server.set_role(Role::primary);
   server.reset_consumers_awaiting_replay_request();
   server.announce_takeover(now, eff, old_primary);

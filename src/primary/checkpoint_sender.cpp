@@ -12,7 +12,7 @@ void CheckpointSender::on_start(TimeUs now) {
   // What was produced before this standby existed is released already (nothing, at the start
   // of a run); from here on an arbitrary fragment's output waits for a covering checkpoint.
   if (hold_output_)
-    for (auto& [s, o] : server_.outputs()) o.released_up_to = o.queue.last_id();
+    server_.hold_outputs();
 }
 
 void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
@@ -70,12 +70,12 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   const CheckpointContent& c = in_flight_->summary;
   // Upstream servers may now trim everything this checkpoint covers.
   for (const auto& in : c.inputs) {
-    const FragmentId producer = server_.inputs().at(in.stream).producer;
+    const FragmentId producer = server_.inputs().at(in.stream).producer();
     for (NodeId n : server_.input_nodes_of(producer))
       server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}, {}});
   }
   if (hold_output_)
-    for (const auto& o : c.outputs) server_.outputs().at(o.stream).released_up_to = o.last_id;
+    for (const auto& o : c.outputs) server_.release_output(o.stream, o.last_id);
   base_ = base_of(c, in_flight_->versions);
   if (restoring_) {
     restoring_ = false;

@@ -8,6 +8,23 @@
 
 namespace hapair {
 
+namespace {
+
+// For each output stream, the internal id up to which every consumer has level-0 acked.
+std::map<StreamId, TupleId> acked_positions(const Server& server) {
+  std::map<StreamId, TupleId> out;
+  for (const auto& [s, o] : server.outputs()) out[s] = o.acked_internal();
+  return out;
+}
+
+bool all_consumers_ready(const Server& server) {
+  for (const auto& [s, o] : server.outputs())
+    if (!o.all_ready()) return false;
+  return true;
+}
+
+}  // namespace
+
 PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options)
     : server_(server),
       options_(options),
@@ -73,7 +90,7 @@ void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
   if (now >= next_forget_us_) {
     // Cause bookkeeping of outputs every consumer has acknowledged is never needed again.
     if (server_.mode() != HaMode::upstream && server_.fragment())
-      server_.fragment()->forget_up_to(server_.acked_outputs_internal());
+      server_.fragment()->forget_up_to(acked_positions(server_));
     next_forget_us_ = now + us_from_ms(static_cast<double>(server_.settings().ack_interval_ms));
   }
   after_event(now, eff);
@@ -167,7 +184,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
     server_.count("unexpected_rejoin_dropped");
     return;
   }
-  Route& route = server_.route_mut(server_.fragment_id());
+  const Route& route = server_.route(server_.fragment_id());
   if (route.standby == from && r.incarnation == route.standby_incarnation) {
     // A repeated request: our answer was lost. Answer again.
     server_.send(eff, now, from, Takeover{server_.fragment_id(), server_.self(), route.epoch, from, r.incarnation});
@@ -186,9 +203,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // goes out before any state is captured, so upstream servers hold back trimming for the new
   // standby before the checkpoint position is fixed.
   server_.collect_merge_order();  // chosen in the epoch that ends here
-  route.standby = from;
-  route.standby_incarnation = r.incarnation;
-  route.epoch += 1;
+  server_.form_pair(from, r.incarnation);
   server_.announce_takeover(now, eff, from);
   server_.send_routes_to(now, eff, from);
   heartbeat_to_ = from;
@@ -200,7 +215,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   dissolve_pending_ = false;
   dissolved_epoch_ = 0;
   server_.trace(eff, now, "rejoin_accepted",
-                "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));
+                "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(server_.epoch()));
   if (server_.kind() != FragmentKind::operators) return;
   switch (server_.mode()) {
     case HaMode::passive:
@@ -220,7 +235,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
         server_.send(eff, now, from, std::move(c));
       server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
       for (const auto& in : state.inputs) {
-        const FragmentId producer = server_.inputs().at(in.stream).producer;
+        const FragmentId producer = server_.inputs().at(in.stream).producer();
         server_.send(eff, now, server_.route(producer).primary, Redirect{in.stream, from, true, in.processed});
       }
       bootstrapping_standby_ = from;
@@ -251,11 +266,8 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   // sending to (and keeping input for) an active standby, and the old standby — told directly
   // now, and answered with this epoch whenever it speaks from the old one — rejoins instead of
   // acting on state from before the loss.
-  Route& route = server_.route_mut(server_.fragment_id());
-  route.standby = kNoNode;
-  route.standby_incarnation = 0;
-  route.epoch += 1;
-  dissolved_epoch_ = route.epoch;
+  server_.dissolve_pair();
+  dissolved_epoch_ = server_.epoch();
   // A closed connection means a dead process: nobody can claim this epoch but me. After a
   // silence, the standby may have been cut off and have taken over in the same epoch (the
   // neighbours follow whichever claim they heard first): until every consumer and producer
@@ -273,7 +285,7 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   server_.count("standby_lost");
   server_.trace(eff, now, "standby_lost",
                 "standby=" + server_.plan().nodes[lost].name + " detector=" + to_string(detector) +
-                    " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " epoch=" + std::to_string(route.epoch) +
+                     " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " epoch=" + std::to_string(server_.epoch()) +
                     (dissolve_pending_ ? " (held output waits until every neighbour follows this epoch)"
                                        : " (running unprotected until a standby rejoins)"));
   if (!dissolve_pending_) release_held_output(now, eff);
@@ -281,19 +293,19 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
 
 void PrimaryRole::request_confirmations(TimeUs now, Effects& eff) {
   for (const auto& [s, in] : server_.inputs()) {
-    const NodeId producer = server_.route(in.producer).primary;
+    const NodeId producer = server_.route(in.producer()).primary;
     if (producer == kNoNode || confirmed_producers_.count(producer)) continue;
-    server_.send(eff, now, producer, ReplayRequest{s, in.accepted.last_accepted(), 0});
+    server_.send(eff, now, producer, ReplayRequest{s, in.last_accepted(), 0});
   }
   next_confirmation_request_us_ = now + server_.retransmit_us();
 }
 
 bool PrimaryRole::dissolve_confirmed() const {
   for (const auto& [s, in] : server_.inputs())
-    if (!confirmed_producers_.count(server_.route(in.producer).primary)) return false;
+    if (!confirmed_producers_.count(server_.route(in.producer()).primary)) return false;
   // The consumer fragments' primaries (a standby being bootstrapped is subscribed by its own).
   for (const auto& [s, o] : server_.outputs())
-    for (const ConsumerState& c : o.consumers)
+    for (const ConsumerState& c : o.consumers())
       if (!c.ready && c.node == server_.route(c.fragment).primary) return false;
   return true;
 }
@@ -302,12 +314,7 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
   dissolve_pending_ = false;
   // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
   // acts for this fragment (every neighbour follows my epoch), so it goes out now.
-  std::size_t released = 0;
-  for (auto& [s, o] : server_.outputs()) {
-    if (o.released_up_to == ~TupleId{0}) continue;
-    if (o.released_up_to < o.queue.last_id()) released += o.queue.count_between(o.released_up_to, o.queue.last_id());
-    o.released_up_to = ~TupleId{0};
-  }
+  const std::size_t released = server_.release_held_outputs();
   // A passive primary without a standby acknowledges what it processed, so upstream queues stay
   // bounded (as after a takeover); other modes' upstreams trim as before, now without the
   // standby (the announcement removed it from their consumers).
@@ -338,12 +345,11 @@ void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff
   // Every neighbour answered my claim before this one came (a standby that resumed and took
   // over on its old state): mine stands. A newer epoch makes that plain to everyone, the other
   // node included, which is fenced by it and rejoins.
-  Route& route = server_.route_mut(server_.fragment_id());
-  route.epoch += 1;
-  dissolved_epoch_ = route.epoch;
+  server_.renew_claim();
+  dissolved_epoch_ = server_.epoch();
   server_.announce_takeover(now, eff, t.new_primary);
   server_.count("epoch_claims_renewed");
-  server_.trace(eff, now, "claim_renewed", "epoch=" + std::to_string(route.epoch) + " over=" + other);
+  server_.trace(eff, now, "claim_renewed", "epoch=" + std::to_string(server_.epoch()) + " over=" + other);
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {
@@ -367,14 +373,14 @@ void PrimaryRole::after_event(TimeUs now, Effects& eff) {
 void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   Fragment* fragment = server_.fragment();
   if (!fragment || server_.processing_paused()) return;
-  const auto acked = server_.acked_outputs_internal();
+  const auto acked = acked_positions(server_);
   std::map<StreamId, TupleId> processed;
-  for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed;
+  for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();
   if (server_.mode() == HaMode::passive) {
     if (acked == last_round_acked_ && processed == last_round_processed_) return;
     ++generation_;
     for (const auto& [s, done] : processed) {
-      const FragmentId producer = server_.inputs().at(s).producer;
+      const FragmentId producer = server_.inputs().at(s).producer();
       for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
     }
     last_round_acked_ = acked;
@@ -390,18 +396,20 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   // is composed from the trim positions, and what this server holds for its consumers travels
   // with it (forwarded). Two adjacent fragments that fail at once are then recovered as one
   // crash each (docs/FAULTS.md).
-  const auto position = exact_trimming ? server_.trimmed_outputs_internal() : acked;
+  std::map<StreamId, TupleId> position = acked;
+  if (exact_trimming)
+    for (const auto& [s, o] : server_.outputs()) position[s] = o.trimmed_internal();
   if (exact_trimming && !generation_acks_.empty()) {
     bool lagging = false;
-    for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation < ack.generation;
+    for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation() < ack.generation;
     if (!lagging) server_.confirm_forwarded(generation_acks_.begin()->second.forwarded);
     if (lagging) {
       // Every round: a lagging upstream may be a new primary that holds none of our restart
       // points yet, and until it does a failure of this fragment could not be recovered.
       server_.count("level1_rounds_held");
       for (const auto& [s, ack] : generation_acks_) {
-        if (server_.inputs().at(s).held_generation >= ack.generation) continue;
-        const FragmentId producer = server_.inputs().at(s).producer;
+        if (server_.inputs().at(s).held_generation() >= ack.generation) continue;
+        const FragmentId producer = server_.inputs().at(s).producer();
         for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
         server_.count("level1_acks_repeated");
       }
@@ -416,7 +424,7 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   Level1Round round;
   if (server_.settings().trimming == TrimmingRule::conservative) {
     std::map<StreamId, TupleId> horizon;
-    for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon;
+    for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon();
     round = make_conservative_level1_round(horizon);
   } else {
     round = make_level1_round(*fragment, position, processed);
@@ -424,7 +432,7 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   ++generation_;
   generation_acks_.clear();
   for (const auto& [s, up_to] : round.up_to) {
-    const FragmentId producer = server_.inputs().at(s).producer;
+    const FragmentId producer = server_.inputs().at(s).producer();
     const Level1Ack ack{s, up_to, generation_, round.restart_point, forwarded};
     if (exact_trimming) generation_acks_[s] = ack;
     for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
@@ -437,7 +445,7 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
-  if (!rebase_pending_ || !server_.all_consumers_ready()) return;
+  if (!rebase_pending_ || !all_consumers_ready(server_)) return;
   server_.rebase_outputs();
   rebase_pending_ = false;
   server_.set_processing_paused(false);
