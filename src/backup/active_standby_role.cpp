@@ -11,7 +11,7 @@ namespace hapair {
 
 ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
     : server_(server),
-      detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))),
+      detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))),
       bootstrapping_(bootstrapping) {}
 
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
@@ -21,15 +21,15 @@ void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
     next_heartbeat_us_ = kNever;
   }
   server_.trace(eff, now, "start", std::string("role=active_backup determinants=") +
-                                       (server_.settings().determinants ? "on" : "off"));
+                                       (server_.node().settings().determinants ? "on" : "off"));
 }
 
 void ActiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
   // The primary watches its standby too: a standby that stops answering is reported.
   if (successor_ || now < next_heartbeat_us_) return;
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
-  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.node().self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
 }
 
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
@@ -38,7 +38,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
     if (bootstrapping_) {
       // The primary died before this standby had its state: nothing to take over with.
       server_.count("takeover_impossible_while_bootstrapping");
-      server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[server_.route(server_.fragment_id()).primary].name +
+      server_.trace(eff, now, "detection", "failed=" + server_.node().plan().nodes[server_.routes().route(server_.node().fragment_id()).primary].name +
                                                 " detector=heartbeat but not bootstrapped: cannot take over");
       return;
     }
@@ -52,7 +52,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
 
 void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
+  const bool from_primary = from == server_.routes().route(server_.node().fragment_id()).primary;
   if (from_primary) detector_.heard(now);
   std::visit(
       [&](const auto& m) {
@@ -104,7 +104,7 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
     return;
   }
   // The primary recorded its interleaving; from here on this copy follows it.
-  if (server_.fragment() && server_.settings().determinants) server_.fragment()->set_follow_determinants(true);
+  if (server_.fragment() && server_.node().settings().determinants) server_.fragment()->set_follow_determinants(true);
   server_.track_consumers_without_sending();
   bootstrapping_ = false;
   server_.trace(eff, now, "bootstrap_installed", "checkpoint=" + std::to_string(content->id));
@@ -112,11 +112,11 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
 }
 
 void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (successor_ || lost.peer != primary || primary == server_.self()) return;
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
   if (bootstrapping_) {
     server_.count("takeover_impossible_while_bootstrapping");
-    server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[primary].name + " detector=" +
+    server_.trace(eff, now, "detection", "failed=" + server_.node().plan().nodes[primary].name + " detector=" +
                                               to_string(lost.detector) + " but not bootstrapped: cannot take over");
     return;
   }
@@ -125,7 +125,7 @@ void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& 
 
 void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   begin_takeover(server_, now, eff, detector_.last_heard_us(), detector);
-  const bool follow = server_.settings().determinants && server_.fragment() &&
+  const bool follow = server_.node().settings().determinants && server_.fragment() &&
                       server_.fragment()->is_nondeterministic();
   if (follow) server_.release_determinant_buffers();
   // Fill whatever was in flight to me when the primary died.

@@ -8,7 +8,7 @@
 namespace hapair {
 
 PassiveStandbyRole::PassiveStandbyRole(Server& server)
-    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+    : server_(server), detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))) {}
 
 void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   detector_.start(now);
@@ -22,9 +22,9 @@ void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
 void PassiveStandbyRole::standby_heartbeat(TimeUs now, Effects& eff) {
   // The primary watches its standby too: a standby that stops answering is reported.
   if (successor_ || now < next_heartbeat_us_) return;
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
-  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.node().self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
 }
 
 void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
@@ -34,7 +34,7 @@ void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  const bool from_primary = from == server_.route(server_.fragment_id()).primary;
+  const bool from_primary = from == server_.routes().route(server_.node().fragment_id()).primary;
   if (from_primary) detector_.heard(now);
   std::visit(
       [&](const auto& m) {
@@ -61,7 +61,7 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
     server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(chunk.checkpoint_id) + " reason=corrupt");
     return;
   }
-  if (!apply_checkpoint(server_.plan(), server_.fragment_id(), *content, installed_)) {
+  if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), *content, installed_)) {
     server_.count("unappliable_checkpoint_dropped");
     server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(content->id) + " reason=does_not_apply");
     return;
@@ -71,8 +71,8 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
 }
 
 void PassiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (successor_ || lost.peer != primary || primary == server_.self()) return;
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
   take_over(now, eff, lost.detector);
 }
 

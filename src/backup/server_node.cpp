@@ -50,7 +50,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
             server_.answer_stale_sender(now, env, eff);
             return;
           }
-          if (auto implied = server_.implied_takeover(env)) {
+          if (auto implied = server_.routes().implied_takeover(env)) {
             // The sender speaks in a newer epoch than we know: its Takeover was lost. Apply it
             // first, exactly as if it had arrived.
             server_.count("implied_takeovers");

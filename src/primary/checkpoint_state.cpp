@@ -7,7 +7,7 @@ namespace hapair {
 CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base) {
   CheckpointContent c;
   c.id = id;
-  c.epoch = server.epoch();
+  c.epoch = server.routes().epoch();
   const Fragment* fragment = server.fragment();
   const bool delta = delta_base != nullptr && fragment != nullptr;
   c.delta = delta;
@@ -81,7 +81,7 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointCon
 }
 
 bool install_checkpoint(Server& server, const CheckpointContent& full) {
-  if (server.kind() == FragmentKind::operators) {
+  if (server.node().kind() == FragmentKind::operators) {
     server.reset_fragment();
     if (!server.fragment()->restore(full.fragment_state)) {
       server.reset_fragment();

@@ -48,7 +48,7 @@ void DeterminantShipper::on_ack(const DeterminantAck& ack) {
 
 TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
   if (unacked_.empty()) return kNever;
-  const TimeUs timeout = us_from_ms(static_cast<double>(server_.settings().retransmit_timeout_ms))
+  const TimeUs timeout = us_from_ms(static_cast<double>(server_.node().settings().retransmit_timeout_ms))
                          << std::min<std::uint32_t>(resends_, 4);
   if (now - oldest_sent_us_ < timeout) return oldest_sent_us_ + timeout;
   // Coalesce: one message per operator carries every unacknowledged record, so a resend is not

@@ -23,11 +23,13 @@ const char* to_string(Role r) {
 }
 
 Server::Server(std::shared_ptr<const Plan> plan, NodeId self)
-    : plan_(std::move(plan)), self_(self), routes_(*plan_, self) {
-  const PlanNode& me = plan_->nodes[self_];
-  frag_ = me.fragment;
+    : node_(std::move(plan), self),
+      plan_(&node_.plan()),
+      self_(self),
+      frag_(node_.fragment_id()),
+      role_(node_.planned_standby() ? node_.standby_role() : Role::primary),
+      routes_(node_.plan(), self) {
   const PlanFragment& f = plan_->fragments[frag_];
-  role_ = me.standby ? standby_role() : Role::primary;
 
   for (StreamId s : f.inputs) inputs_.emplace(s, InputChannel(s, plan_->streams[s].producer));
   const auto queue_max = static_cast<std::size_t>(settings().output_queue_tuples_max);
@@ -55,14 +57,6 @@ Server::Server(std::shared_ptr<const Plan> plan, NodeId self)
 void Server::set_role(Role r) {
   collect_merge_order();
   role_ = r;
-}
-
-Role Server::standby_role() const {
-  switch (mode()) {
-    case HaMode::passive: return Role::passive_backup;
-    case HaMode::active: return Role::active_backup;
-    default: return Role::spare;
-  }
 }
 
 void Server::become_standby(Role r) {
@@ -496,8 +490,8 @@ void Server::on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects& ef
 }
 
 void Server::send_routes_to(TimeUs now, Effects& eff, NodeId node) {
-  std::vector<FragmentId> fs = fragment_plan().upstream;
-  fs.insert(fs.end(), fragment_plan().downstream.begin(), fragment_plan().downstream.end());
+  std::vector<FragmentId> fs = node_.fragment_plan().upstream;
+  fs.insert(fs.end(), node_.fragment_plan().downstream.begin(), node_.fragment_plan().downstream.end());
   std::sort(fs.begin(), fs.end());
   fs.erase(std::unique(fs.begin(), fs.end()), fs.end());
   for (FragmentId f : fs) {
@@ -662,8 +656,6 @@ void Server::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
   if (old_primary != kNoNode && old_primary != self_) send(eff, now, old_primary, t);
   routes_.announced(now, old_primary);
 }
-
-TimeUs Server::retransmit_us() const { return us_from_ms(static_cast<double>(settings().retransmit_timeout_ms)); }
 
 TimeUs Server::retransmit(TimeUs now, Effects& eff) {
   const TimeUs rt = retransmit_us();

@@ -29,6 +29,7 @@
 
 #include "operators/fragment.h"
 #include "primary/input_channel.h"
+#include "primary/node_identity.h"
 #include "primary/output_channel.h"
 #include "primary/route_table.h"
 #include "protocols/core.h"
@@ -38,24 +39,15 @@ namespace hapair {
 
 struct CheckpointContent;
 
-enum class Role { primary, spare, passive_backup, active_backup, fenced, rejoining };
-const char* to_string(Role);
-
 class Server {
  public:
   Server(std::shared_ptr<const Plan> plan, NodeId self);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // ---- identity -----------------------------------------------------------------------------
-  const Plan& plan() const { return *plan_; }
-  const Settings& settings() const { return plan_->settings(); }
-  NodeId self() const { return self_; }
-  const std::string& name() const { return plan_->nodes[self_].name; }
-  FragmentId fragment_id() const { return frag_; }
-  const PlanFragment& fragment_plan() const { return plan_->fragments[frag_]; }
-  HaMode mode() const { return fragment_plan().ha; }
-  FragmentKind kind() const { return fragment_plan().kind; }
+  // Who I am (fixed), and who runs each fragment as I know it.
+  const NodeIdentity& node() const { return node_; }
+  const RouteTable& routes() const { return routes_; }
 
   // ---- role (stored here only; the role objects read it) --------------------------------------
   Role role() const { return role_; }
@@ -64,13 +56,8 @@ class Server {
   // Becomes a standby of my fragment (a restarted node rejoining): a fresh fragment, and
   // consumers tracked but not sent to.
   void become_standby(Role r);
-  // The standby role my fragment's HA mode uses.
-  Role standby_role() const;
 
   // ---- routes and epochs ----------------------------------------------------------------------
-  const Route& route(FragmentId f) const { return routes_.route(f); }
-  Epoch epoch() const { return routes_.epoch(); }
-  std::vector<NodeId> input_nodes_of(FragmentId f) const { return routes_.input_nodes_of(f); }
   // False (and counted) when the envelope comes from an older epoch of its sender's fragment.
   bool is_current(const Envelope& e);
   // Changes of my own fragment's route, each in a new epoch: a standby takes over (it becomes
@@ -183,15 +170,12 @@ class Server {
   // (at most once per retransmit timeout per sender), so a paused or partitioned old primary
   // learns it is fenced.
   void answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff);
-  // A message from a newer epoch than I know of its fragment: the Takeover it implies.
-  std::optional<Takeover> implied_takeover(const Envelope& e) const { return routes_.implied_takeover(e); }
   // Sends Takeover for my fragment (I am its new primary at epoch()) to every neighbour and to
   // the old primary.
   void announce_takeover(TimeUs now, Effects& eff, NodeId old_primary);
   // Tells `node` the current route of every fragment next to mine (a rejoining node starts with
   // the plan's routes, which may be stale).
   void send_routes_to(TimeUs now, Effects& eff, NodeId node);
-  TimeUs retransmit_us() const;
 
   // ---- sources ------------------------------------------------------------------------------
   // Emits every source tuple due at `now` (as far as the output queue allows); returns the time
@@ -208,6 +192,15 @@ class Server {
   const std::string& fatal_error() const { return fatal_error_; }
 
  private:
+  const Plan& plan() const { return node_.plan(); }
+  const Settings& settings() const { return node_.settings(); }
+  const std::string& name() const { return node_.name(); }
+  HaMode mode() const { return node_.mode(); }
+  FragmentKind kind() const { return node_.kind(); }
+  const Route& route(FragmentId f) const { return routes_.route(f); }
+  Epoch epoch() const { return routes_.epoch(); }
+  std::vector<NodeId> input_nodes_of(FragmentId f) const { return routes_.input_nodes_of(f); }
+  TimeUs retransmit_us() const { return node_.retransmit_us(); }
   void consume(TimeUs now, const InputItem& item, Effects& eff);
   void answer_takeover(TimeUs now, const Takeover& t, Effects& eff);
   // Tells node n the route I follow for its fragment (a fencing notice), at most once per
@@ -230,7 +223,8 @@ class Server {
   ConsumerState make_consumer(NodeId node, FragmentId consumer_fragment) const;
   InputLimits input_limits() const;
 
-  std::shared_ptr<const Plan> plan_;
+  NodeIdentity node_;
+  const Plan* plan_;  // node_.plan(), for brevity
   NodeId self_;
   FragmentId frag_;
   Role role_ = Role::primary;
