@@ -45,11 +45,8 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
             role_->on_message(now, env, eff);
             return;
           }
-          if (!server_.is_current(env)) {
-            // An older epoch: drop it (counted), and tell the sender who is primary now.
-            server_.answer_stale_sender(now, env, eff);
-            return;
-          }
+          // An older epoch: dropped (counted), and the sender told who is primary now.
+          if (!server_.is_current(now, env, eff)) return;
           if (auto implied = server_.routes().implied_takeover(env)) {
             // The sender speaks in a newer epoch than we know: its Takeover was lost. Apply it
             // first, exactly as if it had arrived.

@@ -5,12 +5,11 @@
 namespace hapair {
 
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
-  // What my Unions chose so far was chosen as the standby, in the old epoch.
-  server.collect_merge_order();
   const NodeId old_primary = server.routes().route(server.node().fragment_id()).primary;
   server.trace(eff, now, "detection",
                "failed=" + server.node().plan().nodes[old_primary].name +
                    " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)) + " detector=" + to_string(detector));
+  // What my Unions chose so far was chosen as the standby, in the old epoch (collected first).
   server.claim_own_fragment();
   server.set_role(Role::primary);
   server.reset_consumers_awaiting_replay_request();

@@ -202,8 +202,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // A new epoch names the pair: me as primary, the rejoined node as standby. The announcement
   // goes out before any state is captured, so upstream servers hold back trimming for the new
   // standby before the checkpoint position is fixed.
-  server_.collect_merge_order();  // chosen in the epoch that ends here
-  server_.form_pair(from, r.incarnation);
+  server_.form_pair(from, r.incarnation);  // what my Unions chose so far: in the epoch that ends
   server_.announce_takeover(now, eff, from);
   server_.send_routes_to(now, eff, from);
   heartbeat_to_ = from;

@@ -58,13 +58,18 @@ class Server {
   void become_standby(Role r);
 
   // ---- routes and epochs ----------------------------------------------------------------------
-  // False (and counted) when the envelope comes from an older epoch of its sender's fragment.
-  bool is_current(const Envelope& e);
+  // False (and counted) when the envelope comes from an older epoch of its sender's fragment
+  // (or from no node of the plan); a stale sender is told who the primary is now (at most once
+  // per retransmit timeout per sender), so a paused or partitioned old primary learns it is
+  // fenced.
+  bool is_current(TimeUs now, const Envelope& e, Effects& eff);
   // Changes of my own fragment's route, each in a new epoch: a standby takes over (it becomes
   // the primary, without a standby); a rejoined node becomes my standby; my standby is gone; my
-  // claim is renewed over another one.
-  void claim_own_fragment() { routes_.claim_as_primary(); }
-  void form_pair(NodeId standby, std::uint64_t incarnation) { routes_.form_pair(standby, incarnation); }
+  // claim is renewed over another one. A takeover and a new pair first collect what my Unions
+  // chose, under the epoch that ends (a dissolution or a renewal leaves the primary in charge,
+  // and its choices are collected at the end of the event as they always were).
+  void claim_own_fragment();
+  void form_pair(NodeId standby, std::uint64_t incarnation);
   void dissolve_pair() { routes_.dissolve_pair(); }
   void renew_claim() { routes_.renew_claim(); }
 
@@ -148,10 +153,8 @@ class Server {
   void release_determinant_buffers();
 
   // ---- merge order (for the checker) ---------------------------------------------------------
-  // Takes what my fragment's Unions logged and tags it with my epoch and role now; called before
-  // anything changes them (takeover, fencing, a fresh fragment) and at the end of every event.
-  void collect_merge_order();
-  // collect_merge_order(), then moves everything collected into `eff`.
+  // What my fragment's Unions logged, tagged with my epoch and role, moved into `eff`; called at
+  // the end of every event (and collected before anything changes the tags).
   void report_merge_order(Effects& eff);
 
   // ---- messages every role handles the same way -----------------------------------------------
@@ -166,10 +169,6 @@ class Server {
   // answer=false: only learn the route (a standby still installing its primary's state has no
   // input positions to answer with; its primary subscribes it).
   bool on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answer = true);
-  // A message from an older epoch of its fragment: tells the sender who the primary is now
-  // (at most once per retransmit timeout per sender), so a paused or partitioned old primary
-  // learns it is fenced.
-  void answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff);
   // Sends Takeover for my fragment (I am its new primary at epoch()) to every neighbour and to
   // the old primary.
   void announce_takeover(TimeUs now, Effects& eff, NodeId old_primary);
@@ -192,6 +191,9 @@ class Server {
   const std::string& fatal_error() const { return fatal_error_; }
 
  private:
+  // Takes what my fragment's Unions logged and tags it with my epoch and role now; called before
+  // anything changes them (takeover, fencing, a fresh fragment) and at the end of every event.
+  void collect_merge_order();
   const Plan& plan() const { return node_.plan(); }
   const Settings& settings() const { return node_.settings(); }
   const std::string& name() const { return node_.name(); }

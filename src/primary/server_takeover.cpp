@@ -8,13 +8,14 @@
 
 namespace hapair {
 
-bool Server::is_current(const Envelope& e) {
+bool Server::is_current(TimeUs now, const Envelope& e, Effects& eff) {
   if (e.header.sender >= plan_->nodes.size()) {
     count("unknown_sender_dropped");
     return false;
   }
   if (routes_.is_stale(e)) {
     count("stale_dropped");
+    tell_route(now, e.header.sender, eff);
     return false;
   }
   return true;
@@ -105,6 +106,16 @@ void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
       if (in.producer() == t.fragment) send(eff, now, t.new_primary, in.ask_new_producer(now));
 }
 
+void Server::claim_own_fragment() {
+  collect_merge_order();
+  routes_.claim_as_primary();
+}
+
+void Server::form_pair(NodeId standby, std::uint64_t incarnation) {
+  collect_merge_order();
+  routes_.form_pair(standby, incarnation);
+}
+
 void Server::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
   const Takeover t = routes_.statement_of(frag_);
   for (NodeId n : routes_.neighbour_nodes()) send(eff, now, n, t);
@@ -149,8 +160,6 @@ TimeUs Server::retransmit(TimeUs now, Effects& eff) {
   }
   return next;
 }
-
-void Server::answer_stale_sender(TimeUs now, const Envelope& e, Effects& eff) { tell_route(now, e.header.sender, eff); }
 
 void Server::tell_route(TimeUs now, NodeId n, Effects& eff) {
   if (!routes_.fencing_notice_due(n, now, retransmit_us())) return;
