@@ -4,6 +4,13 @@
 // acknowledgements).
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
 #include "primary/output_channel.h"
 
 using namespace hapair;
@@ -212,4 +219,46 @@ TEST_CASE("the end of stream goes out after the last tuple and is acknowledged",
   CHECK_FALSE(o.acked_to_end());
   o.on_level0_ack(1, kConsumer, Level0Ack{kStream, 2, true});
   CHECK(o.acked_to_end());
+}
+
+namespace {
+
+// True when `f` stops the process on a failed invariant (HAPAIR_CHECK aborts): run in a forked
+// child, whose stderr (the check's message) is discarded.
+template <typename F>
+bool aborts(F f) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    f();
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+}  // namespace
+
+TEST_CASE("the release gate stops the node rather than move back", "[roles][output_channel]") {
+  CHECK(aborts([] {
+    ReleaseGate g;
+    g.hold_after(5);
+    g.release_up_to(4);
+  }));
+  CHECK(aborts([] {
+    ReleaseGate g;
+    g.hold_after(5);
+    g.hold_after(4);
+  }));
+  CHECK(aborts([] {
+    ReleaseGate g;  // open: nothing is held, so nothing can be released
+    g.release_up_to(4);
+  }));
+  CHECK_FALSE(aborts([] {
+    ReleaseGate g;
+    g.hold_after(5);
+    g.release_up_to(5);
+  }));
 }

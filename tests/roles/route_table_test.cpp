@@ -4,6 +4,12 @@
 // fence an old primary).
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
 #include "primary/route_table.h"
 
 using namespace hapair;
@@ -126,4 +132,22 @@ TEST_CASE("an announcement stays pending until it is answered", "[roles][route_t
   CHECK(routes.announced_us() == 300);
   routes.announcement_answered();
   CHECK_FALSE(routes.announcing());
+}
+
+TEST_CASE("a route table stops the node rather than follow an epoch that is not newer", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  const FragmentId agg = plan->fragment_id("aggregate");
+  const NodeId backup = plan->node_id("aggregate.backup");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    RouteTable routes(*plan, plan->node_id("filter"));
+    routes.follow(Takeover{agg, backup, 1, kNoNode, 0});
+    routes.follow(Takeover{agg, backup, 1, kNoNode, 0});  // the same epoch again
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
 }
