@@ -17,7 +17,7 @@ ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
   server_.trace(eff, now, "start", std::string("role=active_backup determinants=") +
-                                       (server_.settings().determinants ? "on" : "off"));
+                                       (server_.node().settings().determinants ? "on" : "off"));
 }
 
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
@@ -26,7 +26,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
     if (bootstrapping_) {
       // The primary died before this standby had its state: nothing to take over with.
       server_.count("takeover_impossible_while_bootstrapping");
-      server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[server_.route(server_.fragment_id()).primary].name +
+      server_.trace(eff, now, "detection", "failed=" + server_.node().plan().nodes[server_.routes().route(server_.node().fragment_id()).primary].name +
                                                 " detector=heartbeat but not bootstrapped: cannot take over");
       return;
     }
@@ -91,20 +91,19 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
     return;
   }
   // The primary recorded its interleaving; from here on this copy follows it.
-  if (server_.fragment() && server_.settings().determinants) server_.fragment()->set_follow_determinants(true);
-  for (auto& [s, o] : server_.outputs())
-    for (auto& c : o.consumers) c.sends = false;
+  if (server_.fragment() && server_.node().settings().determinants) server_.fragment()->set_follow_determinants(true);
+  server_.track_consumers_without_sending();
   bootstrapping_ = false;
   server_.trace(eff, now, "bootstrap_installed", "checkpoint=" + std::to_string(content->id));
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
 void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (successor_ || lost.peer != primary || primary == server_.self()) return;
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
   if (bootstrapping_) {
     server_.count("takeover_impossible_while_bootstrapping");
-    server_.trace(eff, now, "detection", "failed=" + server_.plan().nodes[primary].name + " detector=" +
+    server_.trace(eff, now, "detection", "failed=" + server_.node().plan().nodes[primary].name + " detector=" +
                                               to_string(lost.detector) + " but not bootstrapped: cannot take over");
     return;
   }
@@ -113,7 +112,7 @@ void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& 
 
 void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
-  const bool follow = server_.settings().determinants && server_.fragment() &&
+  const bool follow = server_.node().settings().determinants && server_.fragment() &&
                       server_.fragment()->is_nondeterministic();
   if (follow) server_.release_determinant_buffers();
   // Fill whatever was in flight to me when the primary died.

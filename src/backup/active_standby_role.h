@@ -23,7 +23,6 @@ class ActiveStandbyRole : public RoleBehaviour {
  public:
   // bootstrapping: a rejoined standby that must first install its primary's full checkpoint.
   explicit ActiveStandbyRole(Server& server, bool bootstrapping = false);
-  Role role() const override { return Role::active_backup; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;

@@ -48,7 +48,7 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
     server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(chunk.checkpoint_id) + " reason=corrupt");
     return;
   }
-  if (!apply_checkpoint(server_.plan(), server_.fragment_id(), *content, installed_)) {
+  if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), *content, installed_)) {
     server_.count("unappliable_checkpoint_dropped");
     server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(content->id) + " reason=does_not_apply");
     return;
@@ -58,8 +58,8 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
 }
 
 void PassiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (successor_ || lost.peer != primary || primary == server_.self()) return;
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
   take_over(now, eff, lost.detector);
 }
 

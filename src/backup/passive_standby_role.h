@@ -12,6 +12,8 @@
 // is never installed (counted); the standby takes over at most once.
 #pragma once
 
+#include <algorithm>
+
 #include "backup/primary_watch.h"
 #include "primary/checkpoint_state.h"
 #include "primary/role.h"
@@ -21,7 +23,6 @@ namespace hapair {
 class PassiveStandbyRole : public RoleBehaviour {
  public:
   explicit PassiveStandbyRole(Server& server);
-  Role role() const override { return Role::passive_backup; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;

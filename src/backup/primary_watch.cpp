@@ -5,7 +5,7 @@
 namespace hapair {
 
 PrimaryWatch::PrimaryWatch(Server& server)
-    : server_(server), detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {}
+    : server_(server), detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))) {}
 
 void PrimaryWatch::start(TimeUs now) {
   detector_.start(now);
@@ -17,13 +17,13 @@ void PrimaryWatch::start(TimeUs now) {
 
 void PrimaryWatch::send_heartbeat(TimeUs now, Effects& eff) {
   if (now < next_heartbeat_us_) return;
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (primary != kNoNode && primary != server_.self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
-  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (primary != kNoNode && primary != server_.node().self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
+  next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
 }
 
 bool PrimaryWatch::heard_from(NodeId sender, TimeUs now) {
-  if (sender != server_.route(server_.fragment_id()).primary) return false;
+  if (sender != server_.routes().route(server_.node().fragment_id()).primary) return false;
   heard(now);
   return true;
 }

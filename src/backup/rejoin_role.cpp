@@ -9,21 +9,21 @@
 namespace hapair {
 
 RejoiningRole::RejoiningRole(Server& server) : server_(server) {
-  const PlanFragment& f = server_.fragment_plan();
-  partner_ = server_.self() == f.primary ? f.standby : f.primary;
+  const PlanFragment& f = server_.node().fragment_plan();
+  partner_ = server_.node().self() == f.primary ? f.standby : f.primary;
 }
 
 void RejoiningRole::on_start(TimeUs now, Effects& eff) {
   server_.become_standby(Role::rejoining);
   incarnation_ = static_cast<std::uint64_t>(now) + 1;
-  server_.trace(eff, now, "rejoin_requested", "partner=" + (partner_ == kNoNode ? std::string("none") : server_.plan().nodes[partner_].name));
+  server_.trace(eff, now, "rejoin_requested", "partner=" + (partner_ == kNoNode ? std::string("none") : server_.node().plan().nodes[partner_].name));
   if (partner_ == kNoNode) return;  // a fragment without a standby has nobody to rejoin
   request(now, eff);
 }
 
 void RejoiningRole::request(TimeUs now, Effects& eff) {
-  server_.send(eff, now, partner_, Rejoin{server_.fragment_id(), server_.self(), incarnation_});
-  next_request_us_ = now + server_.retransmit_us();
+  server_.send(eff, now, partner_, Rejoin{server_.node().fragment_id(), server_.node().self(), incarnation_});
+  next_request_us_ = now + server_.node().retransmit_us();
 }
 
 void RejoiningRole::on_tick(TimeUs now, Effects& eff) {
@@ -36,21 +36,21 @@ void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
     server_.count("rejoining_dropped");
     return;
   }
-  if (t->fragment != server_.fragment_id()) {
+  if (t->fragment != server_.node().fragment_id()) {
     server_.on_takeover(now, *t, eff);  // a neighbour's current route
     return;
   }
   server_.on_takeover(now, *t, eff);
   // Only the answer to this incarnation's request names us: an older announcement naming us as
   // standby (from before a restart) does not, since the primary does not know we lost our state.
-  if (t->standby != server_.self() || t->standby_incarnation != incarnation_ ||
-      server_.route(server_.fragment_id()).epoch != t->epoch)
+  if (t->standby != server_.node().self() || t->standby_incarnation != incarnation_ ||
+      server_.routes().route(server_.node().fragment_id()).epoch != t->epoch)
     return;
   // Named as standby: become the one the mode needs.
-  const Role r = server_.standby_role();
+  const Role r = server_.node().standby_role();
   server_.become_standby(r);
   server_.trace(eff, now, "rejoined",
-                std::string("as=") + to_string(r) + " primary=" + server_.plan().nodes[t->new_primary].name +
+                std::string("as=") + to_string(r) + " primary=" + server_.node().plan().nodes[t->new_primary].name +
                     " epoch=" + std::to_string(t->epoch));
   switch (r) {
     case Role::passive_backup: successor_ = std::make_unique<PassiveStandbyRole>(server_); break;

@@ -17,7 +17,6 @@ namespace hapair {
 class RejoiningRole : public RoleBehaviour {
  public:
   explicit RejoiningRole(Server& server);
-  Role role() const override { return Role::rejoining; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;

@@ -45,12 +45,9 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
             role_->on_message(now, env, eff);
             return;
           }
-          if (!server_.is_current(env)) {
-            // An older epoch: drop it (counted), and tell the sender who is primary now.
-            server_.answer_stale_sender(now, env, eff);
-            return;
-          }
-          if (auto implied = server_.implied_takeover(env)) {
+          // An older epoch: dropped (counted), and the sender told who is primary now.
+          if (!server_.is_current(now, env, eff)) return;
+          if (auto implied = server_.routes().implied_takeover(env)) {
             // The sender speaks in a newer epoch than we know: its Takeover was lost. Apply it
             // first, exactly as if it had arrived.
             server_.count("implied_takeovers");
@@ -80,7 +77,7 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
     role_->on_start(now, eff);
     // A fenced primary (paused, or cut off, while its standby took over) holds only stale
     // state: it rejoins its fragment as the new standby, restoring the pair.
-    if (role_->role() == Role::fenced) {
+    if (server_.role() == Role::fenced) {
       role_ = std::make_unique<RejoiningRole>(server_);
       role_->on_start(now, eff);
     }
@@ -89,7 +86,7 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
 
 Metrics ServerNode::metrics() const {
   Metrics m = server_.metrics();
-  m["role"] = static_cast<std::int64_t>(role_->role());
+  m["role"] = static_cast<std::int64_t>(server_.role());
   return m;
 }
 

@@ -15,7 +15,7 @@ class ServerNode : public NodeCore {
   Effects handle(TimeUs now, const Event& event) override;
   Metrics metrics() const override;
   const Server& server() const { return server_; }
-  Role role() const { return role_->role(); }
+  Role role() const { return server_.role(); }
 
  private:
   void swap_roles(TimeUs now, Effects& eff);

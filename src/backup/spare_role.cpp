@@ -14,7 +14,7 @@ SpareRole::SpareRole(Server& server)
 
 void SpareRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
-  server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.mode()));
+  server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.node().mode()));
 }
 
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
@@ -25,12 +25,12 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
     // answered (a repeated Takeover makes them send their restart points again).
     for (const auto& [s, in] : server_.inputs()) {
       if (offers_.count(s)) continue;
-      const Route& r = server_.route(server_.fragment_id());
-      server_.send(eff, now, server_.route(in.producer).primary,
-                   Takeover{server_.fragment_id(), server_.self(), r.epoch, r.standby, r.standby_incarnation});
+      const Route& r = server_.routes().route(server_.node().fragment_id());
+      server_.send(eff, now, server_.routes().route(in.producer()).primary,
+                   Takeover{server_.node().fragment_id(), server_.node().self(), r.epoch, r.standby, r.standby_incarnation});
       server_.count("restart_point_requests_repeated");
     }
-    next_offer_request_us_ = now + server_.retransmit_us();
+    next_offer_request_us_ = now + server_.node().retransmit_us();
   }
   if (collecting_) server_.retransmit(now, eff);
 }
@@ -42,7 +42,7 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Takeover>) {
-          if (collecting_ && m.fragment != server_.fragment_id()) {
+          if (collecting_ && m.fragment != server_.node().fragment_id()) {
             on_takeover_while_collecting(now, m, eff);
           } else if (collecting_) {
             if (server_.on_takeover(now, m, eff)) {
@@ -50,7 +50,7 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
               // points: my takeover was superseded (my primary had dissolved the pair without me
               // and renewed its claim). Stop, and rejoin.
               server_.trace(eff, now, "fenced",
-                            "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" + std::to_string(m.epoch));
+                            "new_primary=" + server_.node().plan().nodes[m.new_primary].name + " epoch=" + std::to_string(m.epoch));
               collecting_ = false;
               successor_ = std::make_unique<FencedRole>(server_);
             }
@@ -64,7 +64,7 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             return;
           }
           auto in = server_.inputs().find(m.stream);
-          if (in == server_.inputs().end() || from != server_.route(in->second.producer).primary) {
+          if (in == server_.inputs().end() || from != server_.routes().route(in->second.producer()).primary) {
             server_.count("unexpected_restart_points_dropped");
             return;
           }
@@ -89,20 +89,20 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   // restart points for a downstream recovery node (they come with mine from my upstream), no
   // input positions for an upstream one. Learn the route now, answer once I have restarted.
   server_.on_takeover(now, t, eff, false);
-  const Route& r = server_.route(t.fragment);
+  const Route& r = server_.routes().route(t.fragment);
   if (r.epoch != t.epoch || r.primary != t.new_primary) return;  // stale or malformed: counted
   bool upstream = false;
   for (const auto& [s, in] : server_.inputs()) {
-    if (in.producer != t.fragment) continue;
+    if (in.producer() != t.fragment) continue;
     // An upstream fragment moved while I collect: its old primary's offer names a queue that
     // is gone. Ask the new primary (which answers when it has restarted itself).
     upstream = true;
     offers_.erase(s);
   }
   if (upstream) {
-    const Route& mine = server_.route(server_.fragment_id());
+    const Route& mine = server_.routes().route(server_.node().fragment_id());
     server_.send(eff, now, t.new_primary,
-                 Takeover{server_.fragment_id(), server_.self(), mine.epoch, mine.standby, mine.standby_incarnation});
+                 Takeover{server_.node().fragment_id(), server_.node().self(), mine.epoch, mine.standby, mine.standby_incarnation});
     server_.count("restart_point_requests_repeated");
     return;
   }
@@ -111,17 +111,17 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
 }
 
 void SpareRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.route(server_.fragment_id()).primary;
-  if (collecting_ || successor_ || lost.peer != primary || primary == server_.self()) return;
+  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
+  if (collecting_ || successor_ || lost.peer != primary || primary == server_.node().self()) return;
   take_over(now, eff, lost.detector);
 }
 
 void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   failed_primary_ = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
-  if (server_.mode() == HaMode::upstream) {
+  if (server_.node().mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
     collecting_ = true;
-    next_offer_request_us_ = now + server_.retransmit_us();
+    next_offer_request_us_ = now + server_.node().retransmit_us();
     return;
   }
   // Amnesia: start from empty state; upstreams send only tuples that are new from now on.
@@ -147,7 +147,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   std::map<StreamId, TupleId> after;
   std::uint64_t generation = 0;
   std::string how;
-  const bool conservative = server_.settings().trimming == TrimmingRule::conservative;
+  const bool conservative = server_.node().settings().trimming == TrimmingRule::conservative;
   if (conservative) {
     // No cause functions: restart from empty state at the oldest retained tuple of every input.
     how = "restart=from_retained_start(conservative)";
@@ -173,7 +173,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
       how = "restart_generation=" + std::to_string(generation);
       for (const auto& f : point->forwarded)
         if (!f.points.empty())
-          how += " downstream_points=" + server_.plan().fragments[f.consumer].name + ":" + std::to_string(f.points.size());
+          how += " downstream_points=" + server_.node().plan().fragments[f.consumer].name + ":" + std::to_string(f.points.size());
     }
   }
   for (const auto& [s, o] : offers_) {
@@ -181,7 +181,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     if (after[s] < o.trimmed_up_to) {
       // The upstream no longer holds what the restart point needs: a gap we cannot avoid.
       server_.count("replay_gap_tuples", static_cast<std::int64_t>(o.trimmed_up_to - after[s]));
-      server_.trace(eff, now, "replay_gap", "stream=" + server_.plan().streams[s].name);
+      server_.trace(eff, now, "replay_gap", "stream=" + server_.node().plan().streams[s].name);
       after[s] = o.trimmed_up_to;
     }
   }
@@ -195,7 +195,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     // duplicates), and say so: this recovery cannot be precise.
     std::string held;
     for (const auto& [s, o] : offers_) {
-      held += " " + server_.plan().streams[s].name + "=[";
+      held += " " + server_.node().plan().streams[s].name + "=[";
       for (std::size_t i = 0; i < o.points.size(); ++i) held += (i ? "," : "") + std::to_string(o.points[i].generation);
       held += "]";
     }

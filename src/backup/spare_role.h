@@ -26,7 +26,6 @@ namespace hapair {
 class SpareRole : public RoleBehaviour {
  public:
   explicit SpareRole(Server& server);
-  Role role() const override { return Role::spare; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;

@@ -5,16 +5,12 @@
 namespace hapair {
 
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
-  // What my Unions chose so far was chosen as the standby, in the old epoch.
-  server.collect_merge_order();
-  Route& r = server.route_mut(server.fragment_id());
-  const NodeId old_primary = r.primary;
+  const NodeId old_primary = server.routes().route(server.node().fragment_id()).primary;
   server.trace(eff, now, "detection",
-               "failed=" + server.plan().nodes[old_primary].name +
+               "failed=" + server.node().plan().nodes[old_primary].name +
                    " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)) + " detector=" + to_string(detector));
-  r.primary = server.self();
-  r.standby = kNoNode;
-  r.epoch += 1;
+  // What my Unions chose so far was chosen as the standby, in the old epoch (collected first).
+  server.claim_own_fragment();
   server.set_role(Role::primary);
   server.reset_consumers_awaiting_replay_request();
   server.announce_takeover(now, eff, old_primary);
@@ -25,10 +21,10 @@ NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_hear
 std::unique_ptr<RoleBehaviour> standby_learns_takeover(Server& server, TimeUs now, const Takeover& t, Effects& eff,
                                                        bool answer) {
   if (!server.on_takeover(now, t, eff, answer)) return nullptr;
-  const Route& r = server.route(server.fragment_id());
-  if (r.standby == server.self()) return nullptr;  // still the standby in the new epoch
+  const Route& r = server.routes().route(server.node().fragment_id());
+  if (r.standby == server.node().self()) return nullptr;  // still the standby in the new epoch
   server.trace(eff, now, "fenced",
-               "new_primary=" + server.plan().nodes[t.new_primary].name + " epoch=" + std::to_string(t.epoch) +
+               "new_primary=" + server.node().plan().nodes[t.new_primary].name + " epoch=" + std::to_string(t.epoch) +
                    " as=standby (the pair was dissolved without me)");
   return std::make_unique<FencedRole>(server);
 }

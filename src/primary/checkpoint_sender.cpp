@@ -8,11 +8,11 @@ CheckpointSender::CheckpointSender(Server& server, NodeId standby, bool restorin
 }
 
 void CheckpointSender::on_start(TimeUs now) {
-  next_due_us_ = now + us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
+  next_due_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
   // What was produced before this standby existed is released already (nothing, at the start
   // of a run); from here on an arbitrary fragment's output waits for a covering checkpoint.
   if (hold_output_)
-    for (auto& [s, o] : server_.outputs()) o.released_up_to = o.queue.last_id();
+    server_.hold_outputs();
 }
 
 void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
@@ -32,20 +32,20 @@ void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
 }
 
 TimeUs CheckpointSender::base_ack_timeout_us() const {
-  return us_from_ms(static_cast<double>(server_.settings().retransmit_timeout_ms)) +
-         us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
+  return us_from_ms(static_cast<double>(server_.node().settings().retransmit_timeout_ms)) +
+         us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
 }
 
 void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
-  const bool delta = server_.settings().checkpoint_mode == CheckpointMode::delta && base_.has_value();
+  const bool delta = server_.node().settings().checkpoint_mode == CheckpointMode::delta && base_.has_value();
   const std::uint64_t id = next_id_++;
-  next_due_us_ = now + us_from_ms(static_cast<double>(server_.settings().checkpoint_interval_ms));
+  next_due_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
   CheckpointContent content = capture_checkpoint(server_, id, delta ? &*base_ : nullptr);
   std::vector<std::uint64_t> versions;
   if (server_.fragment()) versions = server_.fragment()->state_versions();
   const Bytes payload = serialize_checkpoint(content);
   auto chunks = chunk_checkpoint(id, delta, content.base_id, payload,
-                                 static_cast<std::size_t>(server_.settings().checkpoint_chunk_bytes));
+                                 static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
   for (auto& c : chunks) server_.send(eff, now, standby_, std::move(c));
   server_.count("checkpoints_sent");
   server_.count("checkpoint_payload_bytes", static_cast<std::int64_t>(payload.size()));
@@ -70,16 +70,16 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   const CheckpointContent& c = in_flight_->summary;
   // Upstream servers may now trim everything this checkpoint covers.
   for (const auto& in : c.inputs) {
-    const FragmentId producer = server_.inputs().at(in.stream).producer;
-    for (NodeId n : server_.input_nodes_of(producer))
+    const FragmentId producer = server_.inputs().at(in.stream).producer();
+    for (NodeId n : server_.routes().input_nodes_of(producer))
       server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}, {}});
   }
   if (hold_output_)
-    for (const auto& o : c.outputs) server_.outputs().at(o.stream).released_up_to = o.last_id;
+    for (const auto& o : c.outputs) server_.release_output(o.stream, o.last_id);
   base_ = base_of(c, in_flight_->versions);
   if (restoring_) {
     restoring_ = false;
-    server_.trace(eff, now, "pair_restored", "standby=" + server_.plan().nodes[standby_].name + " checkpoint=" + std::to_string(c.id));
+    server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[standby_].name + " checkpoint=" + std::to_string(c.id));
   }
   in_flight_.reset();
   ack_timeout_us_ = base_ack_timeout_us();

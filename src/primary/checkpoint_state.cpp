@@ -7,27 +7,28 @@ namespace hapair {
 CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base) {
   CheckpointContent c;
   c.id = id;
-  c.epoch = server.epoch();
+  c.epoch = server.routes().epoch();
   const Fragment* fragment = server.fragment();
   const bool delta = delta_base != nullptr && fragment != nullptr;
   c.delta = delta;
   c.base_id = delta ? delta_base->id : 0;
   if (fragment) c.fragment_state = delta ? fragment->snapshot_delta(delta_base->fragment_versions) : fragment->snapshot();
-  for (const auto& [s, in] : server.inputs()) c.inputs.push_back(CheckpointInput{s, in.processed, in.eos_processed});
+  for (const auto& [s, in] : server.inputs()) c.inputs.push_back(CheckpointInput{s, in.processed(), in.eos_processed()});
   for (const auto& [s, o] : server.outputs()) {
     CheckpointOutput out;
     out.stream = s;
-    out.offset = o.offset;
-    out.trimmed_up_to = o.queue.trimmed_up_to();
-    out.last_id = o.queue.last_id();
-    out.ended = o.queue.ended();
+    out.offset = o.offset();
+    const OutputQueue& q = o.queue();
+    out.trimmed_up_to = q.trimmed_up_to();
+    out.last_id = q.last_id();
+    out.ended = q.ended();
     TupleId after = 0;
     if (delta) {
       auto it = delta_base->output_last_ids.find(s);
       if (it != delta_base->output_last_ids.end()) after = it->second;
     }
-    out.tuples.reserve(o.queue.size());
-    for (std::size_t i = o.queue.index_after(after); i < o.queue.size(); ++i) out.tuples.push_back(o.queue.at(i));
+    out.tuples.reserve(q.size());
+    for (std::size_t i = q.index_after(after); i < q.size(); ++i) out.tuples.push_back(q.at(i));
     c.outputs.push_back(std::move(out));
   }
   return c;
@@ -80,32 +81,14 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointCon
 }
 
 bool install_checkpoint(Server& server, const CheckpointContent& full) {
-  if (server.kind() == FragmentKind::operators) {
+  if (server.node().kind() == FragmentKind::operators) {
     server.reset_fragment();
     if (!server.fragment()->restore(full.fragment_state)) {
       server.reset_fragment();
       return false;
     }
   }
-  for (const auto& ci : full.inputs) {
-    auto it = server.inputs().find(ci.stream);
-    if (it == server.inputs().end()) continue;
-    InputState& in = it->second;
-    in.accepted.reset_to(ci.processed);
-    in.processed = ci.processed;
-    in.level0_sent = ci.processed;
-    in.eos_processed = ci.eos_processed;
-    in.eos_received = ci.eos_processed;
-  }
-  for (const auto& co : full.outputs) {
-    auto it = server.outputs().find(co.stream);
-    if (it == server.outputs().end()) continue;
-    OutputState& o = it->second;
-    o.offset = co.offset;
-    o.queue.reset(co.trimmed_up_to, co.last_id, co.ended);
-    for (const Tuple& t : co.tuples) o.queue.restore_append(t);
-    o.released_up_to = ~TupleId{0};
-  }
+  server.install_positions(full);
   return true;
 }
 

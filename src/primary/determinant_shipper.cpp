@@ -7,7 +7,7 @@ DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_
 void DeterminantShipper::on_start() {
   // Output produced before this standby existed is released already; later output waits for
   // the standby's acknowledgement of the determinants it depends on.
-  for (auto& [s, o] : server_.outputs()) o.released_up_to = o.queue.last_id();
+  server_.hold_outputs();
 }
 
 void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
@@ -24,7 +24,7 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
   Hold h;
   bool grew = holds_.empty();
   for (const auto& [s, o] : server_.outputs()) {
-    h.up_to[s] = o.queue.last_id();
+    h.up_to[s] = o.queue().last_id();
     if (!holds_.empty() && holds_.back().up_to[s] != h.up_to[s]) grew = true;
   }
   h.needs = sent_;
@@ -48,7 +48,7 @@ void DeterminantShipper::on_ack(const DeterminantAck& ack) {
 
 TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
   if (unacked_.empty()) return kNever;
-  const TimeUs timeout = us_from_ms(static_cast<double>(server_.settings().retransmit_timeout_ms))
+  const TimeUs timeout = us_from_ms(static_cast<double>(server_.node().settings().retransmit_timeout_ms))
                          << std::min<std::uint32_t>(resends_, 4);
   if (now - oldest_sent_us_ < timeout) return oldest_sent_us_ + timeout;
   // Coalesce: one message per operator carries every unacknowledged record, so a resend is not
@@ -82,8 +82,8 @@ void DeterminantShipper::release() {
     }
     if (!covered) break;
     for (const auto& [s, id] : h.up_to) {
-      auto& o = server_.outputs().at(s);
-      if (o.released_up_to == ~TupleId{0} || id > o.released_up_to) o.released_up_to = id;
+      const ReleaseGate& gate = server_.outputs().at(s).gate();
+      if (!gate.held() || id > gate.limit()) server_.release_output(s, id);
     }
     holds_.pop_front();
   }

@@ -6,7 +6,7 @@
 // acknowledged every determinant it depends on, so a crash right after a send cannot leave the
 // downstream holding a tuple the standby would produce differently.
 //
-// Invariant: released_up_to of a stream only moves forward, and only to positions whose
+// Invariant: a stream's release gate only moves forward, and only to positions whose
 // determinants are acknowledged.
 #pragma once
 

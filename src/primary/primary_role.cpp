@@ -8,16 +8,33 @@
 
 namespace hapair {
 
+namespace {
+
+// For each output stream, the internal id up to which every consumer has level-0 acked.
+std::map<StreamId, TupleId> acked_positions(const Server& server) {
+  std::map<StreamId, TupleId> out;
+  for (const auto& [s, o] : server.outputs()) out[s] = o.acked_internal();
+  return out;
+}
+
+bool all_consumers_ready(const Server& server) {
+  for (const auto& [s, o] : server.outputs())
+    if (!o.all_ready()) return false;
+  return true;
+}
+
+}  // namespace
+
 PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options)
     : server_(server),
       options_(options),
-      standby_detector_(us_from_ms(static_cast<double>(server.settings().failure_timeout_ms))) {
+      standby_detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))) {
   generation_ = options_.first_generation - 1;
 }
 
 void PrimaryRole::on_start(TimeUs now, Effects& eff) {
   server_.set_role(Role::primary);
-  const PlanFragment& f = server_.fragment_plan();
+  const PlanFragment& f = server_.node().fragment_plan();
   // The original primary heartbeats its standby; a primary that took over has no live partner.
   if (!options_.took_over && f.standby != kNoNode) {
     heartbeat_to_ = f.standby;
@@ -28,14 +45,14 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     standby_detector_.disable();
     next_heartbeat_us_ = kNever;
   }
-  const TimeUs ack_interval = us_from_ms(static_cast<double>(server_.settings().ack_interval_ms));
+  const TimeUs ack_interval = us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
   const bool has_live_standby = heartbeat_to_ != kNoNode;
-  if (server_.kind() == FragmentKind::operators) {
-    if (server_.mode() == HaMode::passive && has_live_standby) {
+  if (server_.node().kind() == FragmentKind::operators) {
+    if (server_.node().mode() == HaMode::passive && has_live_standby) {
       checkpoints_.emplace(server_, heartbeat_to_);
       checkpoints_->on_start(now);
     }
-    if (server_.mode() == HaMode::active && has_live_standby && server_.settings().determinants &&
+    if (server_.node().mode() == HaMode::active && has_live_standby && server_.node().settings().determinants &&
         server_.fragment()->is_nondeterministic()) {
       determinants_.emplace(server_, heartbeat_to_);
       determinants_->on_start();
@@ -43,17 +60,17 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     // Upstream backup sends level-1 rounds; a passive primary without a live standby (after a
     // takeover) has nothing to checkpoint to, and acknowledges what it processed directly so
     // upstream queues stay bounded.
-    if (server_.mode() == HaMode::upstream || (server_.mode() == HaMode::passive && !checkpoints_))
+    if (server_.node().mode() == HaMode::upstream || (server_.node().mode() == HaMode::passive && !checkpoints_))
       next_level1_us_ = now + ack_interval;
   }
-  if (server_.kind() == FragmentKind::operators) next_forget_us_ = now + ack_interval;
-  if (server_.kind() == FragmentKind::source) next_source_us_ = now;
+  if (server_.node().kind() == FragmentKind::operators) next_forget_us_ = now + ack_interval;
+  if (server_.node().kind() == FragmentKind::source) next_source_us_ = now;
   if (options_.rebase_when_consumers_ready) {
     rebase_pending_ = true;
     server_.set_processing_paused(true);
     maybe_finish_rebase(now, eff);
   }
-  if (!options_.took_over) server_.trace(eff, now, "start", std::string("role=primary ha=") + to_string(server_.mode()));
+  if (!options_.took_over) server_.trace(eff, now, "start", std::string("role=primary ha=") + to_string(server_.node().mode()));
   on_tick(now, eff);
 }
 
@@ -63,18 +80,18 @@ void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
   if (now >= standby_loss_due_us_) on_standby_lost(now, eff, standby_suspected_by_);
   if (now >= next_heartbeat_us_) {
     server_.send(eff, now, heartbeat_to_, Heartbeat{static_cast<std::uint64_t>(now)});
-    next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.settings().heartbeat_interval_ms));
+    next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
   }
   if (checkpoints_) checkpoints_->on_tick(now, eff);
   if (now >= next_level1_us_) {
     level1_round(now, eff);
-    next_level1_us_ = now + us_from_ms(static_cast<double>(server_.settings().ack_interval_ms));
+    next_level1_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
   }
   if (now >= next_forget_us_) {
     // Cause bookkeeping of outputs every consumer has acknowledged is never needed again.
-    if (server_.mode() != HaMode::upstream && server_.fragment())
-      server_.fragment()->forget_up_to(server_.acked_outputs_internal());
-    next_forget_us_ = now + us_from_ms(static_cast<double>(server_.settings().ack_interval_ms));
+    if (server_.node().mode() != HaMode::upstream && server_.fragment())
+      server_.fragment()->forget_up_to(acked_positions(server_));
+    next_forget_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
   }
   after_event(now, eff);
 }
@@ -83,7 +100,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
   if (from == heartbeat_to_ && heartbeat_to_ != kNoNode) {
     if (standby_detector_.suspected() || standby_loss_due_us_ != kNever)
-      server_.trace(eff, now, "standby_heard", "standby=" + server_.plan().nodes[from].name);
+      server_.trace(eff, now, "standby_heard", "standby=" + server_.node().plan().nodes[from].name);
     standby_detector_.heard(now);
     standby_loss_due_us_ = kNever;  // it lives: not lost after all
   }
@@ -100,7 +117,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           server_.on_replay_request(now, from, m, eff);
           maybe_finish_rebase(now, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (m.fragment == server_.fragment_id() && m.new_primary == server_.self() && m.epoch == server_.epoch()) {
+          if (m.fragment == server_.node().fragment_id() && m.new_primary == server_.node().self() && m.epoch == server_.routes().epoch()) {
             // A producer echoes my own route: it serves me in my epoch.
             if (dissolve_pending_ && m.epoch == dissolved_epoch_) confirmed_producers_.insert(from);
             server_.count("route_echoes_received");
@@ -108,7 +125,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             on_competing_claim(now, m, eff);
           } else if (server_.on_takeover(now, m, eff)) {
             server_.trace(eff, now, "fenced",
-                          "new_primary=" + server_.plan().nodes[m.new_primary].name + " epoch=" +
+                          "new_primary=" + server_.node().plan().nodes[m.new_primary].name + " epoch=" +
                               std::to_string(m.epoch));
             successor_ = std::make_unique<FencedRole>(server_);
           }
@@ -121,7 +138,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             checkpoints_->on_ack(now, m, eff);
           } else if (from == bootstrapping_standby_ && m.checkpoint_id == bootstrap_checkpoint_id_) {
             bootstrapping_standby_ = kNoNode;
-            server_.trace(eff, now, "pair_restored", "standby=" + server_.plan().nodes[from].name + " bootstrap=active");
+            server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[from].name + " bootstrap=active");
           } else {
             server_.count("unexpected_checkpoint_ack_dropped");
           }
@@ -145,7 +162,7 @@ void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector)
   server_.count("standby_suspected");
   const bool gone = detector == Detector::connection;
   server_.trace(eff, now, "standby_suspected",
-                "standby=" + server_.plan().nodes[heartbeat_to_].name + " detector=" + to_string(detector) +
+                "standby=" + server_.node().plan().nodes[heartbeat_to_].name + " detector=" + to_string(detector) +
                     (gone ? " (its process is gone: declared lost at once)"
                           : " (output that waits for it stays held until it is declared lost)"));
   // A closed connection means a dead process, which cannot take over: nothing to wait for. A
@@ -155,29 +172,29 @@ void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector)
     on_standby_lost(now, eff, detector);
   } else if (standby_loss_due_us_ == kNever) {
     standby_loss_due_us_ = now + (kStandbyLossFailureTimeouts - 1) *
-                                     us_from_ms(static_cast<double>(server_.settings().failure_timeout_ms));
+                                     us_from_ms(static_cast<double>(server_.node().settings().failure_timeout_ms));
     standby_suspected_by_ = detector;
   }
 }
 
 void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
-  const PlanFragment& f = server_.fragment_plan();
-  const NodeId other = server_.self() == f.primary ? f.standby : f.primary;
-  if (r.fragment != server_.fragment_id() || r.node != from || from != other) {
+  const PlanFragment& f = server_.node().fragment_plan();
+  const NodeId other = server_.node().self() == f.primary ? f.standby : f.primary;
+  if (r.fragment != server_.node().fragment_id() || r.node != from || from != other) {
     server_.count("unexpected_rejoin_dropped");
     return;
   }
-  Route& route = server_.route_mut(server_.fragment_id());
+  const Route& route = server_.routes().route(server_.node().fragment_id());
   if (route.standby == from && r.incarnation == route.standby_incarnation) {
     // A repeated request: our answer was lost. Answer again.
-    server_.send(eff, now, from, Takeover{server_.fragment_id(), server_.self(), route.epoch, from, r.incarnation});
+    server_.send(eff, now, from, Takeover{server_.node().fragment_id(), server_.node().self(), route.epoch, from, r.incarnation});
     return;
   }
   if (route.standby == from) {
     // My standby restarted (a new incarnation asks): what it had is gone. Form the pair again,
     // in a new epoch, with fresh state for it.
     server_.count("standby_restarted");
-    server_.trace(eff, now, "standby_restarted", "standby=" + server_.plan().nodes[from].name);
+    server_.trace(eff, now, "standby_restarted", "standby=" + server_.node().plan().nodes[from].name);
   } else if (route.standby != kNoNode) {
     server_.count("unexpected_rejoin_dropped");
     return;
@@ -185,10 +202,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // A new epoch names the pair: me as primary, the rejoined node as standby. The announcement
   // goes out before any state is captured, so upstream servers hold back trimming for the new
   // standby before the checkpoint position is fixed.
-  server_.collect_merge_order();  // chosen in the epoch that ends here
-  route.standby = from;
-  route.standby_incarnation = r.incarnation;
-  route.epoch += 1;
+  server_.form_pair(from, r.incarnation);  // what my Unions chose so far: in the epoch that ends
   server_.announce_takeover(now, eff, from);
   server_.send_routes_to(now, eff, from);
   heartbeat_to_ = from;
@@ -200,9 +214,9 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   dissolve_pending_ = false;
   dissolved_epoch_ = 0;
   server_.trace(eff, now, "rejoin_accepted",
-                "standby=" + server_.plan().nodes[from].name + " epoch=" + std::to_string(route.epoch));
-  if (server_.kind() != FragmentKind::operators) return;
-  switch (server_.mode()) {
+                "standby=" + server_.node().plan().nodes[from].name + " epoch=" + std::to_string(server_.routes().epoch()));
+  if (server_.node().kind() != FragmentKind::operators) return;
+  switch (server_.node().mode()) {
     case HaMode::passive:
       next_level1_us_ = kNever;  // level-1 acks come from acknowledged checkpoints again
       checkpoints_.emplace(server_, from, true);
@@ -216,22 +230,22 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
       CheckpointContent state = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr);
       const Bytes payload = serialize_checkpoint(state);
       for (auto& c : chunk_checkpoint(state.id, false, 0, payload,
-                                      static_cast<std::size_t>(server_.settings().checkpoint_chunk_bytes)))
+                                      static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes)))
         server_.send(eff, now, from, std::move(c));
       server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
       for (const auto& in : state.inputs) {
-        const FragmentId producer = server_.inputs().at(in.stream).producer;
-        server_.send(eff, now, server_.route(producer).primary, Redirect{in.stream, from, true, in.processed});
+        const FragmentId producer = server_.inputs().at(in.stream).producer();
+        server_.send(eff, now, server_.routes().route(producer).primary, Redirect{in.stream, from, true, in.processed});
       }
       bootstrapping_standby_ = from;
-      if (server_.settings().determinants && server_.fragment()->is_nondeterministic()) {
+      if (server_.node().settings().determinants && server_.fragment()->is_nondeterministic()) {
         determinants_.emplace(server_, from);
         determinants_->on_start();
       }
       break;
     }
     default:
-      server_.trace(eff, now, "pair_restored", "standby=" + server_.plan().nodes[from].name + " (spare: no state)");
+      server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[from].name + " (spare: no state)");
       break;
   }
 }
@@ -251,11 +265,8 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   // sending to (and keeping input for) an active standby, and the old standby — told directly
   // now, and answered with this epoch whenever it speaks from the old one — rejoins instead of
   // acting on state from before the loss.
-  Route& route = server_.route_mut(server_.fragment_id());
-  route.standby = kNoNode;
-  route.standby_incarnation = 0;
-  route.epoch += 1;
-  dissolved_epoch_ = route.epoch;
+  server_.dissolve_pair();
+  dissolved_epoch_ = server_.routes().epoch();
   // A closed connection means a dead process: nobody can claim this epoch but me. After a
   // silence, the standby may have been cut off and have taken over in the same epoch (the
   // neighbours follow whichever claim they heard first): until every consumer and producer
@@ -272,8 +283,8 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   server_.announce_takeover(now, eff, lost);
   server_.count("standby_lost");
   server_.trace(eff, now, "standby_lost",
-                "standby=" + server_.plan().nodes[lost].name + " detector=" + to_string(detector) +
-                    " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " epoch=" + std::to_string(route.epoch) +
+                "standby=" + server_.node().plan().nodes[lost].name + " detector=" + to_string(detector) +
+                     " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " epoch=" + std::to_string(server_.routes().epoch()) +
                     (dissolve_pending_ ? " (held output waits until every neighbour follows this epoch)"
                                        : " (running unprotected until a standby rejoins)"));
   if (!dissolve_pending_) release_held_output(now, eff);
@@ -281,20 +292,20 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
 
 void PrimaryRole::request_confirmations(TimeUs now, Effects& eff) {
   for (const auto& [s, in] : server_.inputs()) {
-    const NodeId producer = server_.route(in.producer).primary;
+    const NodeId producer = server_.routes().route(in.producer()).primary;
     if (producer == kNoNode || confirmed_producers_.count(producer)) continue;
-    server_.send(eff, now, producer, ReplayRequest{s, in.accepted.last_accepted(), 0});
+    server_.send(eff, now, producer, ReplayRequest{s, in.last_accepted(), 0});
   }
-  next_confirmation_request_us_ = now + server_.retransmit_us();
+  next_confirmation_request_us_ = now + server_.node().retransmit_us();
 }
 
 bool PrimaryRole::dissolve_confirmed() const {
   for (const auto& [s, in] : server_.inputs())
-    if (!confirmed_producers_.count(server_.route(in.producer).primary)) return false;
+    if (!confirmed_producers_.count(server_.routes().route(in.producer()).primary)) return false;
   // The consumer fragments' primaries (a standby being bootstrapped is subscribed by its own).
   for (const auto& [s, o] : server_.outputs())
-    for (const ConsumerState& c : o.consumers)
-      if (!c.ready && c.node == server_.route(c.fragment).primary) return false;
+    for (const ConsumerState& c : o.consumers())
+      if (!c.ready && c.node == server_.routes().route(c.fragment).primary) return false;
   return true;
 }
 
@@ -302,30 +313,25 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
   dissolve_pending_ = false;
   // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
   // acts for this fragment (every neighbour follows my epoch), so it goes out now.
-  std::size_t released = 0;
-  for (auto& [s, o] : server_.outputs()) {
-    if (o.released_up_to == ~TupleId{0}) continue;
-    if (o.released_up_to < o.queue.last_id()) released += o.queue.count_between(o.released_up_to, o.queue.last_id());
-    o.released_up_to = ~TupleId{0};
-  }
+  const std::size_t released = server_.release_held_outputs();
   // A passive primary without a standby acknowledges what it processed, so upstream queues stay
   // bounded (as after a takeover); other modes' upstreams trim as before, now without the
   // standby (the announcement removed it from their consumers).
-  if (server_.kind() == FragmentKind::operators && server_.mode() == HaMode::passive) next_level1_us_ = now;
+  if (server_.node().kind() == FragmentKind::operators && server_.node().mode() == HaMode::passive) next_level1_us_ = now;
   server_.count("held_tuples_released", static_cast<std::int64_t>(released));
   server_.trace(eff, now, "held_output_released",
-                "released=" + std::to_string(released) + " epoch=" + std::to_string(server_.epoch()) +
+                "released=" + std::to_string(released) + " epoch=" + std::to_string(server_.routes().epoch()) +
                     " (running unprotected until a standby rejoins)");
 }
 
 bool PrimaryRole::claims_my_dissolved_epoch(const Takeover& t) const {
-  return dissolved_epoch_ != 0 && t.fragment == server_.fragment_id() && t.epoch == dissolved_epoch_ &&
-         t.epoch == server_.epoch() && t.new_primary != server_.self() && t.new_primary < server_.plan().nodes.size() &&
-         server_.plan().nodes[t.new_primary].fragment == server_.fragment_id();
+  return dissolved_epoch_ != 0 && t.fragment == server_.node().fragment_id() && t.epoch == dissolved_epoch_ &&
+         t.epoch == server_.routes().epoch() && t.new_primary != server_.node().self() && t.new_primary < server_.node().plan().nodes.size() &&
+         server_.node().plan().nodes[t.new_primary].fragment == server_.node().fragment_id();
 }
 
 void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff) {
-  const std::string other = server_.plan().nodes[t.new_primary].name;
+  const std::string other = server_.node().plan().nodes[t.new_primary].name;
   if (dissolve_pending_) {
     // My old standby took over in the epoch I claimed, and some neighbour follows it: it wins.
     // Nothing I held went out and nothing was acknowledged upstream for it; I rejoin as its
@@ -338,22 +344,21 @@ void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff
   // Every neighbour answered my claim before this one came (a standby that resumed and took
   // over on its old state): mine stands. A newer epoch makes that plain to everyone, the other
   // node included, which is fenced by it and rejoins.
-  Route& route = server_.route_mut(server_.fragment_id());
-  route.epoch += 1;
-  dissolved_epoch_ = route.epoch;
+  server_.renew_claim();
+  dissolved_epoch_ = server_.routes().epoch();
   server_.announce_takeover(now, eff, t.new_primary);
   server_.count("epoch_claims_renewed");
-  server_.trace(eff, now, "claim_renewed", "epoch=" + std::to_string(route.epoch) + " over=" + other);
+  server_.trace(eff, now, "claim_renewed", "epoch=" + std::to_string(server_.routes().epoch()) + " over=" + other);
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {
   if (dissolve_pending_ && dissolve_confirmed()) release_held_output(now, eff);
-  if (server_.kind() == FragmentKind::source) next_source_us_ = server_.emit_source_tuples(now, eff);
+  if (server_.node().kind() == FragmentKind::source) next_source_us_ = server_.emit_source_tuples(now, eff);
   server_.process_input(now, eff);
   if (determinants_) determinants_->after_processing(now, eff);
   // Without a standby that follows them, the Union's recorded choices are of no use: drop them
   // so they do not pile up (a rejoining standby is bootstrapped from a checkpoint, not from them).
-  if (!determinants_ && server_.mode() == HaMode::active && server_.fragment() &&
+  if (!determinants_ && server_.node().mode() == HaMode::active && server_.fragment() &&
       server_.fragment()->is_nondeterministic())
     (void)server_.fragment()->take_determinants();
   server_.pump_outputs(now, eff);
@@ -367,22 +372,22 @@ void PrimaryRole::after_event(TimeUs now, Effects& eff) {
 void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   Fragment* fragment = server_.fragment();
   if (!fragment || server_.processing_paused()) return;
-  const auto acked = server_.acked_outputs_internal();
+  const auto acked = acked_positions(server_);
   std::map<StreamId, TupleId> processed;
-  for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed;
-  if (server_.mode() == HaMode::passive) {
+  for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();
+  if (server_.node().mode() == HaMode::passive) {
     if (acked == last_round_acked_ && processed == last_round_processed_) return;
     ++generation_;
     for (const auto& [s, done] : processed) {
-      const FragmentId producer = server_.inputs().at(s).producer;
-      for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
+      const FragmentId producer = server_.inputs().at(s).producer();
+      for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
     }
     last_round_acked_ = acked;
     last_round_processed_ = processed;
     return;
   }
   const bool exact_trimming =
-      server_.mode() == HaMode::upstream && server_.settings().trimming != TrimmingRule::conservative;
+      server_.node().mode() == HaMode::upstream && server_.node().settings().trimming != TrimmingRule::conservative;
   // Upstream backup restarts a recovery node where this server's output queues begin, not where
   // its consumers' level-0 acks are: if a consumer fails together with this server, its recovery
   // node asks the recovery node of this server for everything its restart point needs, which is
@@ -390,19 +395,21 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   // is composed from the trim positions, and what this server holds for its consumers travels
   // with it (forwarded). Two adjacent fragments that fail at once are then recovered as one
   // crash each (docs/FAULTS.md).
-  const auto position = exact_trimming ? server_.trimmed_outputs_internal() : acked;
+  std::map<StreamId, TupleId> position = acked;
+  if (exact_trimming)
+    for (const auto& [s, o] : server_.outputs()) position[s] = o.trimmed_internal();
   if (exact_trimming && !generation_acks_.empty()) {
     bool lagging = false;
-    for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation < ack.generation;
+    for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation() < ack.generation;
     if (!lagging) server_.confirm_forwarded(generation_acks_.begin()->second.forwarded);
     if (lagging) {
       // Every round: a lagging upstream may be a new primary that holds none of our restart
       // points yet, and until it does a failure of this fragment could not be recovered.
       server_.count("level1_rounds_held");
       for (const auto& [s, ack] : generation_acks_) {
-        if (server_.inputs().at(s).held_generation >= ack.generation) continue;
-        const FragmentId producer = server_.inputs().at(s).producer;
-        for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
+        if (server_.inputs().at(s).held_generation() >= ack.generation) continue;
+        const FragmentId producer = server_.inputs().at(s).producer();
+        for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
         server_.count("level1_acks_repeated");
       }
       fragment->forget_up_to(position);
@@ -414,9 +421,9 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   if (position == last_round_acked_ && processed == last_round_processed_ && forwarded == last_round_forwarded_)
     return;
   Level1Round round;
-  if (server_.settings().trimming == TrimmingRule::conservative) {
+  if (server_.node().settings().trimming == TrimmingRule::conservative) {
     std::map<StreamId, TupleId> horizon;
-    for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon;
+    for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon();
     round = make_conservative_level1_round(horizon);
   } else {
     round = make_level1_round(*fragment, position, processed);
@@ -424,10 +431,10 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
   ++generation_;
   generation_acks_.clear();
   for (const auto& [s, up_to] : round.up_to) {
-    const FragmentId producer = server_.inputs().at(s).producer;
+    const FragmentId producer = server_.inputs().at(s).producer();
     const Level1Ack ack{s, up_to, generation_, round.restart_point, forwarded};
     if (exact_trimming) generation_acks_[s] = ack;
-    for (NodeId n : server_.input_nodes_of(producer)) server_.send(eff, now, n, ack);
+    for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
   }
   fragment->forget_up_to(position);
   last_round_acked_ = position;
@@ -437,7 +444,7 @@ void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
-  if (!rebase_pending_ || !server_.all_consumers_ready()) return;
+  if (!rebase_pending_ || !all_consumers_ready(server_)) return;
   server_.rebase_outputs();
   rebase_pending_ = false;
   server_.set_processing_paused(false);

@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 
+#include "protocols/failure_detector.h"
 #include "primary/checkpoint_sender.h"
 #include "primary/determinant_shipper.h"
 #include "primary/role.h"
@@ -44,7 +45,6 @@ struct PrimaryOptions {
 class PrimaryRole : public RoleBehaviour {
  public:
   PrimaryRole(Server& server, PrimaryOptions options);
-  Role role() const override { return Role::primary; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
@@ -135,7 +135,6 @@ class PrimaryRole : public RoleBehaviour {
 class FencedRole : public RoleBehaviour {
  public:
   explicit FencedRole(Server& server) : server_(server) {}
-  Role role() const override { return Role::fenced; }
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs, Effects&) override {}
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;

@@ -1,5 +1,6 @@
 // A role is the step function a node currently runs (etcd/raft style: a role change swaps the
-// step function, the state stays in Server). The primary role is here; the standby roles
+// step function, the state stays in Server, which also stores which role it is: Server::role(),
+// set by each role's on_start). The primary role is here; the standby roles
 // (spare, passive standby, active standby) are in src/backup and hand over to a primary role
 // when they take over.
 #pragma once
@@ -13,7 +14,6 @@ namespace hapair {
 class RoleBehaviour {
  public:
   virtual ~RoleBehaviour() = default;
-  virtual Role role() const = 0;
   // Called once when the role begins (at the node's start, or at a takeover).
   virtual void on_start(TimeUs now, Effects& eff) = 0;
   virtual void on_tick(TimeUs now, Effects& eff) = 0;

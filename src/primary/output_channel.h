@@ -1,0 +1,176 @@
+// One output stream of a node: its output queue (the retained log), a cursor per consumer node
+// (what was sent, what it acknowledged at level 0, whether it told us where to resume), the
+// flow-control window, retransmission with back-off, rebasing of ids after a takeover that
+// cannot regenerate them, the release gate that holds output back, and the restart points the
+// consumer fragments sent with their level-1 acks (upstream backup).
+//
+// Paper: output queues double as logs for recovery, trimmed by queue-trimming acknowledgements
+// (sections 2, 4.3); after a takeover they are re-sent and downstream drops duplicates by id.
+//
+// Invariants: a consumer is never sent an id at or below its cursor, nor more than the window
+// beyond its level-0 ack; the queue is trimmed only as far as every consumer's acknowledgement
+// allows; a held release gate only moves forward; wire ids strictly grow across rebases.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "protocols/messages.h"
+#include "protocols/output_queue.h"
+#include "upstream_backup/restart_point_store.h"
+
+namespace hapair {
+
+// Output is sent only up to the gate's position while it is held: a passive primary of an
+// arbitrary fragment until a covering checkpoint is acknowledged, an active primary until the
+// standby has the determinants. Open: everything goes out.
+class ReleaseGate {
+ public:
+  bool held() const { return up_to_ != kOpen; }
+  // The last wire id that may be sent (the highest id when open).
+  TupleId limit() const { return up_to_; }
+  // Begins holding what comes after `last` (what exists is released already). A gate that is
+  // held already does not move back.
+  void hold_after(TupleId last);
+  // Releases up to `id`; the gate only moves forward.
+  void release_up_to(TupleId id);
+  void open() { up_to_ = kOpen; }
+
+ private:
+  static constexpr TupleId kOpen = ~TupleId{0};
+  TupleId up_to_ = kOpen;
+};
+
+struct ConsumerState {
+  NodeId node = kNoNode;
+  FragmentId fragment = kNoFragment;
+  bool retention = false;  // trims on level-1 (its mode may ask for replay) instead of level-0
+  bool sends = true;       // false for a consumer we only track (a standby's view)
+  bool ready = true;       // false until it told us where to resume (ReplayRequest)
+  TupleId sent_up_to = 0;
+  TupleId level0 = 0;
+  TupleId replay_until = 0;  // ids <= this are sent flagged as replay
+  bool eos_sent = false;
+  bool eos_acked = false;
+  std::uint32_t retransmits = 0;  // consecutive re-sends without progress (back-off)
+  // When the consumer last made progress (an ack that moved, or a send with nothing in flight):
+  // no progress for the retransmission timeout with something unacknowledged means re-send.
+  TimeUs progress_us = 0;
+  // Upstream backup: a new restart-point generation arrived from this consumer; tell it we hold
+  // it (held_generation), with an empty batch if no tuples go out.
+  bool confirm_owed = false;
+};
+
+// A batch for one consumer node.
+struct OutgoingBatch {
+  NodeId to = kNoNode;
+  TupleBatch batch;
+};
+
+// What pump() did, for the node's counters.
+struct PumpReport {
+  std::uint64_t tuples_sent = 0;
+  std::int64_t tuples_replayed = 0;
+  bool replayed = false;
+  std::int64_t confirmations = 0;
+};
+
+class OutputChannel {
+ public:
+  OutputChannel(StreamId stream, std::size_t tuples_max) : stream_(stream), queue_(tuples_max) {}
+
+  StreamId stream() const { return stream_; }
+  const OutputQueue& queue() const { return queue_; }
+  const std::vector<ConsumerState>& consumers() const { return consumers_; }
+  // wire id = internal (operator) id + offset; non-zero after a takeover that rebased its ids.
+  TupleId offset() const { return offset_; }
+  const ReleaseGate& gate() const { return gate_; }
+
+  // Appends an operator output (internal id), applying the offset.
+  void append(Tuple t);
+  void end_stream() { queue_.end_stream(); }
+
+  // ---- consumers ------------------------------------------------------------------------------
+  bool has_consumer(NodeId n) const;
+  void add_consumer(const ConsumerState& c);
+  void remove_consumer(NodeId n);
+  // Drops the consumers of fragment f that are not among `live`.
+  void keep_only_live(FragmentId f, const std::vector<NodeId>& live);
+  void replace_consumers(std::vector<ConsumerState> consumers) { consumers_ = std::move(consumers); }
+  bool all_ready() const;
+  // Consumer n tells where to resume (a ReplayRequest after a takeover, or a joining standby):
+  // it is sent what comes after `after_id` (kReplayOnlyNew-style "only new" when only_new).
+  // Returns how many tuples it asks for that were trimmed already (0: none).
+  TupleId resume(NodeId n, TupleId after_id, bool only_new, TimeUs now);
+  // Whether consumer n is there and ready (a gap fill is served only then).
+  bool ready(NodeId n) const;
+  // The batches that re-send to consumer n what lies in (after, up_to], bounded by what it was
+  // sent; nullopt when n is not sent to (a standby's view).
+  std::optional<std::vector<TupleBatch>> gap_fill(NodeId n, TupleId after, TupleId up_to,
+                                                  std::size_t batch_tuples_max) const;
+  // Consumer n (or every consumer) is sent to (a primary's view) or only tracked (a standby's).
+  void set_sending(NodeId n, bool sends);
+  void set_sending_all(bool sends);
+
+  // ---- flow ----------------------------------------------------------------------------------
+  // Sends what the window and the release gate allow to every ready consumer.
+  PumpReport pump(TimeUs now, std::size_t batch_tuples_max, std::size_t inflight_tuples_max,
+                  std::vector<OutgoingBatch>& out);
+  // false when `from` is no consumer of this stream.
+  bool on_level0_ack(TimeUs now, NodeId from, const Level0Ack& ack);
+  // Rewinds every consumer that made no progress for its back-off; returns when to look next.
+  TimeUs retransmit(TimeUs now, TimeUs retransmit_us, std::int64_t& retransmissions);
+  // Trims the queue as far as every consumer's acknowledgement allows, less `margin` tuples.
+  std::size_t trim(TupleId margin);
+  // Rebases ids above the highest id any consumer was sent (a takeover that cannot regenerate
+  // identical ids); everything retained is re-sent as replay.
+  void rebase();
+  // The internal id up to which every consumer level-0 acked (0 without consumers).
+  TupleId acked_internal() const;
+  // The internal id up to which the queue is trimmed.
+  TupleId trimmed_internal() const;
+  bool acked_to_end() const;
+
+  // ---- release gate ---------------------------------------------------------------------------
+  void hold_after_last() { gate_.hold_after(queue_.last_id()); }
+  void release_up_to(TupleId id) { gate_.release_up_to(id); }
+  // Opens the gate; returns how many queued tuples it held.
+  std::size_t release_all();
+
+  // ---- restart points (upstream backup) -------------------------------------------------------
+  const std::map<FragmentId, RestartPointStore>& restart_points() const { return restart_points_; }
+  // A level-1 ack from consumer node `from` of fragment d; a new generation is owed a
+  // confirmation (held_generation).
+  void add_level1(FragmentId d, NodeId from, const Level1Ack& ack);
+  // Installs what an upstream forwarded (a recovery node restarted from a restart point).
+  void install(const DownstreamRestartPoints& forwarded);
+  // My upstream holds `generation` of consumer d's points too; true when that is news.
+  bool confirm_forwarded(FragmentId d, std::uint64_t generation);
+  // Owes consumer fragment d's nodes a confirmation.
+  void owe_confirmation(FragmentId d);
+  std::uint64_t forwarded_confirmed(FragmentId d) const;
+
+  // ---- state transfer -------------------------------------------------------------------------
+  // Installs a checkpoint's output queue (the gate opens).
+  void restore(TupleId offset, TupleId trimmed_up_to, TupleId last_id, bool ended, const Tuples& tuples);
+  // A fresh standby's view: empty queue, consumers tracked and not sent to.
+  void reset_for_standby();
+
+ private:
+  ConsumerState* find(NodeId n);
+  std::size_t inflight(const ConsumerState& c) const { return queue_.count_between(c.level0, c.sent_up_to); }
+
+  StreamId stream_;
+  OutputQueue queue_;
+  std::vector<ConsumerState> consumers_;
+  TupleId offset_ = 0;
+  ReleaseGate gate_;
+  std::map<FragmentId, RestartPointStore> restart_points_;
+  // The newest generation of each consumer's restart points that my own upstream holds too
+  // (forwarded with a restart point of mine that every producer of mine confirmed holding).
+  std::map<FragmentId, std::uint64_t> forwarded_confirmed_;
+};
+
+}  // namespace hapair

@@ -1,0 +1,129 @@
+#include "primary/route_table.h"
+
+#include <algorithm>
+
+#include "protocols/check.h"
+
+namespace hapair {
+
+RouteTable::RouteTable(const Plan& plan, NodeId self) : plan_(&plan), self_(self) {
+  HAPAIR_CHECK_MSG(self < plan.nodes.size(), "node " << self << " of " << plan.nodes.size());
+  own_ = plan.nodes[self].fragment;
+  routes_.resize(plan.fragments.size());
+  for (const auto& pf : plan.fragments) routes_[pf.id] = Route{pf.primary, pf.standby, 0};
+}
+
+const Route& RouteTable::route(FragmentId f) const {
+  HAPAIR_CHECK_MSG(f < routes_.size(), "fragment " << f << " of " << routes_.size());
+  return routes_[f];
+}
+
+Takeover RouteTable::statement_of(FragmentId f) const {
+  const Route& r = route(f);
+  return Takeover{f, r.primary, r.epoch, r.standby, r.standby_incarnation};
+}
+
+std::vector<NodeId> RouteTable::input_nodes_of(FragmentId f) const {
+  std::vector<NodeId> out;
+  const Route& r = route(f);
+  if (r.primary != kNoNode) out.push_back(r.primary);
+  if (plan_->fragments[f].ha == HaMode::active && r.standby != kNoNode) out.push_back(r.standby);
+  return out;
+}
+
+std::vector<NodeId> RouteTable::neighbour_nodes() const {
+  std::vector<NodeId> out;
+  auto add_fragment = [&](FragmentId f) {
+    const PlanFragment& pf = plan_->fragments[f];
+    for (NodeId n : {pf.primary, pf.standby})
+      if (n != kNoNode && n != self_ && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  const PlanFragment& mine = plan_->fragments[own_];
+  for (FragmentId f : mine.upstream) add_fragment(f);
+  for (FragmentId f : mine.downstream) add_fragment(f);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool RouteTable::is_stale(const Envelope& e) const {
+  const NodeId sender = e.header.sender;
+  if (sender >= plan_->nodes.size()) return false;
+  return e.header.epoch < routes_[plan_->nodes[sender].fragment].epoch;
+}
+
+std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
+  if (std::holds_alternative<Takeover>(e.body)) return std::nullopt;
+  const NodeId n = e.header.sender;
+  if (n >= plan_->nodes.size()) return std::nullopt;
+  const FragmentId f = plan_->nodes[n].fragment;
+  const Route& r = routes_[f];
+  if (e.header.epoch <= r.epoch) return std::nullopt;
+  // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
+  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standby : kNoNode, r.primary == n ? r.standby_incarnation : 0};
+}
+
+TakeoverNews RouteTable::classify(const Takeover& t) const {
+  if (t.fragment >= plan_->fragments.size() || t.new_primary >= plan_->nodes.size() ||
+      plan_->nodes[t.new_primary].fragment != t.fragment)
+    return TakeoverNews::malformed;
+  const Route& r = routes_[t.fragment];
+  const bool repeat = t.epoch == r.epoch && t.new_primary == r.primary && t.fragment != own_;
+  if (repeat) return TakeoverNews::repeat;
+  if (t.epoch == r.epoch && t.fragment != own_) return TakeoverNews::epoch_tie;
+  if (t.epoch <= r.epoch) return TakeoverNews::stale;
+  return TakeoverNews::newer;
+}
+
+void RouteTable::follow(const Takeover& t) {
+  HAPAIR_CHECK_MSG(classify(t) == TakeoverNews::newer,
+                   "fragment " << t.fragment << " epoch " << t.epoch << " followed " << routes_.at(t.fragment).epoch);
+  routes_[t.fragment] = Route{t.new_primary, t.standby, t.epoch, t.standby_incarnation};
+}
+
+void RouteTable::advance_own_epoch() {
+  Route& r = routes_[own_];
+  HAPAIR_CHECK_MSG(r.epoch + 1 > r.epoch, "epoch " << r.epoch);
+  r.epoch += 1;
+}
+
+void RouteTable::claim_as_primary() {
+  Route& r = routes_[own_];
+  r.primary = self_;
+  r.standby = kNoNode;
+  advance_own_epoch();
+}
+
+void RouteTable::form_pair(NodeId standby, std::uint64_t incarnation) {
+  Route& r = routes_[own_];
+  HAPAIR_CHECK_MSG(r.primary == self_, "node " << self_ << " forms a pair of fragment " << own_ << " led by " << r.primary);
+  r.standby = standby;
+  r.standby_incarnation = incarnation;
+  advance_own_epoch();
+}
+
+void RouteTable::dissolve_pair() {
+  Route& r = routes_[own_];
+  r.standby = kNoNode;
+  r.standby_incarnation = 0;
+  advance_own_epoch();
+}
+
+void RouteTable::renew_claim() { advance_own_epoch(); }
+
+void RouteTable::announced(TimeUs now, NodeId old_primary) {
+  announce_pending_ = true;
+  announce_old_primary_ = old_primary;
+  announced_us_ = now;
+}
+
+bool RouteTable::fencing_notice_due(NodeId n, TimeUs now, TimeUs interval_us) {
+  if (n >= plan_->nodes.size() || n == self_) return false;
+  const Route& r = routes_[plan_->nodes[n].fragment];
+  if (r.primary == n || r.primary == kNoNode) return false;  // a late message of the current primary itself
+  auto it = fencing_sent_us_.find(n);
+  if (it != fencing_sent_us_.end() && now - it->second < interval_us) return false;
+  fencing_sent_us_[n] = now;
+  return true;
+}
+
+}  // namespace hapair

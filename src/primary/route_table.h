@@ -1,0 +1,101 @@
+// A node's view of who runs each fragment of the plan: the primary, the standby and the epoch of
+// every fragment, the takeover announcement of its own fragment that neighbours have not all
+// answered yet, and the fencing notices it sent.
+//
+// Paper: after a takeover upstream servers re-route to the new primary (section 4); hapair adds
+// epochs so a paused or partitioned old primary is fenced (split brain, DESIGN.md section 6).
+//
+// Invariant: a fragment's epoch never moves backwards; a Takeover is followed only when it
+// names a newer epoch than the one followed (a repeat of the followed one is recognised, not
+// followed again).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "protocols/messages.h"
+#include "protocols/plan.h"
+
+namespace hapair {
+
+// Who runs a fragment, as this node knows it.
+struct Route {
+  NodeId primary = kNoNode;
+  NodeId standby = kNoNode;  // kNoNode once the standby took over (or the mode has none)
+  Epoch epoch = 0;
+  std::uint64_t standby_incarnation = 0;  // see Takeover::standby_incarnation
+};
+
+// How a Takeover relates to the route followed for its fragment.
+enum class TakeoverNews {
+  malformed,  // names no fragment, or a node of another fragment
+  stale,      // an older epoch, or another claim of my own fragment's current epoch
+  epoch_tie,  // another claim of a neighbour's current epoch (its first claim is followed)
+  repeat,     // the followed announcement again (its answer may have been lost)
+  newer,      // a newer epoch: follow it
+};
+
+class RouteTable {
+ public:
+  // The plan's routes, epoch 0 everywhere. `plan` outlives the table.
+  RouteTable(const Plan& plan, NodeId self);
+
+  const Route& route(FragmentId f) const;
+  // My own fragment's epoch.
+  Epoch epoch() const { return route(own_).epoch; }
+  // The Takeover that states the route followed for fragment f.
+  Takeover statement_of(FragmentId f) const;
+  // The nodes that receive a fragment's input (its primary, and its active backup).
+  std::vector<NodeId> input_nodes_of(FragmentId f) const;
+  // Every node of the fragments next to mine (upstream and downstream), primary and standby,
+  // sorted.
+  std::vector<NodeId> neighbour_nodes() const;
+  // True when the envelope's sender is a node of the plan speaking from an epoch of its
+  // fragment older than the one followed.
+  bool is_stale(const Envelope& e) const;
+  // A message from a newer epoch than I know of its fragment: the sender took over and its
+  // Takeover did not reach me (lost); the Takeover it implies.
+  std::optional<Takeover> implied_takeover(const Envelope& e) const;
+
+  TakeoverNews classify(const Takeover& t) const;
+  // Follows a Takeover classified as newer.
+  void follow(const Takeover& t);
+
+  // ---- my own fragment: each change opens a new epoch -----------------------------------------
+  // A standby takes over: it is the primary, without a standby.
+  void claim_as_primary();
+  // A rejoined node becomes my standby (I am the primary).
+  void form_pair(NodeId standby, std::uint64_t incarnation);
+  // My standby is gone: me as primary, no standby.
+  void dissolve_pair();
+  // Another node claimed my epoch after every neighbour followed mine: a newer one says so.
+  void renew_claim();
+
+  // ---- the announcement of my fragment's takeover ---------------------------------------------
+  void announced(TimeUs now, NodeId old_primary);
+  void reannounced(TimeUs now) { announced_us_ = now; }
+  void announcement_answered() { announce_pending_ = false; }
+  bool announcing() const { return announce_pending_; }
+  TimeUs announced_us() const { return announced_us_; }
+  NodeId announced_old_primary() const { return announce_old_primary_; }
+
+  // ---- fencing --------------------------------------------------------------------------------
+  // Whether node n is due a notice of the route I follow for its fragment (not its current
+  // primary, at most once per `interval_us`); records it as sent when it is.
+  bool fencing_notice_due(NodeId n, TimeUs now, TimeUs interval_us);
+
+ private:
+  void advance_own_epoch();
+
+  const Plan* plan_;
+  NodeId self_;
+  FragmentId own_;
+  std::vector<Route> routes_;
+  bool announce_pending_ = false;  // a takeover some neighbour has not answered yet
+  NodeId announce_old_primary_ = kNoNode;
+  TimeUs announced_us_ = 0;
+  std::map<NodeId, TimeUs> fencing_sent_us_;
+};
+
+}  // namespace hapair

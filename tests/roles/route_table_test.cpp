@@ -1,0 +1,153 @@
+// RouteTable on its own: epochs that only grow, Takeovers classified against the route followed,
+// the takeover a newer epoch implies, fencing notices and the own fragment's route changes
+// (paper section 4: upstream servers re-route after a takeover; DESIGN.md section 6: epochs
+// fence an old primary).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "primary/route_table.h"
+
+using namespace hapair;
+
+namespace {
+
+std::shared_ptr<const Plan> default_plan(HaMode ha) {
+  Topology t = default_topology();
+  t.settings.ha = ha;
+  return std::make_shared<Plan>(make_plan(t));
+}
+
+Envelope from(NodeId sender, Epoch epoch, Message body = Heartbeat{}) {
+  Envelope e;
+  e.header.sender = sender;
+  e.header.epoch = epoch;
+  e.body = std::move(body);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("a route table starts with the plan's routes at epoch 0", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::active);
+  const NodeId filter = plan->node_id("filter");
+  RouteTable routes(*plan, filter);
+  const FragmentId agg = plan->fragment_id("aggregate");
+  CHECK(routes.route(agg).primary == plan->node_id("aggregate"));
+  CHECK(routes.route(agg).standby == plan->node_id("aggregate.backup"));
+  CHECK(routes.epoch() == 0);
+  // An active standby receives its fragment's input too.
+  CHECK(routes.input_nodes_of(agg) == std::vector<NodeId>{plan->node_id("aggregate"), plan->node_id("aggregate.backup")});
+  const auto neighbours = routes.neighbour_nodes();
+  CHECK(std::is_sorted(neighbours.begin(), neighbours.end()));
+  CHECK(std::count(neighbours.begin(), neighbours.end(), plan->node_id("source")) == 1);
+  CHECK(std::count(neighbours.begin(), neighbours.end(), filter) == 0);
+}
+
+TEST_CASE("a takeover is followed only when it names a newer epoch", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  RouteTable routes(*plan, plan->node_id("filter"));
+  const FragmentId agg = plan->fragment_id("aggregate");
+  const NodeId backup = plan->node_id("aggregate.backup");
+  const Takeover t{agg, backup, 1, kNoNode, 0};
+  CHECK(routes.classify(t) == TakeoverNews::newer);
+  routes.follow(t);
+  CHECK(routes.route(agg).primary == backup);
+  CHECK(routes.route(agg).epoch == 1);
+  CHECK(routes.classify(t) == TakeoverNews::repeat);
+  CHECK(routes.classify(Takeover{agg, plan->node_id("aggregate"), 1, kNoNode, 0}) == TakeoverNews::epoch_tie);
+  CHECK(routes.classify(Takeover{agg, plan->node_id("aggregate"), 0, kNoNode, 0}) == TakeoverNews::stale);
+  // A node of another fragment cannot be a fragment's primary.
+  CHECK(routes.classify(Takeover{agg, plan->node_id("sink"), 2, kNoNode, 0}) == TakeoverNews::malformed);
+  CHECK(routes.classify(Takeover{static_cast<FragmentId>(99), backup, 2, kNoNode, 0}) == TakeoverNews::malformed);
+}
+
+TEST_CASE("a message from an older epoch is stale and one from a newer epoch implies a takeover", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  RouteTable routes(*plan, plan->node_id("filter"));
+  const FragmentId agg = plan->fragment_id("aggregate");
+  const NodeId old_primary = plan->node_id("aggregate");
+  const NodeId backup = plan->node_id("aggregate.backup");
+  CHECK_FALSE(routes.is_stale(from(old_primary, 0)));
+  CHECK_FALSE(routes.implied_takeover(from(old_primary, 0)));
+  // The backup speaks in epoch 1: its Takeover was lost.
+  auto implied = routes.implied_takeover(from(backup, 1));
+  REQUIRE(implied);
+  CHECK(*implied == Takeover{agg, backup, 1, kNoNode, 0});
+  routes.follow(*implied);
+  CHECK(routes.is_stale(from(old_primary, 0)));
+  // A Takeover itself implies nothing (it is classified on its own).
+  CHECK_FALSE(routes.implied_takeover(from(backup, 2, Takeover{agg, backup, 2, kNoNode, 0})));
+}
+
+TEST_CASE("a fencing notice goes to a node that is not its fragment's primary, once per interval", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  RouteTable routes(*plan, plan->node_id("filter"));
+  const FragmentId agg = plan->fragment_id("aggregate");
+  const NodeId old_primary = plan->node_id("aggregate");
+  CHECK_FALSE(routes.fencing_notice_due(old_primary, 0, 1'000));  // it is the primary
+  routes.follow(Takeover{agg, plan->node_id("aggregate.backup"), 1, kNoNode, 0});
+  CHECK(routes.fencing_notice_due(old_primary, 0, 1'000));
+  CHECK_FALSE(routes.fencing_notice_due(old_primary, 999, 1'000));
+  CHECK(routes.fencing_notice_due(old_primary, 1'000, 1'000));
+  CHECK_FALSE(routes.fencing_notice_due(plan->node_id("filter"), 5'000, 1'000));  // myself
+}
+
+TEST_CASE("every change of my own fragment's route opens a new epoch", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  const NodeId backup = plan->node_id("aggregate.backup");
+  const FragmentId agg = plan->fragment_id("aggregate");
+  RouteTable routes(*plan, backup);
+  routes.claim_as_primary();
+  CHECK(routes.route(agg).primary == backup);
+  CHECK(routes.route(agg).standby == kNoNode);
+  CHECK(routes.epoch() == 1);
+  routes.form_pair(plan->node_id("aggregate"), 42);
+  CHECK(routes.route(agg).standby == plan->node_id("aggregate"));
+  CHECK(routes.route(agg).standby_incarnation == 42);
+  CHECK(routes.epoch() == 2);
+  CHECK(routes.statement_of(agg) == Takeover{agg, backup, 2, plan->node_id("aggregate"), 42});
+  routes.dissolve_pair();
+  CHECK(routes.route(agg).standby == kNoNode);
+  CHECK(routes.epoch() == 3);
+  routes.renew_claim();
+  CHECK(routes.epoch() == 4);
+  // My own fragment's repeated epoch is stale, not a repeat (only a newer one replaces me).
+  CHECK(routes.classify(routes.statement_of(agg)) == TakeoverNews::stale);
+}
+
+TEST_CASE("an announcement stays pending until it is answered", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  RouteTable routes(*plan, plan->node_id("aggregate.backup"));
+  CHECK_FALSE(routes.announcing());
+  routes.announced(100, plan->node_id("aggregate"));
+  CHECK(routes.announcing());
+  CHECK(routes.announced_us() == 100);
+  CHECK(routes.announced_old_primary() == plan->node_id("aggregate"));
+  routes.reannounced(300);
+  CHECK(routes.announced_us() == 300);
+  routes.announcement_answered();
+  CHECK_FALSE(routes.announcing());
+}
+
+TEST_CASE("a route table stops the node rather than follow an epoch that is not newer", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  const FragmentId agg = plan->fragment_id("aggregate");
+  const NodeId backup = plan->node_id("aggregate.backup");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    RouteTable routes(*plan, plan->node_id("filter"));
+    routes.follow(Takeover{agg, backup, 1, kNoNode, 0});
+    routes.follow(Takeover{agg, backup, 1, kNoNode, 0});  // the same epoch again
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+}
