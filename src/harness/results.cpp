@@ -25,8 +25,8 @@ using Json = nlohmann::ordered_json;
 std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 
 // A measured figure: null when it is not a finite number; a whole number as an integer ("650",
-// not "650.0"); any other number as nlohmann-json writes a double, in the shortest form that
-// reads back exactly.
+// not "650.0"); any other number as nlohmann-json writes a double (Grisu2: it reads back exactly,
+// and is now and then a digit or two longer than the shortest text that would).
 Json number(double v) {
   if (!std::isfinite(v)) return nullptr;
   if (v == std::trunc(v) && std::fabs(v) < 1e15 && !(v == 0 && std::signbit(v))) return static_cast<std::int64_t>(v);

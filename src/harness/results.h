@@ -28,8 +28,10 @@
 // harness/csv.h; the tests read the CSV files back (tests/support/result_csv.h).
 //
 // Invariant: the files are a pure function of the arguments (ordered maps, fixed number
-// formatting: integers and whole numbers as integers, other numbers in the shortest form that
-// reads back exactly), so the same inputs give byte-identical files.
+// formatting: integers and whole numbers as integers; other doubles in summary.json as
+// nlohmann-json writes them, which reads back exactly and is now and then a digit longer than the
+// shortest such text; in the CSV files with a fixed printf-style format), so the same inputs give
+// byte-identical files.
 #pragma once
 
 #include <cstdint>
