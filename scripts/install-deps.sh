@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
           libzmq3-dev cppzmq-dev capnproto libcapnp-dev libboost-program-options-dev catch2
+          nlohmann-json3-dev libfmt-dev
           python3-matplotlib gnuplot-nox iproute2 nftables procps)
 missing=()
 for p in "${packages[@]}"; do

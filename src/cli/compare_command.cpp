@@ -13,6 +13,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <fmt/format.h>
+
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/compare.h"
@@ -109,10 +111,8 @@ int compare_command(const Args& args) {
                                                                            : run_s / 2;
     for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(std::move(p));
     if (vm.count("fail-at-s") && fault_time_problem(*load.plan, fail_at_s)) {
-      char line[200];
-      std::snprintf(line, sizeof line, "--fail-at-s %g: must be > 0 and < %g s, the duration of the run (default: half of it)",
-                    fail_at_s, run_s);
-      problems.push_back(line);
+      problems.push_back(fmt::format(
+          "--fail-at-s {:g}: must be > 0 and < {:g} s, the duration of the run (default: half of it)", fail_at_s, run_s));
     }
   }
   if (!problems.empty()) return report_problems("hapair compare", "bad input", problems);
@@ -138,9 +138,7 @@ int compare_command(const Args& args) {
   std::unique_ptr<Progress> progress;
   options.on_run = [&](std::size_t i, std::size_t n, const std::string& label) {
     if (progress) progress->done();
-    char at[32];
-    std::snprintf(at, sizeof at, " [%.0f s]", elapsed_s());
-    progress = std::make_unique<Progress>("[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + label + at);
+    progress = std::make_unique<Progress>(fmt::format("[{}/{}] {} [{:.0f} s]", i + 1, n, label, elapsed_s()));
   };
   options.progress = [&](double e, double t) {
     if (progress) progress->update(e, t);

@@ -9,6 +9,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <fmt/format.h>
+
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/experiments.h"
@@ -128,9 +130,7 @@ int experiment_command(const Args& args) {
     std::printf("wrote %s, %s, %s/seed.txt, config.ini, version.txt and runs/\n", report.csv_path.c_str(),
                 report.png_path.c_str(), report.out_dir.c_str());
     if (report.failed() && status == 0) status = 1;
-    char line[96];
-    std::snprintf(line, sizeof line, " (%.0f s, %zu runs)", report.wall_s, report.runs);
-    overview.push_back(n + ": " + report.claim.line() + line);
+    overview.push_back(fmt::format("{}: {} ({:.0f} s, {} runs)", n, report.claim.line(), report.wall_s, report.runs));
   }
   if (names.size() > 1) {
     std::printf("== summary\n");

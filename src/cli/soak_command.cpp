@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <fmt/format.h>
+
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/compare.h"
@@ -91,10 +93,9 @@ int soak_command(const Args& args) {
     if (!victim.empty()) {
       for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(p + where);
       if (fault_time_problem(*load.plan, fail_at_s)) {
-        char line[160];
-        std::snprintf(line, sizeof line, "--fail-at-s %g: must be > 0 and < %g s, the duration of the run", fail_at_s,
-                      load.plan->settings().duration_s);
-        problems.push_back(line + where);
+        problems.push_back(fmt::format("--fail-at-s {:g}: must be > 0 and < {:g} s, the duration of the run", fail_at_s,
+                                       load.plan->settings().duration_s) +
+                           where);
       }
     }
     networks.push_back(load.plan->topology);

@@ -1,9 +1,10 @@
 #include "harness/bench.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "backup/node_factory.h"
 #include "operators/source_generator.h"
@@ -106,17 +107,13 @@ BenchReport run_one_hop_bench(const BenchOptions& options) {
 }
 
 std::string format_bench_report(const BenchReport& r) {
-  char buffer[1024];
-  std::snprintf(buffer, sizeof buffer,
-                "one-hop throughput, %lld tuples, %lld tuples per message, tcp loopback, two threads in one process, "
-                "best of %d\n"
-                "  raw ZeroMQ PUSH/PULL (40-byte records): %12.0f tuples/s  (%.3f s)\n"
-                "  hapair source -> sink (cores, codec):   %12.0f tuples/s  (%.3f s, %lld wire bytes per tuple)\n"
-                "  ratio hapair / raw:                     %12.2f  (target >= 0.50)\n",
-                static_cast<long long>(r.tuples), static_cast<long long>(r.batch_tuples), r.repetitions, r.raw_tuples_per_s,
-                r.raw_seconds, r.hapair_tuples_per_s, r.hapair_seconds, static_cast<long long>(r.hapair_bytes_per_tuple),
-                r.ratio);
-  std::string out = buffer;
+  std::string out = fmt::format(
+      "one-hop throughput, {} tuples, {} tuples per message, tcp loopback, two threads in one process, best of {}\n"
+      "  raw ZeroMQ PUSH/PULL (40-byte records): {:>12.0f} tuples/s  ({:.3f} s)\n"
+      "  hapair source -> sink (cores, codec):   {:>12.0f} tuples/s  ({:.3f} s, {} wire bytes per tuple)\n"
+      "  ratio hapair / raw:                     {:>12.2f}  (target >= 0.50)\n",
+      r.tuples, r.batch_tuples, r.repetitions, r.raw_tuples_per_s, r.raw_seconds, r.hapair_tuples_per_s,
+      r.hapair_seconds, r.hapair_bytes_per_tuple, r.ratio);
   for (const std::string& e : r.errors) out += "  error: " + e + "\n";
   return out;
 }

@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +16,11 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/child_process.h"
+#include "harness/csv.h"
 #include "harness/disturbance.h"
 #include "harness/merge_order.h"
 #include "harness/plots.h"
@@ -36,24 +39,12 @@ namespace {
 // ---- small helpers -----------------------------------------------------------------------
 
 // The shortest text that reads back as exactly `v`, so reproduce commands and CSV rows are exact.
-std::string exact(double v) {
-  char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  HAPAIR_CHECK(ec == std::errc());
-  return std::string(buf, p);
-}
+std::string exact(double v) { return shortest_text(v); }
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
 }
 
 bool contains(const std::vector<ChaosFault>& kinds, ChaosFault k) {
@@ -258,103 +249,13 @@ std::string describe_case(const ChaosCase& c) {
 
 // ---- isolation: one run in a forked child --------------------------------------------------
 
-// The result fields of a run, one "key=value" line each (values escaped), child to parent.
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '\\') out += "\\\\";
-    else if (ch == '\n') out += "\\n";
-    else out += ch;
-  }
-  return out;
-}
-
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      out += s[i + 1] == 'n' ? '\n' : s[i + 1];
-      ++i;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-std::string encode_run(const ChaosRun& r) {
-  std::ostringstream os;
-  os << "verdict=" << escape(r.verdict) << "\nlost=" << r.lost << "\nduplicates=" << r.duplicates
-     << "\ndiffering=" << r.differing << "\ndelivered=" << r.delivered << "\nreference=" << r.reference
-     << "\ncompleted=" << (r.completed ? 1 : 0) << "\nfirst_error=" << escape(r.first_error)
-     << "\ntakeovers=" << r.takeovers << "\nrestore_ms=" << (r.restore_ms ? exact(*r.restore_ms) : std::string())
-     << "\nunjudged=" << escape(join(r.unjudged, " ")) << "\nunjudged_reason=" << escape(r.unjudged_reason)
-     << "\ndisturbed=" << (r.disturbed ? 1 : 0)
-     << "\ndisturbance=" << escape(r.disturbance) << "\ndetectors=" << escape(r.detectors)
-     << "\nclass=" << to_string(r.klass)
-     << "\nreason=" << escape(r.reason) << "\nend=1\n";
-  return os.str();
-}
-
-bool decode_run(const std::string& text, ChaosRun& r) {
-  std::map<std::string, std::string> kv;
-  std::istringstream is(text);
-  std::string line;
-  while (std::getline(is, line)) {
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = unescape(line.substr(eq + 1));
-  }
-  if (kv["end"] != "1") return false;
-  auto u64 = [&](const char* k) { return static_cast<std::uint64_t>(std::strtoull(kv[k].c_str(), nullptr, 10)); };
-  r.verdict = kv["verdict"];
-  r.lost = u64("lost");
-  r.duplicates = u64("duplicates");
-  r.differing = u64("differing");
-  r.delivered = u64("delivered");
-  r.reference = u64("reference");
-  r.completed = kv["completed"] == "1";
-  r.first_error = kv["first_error"];
-  r.takeovers = static_cast<std::size_t>(u64("takeovers"));
-  r.restore_ms.reset();
-  if (!kv["restore_ms"].empty()) r.restore_ms = std::strtod(kv["restore_ms"].c_str(), nullptr);
-  const std::string k = kv["class"];
-  r.klass = k == "violation" ? ChaosClass::violation : (k == "beyond" ? ChaosClass::beyond : ChaosClass::ok);
-  r.reason = kv["reason"];
-  r.disturbed = kv["disturbed"] == "1";
-  r.disturbance = kv["disturbance"];
-  r.detectors = kv["detectors"];
-  r.unjudged.clear();
-  std::istringstream names(kv["unjudged"]);
-  for (std::string n; names >> n;) r.unjudged.push_back(n);
-  r.unjudged_reason = kv["unjudged_reason"];
-  return true;
-}
-
-void write_all(int fd, const std::string& s) {
-  std::size_t done = 0;
-  while (done < s.size()) {
-    const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
+// The child's answer is chaos_run_json(); its stderr (the last bytes) says why a run died.
 
 std::string last_line(const std::string& text) {
   std::string t = text;
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
   const auto nl = t.rfind('\n');
   return nl == std::string::npos ? t : t.substr(nl + 1);
-}
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return "killed by signal " + std::to_string(sig) + " (" + std::string(strsignal(sig)) + ")" +
-           (sig == SIGABRT ? ", an invariant check failed" : "");
-  }
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "ended with wait status " + std::to_string(status);
 }
 
 ChaosRun died(const ChaosCase& c, const std::string& what) {
@@ -371,20 +272,17 @@ ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
   int error_pipe[2];
   HAPAIR_CHECK_MSG(::pipe2(result_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
   HAPAIR_CHECK_MSG(::pipe2(error_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
-  std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t pid = ::fork();
-  HAPAIR_CHECK_MSG(pid >= 0, "fork: " << std::strerror(errno));
-  if (pid == 0) {
-    ::close(result_pipe[0]);
-    ::close(error_pipe[0]);
-    ::dup2(error_pipe[1], STDERR_FILENO);
-    // Die of a fatal signal the plain way: a test framework's handler in the parent's image
-    // must not report the child's abort as its own.
-    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
-    const ChaosRun r = run_chaos_case(options, c);
-    write_all(result_pipe[1], encode_run(r));
-    ::_exit(0);
-  }
+  std::string fork_error;
+  ChildProcess child = ChildProcess::fork_call(
+      [&] {
+        ::close(result_pipe[0]);
+        ::close(error_pipe[0]);
+        ::dup2(error_pipe[1], STDERR_FILENO);
+        write_all(result_pipe[1], chaos_run_json(run_chaos_case(options, c)));
+        return 0;
+      },
+      fork_error);
+  HAPAIR_CHECK_MSG(child.running(), fork_error);
   ::close(result_pipe[1]);
   ::close(error_pipe[1]);
   std::string answer, errors;
@@ -417,18 +315,17 @@ ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
       }
     }
   }
-  if (hung) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const std::optional<ChildExit> exit = hung ? child.kill_and_wait() : child.wait();
   ::close(result_pipe[0]);
   ::close(error_pipe[0]);
   if (hung)
     return died(c, "the run hung: no answer after " + exact(options.run_timeout_s) + " s of wall-clock time");
   ChaosRun r;
   r.c = c;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !decode_run(answer, r)) {
-    std::string what = "the run died: " + describe_status(status);
+  const std::string bad_answer = exit && exit->clean() ? read_chaos_run_json(answer, r) : std::string();
+  if (!exit || !exit->clean() || !bad_answer.empty()) {
+    std::string what = "the run died: " + (exit ? exit->describe() : std::string("its end was not seen"));
+    if (!bad_answer.empty()) what += ", and its answer was unreadable (" + bad_answer + ")";
     const std::string last = last_line(errors);
     if (!last.empty()) what += ": " + last;
     return died(c, what);
@@ -811,6 +708,88 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   return r;
 }
 
+std::string chaos_run_json(const ChaosRun& r) {
+  nlohmann::ordered_json j;
+  j["verdict"] = r.verdict;
+  j["lost"] = r.lost;
+  j["duplicates"] = r.duplicates;
+  j["differing"] = r.differing;
+  j["delivered"] = r.delivered;
+  j["reference"] = r.reference;
+  j["unjudged"] = r.unjudged;
+  j["unjudged_reason"] = r.unjudged_reason;
+  j["completed"] = r.completed;
+  j["first_error"] = r.first_error;
+  j["takeovers"] = r.takeovers;
+  j["restore_ms"] = r.restore_ms ? nlohmann::ordered_json(*r.restore_ms) : nlohmann::ordered_json(nullptr);
+  j["disturbed"] = r.disturbed;
+  j["disturbance"] = r.disturbance;
+  j["detectors"] = r.detectors;
+  j["class"] = to_string(r.klass);
+  j["reason"] = r.reason;
+  return j.dump();
+}
+
+std::string read_chaos_run_json(const std::string& text, ChaosRun& r) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return "not JSON";
+  if (!j.is_object()) return "not a JSON object";
+  // Each field present with its type, or the name of the first that is not.
+  std::string wrong;
+  auto get = [&](const char* key, auto& out) {
+    using T = std::decay_t<decltype(out)>;
+    const auto it = j.find(key);
+    bool ok = it != j.end();
+    if (ok) {
+      if constexpr (std::is_same_v<T, bool>) ok = it->is_boolean();
+      else if constexpr (std::is_same_v<T, std::string>) ok = it->is_string();
+      else if constexpr (std::is_integral_v<T>) ok = it->is_number_unsigned() || (it->is_number_integer() && *it >= 0);
+      else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+        ok = it->is_array() && std::all_of(it->begin(), it->end(), [](const auto& e) { return e.is_string(); });
+      else if constexpr (std::is_same_v<T, std::optional<double>>) ok = it->is_null() || it->is_number();
+    }
+    if (!ok) {
+      if (wrong.empty()) wrong = std::string("field ") + key + (it == j.end() ? " missing" : " of the wrong type");
+      return;
+    }
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+      out = it->is_null() ? std::nullopt : std::optional<double>(it->template get<double>());
+    } else {
+      out = it->template get<T>();
+    }
+  };
+  ChaosRun got = r;
+  std::string klass;
+  get("verdict", got.verdict);
+  get("lost", got.lost);
+  get("duplicates", got.duplicates);
+  get("differing", got.differing);
+  get("delivered", got.delivered);
+  get("reference", got.reference);
+  get("unjudged", got.unjudged);
+  get("unjudged_reason", got.unjudged_reason);
+  get("completed", got.completed);
+  get("first_error", got.first_error);
+  get("takeovers", got.takeovers);
+  get("restore_ms", got.restore_ms);
+  get("disturbed", got.disturbed);
+  get("disturbance", got.disturbance);
+  get("detectors", got.detectors);
+  get("class", klass);
+  get("reason", got.reason);
+  if (!wrong.empty()) return wrong;
+  bool known = false;
+  for (ChaosClass k : {ChaosClass::ok, ChaosClass::beyond, ChaosClass::violation}) {
+    if (klass == to_string(k)) {
+      got.klass = k;
+      known = true;
+    }
+  }
+  if (!known) return "unknown class " + klass;
+  r = std::move(got);
+  return {};
+}
+
 ChaosReport run_chaos(const ChaosOptions& options) {
   ChaosReport report;
   report.options = options;
@@ -892,9 +871,7 @@ struct Tally {
     if (restore_ms.empty()) return "-";
     double sum = 0;
     for (double v : restore_ms) sum += v;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", sum / static_cast<double>(restore_ms.size()));
-    return buf;
+    return fmt::format("{:.1f}", sum / static_cast<double>(restore_ms.size()));
   }
 };
 
@@ -903,22 +880,19 @@ std::string tally_line(const std::string& name, const Tally& t, bool with_violat
     auto it = t.faults.find(k);
     return it == t.faults.end() ? std::size_t{0} : it->second;
   };
-  char line[512];
-  std::snprintf(line, sizeof line, "%-9s %5zu %6zu %6zu %6zu %6zu %5zu %5zu %8zu %8zu %5zu %6zu %8llu %8llu %10s", name.c_str(),
-                t.runs, f("crash"), f("pause"), f("partition"), f("restart"), f("loss"), f("duplication"), t.precise,
-                t.rollback, t.gap, t.incomplete, static_cast<unsigned long long>(t.lost),
-                static_cast<unsigned long long>(t.duplicates), t.restore().c_str());
-  std::string out = line;
+  std::string out = fmt::format("{:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8} {:>5} {:>6} {:>8} {:>8} {:>10}",
+                                name, t.runs, f("crash"), f("pause"), f("partition"), f("restart"), f("loss"),
+                                f("duplication"), t.precise, t.rollback, t.gap, t.incomplete, t.lost, t.duplicates,
+                                t.restore());
   if (with_violations) out += "  " + std::to_string(t.violations);
   return out + "\n";
 }
 
 std::string tally_header(bool with_violations) {
-  char line[512];
-  std::snprintf(line, sizeof line, "%-9s %5s %6s %6s %6s %6s %5s %5s %8s %8s %5s %6s %8s %8s %10s", "approach", "runs",
-                "crash", "pause", "part.", "restrt", "loss", "dup", "precise", "rollback", "gap", "incomp", "lost",
-                "dups", "restore ms");
-  return std::string(line) + (with_violations ? "  violations" : "") + "\n";
+  return fmt::format("{:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8} {:>5} {:>6} {:>8} {:>8} {:>10}",
+                     "approach", "runs", "crash", "pause", "part.", "restrt", "loss", "dup", "precise", "rollback", "gap",
+                     "incomp", "lost", "dups", "restore ms") +
+         (with_violations ? "  violations" : "") + "\n";
 }
 
 }  // namespace
@@ -997,15 +971,16 @@ std::string chaos_csv(const ChaosReport& report) {
   for (const auto& r : report.runs) {
     std::vector<std::string> faults;
     for (const auto& f : r.c.faults) faults.push_back(describe(f));
-    out += std::to_string(r.c.index) + "," + std::to_string(r.c.seed) + "," + r.c.network + "," +
-           to_string(r.c.approach) + "," + csv_field(join(faults, "; ")) + "," + exact(r.c.topology.sim.loss_ratio) +
-           "," + exact(r.c.topology.sim.duplication_ratio) + "," + r.verdict + "," + std::to_string(r.lost) + "," +
-           std::to_string(r.duplicates) + "," + std::to_string(r.differing) + "," + std::to_string(r.delivered) + "," +
-           std::to_string(r.reference) + "," + join(r.unjudged, " ") + "," + (r.completed ? "1" : "0") + "," + std::to_string(r.takeovers) + "," +
-           (r.restore_ms ? exact(*r.restore_ms) : std::string()) + "," + to_string(r.klass) + "," +
-           (r.klass == ChaosClass::violation ? "1" : "0") + "," + csv_field(r.reason) + "," +
-           csv_field(r.first_error) + "," + (r.disturbed ? "1" : "0") + "," + csv_field(r.detectors) + "," +
-           csv_field(r.disturbance) + "," + csv_field(r.c.description) + "\n";
+    CsvRow row;
+    row.number(r.c.index).number(r.c.seed).field(r.c.network).field(to_string(r.c.approach)).field(join(faults, "; "));
+    row.exact(r.c.topology.sim.loss_ratio).exact(r.c.topology.sim.duplication_ratio).field(r.verdict);
+    row.number(r.lost).number(r.duplicates).number(r.differing).number(r.delivered).number(r.reference);
+    row.field(join(r.unjudged, " ")).flag(r.completed).number(r.takeovers);
+    if (r.restore_ms) row.exact(*r.restore_ms);
+    else row.empty();
+    row.field(to_string(r.klass)).flag(r.klass == ChaosClass::violation).field(r.reason).field(r.first_error);
+    row.flag(r.disturbed).field(r.detectors).field(r.disturbance).field(r.c.description);
+    out += row.line();
   }
   return out;
 }

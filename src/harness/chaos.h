@@ -195,6 +195,12 @@ ChaosReport run_chaos(const ChaosOptions& options);
 // classify.
 ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c);
 
+// The answer of an isolated run's child to the campaign: the run's result fields (all but the
+// case, which the parent has) as one JSON object. read_chaos_run_json() fills `r` from it and
+// returns "" when every field is there with its type, else what is wrong (then `r` is unchanged).
+std::string chaos_run_json(const ChaosRun& r);
+std::string read_chaos_run_json(const std::string& text, ChaosRun& r);
+
 // The table per approach (runs within the guarantee, faults injected by kind, verdicts, lost,
 // duplicates, violations), the runs beyond the guarantee, and one reproduce command per violation.
 std::string chaos_table(const ChaosReport& report);

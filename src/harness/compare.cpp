@@ -1,10 +1,12 @@
 #include "harness/compare.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
+#include "harness/csv.h"
 #include "harness/plots.h"
 #include "harness/results.h"
 #include "protocols/check.h"
@@ -18,11 +20,8 @@ std::optional<double> pct(double run, double base) {
   return 100.0 * (run - base) / base;
 }
 
-std::string fmt(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+// One number in an fmt format chosen at run time ("{:.3f}").
+std::string number_text(double v, const char* format) { return fmt::format(fmt::runtime(format), v); }
 
 CompareSpread spread_of(const std::vector<double>& values) {
   CompareSpread s;
@@ -50,18 +49,15 @@ std::string folder_of(const CompareRun& r) {
          (r.attempt ? "_rerun" + std::to_string(r.attempt) : "");
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
+void csv_number(CsvRow& row, const std::optional<double>& v) {
+  if (v) row.fixed(*v, 3);
+  else row.empty();
 }
 
-std::string csv_num(const std::optional<double>& v) { return v ? fmt(*v, "%.3f") : ""; }
-
-std::string csv_spread(const CompareSpread& s) {
-  if (s.count == 0) return ",,";
-  return fmt(s.median, "%.3f") + "," + fmt(s.min, "%.3f") + "," + fmt(s.max, "%.3f");
+// Three fields: median, min, max (empty when not measured).
+void csv_spread(CsvRow& row, const CompareSpread& s) {
+  if (s.count == 0) row.empty().empty().empty();
+  else row.fixed(s.median, 3).fixed(s.min, 3).fixed(s.max, 3);
 }
 
 }  // namespace
@@ -84,9 +80,11 @@ std::string CompareRun::label() const {
 
 std::string spread_text(const CompareSpread& s, const char* format) {
   if (s.count == 0) return "-";
-  const std::string median = fmt(s.median, format);
-  if (s.count == 1 || fmt(s.min, format) == fmt(s.max, format)) return median;
-  return median + " (" + fmt(s.min, format) + ".." + fmt(s.max, format) + ")";
+  const std::string median = number_text(s.median, format);
+  const std::string min = number_text(s.min, format);
+  const std::string max = number_text(s.max, format);
+  if (s.count == 1 || min == max) return median;
+  return median + " (" + min + ".." + max + ")";
 }
 
 CompareReport run_compare(const Topology& topology, const CompareOptions& options) {
@@ -143,7 +141,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         options.on_run(position, planned,
                        "repetition " + std::to_string(repetition) + "/" + std::to_string(options.repeat) + ": " +
                            approach +
-                           (failure ? " (SIGKILL " + options.victim + " at " + fmt(options.fail_at_s, "%.1f") + " s)"
+                           (failure ? " (SIGKILL " + options.victim + " at " + fmt::format("{:.1f}", options.fail_at_s) + " s)"
                                     : " (failure-free)") +
                            (attempt ? ", rerun " + std::to_string(attempt) + " (the last was disturbed)" : ""));
       RunRequest request;
@@ -290,41 +288,30 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
 }
 
 std::string compare_table(const CompareReport& report) {
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "network %s, seed %llu, driver %s, operator cost %g us/tuple; %zu repetitions in interleaved order\n",
-                report.network.c_str(), static_cast<unsigned long long>(report.seed), report.driver.c_str(),
-                report.operator_cost_us, report.repeat);
-  out += line;
+  std::string out = fmt::format("network {}, seed {}, driver {}, operator cost {:g} us/tuple; {} repetitions in interleaved order\n",
+                                report.network, report.seed, report.driver, report.operator_cost_us, report.repeat);
   out += "planned CPU load of " + std::to_string(report.cores) + (report.cores == 1 ? " core:" : " cores:");
   bool over = false;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    out += (i ? ", " : " ") + report.rows[i].approach + " " + fmt(report.rows[i].load.utilisation_pct, "%.0f") + " %";
+    out += fmt::format("{}{} {:.0f} %", i ? ", " : " ", report.rows[i].approach, report.rows[i].load.utilisation_pct);
     over = over || report.rows[i].load.over_limit();
   }
-  out += over ? "  (above " + fmt(kPlannedLoadWarnPct, "%.0f") + " %: expect late heartbeats and false takeovers)\n"
+  out += over ? fmt::format("  (above {:.0f} %: expect late heartbeats and false takeovers)\n", kPlannedLoadWarnPct)
               : " (operators only)\n";
   out += "measured CPU load (failure-free runs, every process):";
   for (std::size_t i = 0; i < report.rows.size(); ++i)
-    out += (i ? ", " : " ") + report.rows[i].approach + " " + spread_text(report.rows[i].measured_load_pct, "%.0f") +
+    out += (i ? ", " : " ") + report.rows[i].approach + " " + spread_text(report.rows[i].measured_load_pct, "{:.0f}") +
            " %";
   out += "\n";
 
-  std::snprintf(line, sizeof line,
-                "\nrecovery: SIGKILL of %s at %.1f s in %.1f s runs; median (min..max) over the used runs\n",
-                report.victim.c_str(), report.fail_at_s, report.crash_duration_s);
-  out += line;
-  std::snprintf(line, sizeof line, "%-9s %4s %-16s %-15s %-10s %-20s %-20s %-20s %s\n", "approach", "runs", "verdict",
-                "lost", "detector", "detect ms", "recover ms", "catchup ms", "note");
-  out += line;
-  for (const auto& r : report.rows) {
-    std::snprintf(line, sizeof line, "%-9s %4zu %-16s %-15s %-10s %-20s %-20s %-20s %s\n", r.approach.c_str(),
-                  r.crash_runs, r.verdict.c_str(), spread_text(r.lost, "%.0f").c_str(), r.detector.c_str(),
-                  spread_text(r.detection_ms).c_str(), spread_text(r.recovery_ms).c_str(),
-                  spread_text(r.catchup_ms).c_str(), r.note.c_str());
-    out += line;
-  }
+  out += fmt::format("\nrecovery: SIGKILL of {} at {:.1f} s in {:.1f} s runs; median (min..max) over the used runs\n",
+                     report.victim, report.fail_at_s, report.crash_duration_s);
+  constexpr const char* kRecoveryRow = "{:<9} {:>4} {:<16} {:<15} {:<10} {:<20} {:<20} {:<20} {}\n";
+  out += fmt::format(kRecoveryRow, "approach", "runs", "verdict", "lost", "detector", "detect ms", "recover ms",
+                     "catchup ms", "note");
+  for (const auto& r : report.rows)
+    out += fmt::format(kRecoveryRow, r.approach, r.crash_runs, r.verdict, spread_text(r.lost, "{:.0f}"), r.detector,
+                       spread_text(r.detection_ms), spread_text(r.recovery_ms), spread_text(r.catchup_ms), r.note);
   for (const auto& r : report.rows)
     if (r.approach == "none" && report.repeat > 1)
       out += "(none's crash run is in the first repetition only: its output stops at the crash)\n";
@@ -332,21 +319,17 @@ std::string compare_table(const CompareReport& report) {
   for (const CompareRun& r : report.runs)
     if (r.guarantee.stopped || r.guarantee.status != RunStatus::result)
       out += r.label() + ": " + guarantee_line(r.guarantee) + "\n";
-  std::snprintf(line, sizeof line,
-                "\nruntime overhead during normal operation: failure-free %.1f s runs against ha=none of the same "
-                "repetition\n",
-                report.failure_free_duration_s);
-  out += line;
-  std::snprintf(line, sizeof line, "%-9s %4s %-22s %-22s %-22s\n", "approach", "runs", "bandwidth %", "cpu %",
-                "+p99 ms");
-  out += line;
+  out += fmt::format("\nruntime overhead during normal operation: failure-free {:.1f} s runs against ha=none of the same "
+                     "repetition\n",
+                     report.failure_free_duration_s);
+  constexpr const char* kOverheadRow = "{:<9} {:>4} {:<22} {:<22} {:<22}\n";
+  out += fmt::format(kOverheadRow, "approach", "runs", "bandwidth %", "cpu %", "+p99 ms");
   for (const auto& r : report.rows) {
     const bool baseline = r.approach == "none";
-    std::snprintf(line, sizeof line, "%-9s %4zu %-22s %-22s %-22s\n", r.approach.c_str(), r.failure_free_runs,
-                  baseline ? "(the baseline)" : spread_text(r.bandwidth_overhead_pct, "%+.1f").c_str(),
-                  baseline ? "" : spread_text(r.cpu_overhead_pct, "%+.0f").c_str(),
-                  baseline ? "" : spread_text(r.added_latency_p99_ms, "%+.2f").c_str());
-    out += line;
+    out += fmt::format(kOverheadRow, r.approach, r.failure_free_runs,
+                       baseline ? "(the baseline)" : spread_text(r.bandwidth_overhead_pct, "{:+.1f}"),
+                       baseline ? "" : spread_text(r.cpu_overhead_pct, "{:+.0f}"),
+                       baseline ? "" : spread_text(r.added_latency_p99_ms, "{:+.2f}"));
   }
   if (report.disturbed_notes.empty()) {
     out += "\nno run was disturbed (no takeover before the failure, no detection of a node that was not killed)\n";
@@ -371,17 +354,19 @@ std::string compare_csv(const CompareReport& report) {
   out += ",detector,planned_cpu_pct,measured_cpu_pct_median,measured_cpu_pct_min,measured_cpu_pct_max,repeat,seed,network,victim,fail_at_s,crash_duration_s,failure_free_duration_s,"
          "driver\n";
   for (const auto& r : report.rows) {
-    out += r.approach + "," + std::to_string(r.crash_runs) + "," + std::to_string(r.failure_free_runs) + "," +
-           std::to_string(r.disturbed) + "," + std::to_string(r.reruns) + "," + std::to_string(r.excluded) + "," +
-           csv_field(r.verdict) + "," + csv_field(r.note) + "," + std::to_string(r.not_recovered);
+    CsvRow row;
+    row.field(r.approach).number(r.crash_runs).number(r.failure_free_runs).number(r.disturbed).number(r.reruns);
+    row.number(r.excluded).field(r.verdict).field(r.note).number(r.not_recovered);
     for (const CompareSpread* s : {&r.lost, &r.duplicates, &r.detection_ms, &r.takeover_ms, &r.recovery_ms,
                                    &r.catchup_ms, &r.replay_ms, &r.bandwidth_overhead_pct, &r.cpu_overhead_pct,
                                    &r.added_latency_p99_ms})
-      out += "," + csv_spread(*s);
-    out += "," + csv_field(r.detector) + "," + fmt(r.load.utilisation_pct, "%.1f") + "," + csv_spread(r.measured_load_pct) + "," + std::to_string(report.repeat) +
-           "," + std::to_string(report.seed) + "," + csv_field(report.network) + "," + csv_field(report.victim) + "," +
-           fmt(report.fail_at_s, "%.3f") + "," + fmt(report.crash_duration_s, "%.3f") + "," +
-           fmt(report.failure_free_duration_s, "%.3f") + "," + report.driver + "\n";
+      csv_spread(row, *s);
+    row.field(r.detector).fixed(r.load.utilisation_pct, 1);
+    csv_spread(row, r.measured_load_pct);
+    row.number(report.repeat).number(report.seed).field(report.network).field(report.victim);
+    row.fixed(report.fail_at_s, 3).fixed(report.crash_duration_s, 3).fixed(report.failure_free_duration_s, 3);
+    row.field(report.driver);
+    out += row.line();
   }
   return out;
 }
@@ -395,18 +380,19 @@ std::string compare_runs_csv(const CompareReport& report) {
     const CompareRun& r = report.runs[i];
     const RunOutcome& o = r.outcome;
     const auto& rec = o.metrics.recovery;
-    out += std::to_string(i + 1) + "," + r.approach + "," + (r.failure ? "crash" : "failure_free") + "," +
-           std::to_string(r.repetition) + "," + std::to_string(r.attempt) + "," + (r.used ? "1" : "0") + "," +
-           (r.disturbed ? "1" : "0") + "," + o.semantics.verdict + "," + std::to_string(o.semantics.lost) + "," +
-           std::to_string(o.semantics.duplicates) + "," + std::to_string(o.semantics.differing) + "," +
-           (rec ? rec->detector : std::string()) + "," + csv_num(rec ? rec->detection_ms : std::nullopt) + "," +
-           csv_num(rec ? rec->takeover_ms : std::nullopt) + "," + csv_num(rec ? rec->recovery_ms : std::nullopt) +
-           "," + csv_num(rec && rec->recovered ? rec->catchup_ms : std::nullopt) + "," +
-           csv_num(rec ? rec->replay_ms : std::nullopt) + "," + std::to_string(o.metrics.overhead.bytes_total) + "," +
-           fmt(o.metrics.overhead.cpu_s, "%.6f") + "," + fmt(o.metrics.latency.p99_ms, "%.3f") + "," +
-           fmt(o.load.utilisation_pct, "%.1f") + "," + fmt(o.measured_load_pct, "%.1f") + "," +
-           (o.result.completed ? "1" : "0") + "," + to_string(r.guarantee.status) + "," +
-           csv_field(compare_note(r.guarantee)) + "," + csv_field(r.disturbance) + "," + r.run_dir + "\n";
+    CsvRow row;
+    row.number(i + 1).field(r.approach).field(r.failure ? "crash" : "failure_free").number(r.repetition);
+    row.number(r.attempt).flag(r.used).flag(r.disturbed).field(o.semantics.verdict).number(o.semantics.lost);
+    row.number(o.semantics.duplicates).number(o.semantics.differing).field(rec ? rec->detector : std::string());
+    csv_number(row, rec ? rec->detection_ms : std::nullopt);
+    csv_number(row, rec ? rec->takeover_ms : std::nullopt);
+    csv_number(row, rec ? rec->recovery_ms : std::nullopt);
+    csv_number(row, rec && rec->recovered ? rec->catchup_ms : std::nullopt);
+    csv_number(row, rec ? rec->replay_ms : std::nullopt);
+    row.number(o.metrics.overhead.bytes_total).fixed(o.metrics.overhead.cpu_s, 6).fixed(o.metrics.latency.p99_ms, 3);
+    row.fixed(o.load.utilisation_pct, 1).fixed(o.measured_load_pct, 1).flag(o.result.completed);
+    row.field(to_string(r.guarantee.status)).field(compare_note(r.guarantee)).field(r.disturbance).field(r.run_dir);
+    out += row.line();
   }
   return out;
 }

@@ -153,7 +153,8 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
 std::string compare_note(const GuaranteeCheck& check);
 
 // Median with spread: "23.8 (22.4..26.0)"; one value (or all equal) alone; "-" when not measured.
-std::string spread_text(const CompareSpread& s, const char* format = "%.1f");
+// `format` is an fmt format for one number ("{:.1f}", "{:+.0f}").
+std::string spread_text(const CompareSpread& s, const char* format = "{:.1f}");
 
 std::string compare_table(const CompareReport& report);
 // One row per approach: medians, minima and maxima (columns <figure>_median, _min, _max).

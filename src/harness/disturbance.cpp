@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include <fmt/format.h>
 
 namespace hapair {
 
@@ -18,9 +19,7 @@ std::string node_name(const Plan* plan, NodeId id) {
 }
 
 std::string seconds_text(TimeUs at_us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(at_us) / 1e6);
-  return buf;
+  return fmt::format("{:.2f} s", static_cast<double>(at_us) / 1e6);
 }
 
 // Event indices in time order (ties keep their recorded order).

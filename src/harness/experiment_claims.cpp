@@ -1,30 +1,28 @@
 #include "harness/experiment_claims.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
+
+#include <fmt/format.h>
 
 namespace hapair {
 namespace {
 
 using Series = std::map<double, Spread>;
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
+// One number in an fmt format chosen at run time ("{:.1f} ms").
+std::string number_text(const char* format, double v) { return fmt::format(fmt::runtime(format), v); }
 
 // How a figure reads in a claim: "24.0 ms", "+31.2%", "1800 tuples".
 struct Unit {
   const char* format;
-  std::string operator()(double v) const { return fmt(format, v); }
+  std::string operator()(double v) const { return number_text(format, v); }
 };
-const Unit kMs{"%.1f ms"};
-const Unit kPct{"%+.1f%%"};
-const Unit kTuples{"%.0f tuples"};
+const Unit kMs{"{:.1f} ms"};
+const Unit kPct{"{:+.1f}%"};
+const Unit kTuples{"{:.0f} tuples"};
 
-std::string x_text(double x) { return fmt("%g", x); }
+std::string x_text(double x) { return fmt::format("{:g}", x); }
 
 Series series(const std::vector<ExperimentRow>& rows, const std::string& approach, const std::string& sweep,
               bool failure, const std::string& column) {
@@ -80,8 +78,8 @@ void expect_grows(ClaimCheck& c, const std::string& claim, const std::string& sw
   const Spread& last = s.rbegin()->second;
   c.expect(last.median >= kClaimGrowsFactor * first.median,
            claim + ": " + unit(first.median) + " at " + sweep + "=" + x_text(s.begin()->first) + " -> " + unit(last.median) +
-               " at " + x_text(s.rbegin()->first) + " (" + fmt("%.2f", first.median > 0 ? last.median / first.median : 0) +
-               "x, needs >= " + fmt("%.2f", kClaimGrowsFactor) + "x; all: " + listing(s, unit) + ")");
+               " at " + x_text(s.rbegin()->first) + " (" + fmt::format("{:.2f}", first.median > 0 ? last.median / first.median : 0) +
+               "x, needs >= " + fmt::format("{:.2f}", kClaimGrowsFactor) + "x; all: " + listing(s, unit) + ")");
 }
 
 void expect_flat(ClaimCheck& c, const std::string& claim, const std::string& sweep, const Series& s, const Unit& unit) {
@@ -144,7 +142,7 @@ std::vector<ExperimentRow> undisturbed_rows(const std::vector<ExperimentRow>& ro
       continue;
     }
     ++n;
-    left_out += (left_out.empty() ? "" : ", ") + r.approach + (r.x ? " " + r.sweep + "=" + fmt("%g", *r.x) : "") +
+    left_out += (left_out.empty() ? "" : ", ") + r.approach + (r.x ? " " + r.sweep + "=" + fmt::format("{:g}", *r.x) : "") +
                 (r.network.empty() ? "" : " " + r.network) + " seed " + std::to_string(r.seed) +
                 (r.failure ? "" : " (failure-free)") + (r.disturbance.empty() ? "" : ": " + r.disturbance);
   }
@@ -180,7 +178,7 @@ ClaimCheck check_recovery_vs_interval(const std::vector<ExperimentRow>& rows) {
   }
   c.expect(!upstream.empty() && too_long.empty(),
            "upstream backup is only moderately slower than passive standby (upstream <= " +
-               fmt("%.1f", kClaimModerateFactor) + "x passive at every " + sw + (too_long.empty() ? "" : ": " + too_long) +
+               fmt::format("{:.1f}", kClaimModerateFactor) + "x passive at every " + sw + (too_long.empty() ? "" : ": " + too_long) +
                (upstream.empty() ? ": no upstream data" : "") + ")");
   const Series amnesia_resumed = series(rows, "amnesia", sw, true, "output_resumed_ms");
   std::string amnesia_short_note;
@@ -234,7 +232,7 @@ ClaimCheck check_overhead_vs_interval(const std::vector<ExperimentRow>& rows) {
     c.expect(last <= kClaimFallsFactor * first,
              "passive standby's bandwidth overhead falls as the interval grows: " + kPct(first) + " at " + sw + "=" +
                  x_text(passive.begin()->first) + " -> " + kPct(last) + " at " + x_text(passive.rbegin()->first) +
-                 " (needs <= " + fmt("%.2f", kClaimFallsFactor) + "x; all: " + listing(passive, kPct) + ")");
+                 " (needs <= " + fmt::format("{:.2f}", kClaimFallsFactor) + "x; all: " + listing(passive, kPct) + ")");
   }
   return c;
 }
@@ -275,11 +273,11 @@ ClaimCheck check_tradeoff(const std::vector<ExperimentRow>& rows) {
   // The same "falls" and "grows" as experiments 1 and 2, so the picture cannot pass on noise.
   c.expect(pas.overhead.size() >= 2 && o_last <= kClaimFallsFactor * o_first,
            "along passive standby's curve the overhead falls as the interval grows (" + kPct(o_first) + " -> " +
-               kPct(o_last) + ", needs <= " + fmt("%.2f", kClaimFallsFactor) + "x)");
+               kPct(o_last) + ", needs <= " + fmt::format("{:.2f}", kClaimFallsFactor) + "x)");
   c.expect(pas.recovery.size() >= 2 && r_last >= kClaimGrowsFactor * r_first,
            "along passive standby's curve the recovery time grows as the interval grows (" + kMs(r_first) + " -> " +
-               kMs(r_last) + ", " + fmt("%.2f", r_first > 0 ? r_last / r_first : 0) + "x, needs >= " +
-               fmt("%.2f", kClaimGrowsFactor) + "x)");
+               kMs(r_last) + ", " + fmt::format("{:.2f}", r_first > 0 ? r_last / r_first : 0) + "x, needs >= " +
+               fmt::format("{:.2f}", kClaimGrowsFactor) + "x)");
   return c;
 }
 
@@ -363,7 +361,7 @@ ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows) {
       if (exact_queue.median > kClaimSmallerFactor * sp.median)
         bad += (bad.empty() ? "" : ", ") + sw + "=" + x_text(x) + ": conservative " + kTuples(sp.median);
     c.expect(bad.empty(), "the exact rule retains a smaller queue (exact " + kTuples(exact_queue.median) + " <= " +
-                              fmt("%.1f", kClaimSmallerFactor) + "x conservative at every " + sw + ": " +
+                              fmt::format("{:.1f}", kClaimSmallerFactor) + "x conservative at every " + sw + ": " +
                               (bad.empty() ? listing(cons_queue, kTuples) : bad) + ")");
   }
   if (exact_recovery.count == 0 || cons_recovery.empty()) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include <fmt/format.h>
+
+#include "harness/csv.h"
 #include "harness/experiment_config.h"
 #include "harness/results.h"
 #include "harness/topology_file.h"
@@ -43,11 +45,9 @@ struct Column {
   std::function<std::optional<double>(const ExperimentRow&)> number;
 };
 
+// `format` is an fmt format for one number ("{:.3f}").
 std::string real_text(const std::optional<double>& v, const char* format) {
-  if (!v) return "";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, *v);
-  return buf;
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
 }
 
 // The CSV columns in order. Each numeric column both prints and answers row_figure(), so the
@@ -61,7 +61,7 @@ std::vector<Column> columns() {
     c.push_back(Column{name, [f, format](const ExperimentRow& r) { return real_text(f(r), format); }, f});
   };
   auto count = [&](const std::string& name, std::function<double(const ExperimentRow&)> f) {
-    c.push_back(Column{name, [f](const ExperimentRow& r) { return real_text(f(r), "%.0f"); },
+    c.push_back(Column{name, [f](const ExperimentRow& r) { return real_text(f(r), "{:.0f}"); },
                        [f](const ExperimentRow& r) { return std::optional<double>(f(r)); }});
   };
   auto flag = [&](const char* name, std::function<bool(const ExperimentRow&)> f) {
@@ -71,7 +71,7 @@ std::vector<Column> columns() {
   auto u = [](std::uint64_t v) { return static_cast<double>(v); };
   text("experiment", [](const ExperimentRow& r) { return r.experiment; });
   text("sweep", [](const ExperimentRow& r) { return r.sweep; });
-  real("x", "%.10g", [](const ExperimentRow& r) { return r.x; });
+  real("x", "{:.10g}", [](const ExperimentRow& r) { return r.x; });
   text("network", [](const ExperimentRow& r) { return r.network; });
   text("network_class", [](const ExperimentRow& r) { return r.network_class; });
   text("approach", [](const ExperimentRow& r) { return r.approach; });
@@ -79,7 +79,7 @@ std::vector<Column> columns() {
   text("driver", [](const ExperimentRow& r) { return r.driver; });
   flag("failure", [](const ExperimentRow& r) { return r.failure; });
   text("victim", [](const ExperimentRow& r) { return r.victim; });
-  real("fail_at_s", "%.3f", [](const ExperimentRow& r) { return std::optional<double>(r.fail_at_s); });
+  real("fail_at_s", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.fail_at_s); });
   flag("completed", [](const ExperimentRow& r) { return r.completed; });
   count("errors", [](const ExperimentRow& r) { return static_cast<double>(r.errors.size()); });
   count("takeovers_before_failure", [u](const ExperimentRow& r) { return u(r.takeovers_before_failure); });
@@ -93,33 +93,33 @@ std::vector<Column> columns() {
   count("delivered_tuples", [u](const ExperimentRow& r) { return u(r.delivered_tuples); });
   flag("recovered", [](const ExperimentRow& r) { return r.recovered; });
   text("detector", [](const ExperimentRow& r) { return r.detector; });
-  real("detection_ms", "%.3f", [](const ExperimentRow& r) { return r.detection_ms; });
-  real("takeover_ms", "%.3f", [](const ExperimentRow& r) { return r.takeover_ms; });
-  real("recovery_ms", "%.3f", [](const ExperimentRow& r) { return r.recovery_ms; });
-  real("catchup_ms", "%.3f", [](const ExperimentRow& r) { return r.catchup_ms; });
+  real("detection_ms", "{:.3f}", [](const ExperimentRow& r) { return r.detection_ms; });
+  real("takeover_ms", "{:.3f}", [](const ExperimentRow& r) { return r.takeover_ms; });
+  real("recovery_ms", "{:.3f}", [](const ExperimentRow& r) { return r.recovery_ms; });
+  real("catchup_ms", "{:.3f}", [](const ExperimentRow& r) { return r.catchup_ms; });
   flag("catchup_reached_normal", [](const ExperimentRow& r) { return r.catchup_reached_normal; });
-  real("replay_ms", "%.3f", [](const ExperimentRow& r) { return r.replay_ms; });
-  real("output_resumed_ms", "%.3f", [](const ExperimentRow& r) { return r.output_resumed_ms; });
+  real("replay_ms", "{:.3f}", [](const ExperimentRow& r) { return r.replay_ms; });
+  real("output_resumed_ms", "{:.3f}", [](const ExperimentRow& r) { return r.output_resumed_ms; });
   count("tuples_in", [u](const ExperimentRow& r) { return u(r.tuples_in); });
   count("tuples_out", [u](const ExperimentRow& r) { return u(r.tuples_out); });
-  real("throughput_tps", "%.1f", [](const ExperimentRow& r) { return std::optional<double>(r.throughput_tps); });
-  real("latency_p50_ms", "%.3f", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p50_ms); });
-  real("latency_p99_ms", "%.3f", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p99_ms); });
+  real("throughput_tps", "{:.1f}", [](const ExperimentRow& r) { return std::optional<double>(r.throughput_tps); });
+  real("latency_p50_ms", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p50_ms); });
+  real("latency_p99_ms", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p99_ms); });
   count("bytes_total", [u](const ExperimentRow& r) { return u(r.bytes_total); });
   count("messages_total", [u](const ExperimentRow& r) { return u(r.messages_total); });
-  real("cpu_s", "%.6f", [](const ExperimentRow& r) { return std::optional<double>(r.cpu_s); });
+  real("cpu_s", "{:.6f}", [](const ExperimentRow& r) { return std::optional<double>(r.cpu_s); });
   count("tuples_processed", [u](const ExperimentRow& r) { return u(r.tuples_processed); });
-  real("standby_cpu_s", "%.6f", [](const ExperimentRow& r) { return r.standby_cpu_s; });
-  real("upstream_queue_tuples_max", "%.0f", [](const ExperimentRow& r) {
+  real("standby_cpu_s", "{:.6f}", [](const ExperimentRow& r) { return r.standby_cpu_s; });
+  real("upstream_queue_tuples_max", "{:.0f}", [](const ExperimentRow& r) {
     return r.upstream_queue_tuples_max ? std::optional<double>(static_cast<double>(*r.upstream_queue_tuples_max))
                                        : std::nullopt;
   });
-  real("baseline_bytes_total", "%.0f", [](const ExperimentRow& r) { return r.baseline_bytes_total; });
-  real("baseline_cpu_s", "%.6f", [](const ExperimentRow& r) { return r.baseline_cpu_s; });
-  real("baseline_tuples_processed", "%.0f", [](const ExperimentRow& r) { return r.baseline_tuples_processed; });
-  real("bandwidth_overhead_pct", "%.3f", [](const ExperimentRow& r) { return r.bandwidth_overhead_pct; });
-  real("cpu_overhead_pct", "%.3f", [](const ExperimentRow& r) { return r.cpu_overhead_pct; });
-  real("processing_overhead_pct", "%.3f", [](const ExperimentRow& r) { return r.processing_overhead_pct; });
+  real("baseline_bytes_total", "{:.0f}", [](const ExperimentRow& r) { return r.baseline_bytes_total; });
+  real("baseline_cpu_s", "{:.6f}", [](const ExperimentRow& r) { return r.baseline_cpu_s; });
+  real("baseline_tuples_processed", "{:.0f}", [](const ExperimentRow& r) { return r.baseline_tuples_processed; });
+  real("bandwidth_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.bandwidth_overhead_pct; });
+  real("cpu_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.cpu_overhead_pct; });
+  real("processing_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.processing_overhead_pct; });
   for (const std::string& kind : data_plane_kind_names())
     count("bytes." + kind, [kind](const ExperimentRow& r) {
       auto it = r.bytes_by_kind.find(kind);
@@ -135,13 +135,6 @@ std::vector<Column> columns() {
   return c;
 }
 
-// Quotes a CSV field when it needs it (commas, quotes, line ends).
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -334,8 +327,9 @@ std::string experiment_csv(const std::vector<ExperimentRow>& rows) {
   for (std::size_t i = 0; i < cs.size(); ++i) out += (i ? "," : "") + cs[i].name;
   out += "\n";
   for (const ExperimentRow& r : rows) {
-    for (std::size_t i = 0; i < cs.size(); ++i) out += (i ? "," : "") + csv_field(cs[i].text(r));
-    out += "\n";
+    CsvRow row;
+    for (const Column& c : cs) row.field(c.text(r));
+    out += row.line();
   }
   return out;
 }

@@ -2,10 +2,11 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "harness/experiment_config.h"
 #include "harness/plots.h"
@@ -309,10 +310,8 @@ std::string summary_text(const std::vector<ExperimentRow>& rows, const std::vect
         out += " " + c + " -";
         continue;
       }
-      char buf[128];
-      std::snprintf(buf, sizeof buf, " %s %.1f [%.1f..%.1f]", c.c_str(), median_of(v), *std::min_element(v.begin(), v.end()),
-                    *std::max_element(v.begin(), v.end()));
-      out += buf;
+      out += fmt::format(" {} {:.1f} [{:.1f}..{:.1f}]", c, median_of(v), *std::min_element(v.begin(), v.end()),
+                         *std::max_element(v.begin(), v.end()));
     }
     out += " verdicts";
     for (const auto& [verdict, n] : verdicts) out += " " + verdict + "x" + std::to_string(n);
@@ -487,9 +486,8 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   }
   report.plot_error = run_plot_script(name + ".py", {report.csv_path, report.png_path});
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  char timing[160];
-  std::snprintf(timing, sizeof timing, "wall time %.0f s for %zu runs (%zu reused from earlier experiments), driver %s\n",
-                report.wall_s, report.runs, report.reused_runs, setup->driver.c_str());
+  const std::string timing = fmt::format("wall time {:.0f} s for {} runs ({} reused from earlier experiments), driver {}\n",
+                                         report.wall_s, report.runs, report.reused_runs, setup->driver);
   std::string error = write_file(base + ".txt", "hapair experiment " + name + ": " + def->info.title + "\n" + report.summary +
                                                     report.claim.text() + timing);
   if (!error.empty()) report.write_errors.push_back(error);

@@ -1,11 +1,7 @@
 #include "harness/launcher.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,8 +19,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "driver/fault_schedule.h"
 #include "driver/gauges.h"
+#include "harness/child_process.h"
 #include "harness/topology_file.h"
 #include "protocols/check.h"
 #include "protocols/quiet_drain.h"
@@ -66,16 +65,6 @@ class InterruptGuard {
   struct sigaction old_term_;
 };
 
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : std::string());
-  }
-  return "status " + std::to_string(status);
-}
-
 std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=*@") ==
                         std::string::npos)
@@ -108,8 +97,7 @@ bool adds_up_over_incarnations(const std::string& name) {
 struct NodeState {
   std::string name;
   std::string log_path;
-  pid_t pid = -1;          // our child (spawned mode), -1 otherwise
-  bool running = false;    // spawned and not yet reaped
+  ChildProcess process;    // our child (spawned mode); running(): spawned and not yet reaped
   bool hello = false;
   std::string peer;        // control routing id
   std::string endpoint;    // data endpoint from Hello
@@ -244,46 +232,24 @@ class Launch {
   // to the same log.
   bool spawn(NodeId id, bool rejoin = false) {
     NodeState& node = nodes_[id];
-    // Everything the child needs is prepared before fork(): between fork and exec the child may
-    // only make async-signal-safe calls.
-    std::vector<std::string> args = {options_.hapair_binary, "node",         "--topology", topology_path_,
-                                     "--name",               node.name,      "--control",  advertised_};
-    if (rejoin) args.insert(args.end(), {"--rejoin", "--bind", node.endpoint});
-    if (rejoin && !node.crash_line.empty()) args.insert(args.end(), {"--crash-line", node.crash_line});
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const int log_fd =
-        open(node.log_path.c_str(), O_WRONLY | O_CREAT | (rejoin ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      error("cannot open " + node.log_path + " for node " + node.name + ": " + std::strerror(errno));
+    ExecSpec spec;
+    spec.argv = {options_.hapair_binary, "node",    "--topology", topology_path_,
+                 "--name",               node.name, "--control",  advertised_};
+    if (rejoin) spec.argv.insert(spec.argv.end(), {"--rejoin", "--bind", node.endpoint});
+    if (rejoin && !node.crash_line.empty()) spec.argv.insert(spec.argv.end(), {"--crash-line", node.crash_line});
+    spec.output_path = node.log_path;
+    spec.append_output = rejoin;
+    // Nothing else of the launcher's leaks into the node (open result files, a caller's lock): a
+    // node's lowest descriptors are its crash line slots (runtime/crash_line.h).
+    spec.close_other_descriptors = true;
+    // The child dies with the launcher, whatever kills the launcher.
+    spec.die_with_parent = true;
+    std::string why;
+    node.process = ChildProcess::spawn(spec, why);
+    if (!node.process.running()) {
+      error("cannot start node " + node.name + ": " + why);
       return false;
     }
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) {
-      close(log_fd);
-      error("cannot fork for node " + node.name + ": " + std::strerror(errno));
-      return false;
-    }
-    if (pid == 0) {
-      dup2(log_fd, STDOUT_FILENO);
-      dup2(log_fd, STDERR_FILENO);
-      // Nothing else of the launcher's leaks into the node (open result files, a caller's lock):
-      // a node's lowest descriptors are its crash line slots (runtime/crash_line.h).
-      close_range(3, ~0U, 0);
-      // The child dies with the launcher, whatever kills the launcher; the check closes the race
-      // where the launcher died before prctl().
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-      execv(argv[0], argv.data());
-      static const char kMessage[] = "hapair launcher: cannot exec the hapair binary\n";
-      [[maybe_unused]] const ssize_t ignored = write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-      _exit(127);
-    }
-    close(log_fd);
-    node.pid = pid;
-    node.running = true;
     return true;
   }
 
@@ -400,7 +366,7 @@ class Launch {
   // going however slowly it drains.
   bool output_quiet(TimeUs now) const {
     bool pending = next_action_ < actions_.size();
-    for (const NodeState& node : nodes_) pending |= node.restarted_at_us != kNever && !node.hello && node.running;
+    for (const NodeState& node : nodes_) pending |= node.restarted_at_us != kNever && !node.hello && node.process.running();
     return quiet_.quiet(now, pending);
   }
 
@@ -410,7 +376,7 @@ class Launch {
     const TimeUs timeout_us = static_cast<TimeUs>(options_.hello_timeout_s * 1e6);
     for (NodeId id = 0; id < nodes_.size(); ++id) {
       const NodeState& node = nodes_[id];
-      if (node.restarted_at_us == kNever || node.hello || node.killed || !node.running) continue;
+      if (node.restarted_at_us == kNever || node.hello || node.killed || !node.process.running()) continue;
       if (now - node.restarted_at_us < timeout_us) continue;
       error("timed out after " + format_seconds(options_.hello_timeout_s) + " s waiting for hello from restarted node " +
             node.name);
@@ -436,25 +402,25 @@ class Launch {
     quiet_.activity(now);
     switch (action.kind) {
       case FaultAction::Kind::crash:
-        if (node.killed || (!options_.manual && !node.running)) {
+        if (node.killed || (!options_.manual && !node.process.running())) {
           say("hapair: crash fault of " + node.name + " skipped: the node is not running");
           return;
         }
         if (options_.manual) {
           control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{0}});
         } else {
-          kill(node.pid, SIGKILL);
+          node.process.signal(SIGKILL);
         }
         node.killed = true;
         quiet_.set_down(action.node, true);
         result_.events.push_back(TraceEvent{now, action.node, "failure", "kind=crash"});
         return;
       case FaultAction::Kind::pause:
-        if (node.killed || (!options_.manual && !node.running)) return;
+        if (node.killed || (!options_.manual && !node.process.running())) return;
         if (options_.manual) {
           control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{pause_ms}});
         } else {
-          kill(node.pid, SIGSTOP);
+          node.process.signal(SIGSTOP);
           node.paused = true;
         }
         result_.events.push_back(
@@ -466,7 +432,7 @@ class Launch {
           return;
         }
         if (!node.paused) return;
-        if (node.running) kill(node.pid, SIGCONT);
+        if (node.process.running()) node.process.signal(SIGCONT);
         node.paused = false;
         result_.events.push_back(TraceEvent{now, action.node, "resume", "kind=pause"});
         return;
@@ -489,12 +455,9 @@ class Launch {
       say("hapair: restart of " + node.name + " skipped: its crash fault did not kill it");
       return;
     }
-    if (node.running) {
+    if (node.process.running()) {
       // SIGKILLed but not reaped yet: the old process must be gone before its port is bound again.
-      int status = 0;
-      while (waitpid(node.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      node.running = false;
+      node.process.wait();
     }
     // A fresh state, keeping only what outlives a process: its name, log, endpoint and routing
     // id, and the counters of its earlier incarnations.
@@ -622,13 +585,13 @@ class Launch {
     if (control_) {
       for (NodeId id = 0; id < nodes_.size(); ++id) {
         NodeState& node = nodes_[id];
-        if (node.paused && node.running) {
-          kill(node.pid, SIGCONT);
+        if (node.paused && node.process.running()) {
+          node.process.signal(SIGCONT);
           node.paused = false;
         }
-        if (node.restarted_at_us != kNever && !node.hello && node.running)
+        if (node.restarted_at_us != kNever && !node.hello && node.process.running())
           error("restarted node " + node.name + " had not said hello when the run ended; it was killed");
-        if (!node.hello || node.killed || (!options_.manual && !node.running)) continue;
+        if (!node.hello || node.killed || (!options_.manual && !node.process.running())) continue;
         node.stop_sent = control_->send(node.peer, Envelope{Header{kNoNode, 0, now_or_zero()}, StopRun{false}});
       }
       const RunClock stopping = RunClock::starting_now();
@@ -640,7 +603,7 @@ class Launch {
           if (!node.stop_sent) continue;
           if (!options_.manual) reap(id, true);
           // The final stats can arrive after the exit is seen: both are awaited.
-          if (node.running || !node.final_stats) waiting = true;
+          if (node.process.running() || !node.final_stats) waiting = true;
         }
         if (!waiting) break;
         receive_burst(10'000, true);
@@ -660,15 +623,12 @@ class Launch {
   void kill_and_reap_all() {
     for (NodeId id = 0; id < nodes_.size(); ++id) {
       NodeState& node = nodes_[id];
-      if (!node.running) continue;
+      if (!node.process.running()) continue;
       if (!interrupted() && !node.killed && node.stop_sent)
         error("node " + node.name + " did not exit within " + format_seconds(options_.stop_timeout_s) +
               " s of StopRun and was killed");
-      kill(node.pid, SIGKILL);
-      int status = 0;
-      while (waitpid(node.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      node.running = false;
+      node.process.signal(SIGKILL);
+      node.process.wait();
     }
   }
 
@@ -676,27 +636,24 @@ class Launch {
   // launcher did not cause is an error (and, during the run, a "crash" event).
   bool reap(NodeId id, bool stopping) {
     NodeState& node = nodes_[id];
-    if (!node.running) return false;
-    int status = 0;
-    const pid_t got = waitpid(node.pid, &status, WNOHANG);
-    if (got != node.pid) return false;
-    node.running = false;
+    if (!node.process.running()) return false;
+    const std::optional<ChildExit> exit = node.process.try_wait();
+    if (!exit) return false;
     if (node.killed) return true;
-    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (stopping && node.stop_sent && clean) return true;
+    if (stopping && node.stop_sent && exit->clean()) return true;
     // A fatal error ends the run; its reason arrives as a "fatal" trace event (possibly after
     // the exit is seen here) and becomes its own error.
-    if (WIFEXITED(status) && WEXITSTATUS(status) == kNodeExitFatal) {
+    if (exit->exited_with(kNodeExitFatal)) {
       node.fatal = true;
       echo_log(id);
       return true;
     }
     if (stopping && node.stop_sent) {
-      error("node " + node.name + " exited with " + describe_status(status) + " after StopRun");
+      error("node " + node.name + " exited with " + exit->describe() + " after StopRun");
     } else {
-      error("node " + node.name + " exited unexpectedly with " + describe_status(status));
+      error("node " + node.name + " exited unexpectedly with " + exit->describe());
       quiet_.set_down(id, true);
-      result_.events.push_back(TraceEvent{now_or_zero(), id, "crash", "status=" + describe_status(status)});
+      result_.events.push_back(TraceEvent{now_or_zero(), id, "crash", "status=" + exit->describe()});
     }
     echo_log(id);
     return true;
@@ -749,11 +706,7 @@ class Launch {
     }
   }
 
-  static std::string format_seconds(double s) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%g", s);
-    return buffer;
-  }
+  static std::string format_seconds(double s) { return fmt::format("{:g}", s); }
 
   static bool interrupted() { return g_interrupt_signal != 0; }
   TimeUs now_or_zero() const { return clock_ ? clock_->now_us() : 0; }

@@ -3,19 +3,9 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <fmt/format.h>
 
 namespace hapair {
-
-namespace {
-
-std::string num(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-}  // namespace
 
 PlannedLoad planned_load(const Plan& plan, const ReferenceRun& reference, unsigned cores) {
   PlannedLoad load;
@@ -38,12 +28,12 @@ PlannedLoad planned_load(const Plan& plan, const ReferenceRun& reference, unsign
 }
 
 std::string describe_load(const PlannedLoad& load) {
-  std::string out = "planned CPU load " + num("%.0f", load.utilisation_pct) + " % of " + std::to_string(load.cores) +
-                    (load.cores == 1 ? " core" : " cores") + " (operators at " + num("%g", load.operator_cost_us) +
+  std::string out = "planned CPU load " + fmt::format("{:.0f}", load.utilisation_pct) + " % of " + std::to_string(load.cores) +
+                    (load.cores == 1 ? " core" : " cores") + " (operators at " + fmt::format("{:g}", load.operator_cost_us) +
                     " us/tuple";
   for (std::size_t i = 0; i < load.fragments.size(); ++i) {
     const FragmentLoad& f = load.fragments[i];
-    out += (i ? ", " : ": ") + f.fragment + " " + num("%.0f", f.tuples_per_s) + " tuples/s" +
+    out += (i ? ", " : ": ") + f.fragment + " " + fmt::format("{:.0f}", f.tuples_per_s) + " tuples/s" +
            (f.processes > 1 ? " x " + std::to_string(f.processes) : "");
   }
   return out + ")";
@@ -51,8 +41,8 @@ std::string describe_load(const PlannedLoad& load) {
 
 std::string load_warning(const PlannedLoad& load) {
   if (!load.over_limit()) return "";
-  return "warning: planned CPU load " + num("%.0f", load.utilisation_pct) + " % is above " +
-         num("%.0f", kPlannedLoadWarnPct) +
+  return "warning: planned CPU load " + fmt::format("{:.0f}", load.utilisation_pct) + " % is above " +
+         fmt::format("{:.0f}", kPlannedLoadWarnPct) +
          " %: heartbeats may be served late, a standby may take over from a live primary and latency measures "
          "queueing; lower rate_tps or operator_cost_us_per_tuple";
 }

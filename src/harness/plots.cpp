@@ -1,10 +1,9 @@
 #include "harness/plots.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
+
+#include "harness/child_process.h"
 
 namespace hapair {
 
@@ -22,23 +21,16 @@ std::string run_plot_script(const std::string& script, const std::vector<std::st
   const std::string path = source_dir() + "/experiments/plot/" + script;
   if (!std::filesystem::exists(python)) return "no " + python + " (install python3-matplotlib)";
   if (!std::filesystem::exists(path)) return "no plot script " + path;
-  pid_t pid = fork();
-  if (pid < 0) return "fork failed";
-  if (pid == 0) {
-    std::vector<std::string> all = {python, path};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    setenv("MPLBACKEND", "Agg", 1);
-    execv(python.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return "waitpid failed";
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return script + " failed (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-           "); is python3-matplotlib installed?";
+  ExecSpec spec;
+  spec.argv = {python, path};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.environment = {"MPLBACKEND=Agg"};
+  std::string error;
+  ChildProcess child = ChildProcess::spawn(spec, error);
+  if (!child.running()) return script + ": " + error;
+  const std::optional<ChildExit> exit = child.wait();
+  if (!exit) return script + ": the plot process could not be waited for";
+  if (!exit->clean()) return script + " failed (" + exit->describe() + "); is python3-matplotlib installed?";
   return "";
 }
 

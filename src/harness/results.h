@@ -24,12 +24,14 @@
 //                 op_index,first_output,port,first_input,count: one row per MergeRun, in report
 //                 order; the interleaving the checker replays (harness/merge_order.h).
 // Streams and nodes are written by their plan names (numbers when the plan does not know them;
-// node "launcher" is kNoNode); the readers map names back through the plan and also accept
-// numbers.
+// node "launcher" is kNoNode). summary.json is written with nlohmann-json, the CSV files with
+// harness/csv.h; the tests read the CSV files back (tests/support/result_csv.h).
 //
 // Invariant: the files are a pure function of the arguments (ordered maps, fixed number
-// formatting: integers as integers, other numbers in the shortest form that reads back exactly),
-// so the same inputs give byte-identical files.
+// formatting: integers and whole numbers as integers; other doubles in summary.json as
+// nlohmann-json writes them, which reads back exactly and is now and then a digit longer than the
+// shortest such text; in the CSV files with a fixed printf-style format), so the same inputs give
+// byte-identical files.
 #pragma once
 
 #include <cstdint>
@@ -61,20 +63,5 @@ std::string merge_order_csv(const RunResult& result);
 // failure: the failure, detection/takeover/recovery/catch-up/replay times; the verdict with
 // lost/duplicates/differing; the overhead.
 std::string format_summary(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics);
-
-// Reading output.csv and events.csv back. Malformed rows are skipped and described in
-// `problems` (with their line numbers); `plan` (may be null) maps names back to ids.
-struct ReadDeliveries {
-  std::vector<Delivery> deliveries;
-  std::vector<std::string> problems;
-};
-struct ReadEvents {
-  std::vector<TraceEvent> events;
-  std::vector<std::string> problems;
-};
-ReadDeliveries parse_output_csv(const std::string& text, const Plan* plan);
-ReadEvents parse_events_csv(const std::string& text, const Plan* plan);
-ReadDeliveries read_output_csv(const std::string& path, const Plan* plan);
-ReadEvents read_events_csv(const std::string& path, const Plan* plan);
 
 }  // namespace hapair

@@ -1,14 +1,16 @@
 #include "harness/soak.h"
 
+#include "harness/csv.h"
 #include "harness/disturbance.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+#include <fmt/format.h>
 
 namespace hapair {
 namespace {
@@ -19,9 +21,7 @@ std::string node_name(const RunResult& r, NodeId id) {
 }
 
 std::string describe(const RunResult& r, const TraceEvent& e) {
-  char at[32];
-  std::snprintf(at, sizeof at, "%.3f", static_cast<double>(e.at_us) / 1e6);
-  return node_name(r, e.node) + " " + e.event + " at " + at + " s (" + e.details + ")";
+  return fmt::format("{} {} at {:.3f} s ({})", node_name(r, e.node), e.event, static_cast<double>(e.at_us) / 1e6, e.details);
 }
 
 // Nearest-rank percentile of an ascending vector (metrics.h's definition).
@@ -33,9 +33,7 @@ double percentile(const std::vector<double>& sorted, double p) {
 std::string distribution(std::vector<double> v) {
   if (v.empty()) return "-";
   std::sort(v.begin(), v.end());
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f", percentile(v, 50), percentile(v, 99), v.back());
-  return buf;
+  return fmt::format("{:.2f} / {:.2f} / {:.2f}", percentile(v, 50), percentile(v, 99), v.back());
 }
 
 constexpr const char* kSoakCsvHeader =
@@ -166,31 +164,21 @@ std::string soak_table(const SoakReport& report) {
     if (r.recovery_ms) row.recovery.push_back(*r.recovery_ms);
     if (!f.detector.empty()) ++row.detectors[f.detector];
   }
-  std::string out;
-  char line[512];
-  char what[160] = "failure-free";
-  if (!report.victim.empty())
-    std::snprintf(what, sizeof what, "SIGKILL of %s at %.2f s", report.victim.c_str(), report.fail_at_s);
-  std::snprintf(line, sizeof line, "soak: %zu runs, driver %s, %s, %.0f s wall time\n", report.runs.size(),
-                report.driver.c_str(), what, report.wall_s);
-  out += line;
   const bool kills = !report.victim.empty();
-  std::snprintf(line, sizeof line, "%-12s %-9s %5s %9s %9s %9s %8s %6s%s\n", "network", "approach", "runs", "disturbed",
-                "false det", "false sus", "precise", "incomp",
-                kills ? "   detect ms p50 / p99 / max   recover ms p50 / p99 / max   detector" : "");
-  out += line;
+  const std::string what =
+      kills ? fmt::format("SIGKILL of {} at {:.2f} s", report.victim, report.fail_at_s) : std::string("failure-free");
+  std::string out = fmt::format("soak: {} runs, driver {}, {}, {:.0f} s wall time\n", report.runs.size(), report.driver,
+                                what, report.wall_s);
+  constexpr const char* kRow = "{:<12} {:<9} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6}";
+  out += fmt::format(kRow, "network", "approach", "runs", "disturbed", "false det", "false sus", "precise", "incomp") +
+         (kills ? "   detect ms p50 / p99 / max   recover ms p50 / p99 / max   detector" : "") + "\n";
   for (const auto& key : order) {
     const Row& row = rows[key];
     std::string det;
     for (const auto& [name, count] : row.detectors) det += (det.empty() ? "" : ", ") + name + " " + std::to_string(count);
-    std::snprintf(line, sizeof line, "%-12s %-9s %5zu %9zu %9zu %9zu %8zu %6zu", key.first.c_str(), key.second.c_str(),
-                  row.runs, row.disturbed, row.false_detections, row.false_suspicions, row.precise, row.incomplete);
-    out += line;
-    if (kills) {
-      std::snprintf(line, sizeof line, "   %-25s %-28s %s", distribution(row.detection).c_str(),
-                    distribution(row.recovery).c_str(), det.c_str());
-      out += line;
-    }
+    out += fmt::format(kRow, key.first, key.second, row.runs, row.disturbed, row.false_detections, row.false_suspicions,
+                       row.precise, row.incomplete);
+    if (kills) out += fmt::format("   {:<25} {:<28} {}", distribution(row.detection), distribution(row.recovery), det);
     out += "\n";
   }
   out += "disturbed: runs with a false detection or suspicion; false det: detections/takeovers no planned fault explains;\n"
@@ -213,20 +201,16 @@ std::string soak_csv(const SoakReport& report) {
 }
 
 std::string soak_csv_row(const SoakRun& r) {
-  std::string out;
-  {
-    char nums[256];
-    std::snprintf(nums, sizeof nums, "%zu,%llu,%s,%d,%zu,%zu,", r.index + 1, static_cast<unsigned long long>(r.seed),
-                  r.verdict.c_str(), r.completed ? 1 : 0, r.findings.false_detections.size(),
-                  r.findings.false_suspicions.size());
-    char tail[128];
-    std::snprintf(tail, sizeof tail, "%s,%s,%s,%zu\n",
-                  r.findings.detection_ms ? std::to_string(*r.findings.detection_ms).c_str() : "",
-                  r.findings.detector.c_str(), r.recovery_ms ? std::to_string(*r.recovery_ms).c_str() : "",
-                  r.errors.size());
-    out += r.network + "," + r.approach + "," + nums + tail;
-  }
-  return out;
+  CsvRow row;
+  row.field(r.network).field(r.approach).number(r.index + 1).number(r.seed).field(r.verdict).flag(r.completed);
+  row.number(r.findings.false_detections.size()).number(r.findings.false_suspicions.size());
+  if (r.findings.detection_ms) row.fixed(*r.findings.detection_ms, 6);
+  else row.empty();
+  row.field(r.findings.detector);
+  if (r.recovery_ms) row.fixed(*r.recovery_ms, 6);
+  else row.empty();
+  row.number(r.errors.size());
+  return row.line();
 }
 
 int soak_status(const SoakReport& report) {

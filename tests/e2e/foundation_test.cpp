@@ -9,6 +9,7 @@
 #include "e2e/e2e_support.h"
 #include "harness/reference.h"
 #include "harness/results.h"
+#include "support/result_csv.h"
 
 using namespace hapair;
 using namespace hapair::e2e;

@@ -565,3 +565,76 @@ TEST_CASE("hapair chaos exits 0 without violations and 2 on bad options", "[chao
   CHECK(WEXITSTATUS(status) == 2);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an isolated run's answer survives the JSON exchange field for field", "[chaos]") {
+  ChaosRun r;
+  r.verdict = "rollback";
+  r.lost = 18446744073709551615ULL;
+  r.duplicates = 3;
+  r.differing = 2;
+  r.delivered = 1985;
+  r.reference = 1984;
+  r.unjudged = {"totals", "pairs"};
+  r.unjudged_reason = "merge order of merge_both unknown";
+  r.completed = true;
+  r.first_error = "line one\nline two with \"quotes\", a \\ and a tab\t";
+  r.takeovers = 2;
+  r.restore_ms = 0.1 + 0.2;  // not a short decimal: it must come back bit for bit
+  r.disturbed = true;
+  r.disturbance = "takeover by aggregate.backup at 0.50 s before the first fault";
+  r.detectors = "connection=1 heartbeat=2";
+  r.klass = ChaosClass::beyond;
+  r.reason = "every node of aggregate crashed";
+  ChaosRun back;
+  back.c.index = 42;  // the case is the parent's, never in the answer
+  REQUIRE(read_chaos_run_json(chaos_run_json(r), back).empty());
+  CHECK(back.c.index == 42);
+  CHECK(back.verdict == r.verdict);
+  CHECK(back.lost == r.lost);
+  CHECK(back.duplicates == r.duplicates);
+  CHECK(back.differing == r.differing);
+  CHECK(back.delivered == r.delivered);
+  CHECK(back.reference == r.reference);
+  CHECK(back.unjudged == r.unjudged);
+  CHECK(back.unjudged_reason == r.unjudged_reason);
+  CHECK(back.completed == r.completed);
+  CHECK(back.first_error == r.first_error);
+  CHECK(back.takeovers == r.takeovers);
+  REQUIRE(back.restore_ms.has_value());
+  CHECK(*back.restore_ms == *r.restore_ms);
+  CHECK(back.disturbed == r.disturbed);
+  CHECK(back.disturbance == r.disturbance);
+  CHECK(back.detectors == r.detectors);
+  CHECK(back.klass == r.klass);
+  CHECK(back.reason == r.reason);
+
+  // No restore time and the other classes come back too.
+  r.restore_ms.reset();
+  for (ChaosClass k : {ChaosClass::ok, ChaosClass::violation}) {
+    r.klass = k;
+    REQUIRE(read_chaos_run_json(chaos_run_json(r), back).empty());
+    CHECK(back.klass == k);
+    CHECK_FALSE(back.restore_ms.has_value());
+  }
+}
+
+TEST_CASE("a truncated or malformed answer from an isolated run is refused and says why", "[chaos]") {
+  ChaosRun r;
+  r.verdict = "precise";
+  const std::string good = chaos_run_json(r);
+  ChaosRun back;
+  back.verdict = "untouched";
+  CHECK(read_chaos_run_json(good.substr(0, good.size() / 2), back) == "not JSON");
+  CHECK(read_chaos_run_json("[1, 2]", back) == "not a JSON object");
+  CHECK(read_chaos_run_json("{}", back) == "field verdict missing");
+  std::string wrong_type = good;
+  wrong_type.replace(wrong_type.find("\"lost\":0"), 8, "\"lost\":\"0\"");
+  CHECK(read_chaos_run_json(wrong_type, back) == "field lost of the wrong type");
+  std::string negative = good;
+  negative.replace(negative.find("\"takeovers\":0"), 13, "\"takeovers\":-1");
+  CHECK(read_chaos_run_json(negative, back) == "field takeovers of the wrong type");
+  std::string unknown_class = good;
+  unknown_class.replace(unknown_class.find("\"class\":\"ok\""), 12, "\"class\":\"maybe\"");
+  CHECK(read_chaos_run_json(unknown_class, back) == "unknown class maybe");
+  CHECK(back.verdict == "untouched");
+}

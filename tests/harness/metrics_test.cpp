@@ -8,6 +8,7 @@
 #include "harness/checker.h"
 #include "harness/metrics.h"
 #include "harness/results.h"
+#include "support/result_csv.h"
 
 using namespace hapair;
 

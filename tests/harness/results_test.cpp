@@ -4,7 +4,8 @@
 // byte-identical files.
 #include <catch2/catch.hpp>
 
-#include <cctype>
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,122 +18,52 @@
 #include "harness/checker.h"
 #include "harness/metrics.h"
 #include "harness/results.h"
+#include "support/result_csv.h"
 
 using namespace hapair;
 
 namespace {
 
-// A minimal JSON reader for the test: flattens a document into path -> raw value text
-// ("semantics.lost" -> "1", "failure" -> "null", "errors[0]" -> "\"boom\"", an object or
-// array itself -> "{" or "["). Enough to check keys and values without a JSON library.
-class FlatJson {
+// summary.json read with nlohmann-json and looked at by dotted path ("semantics.lost",
+// "semantics_examples[0].kind"): raw() is a value's JSON text ("1", "null", "\"boom\""; an object
+// or array itself is "{" or "["), keys() the keys of an object in document order.
+class SummaryJson {
  public:
-  explicit FlatJson(const std::string& text) : s_(text) {
-    value("");
-    skip_space();
-    ok_ = ok_ && i_ == s_.size();
-  }
-  bool ok() const { return ok_; }
-  bool has(const std::string& path) const { return values_.count(path) != 0; }
+  using Json = nlohmann::ordered_json;
+  explicit SummaryJson(const std::string& text) : j_(Json::parse(text, nullptr, false)) {}
+  bool ok() const { return !j_.is_discarded() && j_.is_object(); }
+  bool has(const std::string& path) const { return find(path) != nullptr; }
   std::string raw(const std::string& path) const {
-    auto it = values_.find(path);
-    return it == values_.end() ? "<missing>" : it->second;
+    const Json* v = find(path);
+    if (v == nullptr) return "<missing>";
+    if (v->is_object()) return "{";
+    if (v->is_array()) return "[";
+    return v->dump();
   }
   std::string str(const std::string& path) const {
-    std::string r = raw(path);
-    return r.size() >= 2 && r.front() == '"' ? r.substr(1, r.size() - 2) : "<not a string: " + r + ">";
+    const Json* v = find(path);
+    return v != nullptr && v->is_string() ? v->get<std::string>() : "<not a string: " + raw(path) + ">";
   }
-  double num(const std::string& path) const { return std::strtod(raw(path).c_str(), nullptr); }
-  // The keys directly under an object path, in document order.
+  double num(const std::string& path) const {
+    const Json* v = find(path);
+    return v != nullptr && v->is_number() ? v->get<double>() : -1.0;
+  }
   std::vector<std::string> keys(const std::string& path) const {
-    auto it = keys_.find(path);
-    return it == keys_.end() ? std::vector<std::string>{} : it->second;
+    std::vector<std::string> out;
+    if (const Json* v = find(path); v != nullptr && v->is_object())
+      for (const auto& item : v->items()) out.push_back(item.key());
+    return out;
   }
 
  private:
-  void skip_space() {
-    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  // "a.b[2].c" as the JSON pointer "/a/b/2/c".
+  const Json* find(const std::string& path) const {
+    std::string pointer = "/";
+    for (char c : path) pointer += c == '.' || c == '[' ? std::string("/") : c == ']' ? std::string() : std::string(1, c);
+    const Json::json_pointer p(pointer);
+    return j_.contains(p) ? &j_.at(p) : nullptr;
   }
-  std::string string_token() {
-    std::size_t start = i_;
-    ++i_;
-    while (i_ < s_.size() && s_[i_] != '"') i_ += s_[i_] == '\\' ? 2 : 1;
-    ++i_;
-    if (i_ > s_.size()) ok_ = false;
-    return s_.substr(start, i_ - start);
-  }
-  void value(const std::string& path) {
-    skip_space();
-    if (i_ >= s_.size()) {
-      ok_ = false;
-      return;
-    }
-    const char c = s_[i_];
-    if (c == '{') {
-      values_[path] = "{";
-      keys_[path];
-      ++i_;
-      skip_space();
-      if (s_[i_] == '}') {
-        ++i_;
-        return;
-      }
-      for (;;) {
-        skip_space();
-        if (s_[i_] != '"') {
-          ok_ = false;
-          return;
-        }
-        std::string k = string_token();
-        k = k.substr(1, k.size() - 2);
-        keys_[path].push_back(k);
-        skip_space();
-        if (s_[i_++] != ':') ok_ = false;
-        value(path.empty() ? k : path + "." + k);
-        skip_space();
-        if (s_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (s_[i_++] != '}') ok_ = false;
-        return;
-      }
-    }
-    if (c == '[') {
-      values_[path] = "[";
-      ++i_;
-      skip_space();
-      if (s_[i_] == ']') {
-        ++i_;
-        return;
-      }
-      for (int n = 0;; ++n) {
-        value(path + "[" + std::to_string(n) + "]");
-        skip_space();
-        if (s_[i_] == ',') {
-          ++i_;
-          continue;
-        }
-        if (s_[i_++] != ']') ok_ = false;
-        return;
-      }
-    }
-    if (c == '"') {
-      values_[path] = string_token();
-      return;
-    }
-    std::size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' &&
-           !std::isspace(static_cast<unsigned char>(s_[i_])))
-      ++i_;
-    values_[path] = s_.substr(start, i_ - start);
-  }
-
-  const std::string& s_;
-  std::size_t i_ = 0;
-  bool ok_ = true;
-  std::map<std::string, std::string> values_;
-  std::map<std::string, std::vector<std::string>> keys_;
+  Json j_;
 };
 
 std::string slurp(const std::filesystem::path& p) {
@@ -214,7 +145,7 @@ TEST_CASE("summary.json has every required key with the run's values", "[results
   const Fixture fx(true);
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
-  const FlatJson j(slurp(dir / "summary.json"));
+  const SummaryJson j(slurp(dir / "summary.json"));
   REQUIRE(j.ok());
 
   for (const char* key : {"ha", "driver", "seed", "version", "network", "tuples_in", "tuples_out", "throughput_tps",
@@ -290,7 +221,7 @@ TEST_CASE("summary.json has every required key with the run's values", "[results
 
 TEST_CASE("a run without a failure writes null failure and recovery", "[results]") {
   const Fixture fx(false);
-  const FlatJson j(summary_json(fx.run, fx.semantics, fx.metrics, 7, "v"));
+  const SummaryJson j(summary_json(fx.run, fx.semantics, fx.metrics, 7, "v"));
   REQUIRE(j.ok());
   CHECK(j.raw("failure") == "null");
   CHECK(j.raw("recovery") == "null");
