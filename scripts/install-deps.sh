@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
           libzmq3-dev cppzmq-dev capnproto libcapnp-dev libboost-program-options-dev catch2
           nlohmann-json3-dev libfmt-dev
-          python3-matplotlib gnuplot-nox iproute2 nftables procps)
+          python3-matplotlib gnuplot-nox iproute2 nftables procps
+          clang libclang-rt-14-dev)  # clang++ -fsanitize=fuzzer (scripts/fuzz.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

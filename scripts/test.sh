@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: install, build (Release, -Werror), run every test through CTest; then build
-# again with AddressSanitizer + UBSan and run the unit and simulator tests under them.
+# again with AddressSanitizer + UBSan and run the unit and simulator tests under them; then build
+# the libFuzzer targets and run each for about 20 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -15,4 +16,7 @@ ctest --test-dir build --output-on-failure -j 2 --timeout 600
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAPAIR_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
-echo "test.sh: all tests passed (release and ASan/UBSan)"
+# Fuzz targets (fuzz/): built with clang++ and libFuzzer under ASan + UBSan, each run for a short
+# bounded time from its committed seed corpus; a crash fails the suite (scripts/fuzz.sh).
+scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-20}"
+echo "test.sh: all tests passed (release, ASan/UBSan, fuzz targets)"

@@ -12,25 +12,36 @@
 #include "sim/sim_bench.h"
 
 namespace hapair::cli {
+namespace {
+
+// Bounds of the benchmark's sizes: beyond them a run takes hours or the memory of the machine.
+constexpr std::uint64_t kBenchTuplesMax = 1'000'000'000;
+constexpr std::uint64_t kBenchNodesMax = 10'000;
+
+}  // namespace
 
 int bench_command(const Args& args) {
   namespace po = boost::program_options;
   BenchOptions options;
   SimBenchOptions sim;
   bool sim_mode = false;
+  std::string nodes_text = std::to_string(sim.nodes), tuples_text = std::to_string(options.tuples),
+              batch_text = std::to_string(options.batch_tuples), repetitions_text = std::to_string(options.repetitions),
+              timeout_text = "120";
   po::options_description described("hapair bench options");
   described.add_options()
       ("help,h", "show this help")
       ("sim", po::bool_switch(&sim_mode), "instead: the simulator's scale benchmark (a chain of --nodes nodes, --tuples tuples)")
-      ("nodes", po::value<std::int64_t>(&sim.nodes)->default_value(sim.nodes), "--sim: nodes in the chain (source, filters, sink)")
-      ("tuples", po::value<std::int64_t>(&options.tuples)->default_value(options.tuples),
-       "tuples sent in each measurement")
-      ("batch-tuples", po::value<std::int64_t>(&options.batch_tuples)->default_value(options.batch_tuples),
-       "tuples per message, in both measurements")
-      ("repetitions", po::value<int>(&options.repetitions)->default_value(options.repetitions),
-       "runs of each measurement; the best counts")
-      ("timeout-s", po::value<double>(&options.timeout_s)->default_value(options.timeout_s),
-       "give up on a measurement after this long");
+      ("nodes", po::value<std::string>(&nodes_text)->default_value(nodes_text),
+       "--sim: nodes in the chain (source, filters, sink), 3 .. 10000")
+      ("tuples", po::value<std::string>(&tuples_text)->default_value(tuples_text),
+       "tuples sent in each measurement, 1 .. 1000000000")
+      ("batch-tuples", po::value<std::string>(&batch_text)->default_value(batch_text),
+       "tuples per message, in both measurements, 1 .. 100000")
+      ("repetitions", po::value<std::string>(&repetitions_text)->default_value(repetitions_text),
+       "runs of each measurement, 1 .. 100; the best counts")
+      ("timeout-s", po::value<std::string>(&timeout_text)->default_value(timeout_text),
+       "give up on a measurement after this long, > 0 and <= 86400 s");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -50,10 +61,11 @@ int bench_command(const Args& args) {
   }
   // Every problem at once, each naming the option and the value it got.
   std::vector<std::string> problems;
+  if (auto n = whole_number("--tuples", tuples_text, 1, kBenchTuplesMax, problems)) options.tuples = static_cast<std::int64_t>(*n);
   if (sim_mode) {
     sim.tuples = options.tuples;
-    if (sim.nodes < 3) problems.push_back("--nodes " + std::to_string(sim.nodes) + ": must be at least 3 (source, filter, sink)");
-    if (sim.tuples <= 0) problems.push_back("--tuples " + std::to_string(sim.tuples) + ": must be positive");
+    // Three: a source, a filter and a sink; each node is a core with its queues in one process.
+    if (auto n = whole_number("--nodes", nodes_text, 3, kBenchNodesMax, problems)) sim.nodes = static_cast<std::int64_t>(*n);
     if (!problems.empty()) return report_problems("hapair bench --sim", "bad input", problems);
     std::fprintf(stderr, "hapair bench --sim: %lld nodes, %lld tuples, one core...\n", static_cast<long long>(sim.nodes),
                  static_cast<long long>(sim.tuples));
@@ -61,11 +73,10 @@ int bench_command(const Args& args) {
     std::fputs(format_sim_bench_report(report).c_str(), stdout);
     return 0;
   }
-  if (options.tuples <= 0) problems.push_back("--tuples " + std::to_string(options.tuples) + ": must be positive");
-  if (options.batch_tuples <= 0) problems.push_back("--batch-tuples " + std::to_string(options.batch_tuples) + ": must be positive");
-  if (options.repetitions <= 0) problems.push_back("--repetitions " + std::to_string(options.repetitions) + ": must be positive");
-  if (!(options.timeout_s > 0) || !std::isfinite(options.timeout_s))
-    problems.push_back("--timeout-s " + std::to_string(options.timeout_s) + ": must be a finite number of seconds > 0");
+  if (auto n = whole_number("--batch-tuples", batch_text, 1, static_cast<std::uint64_t>(kBatchTuplesMax), problems))
+    options.batch_tuples = static_cast<std::int64_t>(*n);
+  if (auto n = whole_number("--repetitions", repetitions_text, 1, 100, problems)) options.repetitions = static_cast<int>(*n);
+  if (auto t = real_number("--timeout-s", timeout_text, kTimeoutRange, problems)) options.timeout_s = *t;
   if (!problems.empty()) return report_problems("hapair bench", "bad input", problems);
   const BenchReport report = run_one_hop_bench(options);
   std::fputs(format_bench_report(report).c_str(), stdout);

@@ -42,8 +42,7 @@ int chaos_command(const Args& args) {
   namespace po = boost::program_options;
   ChaosOptions options;
   std::vector<std::string> approaches, faults, networks;
-  std::string pick = "turn", runs_text = "100", seed_text = "1", case_text;
-  double duration_s = 0;
+  std::string pick = "turn", runs_text = "100", seed_text = "1", case_text, duration_text, timeout_text = "900";
   bool no_isolate = false;
   po::options_description described("hapair chaos options");
   described.add_options()
@@ -61,8 +60,9 @@ int chaos_command(const Args& args) {
       ("networks", po::value<std::vector<std::string>>(&networks),
        "comma-separated example networks (default: default,chain,join,union,union_join)")
       ("networks-dir", po::value<std::string>(&options.networks_dir), "where NAME.ini files are (default: experiments/networks)")
-      ("duration-s", po::value<double>(&duration_s), "seconds the sources emit per run (default: 3 sim, 2 real)")
-      ("run-timeout-s", po::value<double>(&options.run_timeout_s)->default_value(900), "wall-clock bound of one run; a run over it counts as hung")
+      ("duration-s", po::value<std::string>(&duration_text), "seconds the sources emit per run, 0.5 .. 600 (default: 3 sim, 2 real)")
+      ("run-timeout-s", po::value<std::string>(&timeout_text)->default_value("900"),
+       "wall-clock bound of one run, > 0 and <= 86400 s; a run over it counts as hung")
       ("no-isolate", po::bool_switch(&no_isolate), "run every case in this process (default: each in a forked child)")
       ("out", po::value<std::string>(&options.out_dir), "directory for chaos.csv, chaos.txt (with --case: the run's result files)");
   po::variables_map vm;
@@ -103,7 +103,9 @@ int chaos_command(const Args& args) {
   if (vm.count("networks")) options.networks = split_list(networks);
   if (pick == "random") options.random_approach = true;
   else if (pick != "turn") problems.push_back(unknown_choice("--pick", pick, "a pick rule", {"turn", "random"}));
-  if (vm.count("duration-s")) options.duration_s = duration_s;
+  if (vm.count("duration-s"))
+    options.duration_s = real_number("--duration-s", duration_text, NumberRange{0.5, true, 600.0, "seconds"}, problems);
+  if (auto t = real_number("--run-timeout-s", timeout_text, kTimeoutRange, problems)) options.run_timeout_s = *t;
   options.isolate = !no_isolate;
   for (const auto& p : validate_chaos_options(options)) problems.push_back(p);
   if (!problems.empty()) return report_problems("hapair chaos", "bad options", problems);

@@ -47,6 +47,38 @@ std::optional<std::uint64_t> whole_number(const std::string& option, const std::
   return std::nullopt;
 }
 
+namespace {
+
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string range_problem(const std::string& option, const std::string& text, const NumberRange& range) {
+  std::string unit = range.unit[0] != '\0' ? std::string(" of ") + range.unit : "";
+  return option + " '" + text + "': must be a number" + unit + (range.min_allowed ? " >= " : " > ") +
+         number_text(range.min) + " and <= " + number_text(range.max);
+}
+
+std::optional<double> finite_number(const std::string& text) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec == std::errc() && p == end && !text.empty() && std::isfinite(v)) return v;
+  return std::nullopt;
+}
+
+std::optional<double> real_number(const std::string& option, const std::string& text, const NumberRange& range,
+                                  std::vector<std::string>& problems) {
+  const std::optional<double> v = finite_number(text);
+  if (v && (range.min_allowed ? *v >= range.min : *v > range.min) && *v <= range.max) return v;
+  problems.push_back(range_problem(option, text, range));
+  return std::nullopt;
+}
+
 void check_driver(const std::string& driver, std::vector<std::string>& problems) {
   if (driver != "real" && driver != "sim")
     problems.push_back(unknown_choice("--driver", driver, "a driver", {"real", "sim"}));

@@ -32,6 +32,31 @@ int report_problems(const std::string& command, const std::string& heading, cons
 std::optional<std::uint64_t> whole_number(const std::string& option, const std::string& text, std::uint64_t min,
                                           std::uint64_t max, std::vector<std::string>& problems);
 
+// The valid range of a numeric option that takes fractions (seconds, rates, costs): from `min`
+// (itself allowed when `min_allowed`) to `max` (allowed); NaN and infinities never are.
+struct NumberRange {
+  double min = 0;
+  bool min_allowed = false;
+  double max = 0;
+  const char* unit = "";  // "seconds", "tuples per second", "microseconds"
+};
+// Shared ranges. A run or a wait of more than a day is a typo, not an experiment.
+inline constexpr double kSecondsMax = 86'400.0;
+inline constexpr NumberRange kDurationRange{0.0, false, kSecondsMax, "seconds"};
+inline constexpr NumberRange kTimeoutRange{0.0, false, kSecondsMax, "seconds"};
+inline constexpr NumberRange kRateRange{0.0, false, kRateTpsMax, "tuples per second"};
+inline constexpr NumberRange kOperatorCostRange{0.0, true, kOperatorCostUsPerTupleMax, "microseconds"};
+// "--duration-s '-1': must be a number of seconds > 0 and <= 86400"; the text as given.
+std::string range_problem(const std::string& option, const std::string& text, const NumberRange& range);
+// `text` as a number inside `range`, else a problem naming the option and the range (a typo, a
+// trailing unit, a sign) is added and nullopt returned. Read as text, so every bad value gets
+// the same message and NaN is refused.
+std::optional<double> real_number(const std::string& option, const std::string& text, const NumberRange& range,
+                                  std::vector<std::string>& problems);
+
+// `text` as a finite number (no unit, nothing after it), else nullopt.
+std::optional<double> finite_number(const std::string& text);
+
 // "--driver 'x'": real or sim, with the close match.
 void check_driver(const std::string& driver, std::vector<std::string>& problems);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -27,13 +28,13 @@ int compare_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches, seed_text;
   std::string repeat_text = std::to_string(kCompareRepeatDefault), reruns_text = std::to_string(kCompareRerunsMax);
-  double duration_s = 0, rate_tps = 0, fail_at_s = 0, operator_cost_us = 0, free_duration_s = 0;
+  std::string duration_text, rate_text, fail_at_text, cost_text, free_duration_text;
   po::options_description described("hapair compare options");
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
       ("victim", po::value<std::string>(&victim)->default_value("aggregate"), "the node SIGKILLed in every crash run: the primary of an operator fragment (on the built-in network: filter, aggregate)")
-      ("fail-at-s", po::value<double>(&fail_at_s),
+      ("fail-at-s", po::value<std::string>(&fail_at_text),
        "when it is killed, 0 < S < duration (default: 2 on the built-in network, else half the duration)")
       ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active")
       ("repeat", po::value<std::string>(&repeat_text),
@@ -42,15 +43,15 @@ int compare_command(const Args& args) {
       ("reruns", po::value<std::string>(&reruns_text),
        "times a disturbed run (a takeover before the failure, a false detection) is run again before it is left "
        "out of the medians, 0 .. 10 (default 2)")
-      ("duration-s", po::value<double>(&duration_s),
-       "seconds the sources emit in the crash runs (default: 3.5 on the built-in network, else the file's)")
-      ("failure-free-duration-s", po::value<double>(&free_duration_s),
-       "seconds the sources emit in the failure-free runs (default: 2.5 on the built-in network, else the "
+      ("duration-s", po::value<std::string>(&duration_text),
+       "seconds the sources emit in the crash runs, > 0 and <= 86400 (default: 3.5 on the built-in network, else the file's)")
+      ("failure-free-duration-s", po::value<std::string>(&free_duration_text),
+       "seconds the sources emit in the failure-free runs, > 0 and <= 86400 (default: 2.5 on the built-in network, else the "
        "crash runs')")
-      ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
+      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source, > 0 and <= 10000000")
       ("seed", po::value<std::string>(&seed_text), "seed of the sources, 0 .. 2^64-1")
-      ("operator-cost-us", po::value<double>(&operator_cost_us),
-       "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple; default: 100 on the built-in "
+      ("operator-cost-us", po::value<std::string>(&cost_text),
+       "CPU cost of one tuple at an operator, in us, 0 .. 100000 (operator_cost_us_per_tuple; default: 100 on the built-in "
        "network, as in the experiments, so reprocessing takes time; with --topology, the file's value)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run");
@@ -73,16 +74,20 @@ int compare_command(const Args& args) {
   // Every problem at once: the options, the topology with the overrides, the victim and the time.
   std::vector<std::string> problems;
   RunOverrides overrides;
-  if (vm.count("duration-s")) overrides.duration_s = duration_s;
+  if (vm.count("duration-s")) overrides.duration_s = real_number("--duration-s", duration_text, kDurationRange, problems);
   else if (topology_path.empty()) overrides.duration_s = kCompareCrashDurationS;
   const auto repeat = whole_number("--repeat", repeat_text, 1, 100, problems);
   const auto reruns = whole_number("--reruns", reruns_text, 0, 10, problems);
-  if (vm.count("failure-free-duration-s") && !(free_duration_s > 0))
-    problems.push_back("--failure-free-duration-s " + std::to_string(free_duration_s) +
-                       ": must be a positive number of seconds");
-  if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
+  std::optional<double> free_duration_s;
+  if (vm.count("failure-free-duration-s"))
+    free_duration_s = real_number("--failure-free-duration-s", free_duration_text, kDurationRange, problems);
+  // Whether it falls inside the run is checked against the plan below (text that is no number: NaN).
+  std::optional<double> fail_at_s;
+  if (vm.count("fail-at-s")) fail_at_s = finite_number(fail_at_text).value_or(std::nan(""));
+  if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
-  if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
+  if (vm.count("operator-cost-us"))
+    overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
   else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
   check_driver(driver, problems);
   CompareOptions options;
@@ -91,7 +96,7 @@ int compare_command(const Args& args) {
   options.out_dir = out_dir;
   if (repeat) options.repeat = static_cast<std::size_t>(*repeat);
   if (reruns) options.reruns_max = static_cast<std::size_t>(*reruns);
-  if (vm.count("failure-free-duration-s")) options.failure_free_duration_s = free_duration_s;
+  if (free_duration_s) options.failure_free_duration_s = *free_duration_s;
   else if (topology_path.empty()) options.failure_free_duration_s = kCompareFailureFreeDurationS;
   if (vm.count("approaches")) {
     options.approaches.clear();
@@ -106,13 +111,13 @@ int compare_command(const Args& args) {
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan) {
     const double run_s = load.plan->settings().duration_s;
-    options.fail_at_s = vm.count("fail-at-s")                                   ? fail_at_s
+    options.fail_at_s = fail_at_s                                              ? *fail_at_s
                         : topology_path.empty() && !vm.count("duration-s") ? kCompareFailAtS
                                                                            : run_s / 2;
     for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(std::move(p));
-    if (vm.count("fail-at-s") && fault_time_problem(*load.plan, fail_at_s)) {
+    if (fail_at_s && fault_time_problem(*load.plan, *fail_at_s)) {
       problems.push_back(fmt::format(
-          "--fail-at-s {:g}: must be > 0 and < {:g} s, the duration of the run (default: half of it)", fail_at_s, run_s));
+          "--fail-at-s {}: must be > 0 and < {:g} s, the duration of the run (default: half of it)", fail_at_text, run_s));
     }
   }
   if (!problems.empty()) return report_problems("hapair compare", "bad input", problems);

@@ -9,6 +9,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/topology_file.h"
 #include "runtime/node_host.h"
@@ -18,6 +19,7 @@ namespace hapair::cli {
 int node_command(const Args& args) {
   namespace po = boost::program_options;
   NodeProcessOptions options;
+  std::string directory_timeout_text = "30";
   po::options_description described("hapair node options");
   described.add_options()
       ("help,h", "show this help")
@@ -33,8 +35,8 @@ int node_command(const Args& args) {
        "where the crash line listens, tcp://HOST:PORT (default: the data endpoint's host, a free port)")
       ("rejoin", po::bool_switch(&options.rejoin),
        "this process replaces one that crashed: rejoin the fragment as the standby of its current primary")
-      ("directory-timeout-s", po::value<double>(&options.directory_timeout_s)->default_value(30.0),
-       "how long to wait for the launcher's directory before giving up");
+      ("directory-timeout-s", po::value<std::string>(&directory_timeout_text)->default_value("30"),
+       "how long to wait for the launcher's directory before giving up, > 0 and <= 86400 s");
 
   po::variables_map vm;
   try {
@@ -52,11 +54,10 @@ int node_command(const Args& args) {
     return 2;
   }
 
-  if (!(options.directory_timeout_s > 0) || !std::isfinite(options.directory_timeout_s)) {
-    std::fprintf(stderr, "hapair node: --directory-timeout-s %g: must be a finite number of seconds > 0\n",
-                 options.directory_timeout_s);
-    return 2;
-  }
+  std::vector<std::string> problems;
+  if (auto t = real_number("--directory-timeout-s", directory_timeout_text, kTimeoutRange, problems))
+    options.directory_timeout_s = *t;
+  if (!problems.empty()) return report_problems("hapair node", "bad options", problems);
   TopologyLoad load = load_topology_file(options.topology_path);
   if (!load.problems.empty() || !load.topology) {
     std::fprintf(stderr, "hapair node: the topology %s has %zu problem(s):\n", options.topology_path.c_str(),

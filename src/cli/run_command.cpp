@@ -19,18 +19,18 @@ namespace hapair::cli {
 int run_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
+  std::string duration_text, rate_text, cost_text;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions;
-  double duration_s = 0, rate_tps = 0, operator_cost_us = 0;
   po::options_description described("hapair run options");
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
       ("ha", po::value<std::string>(&ha), ("HA mode for every operator fragment: " + allowed_ha_modes()).c_str())
-      ("duration-s", po::value<double>(&duration_s), "seconds the sources emit (default: the topology's duration_s)")
-      ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source")
+      ("duration-s", po::value<std::string>(&duration_text), "seconds the sources emit, > 0 and <= 86400 (default: the topology's duration_s)")
+      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source, > 0 and <= 10000000")
       ("seed", po::value<std::string>(&seed_text), "seed of the sources (and of the simulated network), 0 .. 2^64-1")
-      ("operator-cost-us", po::value<double>(&operator_cost_us), "CPU cost of one tuple at an operator, in us (operator_cost_us_per_tuple)")
+      ("operator-cost-us", po::value<std::string>(&cost_text), "CPU cost of one tuple at an operator, in us, 0 .. 100000 (operator_cost_us_per_tuple)")
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
@@ -67,10 +67,11 @@ int run_command(const Args& args) {
   if (vm.count("ha"))
     if (auto m = ha_mode_option("--ha", ha, problems)) overrides.ha = *m;
   check_driver(driver, problems);
-  if (vm.count("duration-s")) overrides.duration_s = duration_s;
-  if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
+  if (vm.count("duration-s")) overrides.duration_s = real_number("--duration-s", duration_text, kDurationRange, problems);
+  if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
-  if (vm.count("operator-cost-us")) overrides.operator_cost_us_per_tuple = operator_cost_us;
+  if (vm.count("operator-cost-us"))
+    overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
   RunRequest request;
   request.driver = driver;
   request.out_dir = out_dir;

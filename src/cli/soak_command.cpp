@@ -1,6 +1,7 @@
 // `hapair soak`: repeats failure-free (or one-SIGKILL) runs of every approach on one or more
 // networks and counts false detections; with --victim, the distribution of the detection and
 // recovery times of the planned crash. The measurement behind docs/DETECTION.md.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -17,28 +18,34 @@
 #include "harness/soak.h"
 
 namespace hapair::cli {
+namespace {
+
+// More runs than this per approach and network is a typo (each run takes seconds).
+constexpr std::uint64_t kSoakRunsMax = 100'000;
+
+}  // namespace
 
 int soak_command(const Args& args) {
   namespace po = boost::program_options;
   std::vector<std::string> topology_paths;
   std::string driver = "real", out_dir = "out/soak", victim, approaches = "upstream,passive,active", detector;
-  double duration_s = 3.0, rate_tps = 0, fail_at_s = 1.5, operator_cost_us = kCompareOperatorCostUs;
-  long long runs = 20;
+  std::string runs_text = "20", duration_text = "3", rate_text, fail_at_text = "1.5",
+              cost_text = std::to_string(static_cast<int>(kCompareOperatorCostUs));
   po::options_description described("hapair soak options");
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::vector<std::string>>(&topology_paths),
        "a topology file; repeat for several networks (default: the built-in default network)")
-      ("runs", po::value<long long>(&runs)->default_value(20), "runs per approach and network (>= 1)")
+      ("runs", po::value<std::string>(&runs_text)->default_value("20"), "runs per approach and network, 1 .. 100000")
       ("approaches", po::value<std::string>(&approaches)->default_value("upstream,passive,active"),
        "comma-separated subset of: none,amnesia,upstream,passive,active")
       ("victim", po::value<std::string>(&victim),
        "SIGKILL this node in every run (a primary of an operator fragment); without it the runs are failure-free")
-      ("fail-at-s", po::value<double>(&fail_at_s)->default_value(1.5), "when the victim is killed")
-      ("duration-s", po::value<double>(&duration_s)->default_value(3.0), "seconds the sources emit in each run")
-      ("rate-tps", po::value<double>(&rate_tps), "tuples per second of every source (default: the network's)")
-      ("operator-cost-us", po::value<double>(&operator_cost_us)->default_value(kCompareOperatorCostUs),
-       "CPU cost of one tuple at an operator, in us (the experiments' load is 100)")
+      ("fail-at-s", po::value<std::string>(&fail_at_text)->default_value("1.5"), "when the victim is killed, 0 < S < duration")
+      ("duration-s", po::value<std::string>(&duration_text)->default_value("3"), "seconds the sources emit in each run, > 0 and <= 86400")
+      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source, > 0 and <= 10000000 (default: the network's)")
+      ("operator-cost-us", po::value<std::string>(&cost_text)->default_value(cost_text),
+       "CPU cost of one tuple at an operator, in us, 0 .. 100000 (the experiments' load is 100)")
       ("detector", po::value<std::string>(&detector), "connection+heartbeat or heartbeat (default: the network's)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/soak"), "directory for soak.csv and soak.txt");
@@ -62,12 +69,13 @@ int soak_command(const Args& args) {
   }
   // Every problem at once: the options, then each network with the overrides, its victim and time.
   std::vector<std::string> problems;
-  if (runs < 1) problems.push_back("--runs " + std::to_string(runs) + ": must be at least 1");
+  const auto runs = whole_number("--runs", runs_text, 1, kSoakRunsMax, problems);
   check_driver(driver, problems);
+  const double fail_at_s = finite_number(fail_at_text).value_or(std::nan(""));
   SoakOptions options;
   options.driver = driver;
   options.out_dir = out_dir;
-  options.runs = static_cast<std::size_t>(std::max<long long>(runs, 1));
+  options.runs = static_cast<std::size_t>(runs.value_or(1));
   options.approaches.clear();
   {
     std::stringstream ss(approaches);
@@ -76,9 +84,9 @@ int soak_command(const Args& args) {
       if (auto m = ha_mode_option("--approaches item", item, problems)) options.approaches.push_back(*m);
   }
   RunOverrides overrides;
-  overrides.duration_s = duration_s;
-  overrides.operator_cost_us_per_tuple = operator_cost_us;
-  if (vm.count("rate-tps")) overrides.rate_tps = rate_tps;
+  overrides.duration_s = real_number("--duration-s", duration_text, kDurationRange, problems);
+  overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
+  if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("detector")) {
     if (auto d = parse_detector_kind(detector)) overrides.detector = *d;
     else problems.push_back("--detector '" + detector + "' is not one of: " + allowed_detector_kinds());
@@ -93,7 +101,7 @@ int soak_command(const Args& args) {
     if (!victim.empty()) {
       for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(p + where);
       if (fault_time_problem(*load.plan, fail_at_s)) {
-        problems.push_back(fmt::format("--fail-at-s {:g}: must be > 0 and < {:g} s, the duration of the run", fail_at_s,
+        problems.push_back(fmt::format("--fail-at-s {}: must be > 0 and < {:g} s, the duration of the run", fail_at_text,
                                        load.plan->settings().duration_s) +
                            where);
       }

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -273,8 +275,12 @@ ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
   HAPAIR_CHECK_MSG(::pipe2(result_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
   HAPAIR_CHECK_MSG(::pipe2(error_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
   std::string fork_error;
+  const pid_t parent = ::getpid();
   ChildProcess child = ChildProcess::fork_call(
       [&] {
+        // The case dies with the campaign (kill -9 of `hapair chaos`), and its nodes with it.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) return 1;
         ::close(result_pipe[0]);
         ::close(error_pipe[0]);
         ::dup2(error_pipe[1], STDERR_FILENO);
@@ -416,10 +422,11 @@ std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
     if (!contains(possible, k))
       problems.push_back(std::string("fault kind ") + to_string(k) + " cannot be injected with --driver " + o.driver);
   if (o.duration_s && !(*o.duration_s >= 0.5 && *o.duration_s <= 600.0))
-    problems.push_back("duration " + exact(*o.duration_s) + " s: must be in 0.5..600 s (faults fall in its middle)");
+    problems.push_back("--duration-s " + exact(*o.duration_s) + ": must be from 0.5 to 600 s (faults fall in its middle)");
   if (!o.only_case && (o.runs == 0 || o.runs > kChaosRunsMax))
-    problems.push_back("runs " + std::to_string(o.runs) + ": must be from 1 to " + std::to_string(kChaosRunsMax));
-  if (!(o.run_timeout_s > 0.0)) problems.push_back("run timeout must be > 0 s");
+    problems.push_back("--runs " + std::to_string(o.runs) + ": must be from 1 to " + std::to_string(kChaosRunsMax));
+  if (!(o.run_timeout_s > 0.0 && o.run_timeout_s <= 86'400.0))
+    problems.push_back("--run-timeout-s " + exact(o.run_timeout_s) + ": must be > 0 and <= 86400 s");
   return problems;
 }
 

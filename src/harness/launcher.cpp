@@ -1,13 +1,16 @@
 #include "harness/launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -42,6 +45,11 @@ volatile sig_atomic_t g_interrupt_signal = 0;
 extern "C" void on_interrupt_signal(int signal_number) { g_interrupt_signal = signal_number; }
 
 // Installs the SIGINT/SIGTERM handlers for the duration of a run and restores the old ones.
+// The launcher defers the signal only to kill and reap every node and remove its temporary
+// folder; then the signal does what it would have done without the launcher: when the old
+// disposition was the default (a `hapair` command), it is raised again and ends the process, so
+// Ctrl-C stops `compare`, `experiment` or `soak` instead of only the run under way. A caller
+// with a handler of its own (a test framework) gets the result that says "interrupted".
 class InterruptGuard {
  public:
   InterruptGuard() {
@@ -56,6 +64,9 @@ class InterruptGuard {
   ~InterruptGuard() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    const int sig = g_interrupt_signal;
+    const struct sigaction& old = sig == SIGTERM ? old_term_ : old_int_;
+    if (sig != 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) raise(sig);
   }
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
@@ -63,6 +74,69 @@ class InterruptGuard {
  private:
   struct sigaction old_int_;
   struct sigaction old_term_;
+};
+
+// Removes a run's temporary folder when the launcher dies without doing it (kill -9, a test
+// framework's timeout, a chaos run killed as hung): a small child process that is not a node,
+// does not die with the launcher and waits for the end of a pipe the launcher holds. When the
+// launcher finishes, it says so through the pipe and the child just exits; when the pipe closes
+// without a word, the launcher is gone (its nodes went with it, PR_SET_PDEATHSIG) and the child
+// becomes `rm -rf FOLDER`.
+class TempDirWatch {
+ public:
+  explicit TempDirWatch(const std::string& dir) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return;
+    // Prepared before fork(): the launcher has threads (ZeroMQ's), so the child may only make
+    // async-signal-safe calls until it execs.
+    std::vector<std::string> args = {"/bin/rm", "-rf", "--", dir};
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return;
+    }
+    if (pid == 0) {
+      // A Ctrl-C reaches the whole process group; the launcher handles it and cleans up itself,
+      // and this child must outlive it in any case.
+      struct sigaction ignore;
+      std::memset(&ignore, 0, sizeof ignore);
+      ignore.sa_handler = SIG_IGN;
+      sigaction(SIGINT, &ignore, nullptr);
+      sigaction(SIGTERM, &ignore, nullptr);
+      dup2(fds[0], STDIN_FILENO);
+      close_range(3, ~0U, 0);
+      char byte = 0;
+      ssize_t n = 0;
+      do n = read(STDIN_FILENO, &byte, 1);
+      while (n < 0 && errno == EINTR);
+      if (n == 1) _exit(0);  // the launcher finished and took care of the folder
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[0]);
+    pid_ = pid;
+    write_fd_ = fds[1];
+  }
+  // The launcher is done with the folder (removed or kept on purpose): the child exits.
+  ~TempDirWatch() {
+    if (pid_ < 0) return;
+    const char done = 'd';
+    [[maybe_unused]] const ssize_t ignored = write(write_fd_, &done, 1);
+    close(write_fd_);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  TempDirWatch(const TempDirWatch&) = delete;
+  TempDirWatch& operator=(const TempDirWatch&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+  int write_fd_ = -1;
 };
 
 std::string shell_quote(const std::string& s) {
@@ -183,13 +257,16 @@ class Launch {
 
   bool prepare_files() {
     if (options_.log_dir.empty()) {
-      char pattern[] = "/tmp/hapair-run-XXXXXX";
-      if (!mkdtemp(pattern)) {
-        error(std::string("cannot create a temporary directory for node logs: ") + std::strerror(errno));
+      // $TMPDIR when set (an absolute path), else /tmp.
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") + "/hapair-run-XXXXXX";
+      if (!mkdtemp(pattern.data())) {
+        error("cannot create a temporary directory for node logs in " + pattern + ": " + std::strerror(errno));
         return false;
       }
       log_dir_ = pattern;
       log_dir_is_temp_ = true;
+      temp_dir_watch_.emplace(log_dir_);
     } else {
       log_dir_ = options_.log_dir;
       if (mkdir(log_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -672,7 +749,8 @@ class Launch {
     if (control_ && control_->decode_dropped() > 0)
       say("hapair: dropped " + std::to_string(control_->decode_dropped()) + " malformed control messages");
     if (!log_dir_.empty()) {
-      if (log_dir_is_temp_ && result_.errors.empty()) {
+      // An interrupted run's logs are of no use: the folder goes too.
+      if (log_dir_is_temp_ && (result_.errors.empty() || interrupted())) {
         for (const NodeState& node : nodes_) unlink(node.log_path.c_str());
         if (options_.topology_path.empty()) unlink(topology_path_.c_str());
         rmdir(log_dir_.c_str());
@@ -728,6 +806,7 @@ class Launch {
   std::string advertised_;
   std::string log_dir_;
   bool log_dir_is_temp_ = false;
+  std::optional<TempDirWatch> temp_dir_watch_;  // only for a temporary log_dir_
   std::string topology_path_;
   std::int64_t unknown_messages_ = 0;
 };

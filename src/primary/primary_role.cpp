@@ -180,7 +180,9 @@ void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector)
 void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
   const PlanFragment& f = server_.node().fragment_plan();
   const NodeId other = server_.node().self() == f.primary ? f.standby : f.primary;
-  if (r.fragment != server_.node().fragment_id() || r.node != from || from != other) {
+  // A fragment without a standby (ha none) has no partner: `other` is kNoNode, and a Rejoin
+  // claiming to come from kNoNode must not pass for one from it (found by fuzz/envelope_fuzz).
+  if (other == kNoNode || r.fragment != server_.node().fragment_id() || r.node != from || from != other) {
     server_.count("unexpected_rejoin_dropped");
     return;
   }

@@ -23,12 +23,9 @@ namespace {
 // nodes; Determinants address an operator with 16 bits.
 constexpr std::size_t kFragmentsMax = 1000;
 constexpr std::size_t kOperatorsPerFragmentMax = 1000;
-constexpr double kRateTpsMax = 10'000'000.0;
-constexpr std::int64_t kBatchTuplesMax = 100'000;
 constexpr std::int64_t kCheckpointChunkBytesMin = 1024;
 // A chunk must fit comfortably in one message under the codec's 256 MiB limit.
 constexpr std::int64_t kCheckpointChunkBytesMax = 64ll << 20;
-constexpr double kOperatorCostUsPerTupleMax = 100'000.0;  // 0.1 s per tuple: beyond any sensible model
 // Every tuple falls into window_ms / slide_ms windows of an Aggregate; more would make the
 // per-tuple work and the state unreasonably large.
 constexpr std::int64_t kWindowsPerTupleMax = 10'000;

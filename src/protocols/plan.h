@@ -65,6 +65,12 @@ struct Plan {
   static bool has_standby(HaMode mode);
 };
 
+// Bounds validate() holds knobs to that command-line options override too (the CLI checks its
+// options against the same numbers).
+inline constexpr double kRateTpsMax = 10'000'000.0;
+inline constexpr std::int64_t kBatchTuplesMax = 100'000;
+inline constexpr double kOperatorCostUsPerTupleMax = 100'000.0;  // 0.1 s per tuple: beyond any sensible model
+
 // Every problem of a topology at once (an empty vector means valid); each names its place
 // ("file:line" where known) and what is wrong.
 std::vector<std::string> validate(const Topology&);

@@ -104,20 +104,73 @@ TEST_CASE("hapair run refuses a fault after the end of the run", "[cli][input]")
 TEST_CASE("negative and zero numbers are bad input in every command", "[cli][input]") {
   expect_bad_input("run --driver sim --seed -1", {"--seed '-1': must be a whole number from 0"});
   expect_bad_input("compare --driver sim --seed -1", {"--seed '-1': must be a whole number from 0"});
-  expect_bad_input("run --driver sim --duration-s 0", {"duration_s = 0: must be a finite number of seconds > 0"});
-  expect_bad_input("run --driver sim --duration-s nan", {"duration_s = nan"});
-  expect_bad_input("compare --driver sim --duration-s -1", {"duration_s = -1"});
-  expect_bad_input("run --driver sim --rate-tps -5", {"rate_tps = -5: must be > 0"});
-  expect_bad_input("run --driver sim --rate-tps 0", {"rate_tps = 0: must be > 0"});
-  expect_bad_input("run --driver sim --operator-cost-us -1", {"operator_cost_us_per_tuple = -1"});
+  expect_bad_input("run --driver sim --duration-s 0", {"--duration-s '0': must be a number of seconds > 0 and <= 86400"});
+  expect_bad_input("run --driver sim --duration-s nan", {"--duration-s 'nan'"});
+  expect_bad_input("compare --driver sim --duration-s -1", {"--duration-s '-1'"});
+  expect_bad_input("run --driver sim --rate-tps -5", {"--rate-tps '-5': must be a number of tuples per second > 0 and <= 10000000"});
+  expect_bad_input("run --driver sim --rate-tps 0", {"--rate-tps '0'"});
+  expect_bad_input("run --driver sim --operator-cost-us -1", {"--operator-cost-us '-1': must be a number of microseconds >= 0 and <= 100000"});
   expect_bad_input("experiment recovery_breakdown --seeds 0", {"--seeds '0': must be a whole number from 1 to 100"});
   expect_bad_input("experiment recovery_breakdown --seeds -1", {"--seeds '-1'"});
-  expect_bad_input("chaos --duration-s -1", {"duration -1 s: must be in 0.5..600 s"});
-  expect_bad_input("chaos --run-timeout-s 0", {"run timeout must be > 0 s"});
-  expect_bad_input("bench --tuples -1 --repetitions 0", {"--tuples -1: must be positive", "--repetitions 0: must be positive"});
-  expect_bad_input("bench --sim --nodes 2", {"--nodes 2: must be at least 3"});
+  expect_bad_input("chaos --duration-s -1", {"--duration-s '-1': must be a number of seconds >= 0.5 and <= 600"});
+  expect_bad_input("chaos --run-timeout-s 0", {"--run-timeout-s '0': must be a number of seconds > 0 and <= 86400"});
+  expect_bad_input("bench --tuples -1 --repetitions 0", {"--tuples '-1': must be a whole number from 1 to 1000000000",
+                                                         "--repetitions '0': must be a whole number from 1 to 100"});
+  expect_bad_input("bench --sim --nodes 2", {"--nodes '2': must be a whole number from 3 to 10000"});
   expect_bad_input("node --topology x.ini --name filter --control tcp://127.0.0.1:1 --directory-timeout-s -1",
-                   {"--directory-timeout-s -1: must be a finite number of seconds > 0"});
+                   {"--directory-timeout-s '-1': must be a number of seconds > 0 and <= 86400"});
+}
+
+// Issue 16, item 6: every numeric option of every command, past either end of its range (or no
+// number at all), is refused before anything runs, with the option and its range named.
+TEST_CASE("every numeric option of every command is range-checked, naming the option and its range", "[cli][input]") {
+  const std::string seconds = "must be a number of seconds > 0 and <= 86400";
+  const std::string rate = "must be a number of tuples per second > 0 and <= 10000000";
+  const std::string cost = "must be a number of microseconds >= 0 and <= 100000";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run --driver sim --duration-s 1e9", "--duration-s '1e9': " + seconds},
+      {"run --driver sim --duration-s 5s", "--duration-s '5s': " + seconds},
+      {"run --driver sim --rate-tps 2e7", "--rate-tps '2e7': " + rate},
+      {"run --driver sim --rate-tps inf", "--rate-tps 'inf': " + rate},
+      {"run --driver sim --operator-cost-us 1e6", "--operator-cost-us '1e6': " + cost},
+      {"run --driver sim --seed 18446744073709551616", "--seed '18446744073709551616': must be a whole number from 0 to 18446744073709551615"},
+      {"compare --driver sim --repeat 0", "--repeat '0': must be a whole number from 1 to 100"},
+      {"compare --driver sim --repeat 101", "--repeat '101': must be a whole number from 1 to 100"},
+      {"compare --driver sim --reruns 11", "--reruns '11': must be a whole number from 0 to 10"},
+      {"compare --driver sim --reruns -1", "--reruns '-1': must be a whole number from 0 to 10"},
+      {"compare --driver sim --duration-s inf", "--duration-s 'inf': " + seconds},
+      {"compare --driver sim --failure-free-duration-s -2", "--failure-free-duration-s '-2': " + seconds},
+      {"compare --driver sim --failure-free-duration-s nan", "--failure-free-duration-s 'nan': " + seconds},
+      {"compare --driver sim --rate-tps -1", "--rate-tps '-1': " + rate},
+      {"compare --driver sim --operator-cost-us -0.5", "--operator-cost-us '-0.5': " + cost},
+      {"compare --driver sim --fail-at-s abc", "--fail-at-s abc: must be > 0 and < 3.5 s"},
+      {"compare --driver sim --fail-at-s 1e300", "--fail-at-s 1e300: must be > 0 and < 3.5 s"},
+      {"experiment recovery_breakdown --seeds 101", "--seeds '101': must be a whole number from 1 to 100"},
+      {"chaos --runs 1000001", "--runs '1000001': must be a whole number from 1 to 1000000"},
+      {"chaos --seed 1.5", "--seed '1.5': must be a whole number from 0"},
+      {"chaos --case x", "--case 'x': must be a whole number from 0"},
+      {"chaos --duration-s 601", "--duration-s '601': must be a number of seconds >= 0.5 and <= 600"},
+      {"chaos --duration-s 0.4", "--duration-s '0.4': must be a number of seconds >= 0.5 and <= 600"},
+      {"chaos --run-timeout-s inf", "--run-timeout-s 'inf': " + seconds},
+      {"soak --driver sim --runs 0", "--runs '0': must be a whole number from 1 to 100000"},
+      {"soak --driver sim --runs 100001", "--runs '100001': must be a whole number from 1 to 100000"},
+      {"soak --driver sim --runs -5", "--runs '-5': must be a whole number from 1 to 100000"},
+      {"soak --driver sim --duration-s -1", "--duration-s '-1': " + seconds},
+      {"soak --driver sim --rate-tps 0", "--rate-tps '0': " + rate},
+      {"soak --driver sim --operator-cost-us 1e9", "--operator-cost-us '1e9': " + cost},
+      {"soak --driver sim --victim aggregate --fail-at-s 9", "--fail-at-s 9: must be > 0 and < 3 s"},
+      {"soak --driver sim --victim aggregate --fail-at-s x", "--fail-at-s x: must be > 0 and < 3 s"},
+      {"bench --tuples 1000000001", "--tuples '1000000001': must be a whole number from 1 to 1000000000"},
+      {"bench --batch-tuples 0", "--batch-tuples '0': must be a whole number from 1 to 100000"},
+      {"bench --batch-tuples 100001", "--batch-tuples '100001': must be a whole number from 1 to 100000"},
+      {"bench --repetitions 101", "--repetitions '101': must be a whole number from 1 to 100"},
+      {"bench --timeout-s 0", "--timeout-s '0': " + seconds},
+      {"bench --sim --nodes 10001", "--nodes '10001': must be a whole number from 3 to 10000"},
+      {"bench --sim --tuples 0", "--tuples '0': must be a whole number from 1 to 1000000000"},
+      {"node --topology x.ini --name filter --control tcp://127.0.0.1:1 --directory-timeout-s 1e6",
+       "--directory-timeout-s '1e6': " + seconds},
+  };
+  for (const auto& [arguments, piece] : cases) expect_bad_input(arguments, {piece});
 }
 
 TEST_CASE("hapair run reports every problem at once, each with the valid choices", "[cli][input]") {
