@@ -156,7 +156,7 @@ TEST_CASE("default.ini is the built-in default network written out") {
   INFO(joined(load.problems));
   REQUIRE(load.topology);
   CHECK(without_places(*load.topology) == without_places(default_topology()));
-  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.ini:67");
+  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.ini:68");
 }
 
 TEST_CASE("the example networks have the shapes their comments describe") {
