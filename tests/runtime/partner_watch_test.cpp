@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -86,67 +87,55 @@ std::vector<PeerLost> wait_for_report(PartnerWatch& watch) {
   return {};
 }
 
-TEST_CASE("a SIGKILLed partner is reported by its crash line, as a connection loss") {
-  PartnerProcess partner(true);
-  REQUIRE_FALSE(partner.crash_line.empty());
+// Watches a partner (with or without a crash line), lets its connections come up, sends it
+// `signal` and returns what the watch reported.
+struct Report {
+  std::vector<PeerLost> lost;
+  std::int64_t connection_losses = 0;
+};
+Report report_after(int signal, bool with_crash_line) {
+  PartnerProcess partner(with_crash_line);
+  REQUIRE(partner.crash_line.empty() != with_crash_line);
   zmq::context_t context(1);
   PartnerWatch watch(context, PartnerWatchConfig{10, 30});
   watch.watch(kPartner, partner.endpoint, partner.crash_line);
-  RunClock::starting_now().sleep_until(100'000);
+  RunClock::starting_now().sleep_until(100'000);  // every connection up before the signal
   REQUIRE(watch.take_lost().empty());
-  kill(partner.pid, SIGKILL);
-  const std::vector<PeerLost> lost = wait_for_report(watch);
-  REQUIRE(lost.size() == 1);
-  CHECK(lost[0].peer == kPartner);
-  CHECK(lost[0].detector == Detector::connection);
-  CHECK(watch.connection_losses() == 1);
+  kill(partner.pid, signal);
+  Report report{wait_for_report(watch), watch.connection_losses()};
+  if (signal == SIGSTOP) kill(partner.pid, SIGCONT);
+  return report;
+}
+
+TEST_CASE("a SIGKILLed partner is reported by its crash line, as a connection loss") {
+  const Report r = report_after(SIGKILL, true);
+  REQUIRE(r.lost.size() == 1);
+  CHECK(r.lost[0].peer == kPartner);
+  CHECK(r.lost[0].detector == Detector::connection);
+  CHECK(r.connection_losses == 1);
 }
 
 TEST_CASE("a SIGSTOPped partner with a crash line is reported by the heartbeat detector") {
-  PartnerProcess partner(true);
-  zmq::context_t context(1);
-  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
-  watch.watch(kPartner, partner.endpoint, partner.crash_line);
-  RunClock::starting_now().sleep_until(100'000);
-  REQUIRE(watch.take_lost().empty());
-  kill(partner.pid, SIGSTOP);
-  const std::vector<PeerLost> lost = wait_for_report(watch);
-  kill(partner.pid, SIGCONT);
-  REQUIRE(lost.size() == 1);
-  CHECK(lost[0].detector == Detector::heartbeat);
-  CHECK(watch.connection_losses() == 0);
+  const Report r = report_after(SIGSTOP, true);
+  REQUIRE(r.lost.size() == 1);
+  CHECK(r.lost[0].detector == Detector::heartbeat);
+  CHECK(r.connection_losses == 0);
 }
 
 TEST_CASE("a SIGKILLed partner without a crash line is reported by the connection detector") {
-  PartnerProcess partner;
-  zmq::context_t context(1);
-  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
-  watch.watch(kPartner, partner.endpoint);
-  // Let both connections come up before the kill.
-  RunClock::starting_now().sleep_until(100'000);
-  REQUIRE(watch.take_lost().empty());
-  kill(partner.pid, SIGKILL);
-  const std::vector<PeerLost> lost = wait_for_report(watch);
-  REQUIRE(lost.size() == 1);
-  CHECK(lost[0].peer == kPartner);
-  CHECK(lost[0].detector == Detector::connection);
-  CHECK(watch.connection_losses() >= 1);
+  const Report r = report_after(SIGKILL, false);
+  REQUIRE(r.lost.size() == 1);
+  CHECK(r.lost[0].peer == kPartner);
+  CHECK(r.lost[0].detector == Detector::connection);
+  CHECK(r.connection_losses >= 1);
 }
 
 TEST_CASE("a SIGSTOPped partner is reported by the heartbeat detector, not as a crash") {
-  PartnerProcess partner;
-  zmq::context_t context(1);
-  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
-  watch.watch(kPartner, partner.endpoint);
-  RunClock::starting_now().sleep_until(100'000);
-  REQUIRE(watch.take_lost().empty());
-  kill(partner.pid, SIGSTOP);
-  const std::vector<PeerLost> lost = wait_for_report(watch);
-  kill(partner.pid, SIGCONT);
-  REQUIRE(lost.size() == 1);
-  CHECK(lost[0].peer == kPartner);
-  CHECK(lost[0].detector == Detector::heartbeat);
-  CHECK(watch.connection_losses() == 0);
+  const Report r = report_after(SIGSTOP, false);
+  REQUIRE(r.lost.size() == 1);
+  CHECK(r.lost[0].peer == kPartner);
+  CHECK(r.lost[0].detector == Detector::heartbeat);
+  CHECK(r.connection_losses == 0);
 }
 
 TEST_CASE("a live partner is not reported while the watching thread is busy") {
