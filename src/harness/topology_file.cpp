@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <system_error>
@@ -95,15 +96,28 @@ Knob int_knob(std::string key, std::int64_t& field) {
       },
       [](std::int64_t v) { return std::to_string(v); }, "expected a whole number, like 100");
 }
+// TOML integers stop at 2^63-1; a larger value (a chaos case's seed) is a quoted string of digits.
 Knob uint_knob(std::string key, std::uint64_t& field) {
   return make_knob(
       std::move(key), field,
       [](const toml::node& n) -> std::optional<std::uint64_t> {
-        auto i = n.as_integer();
-        if (!i || i->get() < 0) return std::nullopt;
-        return static_cast<std::uint64_t>(i->get());
+        if (auto i = n.as_integer()) {
+          if (i->get() < 0) return std::nullopt;
+          return static_cast<std::uint64_t>(i->get());
+        }
+        const auto s = string_of(n);
+        if (!s || s->empty() || !std::all_of(s->begin(), s->end(), [](char c) { return c >= '0' && c <= '9'; }))
+          return std::nullopt;
+        std::uint64_t v = 0;
+        auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+        if (ec != std::errc() || ptr != s->data() + s->size()) return std::nullopt;
+        return v;
       },
-      [](std::uint64_t v) { return std::to_string(v); }, "expected a whole number >= 0, like 42");
+      [](std::uint64_t v) {
+        const std::string digits = std::to_string(v);
+        return v > static_cast<std::uint64_t>(INT64_MAX) ? toml_string(digits) : digits;
+      },
+      "expected a whole number from 0 to 2^64-1, like 42 (above 2^63-1 in quotes: \"18446744073709551615\")");
 }
 Knob double_knob(std::string key, double& field) {
   return make_knob(std::move(key), field, number_of, toml_number, "expected a number, like 2000, 0.5 or 1.25e9");

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -170,6 +172,23 @@ TEST_CASE("default.toml is the built-in default network written out") {
   CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.toml:71");
 }
 
+TEST_CASE("the whole file in docs/TOPOLOGY.md is a valid topology") {
+  std::ifstream in(std::string(HAPAIR_SOURCE_DIR) + "/docs/TOPOLOGY.md");
+  std::ostringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const auto start = text.find("```toml\n");
+  REQUIRE(start != std::string::npos);
+  const auto end = text.find("```", start + 8);
+  const TopologyLoad load = parse_topology(text.substr(start + 8, end - start - 8), "TOPOLOGY.md");
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  const Plan plan = make_plan(*load.topology);
+  CHECK(plan.fragments.at(plan.fragment_id("filter")).ha == HaMode::passive);
+  CHECK(plan.fragments.at(plan.fragment_id("aggregate")).ha == HaMode::active);
+  CHECK(load.topology->fragments.at(3).sink_inputs == std::vector<std::string>{"totals"});
+}
+
 TEST_CASE("the example networks have the shapes their comments describe") {
   const auto chain = load_topology_file(kNetworks + "chain.toml");
   REQUIRE(chain.topology);
@@ -276,7 +295,7 @@ TEST_CASE("a value of the wrong type says what was expected") {
   CHECK(problems.size() == 4);
   CHECK(has_problem(problems, {"t.toml:2: [network] batch_tuples = 1.5: expected a whole number"}));
   CHECK(has_problem(problems, {"t.toml:3: [network] duration_s = \"long\": expected a number"}));
-  CHECK(has_problem(problems, {"t.toml:4: [network] seed = -3: expected a whole number >= 0"}));
+  CHECK(has_problem(problems, {"t.toml:4: [network] seed = -3: expected a whole number from 0 to 2^64-1"}));
   CHECK(has_problem(problems, {"t.toml:5: [network] name = 7: expected a string in quotes"}));
   problems = parse("[network]\ndeterminants = \"yes\"\n" + kMinimal).problems;
   CHECK(has_problem(problems, {"t.toml:2:", "expected true or false"}));
@@ -474,6 +493,27 @@ TEST_CASE("writing and parsing reproduces a topology with every knob changed exa
   CHECK(contains(text, "drain_timeout_s = 0.30000000000000004"));
   CHECK(contains(text, "seed = 987654321987654321"));
   CHECK(contains(text, "[[fragment]]\nname = \"f2\"\nha = \"default\"\n"));
+}
+
+TEST_CASE("a seed beyond a TOML integer is written in quotes and reads back exactly") {
+  Topology t = default_topology();
+  for (std::uint64_t seed : {std::uint64_t{9223372036854775807ull}, std::uint64_t{9223372036854775808ull},
+                             std::uint64_t{18446744073709551615ull}}) {
+    INFO(seed);
+    t.settings.seed = seed;
+    const std::string text = write_topology(t);
+    const TopologyLoad load = parse_topology(text, "seed.toml");
+    INFO(joined(load.problems));
+    REQUIRE(load.topology);
+    CHECK(load.topology->settings.seed == seed);
+    CHECK(contains(text, seed > 9223372036854775807ull ? "seed = \"" + std::to_string(seed) + "\"\n"
+                                                       : "seed = " + std::to_string(seed) + "\n"));
+  }
+  for (const char* bad : {"\"18446744073709551616\"", "\"-1\"", "\"12a\"", "\"\""}) {
+    INFO(bad);
+    CHECK(has_problem(parse(std::string("[network]\nseed = ") + bad + "\n" + kMinimal).problems,
+                      {"t.toml:2: [network] seed = ", "expected a whole number from 0 to 2^64-1"}));
+  }
 }
 
 TEST_CASE("an ha override makes every processing fragment run that mode") {
