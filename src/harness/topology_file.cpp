@@ -439,7 +439,8 @@ class Reader {
           fragments.emplace_back(line_of(*table), fragment(*table, kind));
       } else if (std::find(read_elsewhere.begin(), read_elsewhere.end(), k) == read_elsewhere.end()) {
         problems_.add(line_of(key), std::string(node.is_table() || node.is_array_of_tables() ? "unknown table '" : "unknown key '") +
-                                        k + "' at the top of the file; allowed tables: " + kTablesAllowed);
+                                        k + "' at the top of the file; allowed tables: " + kTablesAllowed +
+                                        (k == "experiment" ? " (an experiment file runs with hapair experiment NAME --config FILE)" : ""));
       }
     }
     // Fragments keep the order in which they are written, whatever their kind.
