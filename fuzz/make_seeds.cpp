@@ -4,7 +4,7 @@
 // generator; fuzz/corpus/topology_fuzz and experiment_fuzz: the effective config, every knob
 // written, of the built-in network under every approach and of experiment sections with every
 // key). Run it when wire.capnp or the config format changes: make_seeds fuzz/corpus
-// (the committed corpora also hold copies of experiments/networks/*, experiments/*/*.ini and a
+// (the committed corpora also hold copies of experiments/networks/*, experiments/*/*.toml and a
 // few hand-broken variants, which it does not write).
 #include <cstdio>
 #include <fstream>
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     section.victim = "aggregate";
     section.fail_at_s = 1.5;
     section.fail_spread_s = 0.25 * ha;
-    if (ha == 4) section.networks = {ExperimentNetwork{"union.ini", "merge"}, ExperimentNetwork{"join.ini", "join"}};
+    if (ha == 4) section.networks = {ExperimentNetwork{"union.toml", "merge"}, ExperimentNetwork{"join.toml", "join"}};
     written += write_text(dir + "/experiment_fuzz/effective-" + to_string(t.settings.ha),
                           write_experiment_section(section) + "\n" + write_topology(t));
   }

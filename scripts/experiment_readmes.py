@@ -4,8 +4,8 @@ the committed result (the .txt that `hapair experiment` printed, the plot, the c
 
 usage: scripts/experiment_readmes.py [RESULTS_ROOT]
 RESULTS_ROOT holds one folder per experiment (as `hapair experiment all --out DIR` writes);
-their <name>.csv/.png/.txt, seed.txt, config.ini, version.txt (and semantics_table.md,
-network_*.ini) are copied into experiments/<name>/results/. Without it, only the static part
+their <name>.csv/.png/.txt, seed.txt, config.toml, version.txt (and semantics_table.md,
+network_*.toml) are copied into experiments/<name>/results/. Without it, only the static part
 is written and existing results are kept.
 """
 import os
@@ -64,7 +64,7 @@ EXPERIMENTS = [
      "Stacked bars per approach: detection, takeover, replay/rebuild, catch-up (ms)."),
 ]
 
-COPY = (".csv", ".png", ".txt", ".md", ".ini")
+COPY = (".csv", ".png", ".txt", ".md", ".toml")
 
 
 def copy_results(name, src):
@@ -89,7 +89,7 @@ def write_readme(name, title, claim, shape):
              "tolerances of docs/EXPERIMENTS.md) and prints `claim holds` or `claim differs: ...` "
              "with the numbers. A differing claim is reported here as it came out.", "",
              "## Configuration", "",
-             "[`experiment.ini`](experiment.ini): the `[experiment]` section (approaches, sweep "
+             "[`experiment.toml`](experiment.toml): the `[experiment]` table (approaches, sweep "
              "points, seeds, victim, failure times) and every knob of the network. "
              "`--quick` runs a 1-seed, 2-point version in the simulator (the test suite does).", ""]
     if os.path.exists(txt):

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
           libzmq3-dev cppzmq-dev capnproto libcapnp-dev libboost-program-options-dev catch2
-          nlohmann-json3-dev libfmt-dev
+          nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
           python3-matplotlib gnuplot-nox iproute2 nftables procps
           clang libclang-rt-14-dev)  # clang++ -fsanitize=fuzzer (scripts/fuzz.sh)
 missing=()

@@ -59,7 +59,7 @@ int chaos_command(const Args& args) {
        ("comma-separated fault kinds to draw from (default: all the driver supports): " + allowed_chaos_faults()).c_str())
       ("networks", po::value<std::vector<std::string>>(&networks),
        "comma-separated example networks (default: default,chain,join,union,union_join)")
-      ("networks-dir", po::value<std::string>(&options.networks_dir), "where NAME.ini files are (default: experiments/networks)")
+      ("networks-dir", po::value<std::string>(&options.networks_dir), "where NAME.toml files are (default: experiments/networks)")
       ("duration-s", po::value<std::string>(&duration_text), "seconds the sources emit per run, 0.5 .. 600 (default: 3 sim, 2 real)")
       ("run-timeout-s", po::value<std::string>(&timeout_text)->default_value("900"),
        "wall-clock bound of one run, > 0 and <= 86400 s; a run over it counts as hung")

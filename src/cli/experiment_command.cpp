@@ -42,7 +42,7 @@ int experiment_command(const Args& args) {
       ("seeds", po::value<std::string>(&seeds_text), "runs per point, 1 .. 100 (default: the experiment's seeds, 3)")
       ("out", po::value<std::string>(&out_dir), "output directory (default out/NAME; for all: out, one folder each)")
       ("config", po::value<std::string>(&config_path),
-       "experiment file to run instead of experiments/NAME/experiment.ini (e.g. a written config.ini)");
+       "experiment file to run instead of experiments/NAME/experiment.toml (e.g. a written config.toml)");
   po::options_description hidden;
   hidden.add_options()("name", po::value<std::string>(&name));
   po::options_description all_options;
@@ -127,7 +127,7 @@ int experiment_command(const Args& args) {
     for (const std::string& e : report.run_errors) std::fprintf(stderr, "hapair experiment %s: run failed: %s\n", n.c_str(), e.c_str());
     for (const std::string& e : report.write_errors) std::fprintf(stderr, "hapair experiment %s: %s\n", n.c_str(), e.c_str());
     if (!report.plot_error.empty()) std::fprintf(stderr, "hapair experiment %s: no plot: %s\n", n.c_str(), report.plot_error.c_str());
-    std::printf("wrote %s, %s, %s/seed.txt, config.ini, version.txt and runs/\n", report.csv_path.c_str(),
+    std::printf("wrote %s, %s, %s/seed.txt, config.toml, version.txt and runs/\n", report.csv_path.c_str(),
                 report.png_path.c_str(), report.out_dir.c_str());
     if (report.failed() && status == 0) status = 1;
     overview.push_back(fmt::format("{}: {} ({:.0f} s, {} runs)", n, report.claim.line(), report.wall_s, report.runs));

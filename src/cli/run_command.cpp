@@ -1,6 +1,6 @@
 // `hapair run`: runs one configuration (the built-in default network unless --topology names a
 // file) on real processes or in the simulator, prints a readable summary and, with --out,
-// writes summary.json, output.csv, events.csv, metrics.csv and config.ini.
+// writes summary.json, output.csv, events.csv, metrics.csv and config.toml.
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -36,7 +36,7 @@ int run_command(const Args& args) {
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
       ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver sim)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
-      ("out", po::value<std::string>(&out_dir), "directory for summary.json, output.csv, events.csv, metrics.csv, config.ini")
+      ("out", po::value<std::string>(&out_dir), "directory for summary.json, output.csv, events.csv, metrics.csv, config.toml")
       ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
       ("control", po::value<std::string>(&control_bind), "where the launcher's control socket binds (default tcp://127.0.0.1:*)")
       ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)");
@@ -52,7 +52,7 @@ int run_command(const Args& args) {
                 << "that never came) or the harness failed (a node process, the driver, the result files);\n"
                 << "2 for bad input (options, topology, faults; nothing ran). The last line says which.\n"
                 << "\nExamples:\n  hapair run --ha upstream --fail aggregate@3 --out out/upstream\n"
-                << "  hapair run --topology experiments/networks/union_join.ini --driver sim --ha passive\n";
+                << "  hapair run --topology experiments/networks/union_join.toml --driver sim --ha passive\n";
       return 0;
     }
     po::notify(vm);

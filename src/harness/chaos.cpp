@@ -439,7 +439,7 @@ std::map<std::string, Topology> load_chaos_networks(const ChaosOptions& options,
       out[name] = default_topology();
       continue;
     }
-    TopologyLoad load = load_topology_file(dir + "/" + name + ".ini");
+    TopologyLoad load = load_topology_file(dir + "/" + name + ".toml");
     if (!load.topology) {
       for (const auto& p : load.problems) problems.push_back("network '" + name + "': " + p);
       continue;
@@ -823,7 +823,7 @@ ChaosReport run_chaos(const ChaosOptions& options) {
     // The topology of every violating case, so that `hapair run --topology` can repeat it.
     for (const auto& r : report.runs)
       if (r.klass == ChaosClass::violation)
-        std::ofstream(options.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".ini") << write_topology(r.c.topology);
+        std::ofstream(options.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".toml") << write_topology(r.c.topology);
     std::ofstream(options.out_dir + "/chaos.csv") << chaos_csv(report);
     std::ofstream(options.out_dir + "/chaos.txt") << chaos_table(report);
   }
@@ -965,7 +965,7 @@ std::string chaos_table(const ChaosReport& report) {
     out += "  run " + std::to_string(r.c.index) + ": " + r.reason + "\n    case: " + r.c.description +
            "\n    reproduce: " + chaos_reproduce_command(o, r.c.index) + "\n";
     if (!o.out_dir.empty())
-      out += "    or: " + chaos_run_command(r.c, o.driver, o.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".ini") + "\n";
+      out += "    or: " + chaos_run_command(r.c, o.driver, o.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".toml") + "\n";
   }
   return out;
 }

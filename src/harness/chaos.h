@@ -47,7 +47,7 @@ std::string allowed_chaos_faults();  // "crash, pause, partition, restart, loss,
 // processes (a real partition needs network namespaces: tests/e2e/netns_test.cpp).
 std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver);
 
-// The example networks a campaign draws from (experiments/networks/<name>.ini; "default" is the
+// The example networks a campaign draws from (experiments/networks/<name>.toml; "default" is the
 // built-in default network).
 inline constexpr const char* kChaosNetworks[] = {"default", "chain", "join", "union", "union_join"};
 

@@ -281,7 +281,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
     std::ofstream(csv) << compare_csv(report);
     std::ofstream(options.out_dir + "/compare_runs.csv") << compare_runs_csv(report);
     std::ofstream(options.out_dir + "/compare.txt") << compare_table(report);
-    std::ofstream(options.out_dir + "/config.ini") << write_topology(crash_plans.begin()->second->topology);
+    std::ofstream(options.out_dir + "/config.toml") << write_topology(crash_plans.begin()->second->topology);
     report.plot_error = run_plot_script("compare.py", {csv, options.out_dir + "/compare.png"});
   }
   return report;

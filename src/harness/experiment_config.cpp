@@ -1,184 +1,177 @@
 #include "harness/experiment_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "harness/toml_file.h"
 #include "harness/topology_file.h"
+#include "harness/topology_toml.h"
 #include "protocols/plan.h"
 
 namespace hapair {
 namespace {
 
-constexpr std::size_t kFileBytesMax = 1 << 20;
 constexpr std::int64_t kSeedsMax = 100;
 constexpr std::size_t kPointsMax = 64;
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-// Comments start with '#' or ';' at the start of a line or after a space or tab, as in
-// topology files (docs/TOPOLOGY.md), so a value never loses a character it needs.
-std::string strip_comment(const std::string& line) {
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    if ((line[i] == '#' || line[i] == ';') && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
-      return line.substr(0, i);
-  }
-  return line;
-}
-
-std::vector<std::string> split_list(const std::string& value) {
-  std::vector<std::string> items;
-  std::stringstream ss(value);
-  std::string item;
-  while (std::getline(ss, item, ',')) items.push_back(trim(item));
-  return items;
-}
-
-std::optional<double> parse_number(const std::string& s) {
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-bool valid_key(const std::string& k) {
-  if (k.empty()) return false;
-  for (char c : k)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
-
 bool is_whole(double v) { return std::floor(v) == v && std::fabs(v) < 9e15; }
 
-struct Entry {
-  std::string key;
-  std::string value;
-  int line = 0;
-};
+std::optional<double> number_of(const toml::node& n) {
+  if (auto i = n.as_integer()) return static_cast<double>(i->get());
+  if (auto f = n.as_floating_point())
+    if (std::isfinite(f->get())) return f->get();
+  return std::nullopt;
+}
 
-// Reads the [experiment] entries into a section, reporting every problem with its line.
+template <typename T>
+bool known(const std::vector<T>& names, const T& n) {
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+const char* const kKeysAllowed =
+    "approaches, sweeps, <sweep>_points, <sweep>_quick_points, seeds, victim, fail_at_s, fail_spread_s, "
+    "quick_duration_s, quick_fail_at_s, quick_fail_spread_s, networks";
+
+// Reads the [experiment] table into a section, reporting every problem with its line.
 class SectionReader {
  public:
-  SectionReader(std::string file, std::vector<std::string>& problems) : file_(std::move(file)), problems_(problems) {}
+  explicit SectionReader(ConfigProblems& problems) : problems_(problems) {}
 
-  ExperimentSection read(const std::vector<Entry>& entries) {
+  ExperimentSection read(const toml::table& table) {
     ExperimentSection s;
-    std::map<std::string, const Entry*> by_key;
-    for (const Entry& e : entries) {
-      auto [it, inserted] = by_key.emplace(e.key, &e);
-      if (!inserted) problem(e.line, "duplicate key '" + e.key + "' (first at line " + std::to_string(it->second->line) + ")");
-    }
+    line_ = line_of(table);
     std::set<std::string> used;
-    auto take = [&](const std::string& key) -> const Entry* {
-      auto it = by_key.find(key);
-      if (it == by_key.end()) return nullptr;
-      used.insert(key);
-      return it->second;
+    auto take = [&](const std::string& key) -> const toml::node* {
+      const toml::node* n = table.get(key);
+      if (n != nullptr) used.insert(key);
+      return n;
     };
-    if (const Entry* e = take("approaches")) {
-      for (const std::string& a : split_list(e->value)) {
-        if (!known(approach_labels(), a)) problem(e->line, "unknown approach '" + a + "'; allowed: " + joined(approach_labels()));
+    if (const toml::node* n = take("approaches"))
+      for (const std::string& a : strings(*n, "approaches", "[\"passive\", \"active\"]")) {
+        if (!known(approach_labels(), a)) problem(*n, "unknown approach '" + a + "'; allowed: " + joined(approach_labels()));
         else s.approaches.push_back(a);
       }
-    }
-    if (const Entry* e = take("sweeps")) {
-      for (const std::string& w : split_list(e->value)) {
-        if (!known(sweep_names(), w)) problem(e->line, "unknown sweep '" + w + "'; allowed: " + joined(sweep_names()));
+    if (const toml::node* n = take("sweeps"))
+      for (const std::string& w : strings(*n, "sweeps", "[\"interval_ms\"]")) {
+        if (!known(sweep_names(), w)) problem(*n, "unknown sweep '" + w + "'; allowed: " + joined(sweep_names()));
+        else if (known(s.sweeps, w)) problem(*n, "sweep '" + w + "' is listed twice");
         else s.sweeps.push_back(w);
       }
-    }
     for (const std::string& w : s.sweeps) {
-      const Entry* pts = take(w + "_points");
+      const toml::node* pts = take(w + "_points");
       if (pts == nullptr) {
-        problem(entries.empty() ? 0 : entries.front().line, "sweep '" + w + "' needs a key " + w + "_points");
+        problem(line_, "sweep '" + w + "' needs a key " + w + "_points");
         continue;
       }
-      s.points[w] = numbers(*pts);
-      if (const Entry* q = take(w + "_quick_points")) s.quick_points[w] = numbers(*q);
+      s.points[w] = numbers(*pts, w + "_points");
+      if (const toml::node* q = take(w + "_quick_points")) s.quick_points[w] = numbers(*q, w + "_quick_points");
       else if (!s.points[w].empty()) s.quick_points[w] = {s.points[w].front(), s.points[w].back()};
     }
-    if (const Entry* e = take("seeds")) {
-      auto v = parse_number(e->value);
-      if (!v || !is_whole(*v) || *v < 1 || *v > kSeedsMax)
-        problem(e->line, "seeds must be a whole number from 1 to " + std::to_string(kSeedsMax) + ", got '" + e->value + "'");
-      else s.seeds = static_cast<std::int64_t>(*v);
+    if (const toml::node* n = take("seeds")) {
+      const toml::value<std::int64_t>* v = n->as_integer();
+      if (v == nullptr || v->get() < 1 || v->get() > kSeedsMax)
+        problem(*n, "seeds must be a whole number from 1 to " + std::to_string(kSeedsMax) + ", got " + toml_text(*n));
+      else s.seeds = v->get();
     }
-    if (const Entry* e = take("victim")) s.victim = e->value;
-    if (const Entry* e = take("fail_at_s")) s.fail_at_s = positive(*e);
-    if (const Entry* e = take("fail_spread_s")) s.fail_spread_s = not_negative(*e).value_or(0.0);
-    if (const Entry* e = take("quick_duration_s")) s.quick_duration_s = positive(*e).value_or(s.quick_duration_s);
-    if (const Entry* e = take("quick_fail_at_s")) s.quick_fail_at_s = positive(*e).value_or(s.quick_fail_at_s);
-    if (const Entry* e = take("quick_fail_spread_s")) s.quick_fail_spread_s = not_negative(*e).value_or(0.0);
+    if (const toml::node* n = take("victim")) {
+      if (const toml::value<std::string>* v = n->as_string()) s.victim = v->get();
+      else problem(*n, "victim must be a node name in quotes, like \"aggregate\", got " + toml_text(*n));
+    }
+    if (const toml::node* n = take("fail_at_s")) s.fail_at_s = positive(*n, "fail_at_s");
+    if (const toml::node* n = take("fail_spread_s")) s.fail_spread_s = not_negative(*n, "fail_spread_s").value_or(0.0);
+    if (const toml::node* n = take("quick_duration_s"))
+      s.quick_duration_s = positive(*n, "quick_duration_s").value_or(s.quick_duration_s);
+    if (const toml::node* n = take("quick_fail_at_s")) s.quick_fail_at_s = positive(*n, "quick_fail_at_s").value_or(s.quick_fail_at_s);
+    if (const toml::node* n = take("quick_fail_spread_s"))
+      s.quick_fail_spread_s = not_negative(*n, "quick_fail_spread_s").value_or(0.0);
     if (s.quick_fail_at_s + s.quick_fail_spread_s >= s.quick_duration_s)
-      problem(0, "quick_fail_at_s + quick_fail_spread_s (" + number_text(s.quick_fail_at_s + s.quick_fail_spread_s) +
-                     ") must be before quick_duration_s (" + number_text(s.quick_duration_s) + ")");
-    if (const Entry* e = take("networks")) {
-      for (const std::string& item : split_list(e->value)) {
-        const auto at = item.find('@');
-        if (at == std::string::npos || at == 0 || at + 1 == item.size())
-          problem(e->line, "a network is FILE@VICTIM (e.g. chain.ini@filter), got '" + item + "'");
-        else s.networks.push_back(ExperimentNetwork{trim(item.substr(0, at)), trim(item.substr(at + 1))});
-      }
-    }
-    for (const Entry& e : entries)
-      if (used.count(e.key) == 0 && by_key.at(e.key) == &e)
-        problem(e.line, "unknown key '" + e.key + "' in [experiment]; allowed keys: approaches, sweeps, "
-                        "<sweep>_points, <sweep>_quick_points, seeds, victim, fail_at_s, fail_spread_s, "
-                        "quick_duration_s, quick_fail_at_s, quick_fail_spread_s, networks");
+      problem(line_, "quick_fail_at_s + quick_fail_spread_s (" + number_text(s.quick_fail_at_s + s.quick_fail_spread_s) +
+                         ") must be before quick_duration_s (" + number_text(s.quick_duration_s) + ")");
+    if (const toml::node* n = take("networks")) s.networks = networks(*n);
+    for (auto&& [key, node] : table)
+      if (used.count(std::string(key.str())) == 0)
+        problem(line_of(key), "unknown key '" + std::string(key.str()) + "' in [experiment]; allowed keys: " + kKeysAllowed);
     return s;
   }
 
  private:
-  static bool known(const std::vector<std::string>& names, const std::string& n) {
-    for (const auto& x : names)
-      if (x == n) return true;
-    return false;
-  }
-  static std::string joined(const std::vector<std::string>& names) {
-    std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  std::vector<std::string> strings(const toml::node& n, const std::string& key, const std::string& example) {
+    std::vector<std::string> out;
+    const toml::array* a = n.as_array();
+    bool ok = a != nullptr;
+    if (a != nullptr)
+      for (const toml::node& item : *a) {
+        if (const toml::value<std::string>* v = item.as_string()) out.push_back(v->get());
+        else ok = false;
+      }
+    if (!ok) problem(n, key + " must be a list of names in quotes, like " + example + ", got " + toml_text(n));
     return out;
   }
-  std::vector<double> numbers(const Entry& e) {
+  std::vector<double> numbers(const toml::node& n, const std::string& key) {
     std::vector<double> out;
-    for (const std::string& item : split_list(e.value)) {
-      auto v = parse_number(item);
-      if (!v) problem(e.line, "'" + item + "' in " + e.key + " is not a number");
+    const toml::array* a = n.as_array();
+    if (a == nullptr) {
+      problem(n, key + " must be a list of numbers, like [50, 100, 200], got " + toml_text(n));
+      return out;
+    }
+    for (const toml::node& item : *a) {
+      auto v = number_of(item);
+      if (!v) problem(n, toml_text(item) + " in " + key + " is not a number");
       else out.push_back(*v);
     }
-    if (out.empty()) problem(e.line, e.key + " lists no value");
-    if (out.size() > kPointsMax) problem(e.line, e.key + " lists more than " + std::to_string(kPointsMax) + " values");
+    if (a->empty()) problem(n, key + " lists no value");
+    if (out.size() > kPointsMax) problem(n, key + " lists more than " + std::to_string(kPointsMax) + " values");
     return out;
   }
-  std::optional<double> not_negative(const Entry& e) {
-    auto v = parse_number(e.value);
+  std::vector<ExperimentNetwork> networks(const toml::node& n) {
+    std::vector<ExperimentNetwork> out;
+    const std::string expected =
+        "networks must be a list of {file = \"FILE\", victim = \"NODE\"}, like [{file = \"chain.toml\", victim = \"filter\"}]";
+    const toml::array* a = n.as_array();
+    if (a == nullptr) {
+      problem(n, expected + ", got " + toml_text(n));
+      return out;
+    }
+    for (const toml::node& item : *a) {
+      const toml::table* t = item.as_table();
+      const toml::node* file = t != nullptr ? t->get("file") : nullptr;
+      const toml::node* victim = t != nullptr ? t->get("victim") : nullptr;
+      const bool ok = t != nullptr && t->size() == 2 && file != nullptr && victim != nullptr && file->is_string() &&
+                      victim->is_string() && !file->as_string()->get().empty() && !victim->as_string()->get().empty();
+      if (!ok) problem(item.source().begin.line > 0 ? line_of(item) : line_of(n), expected + ", got " + toml_text(item));
+      else out.push_back(ExperimentNetwork{file->as_string()->get(), victim->as_string()->get()});
+    }
+    return out;
+  }
+  std::optional<double> not_negative(const toml::node& n, const std::string& key) {
+    auto v = number_of(n);
     if (!v || *v < 0) {
-      problem(e.line, e.key + " must be a number of seconds >= 0, got '" + e.value + "'");
+      problem(n, key + " must be a number of seconds >= 0, got " + toml_text(n));
       return std::nullopt;
     }
     return v;
   }
-  std::optional<double> positive(const Entry& e) {
-    auto v = parse_number(e.value);
+  std::optional<double> positive(const toml::node& n, const std::string& key) {
+    auto v = number_of(n);
     if (!v || *v <= 0) {
-      problem(e.line, e.key + " must be a positive number of seconds, got '" + e.value + "'");
+      problem(n, key + " must be a positive number of seconds, got " + toml_text(n));
       return std::nullopt;
     }
     return v;
   }
-  void problem(int line, const std::string& what) {
-    problems_.push_back(file_ + (line > 0 ? ":" + std::to_string(line) : "") + ": [experiment]: " + what);
-  }
+  void problem(int line, const std::string& what) { problems_.add(line, "[experiment]: " + what); }
+  void problem(const toml::node& n, const std::string& what) { problem(line_of(n), what); }
 
-  std::string file_;
-  std::vector<std::string>& problems_;
+  ConfigProblems& problems_;
+  int line_ = 0;
 };
 
 }  // namespace
@@ -191,41 +184,20 @@ std::string number_text(double v) {
 
 ExperimentConfigLoad parse_experiment_config(const std::string& text, const std::string& file_name) {
   ExperimentConfigLoad load;
-  std::vector<Entry> entries;
-  std::string topology_text;
-  bool in_experiment = false, seen = false;
-  std::istringstream in(text);
-  std::string raw;
-  int line_no = 0;
-  while (std::getline(in, raw)) {
-    ++line_no;
-    const std::string line = trim(strip_comment(raw));
-    if (!line.empty() && line.front() == '[') {
-      const bool header = line == "[experiment]";
-      if (header && seen) load.problems.push_back(file_name + ":" + std::to_string(line_no) + ": duplicate section [experiment]");
-      seen = seen || header;
-      in_experiment = header;
-    }
-    if (!in_experiment) {
-      topology_text += raw + "\n";
-      continue;
-    }
-    // Blank lines keep the topology's line numbers where they are in the file.
-    topology_text += "\n";
-    if (line.empty() || line == "[experiment]") continue;
-    const auto eq = line.find('=');
-    const std::string key = eq == std::string::npos ? "" : trim(line.substr(0, eq));
-    if (!valid_key(key)) {
-      load.problems.push_back(file_name + ":" + std::to_string(line_no) + ": [experiment]: expected 'key = value', got '" +
-                              line + "'");
-      continue;
-    }
-    entries.push_back(Entry{key, trim(line.substr(eq + 1)), line_no});
+  TomlText doc = parse_toml(text, file_name);
+  if (!doc.table) {
+    load.problems = doc.problems;
+    return load;
   }
+  ConfigProblems problems(file_name);
   ExperimentConfig config;
   config.path = file_name;
-  config.experiment = SectionReader(file_name, load.problems).read(entries);
-  TopologyLoad topology = parse_topology(topology_text, file_name);
+  if (const toml::node* n = doc.table->get("experiment")) {
+    if (const toml::table* t = n->as_table()) config.experiment = SectionReader(problems).read(*t);
+    else problems.add(*n, "'experiment' must be a table: write [experiment] and its keys below it");
+  }
+  load.problems = problems.take();
+  TopologyLoad topology = read_topology(*doc.table, file_name, {"experiment"});
   for (auto& p : topology.problems) load.problems.push_back(std::move(p));
   if (topology.topology) {
     config.topology = *topology.topology;
@@ -240,41 +212,39 @@ ExperimentConfigLoad parse_experiment_config(const std::string& text, const std:
 }
 
 ExperimentConfigLoad load_experiment_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ExperimentConfigLoad{std::nullopt, {path + ": cannot be read"}};
-  std::string text(kFileBytesMax + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kFileBytesMax)
-    return ExperimentConfigLoad{std::nullopt, {path + ": larger than " + std::to_string(kFileBytesMax) + " bytes"}};
-  return parse_experiment_config(text, path);
+  std::string problem;
+  const auto text = read_config_file(path, problem);
+  if (!text) return ExperimentConfigLoad{std::nullopt, {problem}};
+  return parse_experiment_config(*text, path);
 }
 
 std::string write_experiment_section(const ExperimentSection& s) {
-  auto list = [](const auto& items, auto text) {
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ", ") + text(i);
-    return out;
+  auto numbers = [](const std::vector<double>& items) {
+    std::string out = "[";
+    for (double v : items) out += (out.size() > 1 ? ", " : "") + toml_number(v);
+    return out + "]";
   };
-  auto same = [](const std::string& x) { return x; };
   std::string out = "[experiment]\n";
-  out += "approaches = " + list(s.approaches, same) + "\n";
-  out += "sweeps = " + list(s.sweeps, same) + "\n";
+  out += "approaches = " + toml_string_array(s.approaches) + "\n";
+  out += "sweeps = " + toml_string_array(s.sweeps) + "\n";
   for (const std::string& w : s.sweeps) {
     auto p = s.points.find(w);
     auto q = s.quick_points.find(w);
-    out += w + "_points = " + (p == s.points.end() ? "" : list(p->second, number_text)) + "\n";
-    out += w + "_quick_points = " + (q == s.quick_points.end() ? "" : list(q->second, number_text)) + "\n";
+    out += w + "_points = " + numbers(p == s.points.end() ? std::vector<double>{} : p->second) + "\n";
+    out += w + "_quick_points = " + numbers(q == s.quick_points.end() ? std::vector<double>{} : q->second) + "\n";
   }
   out += "seeds = " + std::to_string(s.seeds) + "\n";
-  out += "victim = " + s.victim + "\n";
-  if (s.fail_at_s) out += "fail_at_s = " + number_text(*s.fail_at_s) + "\n";
-  out += "fail_spread_s = " + number_text(s.fail_spread_s) + "\n";
-  out += "quick_duration_s = " + number_text(s.quick_duration_s) + "\n";
-  out += "quick_fail_at_s = " + number_text(s.quick_fail_at_s) + "\n";
-  out += "quick_fail_spread_s = " + number_text(s.quick_fail_spread_s) + "\n";
-  out += "networks = " + list(s.networks, [](const ExperimentNetwork& n) { return n.file + "@" + n.victim; }) + "\n";
-  return out;
+  out += "victim = " + toml_string(s.victim) + "\n";
+  if (s.fail_at_s) out += "fail_at_s = " + toml_number(*s.fail_at_s) + "\n";
+  out += "fail_spread_s = " + toml_number(s.fail_spread_s) + "\n";
+  out += "quick_duration_s = " + toml_number(s.quick_duration_s) + "\n";
+  out += "quick_fail_at_s = " + toml_number(s.quick_fail_at_s) + "\n";
+  out += "quick_fail_spread_s = " + toml_number(s.quick_fail_spread_s) + "\n";
+  out += "networks = [";
+  for (std::size_t i = 0; i < s.networks.size(); ++i)
+    out += std::string(i == 0 ? "" : ", ") + "{ file = " + toml_string(s.networks[i].file) +
+           ", victim = " + toml_string(s.networks[i].victim) + " }";
+  return out + "]\n";
 }
 
 const std::vector<std::string>& approach_labels() {

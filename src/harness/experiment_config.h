@@ -1,5 +1,5 @@
-// Experiment configuration files: experiments/<name>/experiment.ini is a topology file with
-// every knob written out (docs/TOPOLOGY.md) plus one [experiment] section holding the
+// Experiment configuration files: experiments/<name>/experiment.toml is a topology file with
+// every knob written out (docs/TOPOLOGY.md) plus one [experiment] table holding the
 // experiment's own parameters: which approaches run, what is swept over which points, how many
 // seeds, which node is SIGKILLed when. docs/EXPERIMENTS.md lists the keys.
 //
@@ -7,10 +7,11 @@
 // interval, the operator state size, the input rate, the trimming rule) and measures recovery
 // time, runtime overhead or the recovery type; this is where an experiment says which.
 //
-// Invariants: the [experiment] section is blanked out line for line before the rest is handed
-// to parse_topology(), so every problem still names the right "file:line"; a config comes back
-// only when there is no problem at all; write_experiment_section() writes back every key so
-// that parse_experiment_config(write_experiment_section(s) + write_topology(t)) reproduces both.
+// Invariants: the file is parsed once as TOML; the [experiment] table is read here and the rest
+// by the topology reader (harness/topology_toml.h), so every problem names its "file:line"; a
+// config comes back only when there is no problem at all; write_experiment_section() writes back
+// every key so that parse_experiment_config(write_experiment_section(s) + write_topology(t))
+// reproduces both.
 #pragma once
 
 #include <map>
@@ -30,7 +31,7 @@ struct ExperimentNetwork {
   friend bool operator==(const ExperimentNetwork&, const ExperimentNetwork&) = default;
 };
 
-// The [experiment] section. Every key is optional here; each experiment reports the ones it
+// The [experiment] table. Every key is optional here; each experiment reports the ones it
 // needs and does not find (see experiments.cpp).
 struct ExperimentSection {
   std::vector<std::string> approaches;  // labels, see approach_labels()
@@ -48,7 +49,7 @@ struct ExperimentSection {
   double quick_duration_s = 1.5;          // --quick: duration_s of every run
   double quick_fail_at_s = 0.75;          // --quick: fail_at_s
   double quick_fail_spread_s = 0.0;       // --quick: fail_spread_s
-  std::vector<ExperimentNetwork> networks;  // file@victim, for experiments over several networks
+  std::vector<ExperimentNetwork> networks;  // {file, victim}, for experiments over several networks
   friend bool operator==(const ExperimentSection&, const ExperimentSection&) = default;
 };
 
@@ -63,12 +64,12 @@ struct ExperimentConfigLoad {
   std::vector<std::string> problems;
 };
 
-// Parses the text: the [experiment] section (optional; at most one) and the topology around it.
+// Parses the text: the [experiment] table (optional) and the topology tables beside it.
 ExperimentConfigLoad parse_experiment_config(const std::string& text, const std::string& file_name);
 // Reads and parses a file (at most 1 MiB).
 ExperimentConfigLoad load_experiment_config(const std::string& path);
 
-// The section as text, every key explicit, in the order of the keys table in docs/EXPERIMENTS.md.
+// The [experiment] table as TOML text, every key explicit, in the order of the keys table in docs/EXPERIMENTS.md.
 std::string write_experiment_section(const ExperimentSection& section);
 
 // A number as the shortest text that reads back to the same double ("100", "0.665"): how the

@@ -230,7 +230,7 @@ bool section_has(const ExperimentSection& s, const std::string& key) {
 
 std::optional<Setup> make_setup(const Definition& def, const ExperimentOptions& options, Problems& problems) {
   const std::string path =
-      options.config_path.empty() ? source_dir() + "/experiments/" + def.info.name + "/experiment.ini" : options.config_path;
+      options.config_path.empty() ? source_dir() + "/experiments/" + def.info.name + "/experiment.toml" : options.config_path;
   ExperimentConfigLoad load = load_experiment_config(path);
   if (!load.config) {
     problems = load.problems;
@@ -274,7 +274,7 @@ std::optional<Setup> make_setup(const Definition& def, const ExperimentOptions& 
       problems.push_back(file + ": fail_at_s + fail_spread_s = " + number_text(last_failure_s) +
                          " is not before duration_s " + number_text(t.settings.duration_s));
     check_victim(t, n.victim, file, problems);
-    const std::string out_file = "network_" + t.name + ".ini";
+    const std::string out_file = "network_" + t.name + ".toml";
     s.networks.push_back(Network{t, n.victim, out_file});
     written.push_back(ExperimentNetwork{out_file, n.victim});
   }
@@ -473,9 +473,9 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
       {report.csv_path, experiment_csv(report.rows)},
       {options.out_dir + "/seed.txt", seeds},
       {options.out_dir + "/version.txt", std::string(HAPAIR_VERSION_STRING) + "\n"},
-      {options.out_dir + "/config.ini", "# hapair experiment " + name + ": the effective configuration (driver " +
+      {options.out_dir + "/config.toml", "# hapair experiment " + name + ": the effective configuration (driver " +
                                             setup->driver + "). Run it again with\n#   hapair experiment " + name +
-                                            " --config config.ini --driver " + setup->driver + "\n" +
+                                            " --config config.toml --driver " + setup->driver + "\n" +
                                             write_experiment_section(setup->section) + "\n" + write_topology(setup->topology)},
   };
   for (const Network& n : setup->networks) files.push_back({options.out_dir + "/" + n.file, write_topology(n.topology)});

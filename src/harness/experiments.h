@@ -1,6 +1,6 @@
 // The reproduction experiments (`hapair experiment NAME`): one per figure or table of the paper,
-// each configured by experiments/<name>/experiment.ini, each writing <name>.csv (one row per
-// run), <name>.png, <name>.txt (medians and the claim check), seed.txt, config.ini and
+// each configured by experiments/<name>/experiment.toml, each writing <name>.csv (one row per
+// run), <name>.png, <name>.txt (medians and the claim check), seed.txt, config.toml and
 // version.txt, and per-run result folders, into its out directory, and each ending with a check
 // of the paper's claim on its own data.
 //
@@ -43,7 +43,7 @@ struct ExperimentOptions {
   std::string driver;           // "real" or "sim"; "" = real (sim under quick)
   std::optional<std::int64_t> seeds;  // overrides [experiment] seeds
   std::string out_dir;          // where the files go (created)
-  std::string config_path;      // "" = <source dir>/experiments/<name>/experiment.ini
+  std::string config_path;      // "" = <source dir>/experiments/<name>/experiment.toml
   std::string hapair_binary = "/proc/self/exe";
   bool write_run_folders = true;  // runs/<label>/ with every run's result files
   std::function<void(std::size_t, std::size_t, const std::string&, bool)> on_run;  // see ExecuteOptions

@@ -268,7 +268,7 @@ std::string write_results(const std::string& dir, const RunResult& result, const
       {"output.csv", output_csv(result)},
       {"events.csv", events_csv(result)},
       {"metrics.csv", metrics_csv(result)},
-      {"config.ini", effective_config_text},
+      {"config.toml", effective_config_text},
   };
   for (const auto& [name, text] : files) {
     std::string error = write_file(base / name, text);

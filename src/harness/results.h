@@ -19,7 +19,7 @@
 //                 delivery order; value printed with %.17g (exact), lineage as 16 hex digits.
 //   events.csv    time_us,node,event,details: the trace timeline; details always quoted.
 //   metrics.csv   time_us,node,metric,value: the sampled time series.
-//   config.ini    the effective configuration text, as given by the caller.
+//   config.toml   the effective configuration text, as given by the caller.
 //   merge_order.csv  (only when a Union reported its merge order) node,epoch,acting,following,
 //                 op_index,first_output,port,first_input,count: one row per MergeRun, in report
 //                 order; the interleaving the checker replays (harness/merge_order.h).

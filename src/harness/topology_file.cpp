@@ -1,25 +1,22 @@
-// The topology file format (docs/TOPOLOGY.md): a line-based INI parser of our own, so that every
-// problem can name its file and line, and a writer that shares the parser's key tables, so
-// that every key written is a key read back and the round trip is exact.
+// The topology file format (docs/TOPOLOGY.md): TOML, parsed by toml++ (harness/toml_file.h), read
+// through knob tables that the writer shares, so that every key written is a key read back and
+// the round trip is exact.
 #include "harness/topology_file.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cmath>
-#include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <system_error>
 
+#include "harness/topology_toml.h"
+#include "harness/toml_file.h"
 #include "protocols/plan.h"
 
 namespace hapair {
 namespace {
-
-constexpr std::size_t kFileBytesMax = 1u << 20;
 
 // ---- values ---------------------------------------------------------------------------------
 
@@ -30,34 +27,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// A whole string as a number of type T; a leading '+' is allowed. Locale-independent (unlike
-// strtod), so a file means the same everywhere.
-template <typename T>
-std::optional<T> parse_number(const std::string& s) {
-  T v{};
+// A whole string as a double; a leading '+' is allowed. Locale-independent (unlike strtod).
+std::optional<double> parse_double(const std::string& s) {
+  double v{};
   const char* first = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
   const char* last = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(first, last, v);
   if (ec != std::errc() || ptr != last || first == last) return std::nullopt;
   return v;
-}
-const auto parse_int = parse_number<std::int64_t>;
-const auto parse_uint = parse_number<std::uint64_t>;
-const auto parse_double = parse_number<double>;
-
-std::optional<bool> parse_bool(const std::string& s) {
-  if (s == "true") return true;
-  if (s == "false") return false;
-  return std::nullopt;
-}
-
-// The shortest text that parses back to exactly `v`; whole numbers without an exponent.
-std::string format_double(double v) {
-  if (v == 0.0) return std::signbit(v) ? "-0" : "0";
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<std::int64_t>(v));
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
 }
 
 std::string format_list(const std::vector<std::string>& items) {
@@ -79,21 +56,31 @@ std::optional<std::vector<std::string>> parse_list(const std::string& s) {
   }
 }
 
-// ---- knobs: one key of a section, how to read it and how to write it -----------------------
+std::optional<double> number_of(const toml::node& n) {
+  if (auto i = n.as_integer()) return static_cast<double>(i->get());
+  if (auto f = n.as_floating_point()) return f->get();
+  return std::nullopt;
+}
+std::optional<std::string> string_of(const toml::node& n) {
+  if (auto s = n.as_string()) return s->get();
+  return std::nullopt;
+}
+
+// ---- knobs: one key of a table, how to read it and how to write it -------------------------
 
 using SetResult = std::optional<std::string>;  // nullopt: accepted; else what was expected
 
 struct Knob {
   std::string key;
-  std::function<std::optional<std::string>()> get;  // nullopt: not written
-  std::function<SetResult(const std::string&)> set;
+  std::function<std::optional<std::string>()> get;  // TOML text of the value; nullopt: not written
+  std::function<SetResult(const toml::node&)> set;
 };
 
-template <typename T, typename Parse, typename Format>
-Knob make_knob(std::string key, T& field, Parse parse, Format format, std::string expected) {
+template <typename T, typename Read, typename Format>
+Knob make_knob(std::string key, T& field, Read read, Format format, std::string expected) {
   return Knob{std::move(key), [&field, format] { return std::optional<std::string>(format(field)); },
-              [&field, parse, expected](const std::string& text) -> SetResult {
-                auto v = parse(text);
+              [&field, read, expected](const toml::node& n) -> SetResult {
+                auto v = read(n);
                 if (!v) return expected;
                 field = *v;
                 return std::nullopt;
@@ -101,39 +88,75 @@ Knob make_knob(std::string key, T& field, Parse parse, Format format, std::strin
 }
 
 Knob int_knob(std::string key, std::int64_t& field) {
-  return make_knob(std::move(key), field, parse_int, [](std::int64_t v) { return std::to_string(v); },
-                   "expected a whole number, like 100");
+  return make_knob(
+      std::move(key), field,
+      [](const toml::node& n) -> std::optional<std::int64_t> {
+        if (auto i = n.as_integer()) return i->get();
+        return std::nullopt;
+      },
+      [](std::int64_t v) { return std::to_string(v); }, "expected a whole number, like 100");
 }
+// TOML integers stop at 2^63-1; a larger value (a chaos case's seed) is a quoted string of digits.
 Knob uint_knob(std::string key, std::uint64_t& field) {
-  return make_knob(std::move(key), field, parse_uint, [](std::uint64_t v) { return std::to_string(v); },
-                   "expected a whole number >= 0, like 42");
+  return make_knob(
+      std::move(key), field,
+      [](const toml::node& n) -> std::optional<std::uint64_t> {
+        if (auto i = n.as_integer()) {
+          if (i->get() < 0) return std::nullopt;
+          return static_cast<std::uint64_t>(i->get());
+        }
+        const auto s = string_of(n);
+        if (!s || s->empty() || !std::all_of(s->begin(), s->end(), [](char c) { return c >= '0' && c <= '9'; }))
+          return std::nullopt;
+        std::uint64_t v = 0;
+        auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+        if (ec != std::errc() || ptr != s->data() + s->size()) return std::nullopt;
+        return v;
+      },
+      [](std::uint64_t v) {
+        const std::string digits = std::to_string(v);
+        return v > static_cast<std::uint64_t>(INT64_MAX) ? toml_string(digits) : digits;
+      },
+      "expected a whole number from 0 to 2^64-1, like 42 (above 2^63-1 in quotes: \"18446744073709551615\")");
 }
 Knob double_knob(std::string key, double& field) {
-  return make_knob(std::move(key), field, parse_double, format_double, "expected a number, like 2000, 0.5 or 1.25e9");
+  return make_knob(std::move(key), field, number_of, toml_number, "expected a number, like 2000, 0.5 or 1.25e9");
 }
 Knob bool_knob(std::string key, bool& field) {
-  return make_knob(std::move(key), field, parse_bool, [](bool v) { return std::string(v ? "true" : "false"); },
-                   "expected true or false");
+  return make_knob(
+      std::move(key), field,
+      [](const toml::node& n) -> std::optional<bool> {
+        if (auto b = n.as_boolean()) return b->get();
+        return std::nullopt;
+      },
+      [](bool v) { return std::string(v ? "true" : "false"); }, "expected true or false");
 }
 Knob text_knob(std::string key, std::string& field) {
-  return make_knob(std::move(key), field, [](const std::string& s) { return std::optional<std::string>(s); },
-                   [](const std::string& s) { return s; }, "");
+  return make_knob(std::move(key), field, string_of, [](const std::string& s) { return toml_string(s); },
+                   "expected a string in quotes, like \"text\"");
 }
 template <typename E>
 Knob enum_knob(std::string key, E& field, std::optional<E> (*parse)(const std::string&), const std::string& allowed) {
-  return make_knob(std::move(key), field, parse, [](E v) { return std::string(to_string(v)); },
-                   "unknown value; allowed values: " + allowed);
+  return make_knob(
+      std::move(key), field,
+      [parse](const toml::node& n) -> std::optional<E> {
+        auto s = string_of(n);
+        if (!s) return std::nullopt;
+        return parse(*s);
+      },
+      [](E v) { return toml_string(to_string(v)); }, "unknown value; allowed values: " + allowed);
 }
 
 // `ha` of a processing fragment: "default" leaves it to the network's `ha`.
 Knob fragment_ha_knob(std::optional<HaMode>& field) {
-  auto get = [&field]() -> std::optional<std::string> { return std::string(field ? to_string(*field) : "default"); };
-  auto set = [&field](const std::string& s) -> SetResult {
-    if (s == "default") {
+  auto get = [&field]() -> std::optional<std::string> { return toml_string(field ? to_string(*field) : "default"); };
+  auto set = [&field](const toml::node& n) -> SetResult {
+    const auto s = string_of(n);
+    if (s && *s == "default") {
       field.reset();
       return std::nullopt;
     }
-    const auto mode = parse_ha_mode(s);
+    const auto mode = s ? parse_ha_mode(*s) : std::nullopt;
     if (!mode) return "unknown value; allowed values: default, " + allowed_ha_modes();
     field = *mode;
     return std::nullopt;
@@ -146,7 +169,7 @@ Knob edge_ha_knob(std::optional<HaMode>& field) {
   Knob k = fragment_ha_knob(field);
   k.get = [&field]() -> std::optional<std::string> {
     if (!field) return std::nullopt;
-    return std::string(to_string(*field));
+    return toml_string(to_string(*field));
   };
   return k;
 }
@@ -154,43 +177,58 @@ Knob unless_empty(Knob k) {
   auto get = k.get;
   k.get = [get]() -> std::optional<std::string> {
     auto v = get();
-    if (v && v->empty()) return std::nullopt;
+    if (v && *v == "\"\"") return std::nullopt;
     return v;
   };
   return k;
 }
 
-// input = s for one stream, inputs = a, b for several; both read into the same list.
+// input = "s" for one stream, inputs = ["a", "b"] for several; both read into the same list.
 std::vector<Knob> input_knobs(std::vector<std::string>& field) {
-  const std::string expected = "expected stream names separated by commas, like a, b";
-  auto set = [&field, expected](const std::string& s) -> SetResult {
-    auto items = parse_list(s);
-    if (!items) return expected;
-    field = *items;
+  auto one = [&field](const toml::node& n) -> SetResult {
+    auto s = string_of(n);
+    if (!s || s->empty()) return std::string("expected a stream name in quotes, like \"raw\"");
+    field = {*s};
+    return std::nullopt;
+  };
+  auto many = [&field](const toml::node& n) -> SetResult {
+    const std::string expected = "expected a list of stream names, like [\"a\", \"b\"]";
+    const toml::array* a = n.as_array();
+    if (a == nullptr || a->empty()) return expected;
+    std::vector<std::string> items;
+    for (const toml::node& item : *a) {
+      auto s = string_of(item);
+      if (!s || s->empty()) return expected;
+      items.push_back(*s);
+    }
+    field = items;
     return std::nullopt;
   };
   return {Knob{"input",
                [&field]() -> std::optional<std::string> {
                  if (field.size() != 1) return std::nullopt;
-                 return field.front();
+                 return toml_string(field.front());
                },
-               set},
+               one},
           Knob{"inputs",
                [&field]() -> std::optional<std::string> {
                  if (field.size() == 1) return std::nullopt;
-                 return format_list(field);
+                 return toml_string_array(field);
                },
-               set}};
+               many}};
 }
 
 Knob values_knob(ValueDistribution& field) {
-  const std::string expected = "expected uniform(MIN, MAX), normal(MEAN, STDDEV) or exponential(MEAN)";
+  const std::string expected = "expected \"uniform(MIN, MAX)\", \"normal(MEAN, STDDEV)\" or \"exponential(MEAN)\"";
   auto get = [&field]() -> std::optional<std::string> {
-    std::string out = std::string(to_string(field.kind)) + "(" + format_double(field.a);
-    if (field.kind != DistributionKind::exponential) out += ", " + format_double(field.b);
-    return out + ")";
+    std::string out = std::string(to_string(field.kind)) + "(" + toml_number(field.a);
+    if (field.kind != DistributionKind::exponential) out += ", " + toml_number(field.b);
+    return toml_string(out + ")");
   };
-  auto set = [&field, expected](const std::string& s) -> SetResult {
+  auto set = [&field, expected](const toml::node& n) -> SetResult {
+    const auto text = string_of(n);
+    if (!text) return expected;
+    const std::string s = trim(*text);
     const auto open = s.find('(');
     if (open == std::string::npos || s.back() != ')') return expected;
     const std::string name = trim(s.substr(0, open));
@@ -212,14 +250,18 @@ Knob values_knob(ValueDistribution& field) {
   return Knob{"values", get, set};
 }
 
-// where = FIELD OP NUMBER, e.g. "value < 80".
+// where = "FIELD OP NUMBER", e.g. "value < 80".
 Knob filter_where_knob(OperatorSpec& o) {
   auto get = [&o]() -> std::optional<std::string> {
-    return std::string(to_string(o.filter_field)) + " " + to_string(o.filter_op) + " " + format_double(o.filter_constant);
+    return toml_string(std::string(to_string(o.filter_field)) + " " + to_string(o.filter_op) + " " +
+                       toml_number(o.filter_constant));
   };
-  auto set = [&o](const std::string& s) -> SetResult {
-    const std::string expected = "expected FIELD OP NUMBER, like value < 80 (fields: " + allowed_fields() +
+  auto set = [&o](const toml::node& n) -> SetResult {
+    const std::string expected = "expected \"FIELD OP NUMBER\", like \"value < 80\" (fields: " + allowed_fields() +
                                  "; operators: " + allowed_compare_ops() + ")";
+    const auto text = string_of(n);
+    if (!text) return expected;
+    const std::string s = trim(*text);
     std::size_t i = 0;
     while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
     const std::string field_text = s.substr(0, i);
@@ -246,12 +288,13 @@ Knob filter_where_knob(OperatorSpec& o) {
 Knob group_by_knob(bool& group_by_key) {
   return make_knob(
       "group_by", group_by_key,
-      [](const std::string& s) -> std::optional<bool> {
-        if (s == "key") return true;
-        if (s == "none") return false;
+      [](const toml::node& n) -> std::optional<bool> {
+        const auto s = string_of(n);
+        if (s && *s == "key") return true;
+        if (s && *s == "none") return false;
         return std::nullopt;
       },
-      [](bool v) { return std::string(v ? "key" : "none"); }, "unknown value; allowed values: key, none");
+      [](bool v) { return toml_string(v ? "key" : "none"); }, "unknown value; allowed values: key, none");
 }
 
 std::vector<Knob> network_knobs(Topology& t) {
@@ -297,7 +340,8 @@ std::vector<Knob> sim_knobs(SimSettings& s) {
 
 std::vector<Knob> source_knobs(FragmentSpec& f) {
   SourceSpec& s = f.source;
-  return {text_knob("stream", s.stream),
+  return {text_knob("name", f.name),
+          text_knob("stream", s.stream),
           double_knob("rate_tps", s.rate_tps),
           int_knob("key_count", s.key_count),
           values_knob(s.values),
@@ -307,12 +351,17 @@ std::vector<Knob> source_knobs(FragmentSpec& f) {
           unless_empty(text_knob("standby_endpoint", f.standby_endpoint))};
 }
 
+// The operators of a fragment are its [[fragment.operator]] tables, read apart (kOperatorsKey).
+constexpr const char* kOperatorsKey = "operator";
+
 std::vector<Knob> fragment_knobs(FragmentSpec& f) {
-  return {fragment_ha_knob(f.ha), text_knob("endpoint", f.endpoint), text_knob("standby_endpoint", f.standby_endpoint)};
+  return {text_knob("name", f.name), fragment_ha_knob(f.ha), text_knob("endpoint", f.endpoint),
+          text_knob("standby_endpoint", f.standby_endpoint)};
 }
 
 std::vector<Knob> sink_knobs(FragmentSpec& f) {
-  std::vector<Knob> k = input_knobs(f.sink_inputs);
+  std::vector<Knob> k{text_knob("name", f.name)};
+  for (Knob& i : input_knobs(f.sink_inputs)) k.push_back(std::move(i));
   k.push_back(text_knob("endpoint", f.endpoint));
   k.push_back(edge_ha_knob(f.ha));
   k.push_back(unless_empty(text_knob("standby_endpoint", f.standby_endpoint)));
@@ -337,9 +386,8 @@ std::vector<Knob> operator_type_knobs(OperatorSpec& o, OperatorKind kind) {
 }
 
 // The common keys of an operator, then those of its type.
-std::vector<Knob> operator_knobs(OperatorSpec& o, std::string& fragment, std::optional<OperatorKind> kind) {
-  std::vector<Knob> k{text_knob("fragment", fragment),
-                      enum_knob("type", o.kind, parse_operator_kind, allowed_operator_kinds())};
+std::vector<Knob> operator_knobs(OperatorSpec& o, std::optional<OperatorKind> kind) {
+  std::vector<Knob> k{text_knob("name", o.name), enum_knob("type", o.kind, parse_operator_kind, allowed_operator_kinds())};
   for (Knob& i : input_knobs(o.inputs)) k.push_back(std::move(i));
   k.push_back(text_knob("output", o.output));
   if (kind)
@@ -356,362 +404,232 @@ std::string key_list(const std::vector<Knob>& knobs) {
   return format_list(keys);
 }
 
-// ---- the parser -----------------------------------------------------------------------------
+// ---- the reader -----------------------------------------------------------------------------
 
-struct Entry {
-  std::string key;
-  std::string value;
-  int line = 0;
-};
+const char* const kTablesAllowed = "[network], [sim], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]]";
 
-struct Section {
-  std::string kind;  // network, sim, source, fragment, operator, sink
-  std::string name;
-  std::string header;  // "[source s1]", for messages
-  int line = 0;
-  std::vector<Entry> entries;
-
-  const Entry* find(const std::string& key) const {
-    for (const Entry& e : entries)
-      if (e.key == key) return &e;
-    return nullptr;
-  }
-};
-
-const char* const kSectionsAllowed = "[network], [sim], [source NAME], [fragment NAME], [operator NAME], [sink NAME]";
-
-bool valid_key(const std::string& k) {
-  if (k.empty()) return false;
-  for (char c : k)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
-
-// A comment starts with '#' or ';' at the start of a line or after whitespace; no value of the
-// format contains either.
-std::string strip_comment(const std::string& line) {
-  for (std::size_t i = 0; i < line.size(); ++i)
-    if ((line[i] == '#' || line[i] == ';') && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
-      return line.substr(0, i);
-  return line;
-}
-
-class Parser {
+class Reader {
  public:
-  explicit Parser(std::string file) : file_(std::move(file)) {}
+  explicit Reader(ConfigProblems& problems) : problems_(problems) {}
 
-  TopologyLoad run(const std::string& text) {
-    if (text.size() > kFileBytesMax) {
-      problems_.push_back(file_ + ": the file has " + std::to_string(text.size()) + " bytes, at most " +
-                          std::to_string(kFileBytesMax) + " are accepted");
-      return TopologyLoad{std::nullopt, problems_};
+  Topology read(const toml::table& doc, const std::vector<std::string>& read_elsewhere) {
+    Topology t;
+    t.source_file = problems_.file();
+    t.settings.where = problems_.file();
+    t.sim.where = problems_.file();
+    std::vector<std::pair<int, FragmentSpec>> fragments;  // with their lines: the file's order
+    for (auto&& [key, node] : doc) {
+      const std::string k(key.str());
+      if (k == "network" || k == "sim") {
+        const toml::table* table = node.as_table();
+        if (table == nullptr) {
+          problems_.add(line_of(key), "'" + k + "' must be a table: write [" + k + "] and its keys below it");
+          continue;
+        }
+        if (k == "network") {
+          t.settings.where = problems_.at(*table);
+          apply(*table, "[network]", network_knobs(t));
+        } else {
+          t.sim.where = problems_.at(*table);
+          apply(*table, "[sim]", sim_knobs(t.sim));
+        }
+      } else if (k == "source" || k == "fragment" || k == "sink") {
+        const FragmentKind kind = k == "source" ? FragmentKind::source : k == "sink" ? FragmentKind::sink : FragmentKind::operators;
+        for (const toml::table* table : tables_of(key, node, k))
+          fragments.emplace_back(line_of(*table), fragment(*table, kind));
+      } else if (std::find(read_elsewhere.begin(), read_elsewhere.end(), k) == read_elsewhere.end()) {
+        problems_.add(line_of(key), std::string(node.is_table() || node.is_array_of_tables() ? "unknown table '" : "unknown key '") +
+                                        k + "' at the top of the file; allowed tables: " + kTablesAllowed +
+                                        (k == "experiment" ? " (an experiment file runs with hapair experiment NAME --config FILE)" : ""));
+      }
     }
-    lex(text);
-    Topology t = interpret();
-    for (std::string& p : validate(t)) problems_.push_back(std::move(p));
-    TopologyLoad load;
-    if (problems_.empty()) load.topology = std::move(t);
-    load.problems = problems_;
-    return load;
+    // Fragments keep the order in which they are written, whatever their kind.
+    std::stable_sort(fragments.begin(), fragments.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& f : fragments) t.fragments.push_back(std::move(f.second));
+    return t;
   }
 
  private:
-  std::string at(int line) const { return file_ + ":" + std::to_string(line); }
-  void problem(int line, const std::string& what) { problems_.push_back(at(line) + ": " + what); }
-
-  void lex(const std::string& text) {
-    std::size_t pos = 0;
-    int line_no = 0;
-    bool in_bad_section = false;  // entries of a rejected section header are skipped silently
-    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) pos = 3;
-    while (pos <= text.size()) {
-      const auto nl = text.find('\n', pos);
-      std::string raw = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-      pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
-      ++line_no;
-      if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-      const std::string line = trim(strip_comment(raw));
-      if (line.empty()) continue;
-      if (line.front() == '[') {
-        in_bad_section = !section_header(line, line_no);
-        continue;
-      }
-      const auto eq = line.find('=');
-      if (eq == std::string::npos) {
-        problem(line_no, "expected 'key = value', a [section] header or a comment, got '" + line + "'");
-        continue;
-      }
-      Entry e{trim(line.substr(0, eq)), trim(line.substr(eq + 1)), line_no};
-      if (!valid_key(e.key)) {
-        problem(line_no, "'" + e.key + "' is not a key; keys are lower-case letters, digits and '_'");
-        continue;
-      }
-      if (in_bad_section) continue;
-      if (sections_.empty()) {
-        problem(line_no, "key '" + e.key + "' outside any section; start with a section: " + kSectionsAllowed);
-        continue;
-      }
-      Section& s = sections_.back();
-      if (const Entry* first = s.find(e.key)) {
-        problem(line_no, "duplicate key '" + e.key + "' in " + s.header + " (first set at " + at(first->line) + ")");
-        continue;
-      }
-      s.entries.push_back(e);
-    }
+  // The tables of an array of tables ([[k]]); anything else is reported.
+  std::vector<const toml::table*> tables_of(const toml::key& key, const toml::node& node, const std::string& k) {
+    std::vector<const toml::table*> out;
+    const toml::array* array = node.as_array();
+    if (array != nullptr)
+      for (const toml::node& item : *array)
+        if (const toml::table* table = item.as_table()) out.push_back(table);
+    if (array == nullptr || out.size() != array->size())
+      problems_.add(line_of(key), "'" + k + "' must be an array of tables: write each one as [[" + k + "]] and its keys below it");
+    return out;
   }
 
-  // false: the header is rejected (and reported).
-  bool section_header(const std::string& line, int line_no) {
-    if (line.back() != ']') {
-      problem(line_no, "a section header must end with ']': '" + line + "'");
-      return false;
-    }
-    const std::string inner = trim(line.substr(1, line.size() - 2));
-    std::vector<std::string> words;
-    std::size_t i = 0;
-    while (i < inner.size()) {
-      const auto b = inner.find_first_not_of(" \t", i);
-      if (b == std::string::npos) break;
-      const auto e = inner.find_first_of(" \t", b);
-      words.push_back(inner.substr(b, e == std::string::npos ? std::string::npos : e - b));
-      i = e == std::string::npos ? inner.size() : e;
-    }
-    const std::string kind = words.empty() ? "" : words[0];
-    const bool unnamed = kind == "network" || kind == "sim";
-    const bool named = kind == "source" || kind == "fragment" || kind == "operator" || kind == "sink";
-    if (!unnamed && !named) {
-      problem(line_no, "unknown section '" + line + "'; allowed sections: " + kSectionsAllowed);
-      return false;
-    }
-    if (unnamed && words.size() != 1) {
-      problem(line_no, "'" + line + "': a [" + kind + "] section takes no name");
-      return false;
-    }
-    if (named && words.size() != 2) {
-      problem(line_no, "'" + line + "': expected [" + kind + " NAME] with one name");
-      return false;
-    }
-    if (unnamed) {
-      for (const Section& s : sections_)
-        if (s.kind == kind) {
-          problem(line_no, "duplicate section [" + kind + "] (first at " + at(s.line) + ")");
-          return false;
-        }
-    }
-    Section s;
-    s.kind = kind;
-    s.name = named ? words[1] : "";
-    s.header = named ? "[" + kind + " " + s.name + "]" : "[" + kind + "]";
-    s.line = line_no;
-    sections_.push_back(s);
-    return true;
-  }
-
-  // Applies a section's entries to its knobs; `unknown` reports an entry no knob takes.
-  void apply(const Section& s, const std::vector<Knob>& knobs, const std::function<void(const Entry&)>& unknown) {
-    for (const Entry& e : s.entries) {
+  // Applies a table's keys to its knobs; `unknown` reports a key no knob takes.
+  void apply(const toml::table& table, const std::string& label, const std::vector<Knob>& knobs,
+             const std::function<void(const std::string&, int)>& unknown) {
+    for (auto&& [key, node] : table) {
+      const std::string k(key.str());
       const Knob* knob = nullptr;
-      for (const Knob& k : knobs)
-        if (k.key == e.key) knob = &k;
+      for (const Knob& candidate : knobs)
+        if (candidate.key == k) knob = &candidate;
       if (knob == nullptr) {
-        unknown(e);
+        unknown(k, line_of(key));
         continue;
       }
-      if (auto error = knob->set(e.value)) problem(e.line, s.header + " " + e.key + " = " + e.value + ": " + *error);
+      if (auto error = knob->set(node)) problems_.add(line_of(key), label + " " + k + " = " + toml_text(node) + ": " + *error);
     }
   }
-  void apply(const Section& s, const std::vector<Knob>& knobs) {
-    apply(s, knobs, [&](const Entry& e) {
-      problem(e.line, "unknown key '" + e.key + "' in " + s.header + "; allowed keys: " + key_list(knobs));
+  void apply(const toml::table& table, const std::string& label, const std::vector<Knob>& knobs) {
+    apply(table, label, knobs, [&](const std::string& k, int line) {
+      problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " + key_list(knobs));
     });
   }
 
-  void require(const Section& s, const std::vector<const char*>& any_of) {
+  void require(const toml::table& table, const std::string& label, const std::vector<const char*>& any_of) {
     for (const char* k : any_of)
-      if (s.find(k) != nullptr) return;
+      if (table.contains(k)) return;
     std::string keys;
     for (const char* k : any_of) keys += std::string(keys.empty() ? "'" : " or '") + k + "'";
-    problem(s.line, s.header + " is missing the key " + keys);
+    problems_.add(table, label + " is missing the key " + keys);
   }
 
-  void inputs_once(const Section& s) {
-    const Entry* one = s.find("input");
-    const Entry* many = s.find("inputs");
-    if (one && many) problem(std::max(one->line, many->line), s.header + ": give either 'input' or 'inputs', not both");
+  void inputs_once(const toml::table& table, const std::string& label) {
+    const toml::node* one = table.get("input");
+    const toml::node* many = table.get("inputs");
+    if (one && many) problems_.add(std::max(line_of(*one), line_of(*many)), label + ": give either 'input' or 'inputs', not both");
   }
 
-  FragmentSpec fragment_spec(const Section& s, FragmentKind kind) {
+  // "source 's'", or "[[source]]" (with its line) while the name is unknown.
+  static std::string label_of(const toml::table& table, const std::string& kind) {
+    const toml::node* n = table.get("name");
+    const auto name = n != nullptr ? string_of(*n) : std::nullopt;
+    if (!name || name->empty()) return kind == "operator" ? "[[fragment.operator]]" : "[[" + kind + "]]";
+    return kind + " '" + *name + "'";
+  }
+
+  FragmentSpec fragment(const toml::table& table, FragmentKind kind) {
     FragmentSpec f;
-    f.name = s.name;
     f.kind = kind;
-    f.where = at(s.line);
+    f.where = problems_.at(table);
+    const std::string label = label_of(table, kind == FragmentKind::operators ? "fragment" : to_string(kind));
+    require(table, label, {"name"});
+    switch (kind) {
+      case FragmentKind::source:
+        apply(table, label, source_knobs(f));
+        require(table, label, {"stream"});
+        break;
+      case FragmentKind::sink:
+        apply(table, label, sink_knobs(f));
+        require(table, label, {"input", "inputs"});
+        inputs_once(table, label);
+        break;
+      case FragmentKind::operators: {
+        const std::vector<Knob> knobs = fragment_knobs(f);
+        apply(table, label, knobs, [&](const std::string& k, int line) {
+          if (k == kOperatorsKey) return;
+          problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " + key_list(knobs) +
+                                  ", and its operators as [[fragment.operator]]");
+        });
+        if (const toml::node* ops = table.get(kOperatorsKey)) {
+          const toml::key& key = table.find(kOperatorsKey)->first;
+          for (const toml::table* op : tables_of(key, *ops, "fragment.operator")) f.operators.push_back(operator_table(*op));
+        }
+        break;
+      }
+    }
     return f;
   }
 
-  void operator_section(const Section& s) {
-    Pending p;
-    p.spec.name = s.name;
-    p.spec.where = at(s.line);
-    p.line = s.line;
+  OperatorSpec operator_table(const toml::table& table) {
+    OperatorSpec spec;
+    spec.where = problems_.at(table);
+    const std::string label = label_of(table, "operator");
     std::optional<OperatorKind> kind;
-    if (const Entry* type = s.find("type")) {
-      kind = parse_operator_kind(type->value);
-      if (kind) p.spec.kind = *kind;
+    if (const toml::node* type = table.get("type")) {
+      if (auto s = string_of(*type)) kind = parse_operator_kind(*s);
+      if (kind) spec.kind = *kind;
     }
-    const std::vector<Knob> knobs = operator_knobs(p.spec, p.fragment, kind);
+    const std::vector<Knob> knobs = operator_knobs(spec, kind);
     const std::vector<std::string> typed_keys = all_operator_keys();
-    apply(s, knobs, [&](const Entry& e) {
-      const bool some_type_takes_it = std::find(typed_keys.begin(), typed_keys.end(), e.key) != typed_keys.end();
+    apply(table, label, knobs, [&](const std::string& k, int line) {
+      const bool some_type_takes_it = std::find(typed_keys.begin(), typed_keys.end(), k) != typed_keys.end();
       if (!kind && some_type_takes_it) return;  // without a valid type only the type is reported
       if (kind && some_type_takes_it) {
-        problem(e.line, "key '" + e.key + "' in " + s.header + " does not apply to a " + to_string(*kind) +
-                            " operator; allowed keys for a " + to_string(*kind) + ": " + key_list(knobs));
+        problems_.add(line, "key '" + k + "' in " + label + " does not apply to a " + to_string(*kind) +
+                                " operator; allowed keys for a " + to_string(*kind) + ": " + key_list(knobs));
         return;
       }
-      problem(e.line, "unknown key '" + e.key + "' in " + s.header + "; allowed keys: " +
-                          (kind ? key_list(knobs) : format_list(typed_keys)));
+      problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " +
+                              (kind ? key_list(knobs) : format_list(typed_keys)));
     });
-    require(s, {"fragment"});
-    require(s, {"type"});
-    require(s, {"input", "inputs"});
-    require(s, {"output"});
-    inputs_once(s);
-    if (kind == OperatorKind::filter) require(s, {"where"});
-    pending_.push_back(std::move(p));
+    require(table, label, {"name"});
+    require(table, label, {"type"});
+    require(table, label, {"input", "inputs"});
+    require(table, label, {"output"});
+    inputs_once(table, label);
+    if (kind == OperatorKind::filter) require(table, label, {"where"});
+    return spec;
   }
 
   // Every key some operator type accepts, common keys first, each once.
   static std::vector<std::string> all_operator_keys() {
     OperatorSpec scratch;
-    std::string fragment;
     std::vector<std::string> keys;
     auto note = [&](const std::vector<Knob>& knobs) {
       for (const Knob& k : knobs)
         if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
     };
-    note(operator_knobs(scratch, fragment, std::nullopt));
+    note(operator_knobs(scratch, std::nullopt));
     for (OperatorKind k : kAllOperatorKinds) note(operator_type_knobs(scratch, k));
     return keys;
   }
 
-  Topology interpret() {
-    Topology t;
-    t.source_file = file_;
-    t.settings.where = file_;
-    t.sim.where = file_;
-    for (const Section& s : sections_) {
-      if (s.kind == "network") {
-        t.settings.where = at(s.line);
-        apply(s, network_knobs(t));
-      } else if (s.kind == "sim") {
-        t.sim.where = at(s.line);
-        apply(s, sim_knobs(t.sim));
-      } else if (s.kind == "source") {
-        FragmentSpec f = fragment_spec(s, FragmentKind::source);
-        apply(s, source_knobs(f));
-        require(s, {"stream"});
-        t.fragments.push_back(std::move(f));
-      } else if (s.kind == "fragment") {
-        FragmentSpec f = fragment_spec(s, FragmentKind::operators);
-        apply(s, fragment_knobs(f));
-        t.fragments.push_back(std::move(f));
-      } else if (s.kind == "sink") {
-        FragmentSpec f = fragment_spec(s, FragmentKind::sink);
-        apply(s, sink_knobs(f));
-        require(s, {"input", "inputs"});
-        inputs_once(s);
-        t.fragments.push_back(std::move(f));
-      } else if (s.kind == "operator") {
-        operator_section(s);
-      }
-    }
-    // Operators join their fragment in the order they appear.
-    for (Pending& p : pending_) {
-      if (p.fragment.empty()) continue;  // reported as missing
-      FragmentSpec* target = nullptr;
-      for (FragmentSpec& f : t.fragments)
-        if (f.name == p.fragment && target == nullptr) target = &f;
-      if (target == nullptr) {
-        problem(p.line, "[operator " + p.spec.name + "] fragment = " + p.fragment + ": no [fragment " + p.fragment +
-                            "] section defines it");
-        continue;
-      }
-      if (target->kind != FragmentKind::operators) {
-        problem(p.line, "[operator " + p.spec.name + "] fragment = " + p.fragment + ": that is a " + to_string(target->kind) +
-                            "; operators belong to a [fragment NAME] section");
-        continue;
-      }
-      target->operators.push_back(std::move(p.spec));
-    }
-    return t;
-  }
-
-  struct Pending {
-    OperatorSpec spec;
-    std::string fragment;
-    int line = 0;
-  };
-
-  std::string file_;
-  std::vector<Section> sections_;
-  std::vector<Pending> pending_;
-  std::vector<std::string> problems_;
+  ConfigProblems& problems_;
 };
 
-void write_section(std::string& out, const std::string& header, const std::vector<Knob>& knobs) {
+void write_table(std::string& out, const std::string& header, const std::vector<Knob>& knobs) {
   out += "\n" + header + "\n";
-  for (const Knob& k : knobs) {
-    auto v = k.get();
-    if (!v) continue;
-    out += k.key + (v->empty() ? " =" : " = " + *v) + "\n";
-  }
+  for (const Knob& k : knobs)
+    if (auto v = k.get()) out += k.key + " = " + *v + "\n";
 }
 
 }  // namespace
 
+TopologyLoad read_topology(const toml::table& doc, const std::string& file_name,
+                           const std::vector<std::string>& tables_read_elsewhere) {
+  ConfigProblems problems(file_name);
+  Topology t = Reader(problems).read(doc, tables_read_elsewhere);
+  TopologyLoad load;
+  load.problems = problems.take();
+  for (std::string& p : validate(t)) load.problems.push_back(std::move(p));
+  if (load.problems.empty()) load.topology = std::move(t);
+  return load;
+}
+
 TopologyLoad parse_topology(const std::string& text, const std::string& file_name) {
-  return Parser(file_name).run(text);
+  TomlText doc = parse_toml(text, file_name);
+  if (!doc.table) return TopologyLoad{std::nullopt, doc.problems};
+  return read_topology(*doc.table, file_name, {});
 }
 
 TopologyLoad load_topology_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return TopologyLoad{std::nullopt, {"cannot open " + path + ": " + std::strerror(errno)}};
-  std::string text;
-  char buf[65536];
-  std::size_t n = 0;
-  bool too_big = false;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    text.append(buf, n);
-    if (text.size() > kFileBytesMax) {
-      too_big = true;
-      break;
-    }
-  }
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return TopologyLoad{std::nullopt, {"cannot read " + path}};
-  if (too_big)
-    return TopologyLoad{std::nullopt,
-                        {path + ": larger than " + std::to_string(kFileBytesMax) + " bytes; is this a topology file?"}};
-  return parse_topology(text, path);
+  std::string problem;
+  const auto text = read_config_file(path, problem);
+  if (!text) return TopologyLoad{std::nullopt, {problem}};
+  return parse_topology(*text, path);
 }
 
 std::string write_topology(const Topology& topology) {
   Topology t = topology;  // the knob tables bind to mutable fields
   std::string out = "# hapair topology '" + t.name + "': the effective configuration, every knob written out.\n";
   out += "# Format: docs/TOPOLOGY.md.\n";
-  write_section(out, "[network]", network_knobs(t));
-  write_section(out, "[sim]", sim_knobs(t.sim));
+  write_table(out, "[network]", network_knobs(t));
+  write_table(out, "[sim]", sim_knobs(t.sim));
   for (FragmentSpec& f : t.fragments) {
     switch (f.kind) {
-      case FragmentKind::source: write_section(out, "[source " + f.name + "]", source_knobs(f)); break;
-      case FragmentKind::sink: write_section(out, "[sink " + f.name + "]", sink_knobs(f)); break;
+      case FragmentKind::source: write_table(out, "[[source]]", source_knobs(f)); break;
+      case FragmentKind::sink: write_table(out, "[[sink]]", sink_knobs(f)); break;
       case FragmentKind::operators:
-        write_section(out, "[fragment " + f.name + "]", fragment_knobs(f));
-        for (OperatorSpec& o : f.operators) {
-          std::string fragment = f.name;
-          write_section(out, "[operator " + o.name + "]", operator_knobs(o, fragment, o.kind));
-        }
+        write_table(out, "[[fragment]]", fragment_knobs(f));
+        for (OperatorSpec& o : f.operators) write_table(out, "[[fragment.operator]]", operator_knobs(o, o.kind));
         break;
     }
   }

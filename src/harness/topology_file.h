@@ -1,4 +1,4 @@
-// Topology files: the INI-style text a user writes to describe a query network, its HA modes
+// Topology files: the TOML text a user writes to describe a query network, its HA modes
 // and every knob of a run (docs/TOPOLOGY.md), parsed into a Topology and written back out.
 //
 // Paper: the query network of boxes and streams split into fragments, one server each, with an

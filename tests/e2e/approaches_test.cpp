@@ -27,7 +27,7 @@ bool has_event(const RunResult& r, const std::string& event) {
 }  // namespace
 
 TEST_CASE("upstream backup: SIGKILL of the middle node of source-filter-map-sink is recovered precisely", "[e2e][upstream]") {
-  auto plan = plan_of("chain.ini", HaMode::upstream, 3.0);
+  auto plan = plan_of("chain.toml", HaMode::upstream, 3.0);
   auto o = run_real(plan, {crash("filter", 1.5)});
   check_precise_takeover(o);
   CHECK(has_event(o.result, "replay_start"));
@@ -36,11 +36,11 @@ TEST_CASE("upstream backup: SIGKILL of the middle node of source-filter-map-sink
 
 TEST_CASE("upstream backup: the windowed aggregate and the join recover with zero loss, precisely (deterministic, exact restart points)", "[e2e][upstream]") {
   check_precise_takeover(run_real(plan_of("", HaMode::upstream, 3.0), {crash("aggregate", 1.5)}));
-  check_precise_takeover(run_real(plan_of("join.ini", HaMode::upstream, 3.0), {crash("join", 1.5)}));
+  check_precise_takeover(run_real(plan_of("join.toml", HaMode::upstream, 3.0), {crash("join", 1.5)}));
 }
 
 TEST_CASE("upstream backup: the Union fragment loses nothing and the checker reports what regeneration duplicated", "[e2e][upstream]") {
-  auto o = run_real(plan_of("union.ini", HaMode::upstream, 3.0), {crash("merge", 1.5)});
+  auto o = run_real(plan_of("union.toml", HaMode::upstream, 3.0), {crash("merge", 1.5)});
   INFO(o.summary);
   REQUIRE(o.result.completed);
   CHECK(o.semantics.lost == 0);
@@ -83,7 +83,7 @@ TEST_CASE("passive standby: SIGKILL of a primary on the default, Union and Join 
     const char* network;
     const char* victim;
   };
-  for (Case c : {Case{"", "aggregate"}, Case{"union.ini", "merge"}, Case{"join.ini", "join"}}) {
+  for (Case c : {Case{"", "aggregate"}, Case{"union.toml", "merge"}, Case{"join.toml", "join"}}) {
     for (std::int64_t interval : {10, 500}) {
       INFO("network=" << c.network << " interval=" << interval);
       static std::int64_t chosen;
@@ -99,14 +99,14 @@ TEST_CASE("passive standby: SIGKILL of a primary on the default, Union and Join 
 
 TEST_CASE("active standby: SIGKILL of a primary on the default, Union and Join networks is precise with determinants", "[e2e][active]") {
   check_precise_takeover(run_real(plan_of("", HaMode::active, 3.0), {crash("aggregate", 1.5)}));
-  auto u = run_real(plan_of("union.ini", HaMode::active, 3.0), {crash("merge", 1.5)});
+  auto u = run_real(plan_of("union.toml", HaMode::active, 3.0), {crash("merge", 1.5)});
   check_precise_takeover(u);
   CHECK(u.metrics.overhead.bytes_by_kind.at("determinants") > 0);
-  check_precise_takeover(run_real(plan_of("join.ini", HaMode::active, 3.0), {crash("join", 1.5)}));
+  check_precise_takeover(run_real(plan_of("join.toml", HaMode::active, 3.0), {crash("join", 1.5)}));
 }
 
 TEST_CASE("active standby without determinants: the Union recovery loses nothing and its takeover does not claim exact ids", "[e2e][active]") {
-  auto plan = plan_of("union.ini", HaMode::active, 3.0, [](Topology& t) { t.settings.determinants = false; });
+  auto plan = plan_of("union.toml", HaMode::active, 3.0, [](Topology& t) { t.settings.determinants = false; });
   auto o = run_real(plan, {crash("merge", 1.5)});
   INFO(o.summary);
   REQUIRE(o.result.completed);
@@ -145,7 +145,7 @@ TEST_CASE("passive standby: SIGKILL of a primary with a large state while checkp
 TEST_CASE("union_join on real processes: the aggregate after the union is judged against the merge order its primary chose, failure-free and across a SIGKILL under active standby", "[e2e][active][merge_order]") {
   // DESIGN.md section 7: precise means equal to a failure-free execution with the interleaving
   // the primary actually chose. Each process reports its Union's merge order to the launcher.
-  auto none = run_real(plan_of("union_join.ini", HaMode::none, 3.0), {});
+  auto none = run_real(plan_of("union_join.toml", HaMode::none, 3.0), {});
   INFO(none.summary);
   REQUIRE(none.result.completed);
   CHECK_FALSE(none.result.merge_orders.empty());
@@ -153,7 +153,7 @@ TEST_CASE("union_join on real processes: the aggregate after the union is judged
   CHECK(none.semantics.not_judged.empty());
   CHECK(none.semantics.verdict == "precise");
 
-  auto active = run_real(plan_of("union_join.ini", HaMode::active, 3.0), {crash("merge", 1.5)});
+  auto active = run_real(plan_of("union_join.toml", HaMode::active, 3.0), {crash("merge", 1.5)});
   INFO(active.summary);
   check_precise_takeover(active);
   CHECK(active.semantics.merge_order_replayed);

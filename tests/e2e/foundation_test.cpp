@@ -49,7 +49,7 @@ TEST_CASE("amnesia after a SIGKILL of the aggregate: the run completes, output r
   CHECK(o.semantics.lost == lost);
   CHECK(std::filesystem::exists(out + "/summary.json"));
   CHECK(std::filesystem::exists(out + "/events.csv"));
-  CHECK(std::filesystem::exists(out + "/config.ini"));
+  CHECK(std::filesystem::exists(out + "/config.toml"));
 }
 
 namespace {
@@ -73,15 +73,16 @@ Command run_command(const std::string& cmd) {
 }  // namespace
 
 TEST_CASE("hapair run rejects a malformed topology, naming every problem with file and line", "[e2e]") {
-  const std::string path = std::filesystem::temp_directory_path() / "hapair-bad.ini";
-  std::ofstream(path) << "[network]\nduration_s = -3\nbogus_key = 1\n\n[source s]\nstream = raw\nrate_tps = 100\n\n"
-                         "[fragment f]\nha = sometimes\n\n[operator o]\nfragment = f\ntype = filter\ninput = raw\n"
-                         "output = out\nwhere = value < 5\n\n[sink k]\ninput = out\n";
+  const std::string path = std::filesystem::temp_directory_path() / "hapair-bad.toml";
+  std::ofstream(path) << "[network]\nduration_s = -3\nbogus_key = 1\n\n[[source]]\nname = \"s\"\nstream = \"raw\"\n"
+                         "rate_tps = 100\n\n[[fragment]]\nname = \"f\"\nha = \"sometimes\"\n\n[[fragment.operator]]\nname = \"o\"\n"
+                         "type = \"filter\"\ninput = \"raw\"\noutput = \"out\"\nwhere = \"value < 5\"\n\n[[sink]]\nname = \"k\"\n"
+                         "input = \"out\"\n";
   auto c = run_command(std::string(HAPAIR_BINARY) + " run --topology " + path);
   INFO(c.output);
   CHECK(c.status == 2);
   CHECK(c.output.find("bogus_key") != std::string::npos);
-  CHECK(c.output.find("hapair-bad.ini:3") != std::string::npos);
+  CHECK(c.output.find("hapair-bad.toml:3") != std::string::npos);
   CHECK(c.output.find("sometimes") != std::string::npos);
   CHECK(c.output.find("amnesia") != std::string::npos);  // the allowed HA modes are listed
 }

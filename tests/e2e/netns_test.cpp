@@ -326,50 +326,54 @@ std::string skip_reason() {
   return "";
 }
 
-const char* kTopology = R"([network]
-name = netns
+const char* kTopology = R"toml([network]
+name = "netns"
 duration_s = 6
-ha = passive
+ha = "passive"
 heartbeat_interval_ms = 20
 failure_timeout_ms = 150
 checkpoint_interval_ms = 100
 
-[source source]
-stream = raw
+[[source]]
+name = "source"
+stream = "raw"
 rate_tps = 1000
 key_count = 8
-values = uniform(0, 100)
-endpoint = tcp://10.200.0.1:*
+values = "uniform(0, 100)"
+endpoint = "tcp://10.200.0.1:*"
 
-[fragment filter]
-endpoint = tcp://10.200.0.2:*
-standby_endpoint = tcp://10.200.0.3:*
+[[fragment]]
+name = "filter"
+endpoint = "tcp://10.200.0.2:*"
+standby_endpoint = "tcp://10.200.0.3:*"
 
-[operator keep_small]
-fragment = filter
-type = filter
-input = raw
-output = small
-where = value < 80
+[[fragment.operator]]
+name = "keep_small"
+type = "filter"
+input = "raw"
+output = "small"
+where = "value < 80"
 
-[fragment aggregate]
-endpoint = tcp://10.200.0.2:*
-standby_endpoint = tcp://10.200.0.3:*
+[[fragment]]
+name = "aggregate"
+endpoint = "tcp://10.200.0.2:*"
+standby_endpoint = "tcp://10.200.0.3:*"
 
-[operator sum_per_key]
-fragment = aggregate
-type = aggregate
-input = small
-output = totals
-function = sum
+[[fragment.operator]]
+name = "sum_per_key"
+type = "aggregate"
+input = "small"
+output = "totals"
+function = "sum"
 window_ms = 200
 slide_ms = 20
-group_by = key
+group_by = "key"
 
-[sink sink]
-input = totals
-endpoint = tcp://10.200.0.1:*
-)";
+[[sink]]
+name = "sink"
+input = "totals"
+endpoint = "tcp://10.200.0.1:*"
+)toml";
 
 const char* kNodes[] = {"source", "sink", "filter", "aggregate", "filter.backup", "aggregate.backup"};
 
@@ -386,7 +390,7 @@ struct Outcome {
 // namespace; `fault` runs while the run is in progress (after the nodes started).
 Outcome run_across_namespaces(NetnsLab& lab, const std::vector<std::string>& launcher_extra,
                               const std::function<void(NetnsLab&)>& fault) {
-  const std::string topology = lab.dir + "/netns.ini";
+  const std::string topology = lab.dir + "/netns.toml";
   std::ofstream(topology) << kTopology;
   const std::string out_dir = lab.dir + "/out";
   std::vector<std::string> launcher = {HAPAIR_BINARY, "run", "--driver", "real", "--topology", topology, "--manual",

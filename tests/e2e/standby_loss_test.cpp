@@ -11,7 +11,7 @@ using namespace hapair::e2e;
 TEST_CASE("a SIGKILLed standby of a Union's fragment does not stall it, and its restarted process re-forms the pair", "[e2e][restore]") {
   for (HaMode ha : {HaMode::passive, HaMode::active}) {
     INFO("ha=" << to_string(ha));
-    auto plan = plan_of("union.ini", ha, 3.0);
+    auto plan = plan_of("union.toml", ha, 3.0);
     auto o = run_real(plan, {crash("merge.backup", 1.0), restart("merge.backup", 1.8)});
     INFO("summary:\n" << o.summary);
     REQUIRE(o.result.errors.empty());

@@ -319,38 +319,43 @@ TEST_CASE("beyond the guarantee: three adjacent upstream-backup fragments recove
   // docs/FAULTS.md: upstream backup recovers two adjacent fragments at once; the third in a row
   // finds no restart point. Two is within, and so is a third that goes down after the second's
   // recovery settled (takeover + 2 retransmit timeouts + 4 ack intervals).
-  auto load = parse_topology(R"(
+  auto load = parse_topology(R"toml(
 [network]
-name = three
-ha = upstream
+name = "three"
+ha = "upstream"
 retransmit_timeout_ms = 250
 ack_interval_ms = 20
-[source source]
-stream = raw
-[fragment a]
-[operator fa]
-fragment = a
-type = filter
-where = value < 80
-input = raw
-output = ra
-[fragment b]
-[operator fb]
-fragment = b
-type = filter
-where = value < 80
-input = ra
-output = rb
-[fragment c]
-[operator fc]
-fragment = c
-type = filter
-where = value < 80
-input = rb
-output = rc
-[sink sink]
-input = rc
-)",
+[[source]]
+name = "source"
+stream = "raw"
+[[fragment]]
+name = "a"
+[[fragment.operator]]
+name = "fa"
+type = "filter"
+where = "value < 80"
+input = "raw"
+output = "ra"
+[[fragment]]
+name = "b"
+[[fragment.operator]]
+name = "fb"
+type = "filter"
+where = "value < 80"
+input = "ra"
+output = "rb"
+[[fragment]]
+name = "c"
+[[fragment.operator]]
+name = "fc"
+type = "filter"
+where = "value < 80"
+input = "rb"
+output = "rc"
+[[sink]]
+name = "sink"
+input = "rc"
+)toml",
                              "three");
   INFO((load.problems.empty() ? std::string() : load.problems.front()));
   REQUIRE(load.topology.has_value());

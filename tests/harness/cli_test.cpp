@@ -117,7 +117,7 @@ TEST_CASE("negative and zero numbers are bad input in every command", "[cli][inp
   expect_bad_input("bench --tuples -1 --repetitions 0", {"--tuples '-1': must be a whole number from 1 to 1000000000",
                                                          "--repetitions '0': must be a whole number from 1 to 100"});
   expect_bad_input("bench --sim --nodes 2", {"--nodes '2': must be a whole number from 3 to 10000"});
-  expect_bad_input("node --topology x.ini --name filter --control tcp://127.0.0.1:1 --directory-timeout-s -1",
+  expect_bad_input("node --topology x.toml --name filter --control tcp://127.0.0.1:1 --directory-timeout-s -1",
                    {"--directory-timeout-s '-1': must be a number of seconds > 0 and <= 86400"});
 }
 
@@ -167,7 +167,7 @@ TEST_CASE("every numeric option of every command is range-checked, naming the op
       {"bench --timeout-s 0", "--timeout-s '0': " + seconds},
       {"bench --sim --nodes 10001", "--nodes '10001': must be a whole number from 3 to 10000"},
       {"bench --sim --tuples 0", "--tuples '0': must be a whole number from 1 to 1000000000"},
-      {"node --topology x.ini --name filter --control tcp://127.0.0.1:1 --directory-timeout-s 1e6",
+      {"node --topology x.toml --name filter --control tcp://127.0.0.1:1 --directory-timeout-s 1e6",
        "--directory-timeout-s '1e6': " + seconds},
   };
   for (const auto& [arguments, piece] : cases) expect_bad_input(arguments, {piece});

@@ -2,7 +2,7 @@
 // built-in default network, repeated in interleaved order, failure-free runs for the overhead and
 // runs with the same SIGKILL for recovery, medians with their spread; a disturbed run is run
 // again or left out of the medians, and the report says which. The table, compare.csv,
-// compare_runs.csv, compare.txt, config.ini and the plot are written.
+// compare_runs.csv, compare.txt, config.toml and the plot are written.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -172,7 +172,7 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
   const std::string runs_csv = read_text(dir + "/compare_runs.csv");
   CHECK(std::count(runs_csv.begin(), runs_csv.end(), '\n') == 29);
   CHECK(read_text(dir + "/compare.txt") == table);
-  CHECK(read_text(dir + "/config.ini").find("operator_cost_us_per_tuple = 100") != std::string::npos);
+  CHECK(read_text(dir + "/config.toml").find("operator_cost_us_per_tuple = 100") != std::string::npos);
   CHECK(std::filesystem::exists(dir + "/active_crash_rep3/summary.json"));
   CHECK(r.plot_error.empty());
   CHECK(std::filesystem::file_size(dir + "/compare.png") > 0);

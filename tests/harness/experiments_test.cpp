@@ -134,7 +134,7 @@ TEST_CASE("every quick experiment writes its CSV, PNG, seed, config and version 
 
       CHECK(read_text(out + "/seed.txt").rfind("seeds 1", 0) == 0);
       CHECK(read_text(out + "/version.txt") == std::string(HAPAIR_VERSION_STRING) + "\n");
-      CHECK(load_experiment_config(out + "/config.ini").problems.empty());
+      CHECK(load_experiment_config(out + "/config.toml").problems.empty());
       CHECK(std::filesystem::is_directory(out + "/runs"));
 
       CHECK(is_claim_line(report.claim.line()));
@@ -190,9 +190,9 @@ TEST_CASE("each seed's runs fail at one instant from fail_at_s to fail_at_s + fa
   CHECK(distinct.size() == 3);
 }
 
-TEST_CASE("every experiment folder's experiment.ini lists every knob of its networks explicitly", "[experiments]") {
+TEST_CASE("every experiment folder's experiment.toml lists every knob of its networks explicitly", "[experiments]") {
   for (const ExperimentInfo& info : experiment_infos()) {
-    const std::string path = std::string(HAPAIR_SOURCE_DIR) + "/experiments/" + info.name + "/experiment.ini";
+    const std::string path = std::string(HAPAIR_SOURCE_DIR) + "/experiments/" + info.name + "/experiment.toml";
     ExperimentConfigLoad load = load_experiment_config(path);
     INFO(path << ": " << (load.problems.empty() ? "" : load.problems.front()));
     REQUIRE(load.config);
@@ -202,18 +202,26 @@ TEST_CASE("every experiment folder's experiment.ini lists every knob of its netw
     for (const std::string& file : files) {
       ExperimentConfigLoad net = load_experiment_config(file);
       REQUIRE(net.config);
-      // Every (section, key) that write_topology() writes must be in the file, uncommented.
+      // Every (table, key) that write_topology() writes must be in the file, uncommented; a
+      // [[source]], [[fragment]], [[fragment.operator]] or [[sink]] table is told apart by its
+      // name, its first key.
       auto keys = [](const std::string& text) {
         std::set<std::string> out;
-        std::string section;
+        std::string table;
         for (std::string line : lines_of(text)) {
           if (line.empty() || line[0] == '#') continue;
           if (line[0] == '[') {
-            section = line;
+            table = line.substr(0, line.find(']') + (line.rfind("[[", 0) == 0 ? 2 : 1));
             continue;
           }
           const auto eq = line.find('=');
-          if (eq != std::string::npos && section != "[experiment]") out.insert(section + " " + line.substr(0, line.find_last_not_of(" ", eq - 1) + 1));
+          if (eq == std::string::npos || table == "[experiment]") continue;
+          const std::string key = line.substr(0, line.find_last_not_of(" ", eq - 1) + 1);
+          out.insert(table + " " + key);
+          if (key == "name") {
+            std::string value = line.substr(eq + 1, line.find('#') == std::string::npos ? std::string::npos : line.find('#') - eq - 1);
+            table += " " + value.substr(0, value.find_last_not_of(' ') + 1);
+          }
         }
         return out;
       };
@@ -230,10 +238,11 @@ TEST_CASE("every experiment folder's experiment.ini lists every knob of its netw
 TEST_CASE("an experiment config reads its experiment section and reports problems at their file and line",
           "[experiments]") {
   const std::string topology = write_topology(default_topology());
-  SECTION("the section's keys are read; the topology around it is the network") {
+  SECTION("the table's keys are read; the topology beside it is the network") {
     ExperimentConfigLoad load = parse_experiment_config(
-        "[experiment]\napproaches = passive, active\nsweeps = interval_ms\ninterval_ms_points = 50, 200\n"
-        "seeds = 2\nvictim = aggregate\nfail_at_s = 1.5\nfail_spread_s = 0.5\n\n" + topology, "x.ini");
+        "[experiment]\napproaches = [\"passive\", \"active\"]\nsweeps = [\"interval_ms\"]\ninterval_ms_points = [50, 200]\n"
+        "seeds = 2\nvictim = \"aggregate\"\nfail_at_s = 1.5\nfail_spread_s = 0.5\n"
+        "networks = [{ file = \"join.toml\", victim = \"join\" }]\n\n" + topology, "x.toml");
     INFO((load.problems.empty() ? "" : load.problems.front()));
     REQUIRE(load.config);
     const ExperimentSection& s = load.config->experiment;
@@ -241,37 +250,68 @@ TEST_CASE("an experiment config reads its experiment section and reports problem
     CHECK(s.points.at("interval_ms") == std::vector<double>{50, 200});
     CHECK(s.quick_points.at("interval_ms") == std::vector<double>{50, 200});  // first and last by default
     CHECK(s.seeds == 2);
+    CHECK(s.victim == "aggregate");
     CHECK(s.fail_at_s == 1.5);
     CHECK(s.fail_spread_s == 0.5);
-    CHECK(write_topology(load.config->topology) == write_topology(*parse_topology(topology, "x.ini").topology));
+    CHECK(s.networks == std::vector<ExperimentNetwork>{{"join.toml", "join"}});
+    CHECK(write_topology(load.config->topology) == write_topology(*parse_topology(topology, "x.toml").topology));
     // Written back, it reads the same.
-    ExperimentConfigLoad again = parse_experiment_config(write_experiment_section(s) + topology, "y.ini");
+    ExperimentConfigLoad again = parse_experiment_config(write_experiment_section(s) + topology, "y.toml");
+    INFO((again.problems.empty() ? "" : again.problems.front()));
     REQUIRE(again.config);
     CHECK(again.config->experiment == s);
   }
-  SECTION("an unknown key, approach or sweep is reported with its line") {
-    ExperimentConfigLoad load =
-        parse_experiment_config("[experiment]\napproaches = passive, sometimes\nsweeps = moon_phase\ncolour = red\n" +
-                                    topology, "x.ini");
+  SECTION("every problem of the table is reported with its line") {
+    ExperimentConfigLoad load = parse_experiment_config(
+        "[experiment]\napproaches = [\"passive\", \"sometimes\"]\nsweeps = [\"moon_phase\"]\ncolour = \"red\"\n"
+        "seeds = 0\nvictim = 3\nfail_at_s = -1\nnetworks = [\"chain.toml@filter\"]\nwindow_ms_points = [1]\n" + topology,
+        "x.toml");
     CHECK_FALSE(load.config);
     std::string all;
     for (const auto& p : load.problems) all += p + "\n";
-    CHECK(all.find("x.ini:2: [experiment]: unknown approach 'sometimes'") != std::string::npos);
-    CHECK(all.find("x.ini:3: [experiment]: unknown sweep 'moon_phase'") != std::string::npos);
-    CHECK(all.find("x.ini:4: [experiment]: unknown key 'colour'") != std::string::npos);
+    INFO(all);
+    CHECK(all.find("x.toml:2: [experiment]: unknown approach 'sometimes'") != std::string::npos);
+    CHECK(all.find("x.toml:3: [experiment]: unknown sweep 'moon_phase'") != std::string::npos);
+    CHECK(all.find("x.toml:4: [experiment]: unknown key 'colour'") != std::string::npos);
+    CHECK(all.find("x.toml:5: [experiment]: seeds must be a whole number from 1 to 100, got 0") != std::string::npos);
+    CHECK(all.find("x.toml:6: [experiment]: victim must be a node name in quotes") != std::string::npos);
+    CHECK(all.find("x.toml:7: [experiment]: fail_at_s must be a positive number of seconds, got -1") != std::string::npos);
+    CHECK(all.find("x.toml:8: [experiment]: networks must be a list of {file = \"FILE\", victim = \"NODE\"}") !=
+          std::string::npos);
+    CHECK(all.find("x.toml:9: [experiment]: unknown key 'window_ms_points'") != std::string::npos);
+    // In the order of their lines.
+    CHECK(load.problems.at(0).rfind("x.toml:2:", 0) == 0);
+    CHECK(load.problems.at(1).rfind("x.toml:3:", 0) == 0);
   }
-  SECTION("a topology problem after the section keeps its line number") {
-    ExperimentConfigLoad load = parse_experiment_config("[experiment]\nseeds = 2\n\n[network]\nduration_s = 4\ncolour = red\n", "x.ini");
+  SECTION("values of the wrong type name what was expected") {
+    ExperimentConfigLoad load = parse_experiment_config(
+        "[experiment]\napproaches = \"passive\"\nsweeps = [\"interval_ms\"]\ninterval_ms_points = [50, \"x\"]\n" + topology,
+        "x.toml");
+    std::string all;
+    for (const auto& p : load.problems) all += p + "\n";
+    INFO(all);
+    CHECK(all.find("x.toml:2: [experiment]: approaches must be a list of names in quotes, like [\"passive\", \"active\"]") !=
+          std::string::npos);
+    CHECK(all.find("x.toml:4: [experiment]: \"x\" in interval_ms_points is not a number") != std::string::npos);
+  }
+  SECTION("a topology problem beside the table keeps its line number") {
+    ExperimentConfigLoad load =
+        parse_experiment_config("[experiment]\nseeds = 2\n\n[network]\nduration_s = 4\ncolour = \"red\"\n", "x.toml");
     CHECK_FALSE(load.config);
     bool found = false;
     for (const auto& p : load.problems) {
       UNSCOPED_INFO(p);
-      found = found || p.find("x.ini:6: unknown key 'colour'") != std::string::npos;
+      found = found || p.find("x.toml:6: unknown key 'colour'") != std::string::npos;
     }
     CHECK(found);
   }
+  SECTION("a TOML syntax error is reported with its line") {
+    ExperimentConfigLoad load = parse_experiment_config("[experiment]\nseeds = 2\nseeds = 3\n", "x.toml");
+    REQUIRE(load.problems.size() == 1);
+    CHECK(load.problems[0].rfind("x.toml:3: not valid TOML: ", 0) == 0);
+  }
   SECTION("a failure after the end of the run is rejected") {
-    ExperimentConfigLoad load = parse_experiment_config("[experiment]\nfail_at_s = 5\nfail_spread_s = 2\n" + topology, "x.ini");
+    ExperimentConfigLoad load = parse_experiment_config("[experiment]\nfail_at_s = 5\nfail_spread_s = 2\n" + topology, "x.toml");
     CHECK_FALSE(load.config);
   }
 }

@@ -24,7 +24,7 @@ namespace {
 const std::string kNetworks = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/";
 
 Topology union_join(HaMode ha, double duration_s = 3.0) {
-  const TopologyLoad load = load_topology_file(kNetworks + "union_join.ini");
+  const TopologyLoad load = load_topology_file(kNetworks + "union_join.toml");
   REQUIRE(load.topology.has_value());
   Topology t = *load.topology;
   t.settings.ha = ha;
@@ -84,7 +84,7 @@ TEST_CASE("the aggregate after union_join's union depends on its interleaving, t
   CHECK(p->streams[deps[0].streams[0]].name == "counts");
   CHECK(order_dependent_streams(*p) == deps[0].streams);
   // Filter/Map after a Union only reorder: the union network needs no recorded order.
-  const TopologyLoad u = load_topology_file(kNetworks + "union.ini");
+  const TopologyLoad u = load_topology_file(kNetworks + "union.toml");
   REQUIRE(u.topology.has_value());
   const Plan union_plan = make_plan(*u.topology);
   REQUIRE(order_dependences(union_plan).size() == 1);

@@ -239,7 +239,7 @@ TEST_CASE("output.csv has the header and one exact row per delivery in order", "
         "1260000,totals,3,1200000,5,-7,123456789abcdef0\n");
 }
 
-TEST_CASE("events.csv quotes the details, metrics.csv lists the samples, config.ini is verbatim", "[results]") {
+TEST_CASE("events.csv quotes the details, metrics.csv lists the samples, config.toml is verbatim", "[results]") {
   const Fixture fx(true);
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
@@ -252,7 +252,7 @@ TEST_CASE("events.csv quotes the details, metrics.csv lists the samples, config.
         "time_us,node,metric,value\n"
         "100000,filter,output_queue_tuples,12\n"
         "200000,filter,output_queue_tuples,30\n");
-  CHECK(slurp(dir / "config.ini") == "[settings]\nseed = 7\n");
+  CHECK(slurp(dir / "config.toml") == "[settings]\nseed = 7\n");
 }
 
 TEST_CASE("output.csv and events.csv read back into the same deliveries and events", "[results]") {
@@ -293,7 +293,7 @@ TEST_CASE("the same inputs written twice give byte-identical files", "[results]"
   const TempDir dir2;
   REQUIRE(a.write(dir1.path()).empty());
   REQUIRE(b.write(dir2.path()).empty());
-  for (const char* name : {"summary.json", "output.csv", "events.csv", "metrics.csv", "config.ini"}) {
+  for (const char* name : {"summary.json", "output.csv", "events.csv", "metrics.csv", "config.toml"}) {
     INFO(name);
     const std::string one = slurp(dir1 / name);
     CHECK_FALSE(one.empty());

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,32 +33,42 @@ Topology without_places(Topology t) {
   return t;
 }
 
-// A valid network whose header lines come before `body`.
+// A valid network; tests put their own lines before it or into its operator.
 const std::string kMinimal = R"(
-[source src]
-stream = raw
+[[source]]
+name = "src"
+stream = "raw"
 
-[fragment work]
+[[fragment]]
+name = "work"
 
-[operator keep]
-fragment = work
-type = filter
-input = raw
-output = kept
-where = value < 80
+[[fragment.operator]]
+name = "keep"
+type = "filter"
+input = "raw"
+output = "kept"
+where = "value < 80"
 
-[sink out]
-input = kept
+[[sink]]
+name = "out"
+input = "kept"
 )";
 
-TopologyLoad parse(const std::string& text) { return parse_topology(text, "t.ini"); }
+TopologyLoad parse(const std::string& text) { return parse_topology(text, "t.toml"); }
 
-// The minimal network with `lines` added to the [operator keep] section (which ends at line 12).
+// The minimal network with `lines` added to the operator keep (whose table ends at line 14).
 TopologyLoad parse_with_operator_lines(const std::string& lines) {
   std::string text = kMinimal;
-  const std::string anchor = "where = value < 80\n";
+  const std::string anchor = "where = \"value < 80\"\n";
   text.insert(text.find(anchor) + anchor.size(), lines);
   return parse(text);
+}
+
+// kMinimal with one piece of text replaced.
+std::string minimal_with(const std::string& from, const std::string& to) {
+  std::string text = kMinimal;
+  text.replace(text.find(from), from.size(), to);
+  return text;
 }
 
 // Every knob changed from its default, with doubles that need all their digits.
@@ -139,28 +151,46 @@ Topology every_knob_changed() {
 }  // namespace
 
 TEST_CASE("every example network parses and validates") {
-  for (const char* name : {"default.ini", "chain.ini", "union.ini", "join.ini", "union_join.ini"}) {
+  for (const char* name : {"default.toml", "chain.toml", "chain6.toml", "union.toml", "join.toml", "union_join.toml"}) {
     INFO(name);
     const TopologyLoad load = load_topology_file(kNetworks + name);
     INFO(joined(load.problems));
     CHECK(load.problems.empty());
     REQUIRE(load.topology);
     CHECK(load.topology->source_file == kNetworks + name);
-    CHECK(std::string(name) == load.topology->name + ".ini");
+    CHECK(std::string(name) == load.topology->name + ".toml");
     CHECK(make_plan(*load.topology).fragments.size() == load.topology->fragments.size());
   }
 }
 
-TEST_CASE("default.ini is the built-in default network written out") {
-  const TopologyLoad load = load_topology_file(kNetworks + "default.ini");
+TEST_CASE("default.toml is the built-in default network written out") {
+  const TopologyLoad load = load_topology_file(kNetworks + "default.toml");
   INFO(joined(load.problems));
   REQUIRE(load.topology);
   CHECK(without_places(*load.topology) == without_places(default_topology()));
-  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.ini:68");
+  // The line of the [[fragment.operator]] header of sum_per_key.
+  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.toml:71");
+}
+
+TEST_CASE("the whole file in docs/TOPOLOGY.md is a valid topology") {
+  std::ifstream in(std::string(HAPAIR_SOURCE_DIR) + "/docs/TOPOLOGY.md");
+  std::ostringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const auto start = text.find("```toml\n");
+  REQUIRE(start != std::string::npos);
+  const auto end = text.find("```", start + 8);
+  const TopologyLoad load = parse_topology(text.substr(start + 8, end - start - 8), "TOPOLOGY.md");
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  const Plan plan = make_plan(*load.topology);
+  CHECK(plan.fragments.at(plan.fragment_id("filter")).ha == HaMode::passive);
+  CHECK(plan.fragments.at(plan.fragment_id("aggregate")).ha == HaMode::active);
+  CHECK(load.topology->fragments.at(3).sink_inputs == std::vector<std::string>{"totals"});
 }
 
 TEST_CASE("the example networks have the shapes their comments describe") {
-  const auto chain = load_topology_file(kNetworks + "chain.ini");
+  const auto chain = load_topology_file(kNetworks + "chain.toml");
   REQUIRE(chain.topology);
   const Plan c = make_plan(*chain.topology);
   REQUIRE(c.fragments.size() == 4);
@@ -168,20 +198,20 @@ TEST_CASE("the example networks have the shapes their comments describe") {
   CHECK(c.spec(2).operators.at(0).kind == OperatorKind::map);
   CHECK(c.spec(2).operators.at(0).map_key_modulo == 4);
 
-  const auto u = load_topology_file(kNetworks + "union.ini");
+  const auto u = load_topology_file(kNetworks + "union.toml");
   REQUIRE(u.topology);
   const Plan up = make_plan(*u.topology);
   CHECK(up.streams.at(up.stream_id("merged")).producer_class == OperatorClass::arbitrary);
   CHECK(up.spec(up.fragment_id("merge")).operators.at(0).inputs == std::vector<std::string>{"s1", "s2"});
   CHECK(up.spec(up.fragment_id("s2")).source.values.kind == DistributionKind::normal);
 
-  const auto j = load_topology_file(kNetworks + "join.ini");
+  const auto j = load_topology_file(kNetworks + "join.toml");
   REQUIRE(j.topology);
   const Plan jp = make_plan(*j.topology);
   CHECK(jp.fragments.at(jp.fragment_id("join")).klass == OperatorClass::deterministic);
   CHECK(jp.spec(jp.fragment_id("join")).operators.at(0).join_window_ms == 20);
 
-  const auto uj = load_topology_file(kNetworks + "union_join.ini");
+  const auto uj = load_topology_file(kNetworks + "union_join.toml");
   REQUIRE(uj.topology);
   const Plan p = make_plan(*uj.topology);
   CHECK(p.fragments.size() == 6);
@@ -195,146 +225,163 @@ TEST_CASE("the example networks have the shapes their comments describe") {
 }
 
 TEST_CASE("an unknown key names file and line and lists the allowed keys") {
-  const TopologyLoad load = parse("[network]\nname = x\nrate = 5\n" + kMinimal);
+  const TopologyLoad load = parse("[network]\nname = \"x\"\nrate = 5\n" + kMinimal);
   REQUIRE_FALSE(load.topology);
   REQUIRE(load.problems.size() == 1);
-  CHECK(contains(load.problems[0], "t.ini:3: unknown key 'rate' in [network]; allowed keys: name, seed, duration_s, ha,"));
+  CHECK(contains(load.problems[0], "t.toml:3: unknown key 'rate' in [network]; allowed keys: name, seed, duration_s, ha,"));
   CHECK(contains(load.problems[0], "drain_timeout_s"));
 
-  const TopologyLoad source = parse("[source s]\nstream = raw\nrate = 5\n" + kMinimal);
-  CHECK(has_problem(source.problems, {"t.ini:3: unknown key 'rate' in [source s]; allowed keys: stream, rate_tps, key_count, values"}));
+  const TopologyLoad source = parse("[[source]]\nname = \"s\"\nstream = \"raw\"\nrate = 5\n" + kMinimal);
+  CHECK(has_problem(source.problems,
+                    {"t.toml:4: unknown key 'rate' in source 's'; allowed keys: name, stream, rate_tps, key_count, values"}));
+  const TopologyLoad fragment = parse(minimal_with("name = \"work\"\n", "name = \"work\"\nfragment = \"work\"\n"));
+  CHECK(has_problem(fragment.problems, {"t.toml:8: unknown key 'fragment' in fragment 'work'; allowed keys: name, ha,",
+                                        "and its operators as [[fragment.operator]]"}));
 }
 
 TEST_CASE("an operator key of another operator type is refused with that type's keys") {
   const TopologyLoad load = parse_with_operator_lines("window_ms = 100\n");
   INFO(joined(load.problems));
   REQUIRE(load.problems.size() == 1);
-  CHECK(contains(load.problems[0], "t.ini:13: key 'window_ms' in [operator keep] does not apply to a filter operator; "
-                                   "allowed keys for a filter: fragment, type, input, inputs, output, where"));
+  CHECK(contains(load.problems[0], "t.toml:15: key 'window_ms' in operator 'keep' does not apply to a filter operator; "
+                                   "allowed keys for a filter: name, type, input, inputs, output, where"));
 }
 
 TEST_CASE("an unknown enum value lists the allowed values") {
-  auto problems = parse("[network]\nha = pasive\ncheckpoint_mode = half\n" + kMinimal).problems;
+  auto problems = parse("[network]\nha = \"pasive\"\ncheckpoint_mode = \"half\"\n" + kMinimal).problems;
   INFO(joined(problems));
   CHECK(problems.size() == 2);
-  CHECK(has_problem(problems, {"t.ini:2: [network] ha = pasive: unknown value; allowed values: none, amnesia, upstream, passive, active"}));
-  CHECK(has_problem(problems, {"t.ini:3: [network] checkpoint_mode = half: unknown value; allowed values: full, delta"}));
+  CHECK(has_problem(problems,
+                    {"t.toml:2: [network] ha = \"pasive\": unknown value; allowed values: none, amnesia, upstream, passive, active"}));
+  CHECK(has_problem(problems, {"t.toml:3: [network] checkpoint_mode = \"half\": unknown value; allowed values: full, delta"}));
 
-  problems = parse("[fragment extra]\nha = sometimes\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:2:", "allowed values: default, none, amnesia, upstream, passive, active"}));
+  problems = parse("[[fragment]]\nname = \"extra\"\nha = \"sometimes\"\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.toml:3: fragment 'extra' ha = \"sometimes\"", "allowed values: default, none, amnesia, upstream, passive, active"}));
 
-  problems = parse(std::string(kMinimal).replace(kMinimal.find("type = filter"), 13, "type = sort")).problems;
+  problems = parse(minimal_with("type = \"filter\"", "type = \"sort\"")).problems;
   INFO(joined(problems));
-  CHECK(has_problem(problems, {"type = sort: unknown value; allowed values: filter, map, union, aggregate, join"}));
+  CHECK(has_problem(problems, {"type = \"sort\": unknown value; allowed values: filter, map, union, aggregate, join"}));
 
   problems = parse_with_operator_lines("").problems;
   CHECK(problems.empty());
-  problems = parse(R"(
-[source src]
-stream = raw
-values = zipf(1, 2)
-[fragment work]
-[operator sum]
-fragment = work
-type = aggregate
-input = raw
-output = kept
-function = median
-group_by = value
-[sink out]
-input = kept
-)")
+  problems = parse(R"toml(
+[[source]]
+name = "src"
+stream = "raw"
+values = "zipf(1, 2)"
+[[fragment]]
+name = "work"
+[[fragment.operator]]
+name = "sum"
+type = "aggregate"
+input = "raw"
+output = "kept"
+function = "median"
+group_by = "value"
+[[sink]]
+name = "out"
+input = "kept"
+)toml")
                  .problems;
   INFO(joined(problems));
-  CHECK(has_problem(problems, {"t.ini:4:", "unknown distribution 'zipf'; allowed values: uniform, normal, exponential"}));
-  CHECK(has_problem(problems, {"t.ini:11:", "function = median: unknown value; allowed values: count, sum, avg, min, max"}));
-  CHECK(has_problem(problems, {"t.ini:12:", "group_by = value: unknown value; allowed values: key, none"}));
+  CHECK(has_problem(problems, {"t.toml:5:", "unknown distribution 'zipf'; allowed values: uniform, normal, exponential"}));
+  CHECK(has_problem(problems, {"t.toml:13:", "function = \"median\": unknown value; allowed values: count, sum, avg, min, max"}));
+  CHECK(has_problem(problems, {"t.toml:14:", "group_by = \"value\": unknown value; allowed values: key, none"}));
 }
 
-TEST_CASE("a bad number says what was expected") {
-  auto problems = parse("[network]\nbatch_tuples = 1.5\nduration_s = long\nseed = -3\n" + kMinimal).problems;
+TEST_CASE("a value of the wrong type says what was expected") {
+  auto problems = parse("[network]\nbatch_tuples = 1.5\nduration_s = \"long\"\nseed = -3\nname = 7\n" + kMinimal).problems;
   INFO(joined(problems));
-  CHECK(problems.size() == 3);
-  CHECK(has_problem(problems, {"t.ini:2: [network] batch_tuples = 1.5: expected a whole number"}));
-  CHECK(has_problem(problems, {"t.ini:3: [network] duration_s = long: expected a number"}));
-  CHECK(has_problem(problems, {"t.ini:4: [network] seed = -3: expected a whole number >= 0"}));
-  problems = parse("[network]\ndeterminants = yes\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:2:", "expected true or false"}));
+  CHECK(problems.size() == 4);
+  CHECK(has_problem(problems, {"t.toml:2: [network] batch_tuples = 1.5: expected a whole number"}));
+  CHECK(has_problem(problems, {"t.toml:3: [network] duration_s = \"long\": expected a number"}));
+  CHECK(has_problem(problems, {"t.toml:4: [network] seed = -3: expected a whole number from 0 to 2^64-1"}));
+  CHECK(has_problem(problems, {"t.toml:5: [network] name = 7: expected a string in quotes"}));
+  problems = parse("[network]\ndeterminants = \"yes\"\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.toml:2:", "expected true or false"}));
+  problems = parse(minimal_with("input = \"raw\"", "input = [\"raw\"]")).problems;
+  CHECK(has_problem(problems, {"t.toml:12: operator 'keep' input = ", "expected a stream name in quotes"}));
+  problems = parse(minimal_with("input = \"raw\"", "inputs = [\"raw\", 3]")).problems;
+  CHECK(has_problem(problems, {"t.toml:12: operator 'keep' inputs = ", "expected a list of stream names, like [\"a\", \"b\"]"}));
 }
 
-TEST_CASE("a duplicate key in a section is an error naming both lines") {
-  const auto problems = parse("[network]\nseed = 1\nseed = 2\n" + kMinimal).problems;
-  REQUIRE(problems.size() == 1);
-  CHECK(contains(problems[0], "t.ini:3: duplicate key 'seed' in [network] (first set at t.ini:2)"));
-  const auto sections = parse("[network]\n[network]\n" + kMinimal).problems;
-  CHECK(has_problem(sections, {"t.ini:2: duplicate section [network] (first at t.ini:1)"}));
+TEST_CASE("TOML syntax errors name file, line and column") {
+  const auto duplicate = parse("[network]\nseed = 1\nseed = 2\n" + kMinimal).problems;
+  INFO(joined(duplicate));
+  REQUIRE(duplicate.size() == 1);
+  CHECK(contains(duplicate[0], "t.toml:3: not valid TOML: "));
+  CHECK(contains(duplicate[0], "seed"));
+  CHECK(contains(duplicate[0], "(column "));
+  const auto tables = parse("[network]\n[network]\n" + kMinimal).problems;
+  CHECK(has_problem(tables, {"t.toml:2: not valid TOML: "}));
+  CHECK(has_problem(parse("[network\n" + kMinimal).problems, {"t.toml:1: not valid TOML: "}));
+  CHECK(has_problem(parse("[network]\njust words\n" + kMinimal).problems, {"t.toml:2: not valid TOML: "}));
+  CHECK(has_problem(parse("[network]\nname = default\n" + kMinimal).problems, {"t.toml:2: not valid TOML: "}));
 }
 
 TEST_CASE("parse and validate problems are reported together, each with its line") {
   const std::string text = R"([network]
-batch_tuples = many
-colour = blue
+batch_tuples = "many"
+colour = "blue"
 
-[source src]
-stream = raw
+[[source]]
+name = "src"
+stream = "raw"
 rate_tps = 0
 
-[fragment work]
+[[fragment]]
+name = "work"
 
-[operator sum]
-fragment = work
-type = aggregate
-input = raw
-output = kept
+[[fragment.operator]]
+name = "sum"
+type = "aggregate"
+input = "raw"
+output = "kept"
 window_ms = 210
 
-[sink out]
-input = kept
+[[sink]]
+name = "out"
+input = "kept"
 )";
   const TopologyLoad load = parse(text);
   INFO(joined(load.problems));
   CHECK_FALSE(load.topology);
   CHECK(load.problems.size() == 4);
-  CHECK(has_problem(load.problems, {"t.ini:2:", "batch_tuples = many"}));
-  CHECK(has_problem(load.problems, {"t.ini:3:", "unknown key 'colour'"}));
-  CHECK(has_problem(load.problems, {"t.ini:5:", "source 'src'", "rate_tps = 0"}));
-  CHECK(has_problem(load.problems, {"t.ini:11:", "operator 'sum'", "not a multiple of slide_ms"}));
+  CHECK(has_problem(load.problems, {"t.toml:2:", "batch_tuples = \"many\""}));
+  CHECK(has_problem(load.problems, {"t.toml:3:", "unknown key 'colour'"}));
+  CHECK(has_problem(load.problems, {"t.toml:5:", "source 'src'", "rate_tps = 0"}));
+  CHECK(has_problem(load.problems, {"t.toml:13:", "operator 'sum'", "not a multiple of slide_ms"}));
+  // Parse problems come in the order of their lines, whatever the order of the keys.
+  CHECK(contains(load.problems[0], "t.toml:2:"));
+  CHECK(contains(load.problems[1], "t.toml:3:"));
 }
 
 TEST_CASE("structural mistakes in a file are reported with their lines") {
   auto problems = parse("seed = 1\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:1: key 'seed' outside any section"}));
+  CHECK(has_problem(problems, {"t.toml:1: unknown key 'seed' at the top of the file; allowed tables: [network], [sim], [[source]]"}));
   problems = parse("[nodes]\nx = 1\n" + kMinimal).problems;
   INFO(joined(problems));
-  REQUIRE(problems.size() == 1);  // the keys of a rejected section are not reported again
-  CHECK(contains(problems[0], "t.ini:1: unknown section '[nodes]'; allowed sections: [network], [sim], [source NAME]"));
-  problems = parse("[source]\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:1:", "expected [source NAME] with one name"}));
-  problems = parse("[network\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:1:", "must end with ']'"}));
-  problems = parse("[network]\njust words\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:2: expected 'key = value'"}));
-  problems = parse("[sink extra]\nendpoint = tcp://127.0.0.1:*\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.ini:1: [sink extra] is missing the key 'input' or 'inputs'"}));
-  problems = parse_with_operator_lines("inputs = raw, kept\n").problems;
-  CHECK(has_problem(problems, {"t.ini:13: [operator keep]: give either 'input' or 'inputs', not both"}));
-
-  std::string unknown_fragment = kMinimal;
-  unknown_fragment.replace(unknown_fragment.find("fragment = work"), 15, "fragment = wrok");
-  problems = parse(unknown_fragment).problems;
-  CHECK(has_problem(problems, {"t.ini:7: [operator keep] fragment = wrok: no [fragment wrok] section defines it"}));
-  std::string into_sink = kMinimal;
-  into_sink.replace(into_sink.find("fragment = work"), 15, "fragment = out");
-  problems = parse(into_sink).problems;
-  CHECK(has_problem(problems, {"t.ini:7:", "that is a sink; operators belong to a [fragment NAME] section"}));
-  std::string no_where = kMinimal;
-  no_where.erase(no_where.find("where = value < 80"), 18);
-  problems = parse(no_where).problems;
-  CHECK(has_problem(problems, {"t.ini:7: [operator keep] is missing the key 'where'"}));
+  REQUIRE(problems.size() == 1);  // the keys of an unknown table are not reported again
+  CHECK(contains(problems[0], "t.toml:1: unknown table 'nodes' at the top of the file; allowed tables: [network], [sim], [[source]], "
+                              "[[fragment]] (with its [[fragment.operator]]), [[sink]]"));
+  problems = parse("[source]\nname = \"s\"\n").problems;
+  CHECK(has_problem(problems, {"t.toml:1: 'source' must be an array of tables: write each one as [[source]]"}));
+  problems = parse("network = 3\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.toml:1: 'network' must be a table: write [network]"}));
+  problems = parse("[[sink]]\nname = \"extra\"\nendpoint = \"tcp://127.0.0.1:*\"\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.toml:1: sink 'extra' is missing the key 'input' or 'inputs'"}));
+  problems = parse("[[sink]]\ninput = \"kept\"\n" + kMinimal).problems;
+  CHECK(has_problem(problems, {"t.toml:1: [[sink]] is missing the key 'name'"}));
+  problems = parse_with_operator_lines("inputs = [\"raw\", \"kept\"]\n").problems;
+  CHECK(has_problem(problems, {"t.toml:15: operator 'keep': give either 'input' or 'inputs', not both"}));
+  problems = parse(minimal_with("where = \"value < 80\"\n", "")).problems;
+  CHECK(has_problem(problems, {"t.toml:9: operator 'keep' is missing the key 'where'"}));
+  problems = parse(minimal_with("[[fragment.operator]]\n", "[fragment.operator]\n")).problems;
+  CHECK(has_problem(problems, {"'fragment.operator' must be an array of tables: write each one as [[fragment.operator]]"}));
 }
 
 TEST_CASE("comments, blank lines, CRLF line ends and key order do not matter") {
-  std::string text = "# a comment\n; another\n[network]   # trailing comment\n  seed = 7 ; why not\nname=crlf\n" + kMinimal;
+  std::string text = "# a comment\n\n[network]   # trailing comment\n  seed = 7 # why not\nname=\"crlf\"\n" + kMinimal;
   std::string crlf;
   for (char c : text) {
     if (c == '\n') crlf += '\r';
@@ -345,8 +392,21 @@ TEST_CASE("comments, blank lines, CRLF line ends and key order do not matter") {
   REQUIRE(load.topology);
   CHECK(load.topology->settings.seed == 7);
   CHECK(load.topology->name == "crlf");
-  CHECK(load.topology->settings.where == "t.ini:3");
+  CHECK(load.topology->settings.where == "t.toml:3");
   CHECK(load.topology->fragments.at(1).operators.at(0).filter_constant == 80);
+}
+
+TEST_CASE("fragments keep the order they are written in, whatever their kind") {
+  const TopologyLoad load = parse("[[sink]]\nname = \"first\"\ninput = \"kept\"\n" + kMinimal);
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  REQUIRE(load.topology->fragments.size() == 4);
+  CHECK(load.topology->fragments[0].name == "first");
+  CHECK(load.topology->fragments[1].name == "src");
+  CHECK(load.topology->fragments[2].name == "work");
+  CHECK(load.topology->fragments[3].name == "out");
+  CHECK(load.topology->fragments[2].where == "t.toml:9");
+  CHECK(load.topology->fragments[2].operators.at(0).where == "t.toml:12");
 }
 
 TEST_CASE("filter conditions and value distributions accept their documented forms") {
@@ -360,9 +420,7 @@ TEST_CASE("filter conditions and value distributions accept their documented for
                          Where{"value>=-2.5", Field::value, CompareOp::ge, -2.5}, Where{"key == 0", Field::key, CompareOp::eq, 0},
                          Where{"value <= 1e3", Field::value, CompareOp::le, 1000}, Where{"value > 7", Field::value, CompareOp::gt, 7}}) {
     INFO(w.text);
-    std::string text = kMinimal;
-    text.replace(text.find("value < 80"), 10, w.text);
-    const TopologyLoad load = parse(text);
+    const TopologyLoad load = parse(minimal_with("value < 80", w.text));
     INFO(joined(load.problems));
     REQUIRE(load.topology);
     const OperatorSpec& o = load.topology->fragments.at(1).operators.at(0);
@@ -372,41 +430,37 @@ TEST_CASE("filter conditions and value distributions accept their documented for
   }
   for (const char* bad : {"colour < 3", "value << 3", "value < many", "value"}) {
     INFO(bad);
-    std::string text = kMinimal;
-    text.replace(text.find("value < 80"), 10, bad);
-    const auto problems = parse(text).problems;
-    CHECK(has_problem(problems, {"t.ini:12: [operator keep] where = ", "expected FIELD OP NUMBER",
+    const auto problems = parse(minimal_with("value < 80", bad)).problems;
+    CHECK(has_problem(problems, {"t.toml:14: operator 'keep' where = ", "expected \"FIELD OP NUMBER\"",
                                  "fields: key, value; operators: <, <=, >, >=, ==, !="}));
   }
 
-  std::string text = kMinimal;
-  text.insert(text.find("stream = raw") + 13, "values = normal( 50 , 10 )\n");
-  auto load = parse(text);
+  auto load = parse(minimal_with("stream = \"raw\"\n", "stream = \"raw\"\nvalues = \"normal( 50 , 10 )\"\n"));
   REQUIRE(load.topology);
   CHECK(load.topology->fragments[0].source.values == ValueDistribution{DistributionKind::normal, 50, 10});
-  for (const char* bad : {"uniform(1)", "normal(1, 2, 3)", "exponential(a)", "uniform 1, 2"}) {
+  for (const char* bad : {"\"uniform(1)\"", "\"normal(1, 2, 3)\"", "\"exponential(a)\"", "\"uniform 1, 2\"", "[1, 2]"}) {
     INFO(bad);
-    std::string t2 = kMinimal;
-    t2.insert(t2.find("stream = raw") + 13, std::string("values = ") + bad + "\n");
-    CHECK(has_problem(parse(t2).problems, {"t.ini:4:", "expected uniform(MIN, MAX), normal(MEAN, STDDEV) or exponential(MEAN)"}));
+    const std::string t2 = minimal_with("stream = \"raw\"\n", std::string("stream = \"raw\"\nvalues = ") + bad + "\n");
+    CHECK(has_problem(parse(t2).problems,
+                      {"t.toml:5:", "expected \"uniform(MIN, MAX)\", \"normal(MEAN, STDDEV)\" or \"exponential(MEAN)\""}));
   }
 }
 
 TEST_CASE("a missing file is reported with its path") {
-  const TopologyLoad load = load_topology_file("/nonexistent/dir/net.ini");
+  const TopologyLoad load = load_topology_file("/nonexistent/dir/net.toml");
   CHECK_FALSE(load.topology);
   REQUIRE(load.problems.size() == 1);
-  CHECK(contains(load.problems[0], "cannot open /nonexistent/dir/net.ini"));
+  CHECK(contains(load.problems[0], "cannot open /nonexistent/dir/net.toml"));
 }
 
 TEST_CASE("writing and parsing the default network reproduces it exactly") {
   const Topology t = default_topology();
   const std::string text = write_topology(t);
-  const TopologyLoad load = parse_topology(text, "effective.ini");
+  const TopologyLoad load = parse_topology(text, "effective.toml");
   INFO(joined(load.problems));
   REQUIRE(load.topology);
   CHECK(without_places(*load.topology) == without_places(t));
-  CHECK(load.topology->source_file == "effective.ini");
+  CHECK(load.topology->source_file == "effective.toml");
   // And writing it again gives the same text.
   CHECK(write_topology(*load.topology) == text);
 }
@@ -424,7 +478,7 @@ TEST_CASE("writing and parsing reproduces a topology with every knob changed exa
 
   const std::string text = write_topology(t);
   INFO(text);
-  const TopologyLoad load = parse_topology(text, "effective.ini");
+  const TopologyLoad load = parse_topology(text, "effective.toml");
   INFO(joined(load.problems));
   REQUIRE(load.topology);
   const Topology back = without_places(*load.topology);
@@ -438,7 +492,28 @@ TEST_CASE("writing and parsing reproduces a topology with every knob changed exa
   CHECK(back == t);
   CHECK(contains(text, "drain_timeout_s = 0.30000000000000004"));
   CHECK(contains(text, "seed = 987654321987654321"));
-  CHECK(contains(text, "[fragment f2]\nha = default\n"));
+  CHECK(contains(text, "[[fragment]]\nname = \"f2\"\nha = \"default\"\n"));
+}
+
+TEST_CASE("a seed beyond a TOML integer is written in quotes and reads back exactly") {
+  Topology t = default_topology();
+  for (std::uint64_t seed : {std::uint64_t{9223372036854775807ull}, std::uint64_t{9223372036854775808ull},
+                             std::uint64_t{18446744073709551615ull}}) {
+    INFO(seed);
+    t.settings.seed = seed;
+    const std::string text = write_topology(t);
+    const TopologyLoad load = parse_topology(text, "seed.toml");
+    INFO(joined(load.problems));
+    REQUIRE(load.topology);
+    CHECK(load.topology->settings.seed == seed);
+    CHECK(contains(text, seed > 9223372036854775807ull ? "seed = \"" + std::to_string(seed) + "\"\n"
+                                                       : "seed = " + std::to_string(seed) + "\n"));
+  }
+  for (const char* bad : {"\"18446744073709551616\"", "\"-1\"", "\"12a\"", "\"\""}) {
+    INFO(bad);
+    CHECK(has_problem(parse(std::string("[network]\nseed = ") + bad + "\n" + kMinimal).problems,
+                      {"t.toml:2: [network] seed = ", "expected a whole number from 0 to 2^64-1"}));
+  }
 }
 
 TEST_CASE("an ha override makes every processing fragment run that mode") {

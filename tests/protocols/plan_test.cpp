@@ -237,18 +237,18 @@ TEST_CASE("validate prefixes every problem with the item's place") {
   Topology t = default_topology();
   t.fragments[2].operators[0].window_ms = 0;
   CHECK(validate(t).at(0).rfind("built-in default: ", 0) == 0);
-  t.fragments[2].operators[0].where = "net.ini:12";
-  CHECK(validate(t).at(0).rfind("net.ini:12: ", 0) == 0);
+  t.fragments[2].operators[0].where = "net.toml:12";
+  CHECK(validate(t).at(0).rfind("net.toml:12: ", 0) == 0);
   CHECK(contains(validate(t).at(0), "sum_per_key"));
 
   Topology s = default_topology();
   s.settings.batch_tuples = 0;
-  s.settings.where = "net.ini:2";
-  CHECK(validate(s).at(0).rfind("net.ini:2: [network] batch_tuples = 0", 0) == 0);
+  s.settings.where = "net.toml:2";
+  CHECK(validate(s).at(0).rfind("net.toml:2: [network] batch_tuples = 0", 0) == 0);
   // Without a place of its own an item falls back to the file.
   s.settings.where.clear();
-  s.source_file = "net.ini";
-  CHECK(validate(s).at(0).rfind("net.ini: ", 0) == 0);
+  s.source_file = "net.toml";
+  CHECK(validate(s).at(0).rfind("net.toml: ", 0) == 0);
 }
 
 TEST_CASE("validate rejects duplicate fragment, operator and stream names") {

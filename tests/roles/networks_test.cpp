@@ -38,7 +38,7 @@ SemanticsReport run_and_check(const std::shared_ptr<const Plan>& plan, const std
 TEST_CASE("the union network without failure matches the reference as a multiset", "[roles]") {
   for (HaMode ha : {HaMode::none, HaMode::upstream, HaMode::passive, HaMode::active}) {
     INFO("ha=" << to_string(ha));
-    auto report = run_and_check(example("union.ini", ha), "", 0);
+    auto report = run_and_check(example("union.toml", ha), "", 0);
     CHECK(report.multiset_compare);
     CHECK(report.verdict == "precise");
     CHECK(report.reference_tuples > 500);
@@ -49,7 +49,7 @@ TEST_CASE("passive and active standby recover the Union fragment precisely", "[r
   for (HaMode ha : {HaMode::passive, HaMode::active}) {
     INFO("ha=" << to_string(ha));
     test::LoopNetwork* net = nullptr;
-    auto report = run_and_check(example("union.ini", ha), "merge", 1'000'000, &net);
+    auto report = run_and_check(example("union.toml", ha), "merge", 1'000'000, &net);
     CHECK(report.verdict == "precise");
     CHECK(report.lost == 0);
     CHECK(report.duplicates == 0);
@@ -59,14 +59,14 @@ TEST_CASE("passive and active standby recover the Union fragment precisely", "[r
 
 TEST_CASE("upstream backup of the Union fragment loses nothing, regenerated tuples are duplicates", "[roles]") {
   test::LoopNetwork* net = nullptr;
-  auto report = run_and_check(example("union.ini", HaMode::upstream), "merge", 1'000'000, &net);
+  auto report = run_and_check(example("union.toml", HaMode::upstream), "merge", 1'000'000, &net);
   CHECK(report.lost == 0);
   CHECK((report.verdict == "precise" || report.verdict == "rollback"));
   CHECK(net->has_trace("rebased"));
 }
 
 TEST_CASE("active standby without determinants diverges on the Union fragment, and the checker says so", "[roles]") {
-  auto plan = example("union.ini", HaMode::active);
+  auto plan = example("union.toml", HaMode::active);
   auto topo = plan->topology;
   topo.settings.determinants = false;
   auto p2 = std::make_shared<Plan>(make_plan(topo));
@@ -80,7 +80,7 @@ TEST_CASE("active standby without determinants diverges on the Union fragment, a
 TEST_CASE("every approach but amnesia recovers the Join fragment precisely", "[roles]") {
   for (HaMode ha : {HaMode::upstream, HaMode::passive, HaMode::active}) {
     INFO("ha=" << to_string(ha));
-    auto report = run_and_check(example("join.ini", ha), "pair", 1'000'000);
+    auto report = run_and_check(example("join.toml", ha), "pair", 1'000'000);
     CHECK(report.verdict == "precise");
     CHECK(report.lost == 0);
     CHECK(report.duplicates == 0);

@@ -19,108 +19,119 @@ namespace {
 
 // The six-stage chain of issue 13: source -> Map -> Filter -> Aggregate -> Map -> sink, every
 // operator its own fragment with its own recovery node.
-const char* kSixStageChain = R"(
+const char* kSixStageChain = R"toml(
 [network]
-name = six_stage_chain
+name = "six_stage_chain"
 duration_s = 3
 
-[source source]
-stream = raw
+[[source]]
+name = "source"
+stream = "raw"
 rate_tps = 2000
 key_count = 8
-values = uniform(0, 100)
+values = "uniform(0, 100)"
 
-[fragment map1]
+[[fragment]]
+name = "map1"
 
-[operator shift]
-fragment = map1
-type = map
-input = raw
-output = shifted
+[[fragment.operator]]
+name = "shift"
+type = "map"
+input = "raw"
+output = "shifted"
 scale = 1
 offset = 5
 
-[fragment filter]
+[[fragment]]
+name = "filter"
 
-[operator keep_small]
-fragment = filter
-type = filter
-input = shifted
-output = small
-where = value < 80
+[[fragment.operator]]
+name = "keep_small"
+type = "filter"
+input = "shifted"
+output = "small"
+where = "value < 80"
 
-[fragment aggregate]
+[[fragment]]
+name = "aggregate"
 
-[operator sum_per_key]
-fragment = aggregate
-type = aggregate
-input = small
-output = totals
-function = sum
+[[fragment.operator]]
+name = "sum_per_key"
+type = "aggregate"
+input = "small"
+output = "totals"
+function = "sum"
 window_ms = 200
 slide_ms = 20
-group_by = key
+group_by = "key"
 
-[fragment map2]
+[[fragment]]
+name = "map2"
 
-[operator rescale]
-fragment = map2
-type = map
-input = totals
-output = scaled
+[[fragment.operator]]
+name = "rescale"
+type = "map"
+input = "totals"
+output = "scaled"
 scale = 2
 offset = 1
 
-[sink sink]
-input = scaled
-)";
+[[sink]]
+name = "sink"
+input = "scaled"
+)toml";
 
 // A join whose left input comes through an operator fragment, so the join's recovery node
 // needs one generation in common between a recovering producer and a live one. Loss and
 // jitter make level-1 acks and their confirmations late.
-const char* kJoinBehindFilter = R"(
+const char* kJoinBehindFilter = R"toml(
 [network]
-name = join_behind_filter
+name = "join_behind_filter"
 duration_s = 3
 
 [sim]
 loss_ratio = 0.03
 link_jitter_ms = 0.5
 
-[source s1]
-stream = s1
+[[source]]
+name = "s1"
+stream = "s1"
 rate_tps = 1000
 key_count = 16
-values = uniform(0, 100)
+values = "uniform(0, 100)"
 
-[source s2]
-stream = s2
+[[source]]
+name = "s2"
+stream = "s2"
 rate_tps = 1000
 key_count = 16
-values = exponential(20)
+values = "exponential(20)"
 
-[fragment f1]
+[[fragment]]
+name = "f1"
 
-[operator keep]
-fragment = f1
-type = filter
-input = s1
-output = k1
-where = value < 80
+[[fragment.operator]]
+name = "keep"
+type = "filter"
+input = "s1"
+output = "k1"
+where = "value < 80"
 
-[fragment join]
+[[fragment]]
+name = "join"
 
-[operator pair_up]
-fragment = join
-type = join
-inputs = k1, s2
-output = pairs
+[[fragment.operator]]
+name = "pair_up"
+type = "join"
+inputs = ["k1", "s2"]
+output = "pairs"
 window_ms = 20
-combine = sum
+combine = "sum"
 
-[sink sink]
-input = pairs
-)";
+[[sink]]
+name = "sink"
+input = "pairs"
+)toml";
 
 Topology upstream_backup(Topology t) {
   t.settings.ha = HaMode::upstream;

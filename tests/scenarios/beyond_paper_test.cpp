@@ -103,11 +103,11 @@ TEST_CASE("a primary paused for less than the failure timeout is only late: no t
 }
 
 TEST_CASE("a restarted node rejoins as the standby, and a second failure is recovered as precisely as the first", "[scenarios]") {
-  for (const char* file : {"", "join.ini", "union.ini"}) {
-    const std::string victim = std::string(file).empty() ? "aggregate" : (std::string(file) == "join.ini" ? "join" : "merge");
+  for (const char* file : {"", "join.toml", "union.toml"}) {
+    const std::string victim = std::string(file).empty() ? "aggregate" : (std::string(file) == "join.toml" ? "join" : "merge");
     for (HaMode ha : kPrecise) {
       INFO("network=" << file << " ha=" << to_string(ha));
-      const bool arbitrary = std::string(file) == "union.ini";
+      const bool arbitrary = std::string(file) == "union.toml";
       auto o = run(network(file, ha, 3.0), {fault(FaultKind::crash, victim, 0.6), fault(FaultKind::restart, victim, 1.0),
                                               fault(FaultKind::crash, victim + (ha == HaMode::upstream ? ".spare" : ".backup"), 2.0)});
       for (const auto& e : o.result.errors) UNSCOPED_INFO("error: " << e);
@@ -145,7 +145,7 @@ TEST_CASE("lost determinants are not acknowledged: the standby behind the gap ge
   // Determinants from the Union's primary to its standby are dropped for 30 ms. The standby
   // cannot apply anything after the gap; if it acknowledged what it received, the primary would
   // release output the standby cannot reproduce and never resend the lost records.
-  Topology t = network("union.ini", HaMode::active, 2.0);
+  Topology t = network("union.toml", HaMode::active, 2.0);
   REQUIRE(t.settings.determinants);
   t.sim.link_jitter_ms = 0.5;  // the two copies see their inputs interleaved differently
   Scenario sc(t);
@@ -164,7 +164,7 @@ TEST_CASE("upstream backup: one upstream cut off from a join for a while, then t
   // While s2 cannot hear the join, s2 keeps the restart points it had and the join's level-1
   // acks reach only s1. The join starts no new generation until both hold the current one, so
   // the recovery node finds a generation in common and replays both inputs from it.
-  Topology t = network("join.ini", HaMode::upstream, 2.5);
+  Topology t = network("join.toml", HaMode::upstream, 2.5);
   auto o = run(t, {fault(FaultKind::partition, "join", 0.8, 0.6, "s2"), fault(FaultKind::crash, "join", 1.2)});
   require_precise(o);
   CHECK(o.has("takeover"));

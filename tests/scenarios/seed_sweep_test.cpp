@@ -67,7 +67,7 @@ SweepResult sweep(const std::string& file, HaMode ha, bool claim_precise) {
       out.failures.push_back("seed " + std::to_string(seed) + ": " + report.verdict + " lost " +
                              std::to_string(report.lost) + " dups " + std::to_string(report.duplicates) +
                              "; reproduce with: hapair run --driver sim --topology experiments/networks/" +
-                             (file.empty() ? "default.ini" : file) + " --ha " + to_string(ha) + " --duration-s 1.5 --seed " +
+                             (file.empty() ? "default.toml" : file) + " --ha " + to_string(ha) + " --duration-s 1.5 --seed " +
                              std::to_string(seed) + " --fail " + crash.node + "@" + std::to_string(crash.at_s) +
                              " (with [sim] link_latency_ms=" + std::to_string(t.sim.link_latency_ms) +
                              " link_jitter_ms=" + std::to_string(t.sim.link_jitter_ms) +
@@ -92,20 +92,20 @@ void require_claim(const std::string& file, HaMode ha, bool claim_precise) {
 
 TEST_CASE("upstream backup: 200 seeds of random crashes, zero lost on the default, Join and Union networks, precise where deterministic", "[scenarios]") {
   require_claim("", HaMode::upstream, true);
-  require_claim("join.ini", HaMode::upstream, true);
-  require_claim("union.ini", HaMode::upstream, false);
+  require_claim("join.toml", HaMode::upstream, true);
+  require_claim("union.toml", HaMode::upstream, false);
 }
 
 TEST_CASE("passive standby: 200 seeds of random crashes, all precise on the default, Join and Union networks", "[scenarios]") {
   require_claim("", HaMode::passive, true);
-  require_claim("join.ini", HaMode::passive, true);
-  require_claim("union.ini", HaMode::passive, true);
+  require_claim("join.toml", HaMode::passive, true);
+  require_claim("union.toml", HaMode::passive, true);
 }
 
 TEST_CASE("active standby with determinants: 200 seeds of random crashes, all precise on the default, Join and Union networks", "[scenarios]") {
   require_claim("", HaMode::active, true);
-  require_claim("join.ini", HaMode::active, true);
-  require_claim("union.ini", HaMode::active, true);
+  require_claim("join.toml", HaMode::active, true);
+  require_claim("union.toml", HaMode::active, true);
 }
 
 TEST_CASE("amnesia loses output on random crashes (gap), and the sweep reports it", "[scenarios]") {
@@ -116,7 +116,7 @@ TEST_CASE("amnesia loses output on random crashes (gap), and the sweep reports i
 }
 
 TEST_CASE("the simulator with the same seed writes byte-identical summary.json, output.csv and events.csv", "[scenarios]") {
-  Topology t = network("union_join.ini");
+  Topology t = network("union_join.toml");
   t.settings.ha = HaMode::passive;
   t.settings.duration_s = 1.0;
   auto plan = std::make_shared<const Plan>(make_plan(t));

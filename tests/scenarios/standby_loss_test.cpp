@@ -21,7 +21,7 @@ using namespace hapair;
 namespace {
 
 Topology union_network(HaMode ha, double duration_s) {
-  auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/union.ini");
+  auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/union.toml");
   REQUIRE(load.topology.has_value());
   Topology t = *load.topology;
   t.settings.ha = ha;
@@ -96,7 +96,7 @@ const HaMode kHolding[] = {HaMode::passive, HaMode::active};
 }  // namespace
 
 TEST_CASE("a crashed standby of a fragment with a Union never stalls it: the primary releases its held output and runs unprotected", "[scenarios]") {
-  // The command of issue 13: hapair run --driver sim --topology experiments/networks/union.ini
+  // The command of issue 13: hapair run --driver sim --topology experiments/networks/union.toml
   // --ha active|passive --fail merge.backup@2.5 (6 s of input) never completed. With either
   // detector: the closed connection declares the standby lost at once, heartbeats after two
   // failure timeouts.
@@ -306,7 +306,7 @@ TEST_CASE("100 seeds of a random standby's crash, crash and restart, or long pau
   // Random network conditions and detector per seed, as the crash sweep (seed_sweep_test.cpp).
   // A standby fault alone never costs output: precise wherever the approach claims precise
   // recovery of a primary crash (upstream backup on the Union network: nothing lost).
-  for (const char* file : {"", "join.ini", "union.ini"})
+  for (const char* file : {"", "join.toml", "union.toml"})
   for (HaMode ha : {HaMode::upstream, HaMode::passive, HaMode::active}) {
     int lost_declared = 0, restored = 0;
     std::vector<std::string> failures;
@@ -352,7 +352,7 @@ TEST_CASE("100 seeds of a random standby's crash, crash and restart, or long pau
         lost_declared += e.event == "standby_lost";
         restored += e.event == "pair_restored";
       }
-      const bool claim_precise = !(ha == HaMode::upstream && std::string(file) == "union.ini");
+      const bool claim_precise = !(ha == HaMode::upstream && std::string(file) == "union.toml");
       if (!r.completed || report.lost > 0 || (claim_precise && report.verdict != "precise")) {
         std::string f = "seed " + std::to_string(seed) + " " + report.verdict + " lost " + std::to_string(report.lost) +
                         (r.completed ? "" : " (incomplete)") + ":";

@@ -65,7 +65,33 @@ std::string first_difference(const std::string& written, const std::string& gold
 // The files the simulator writes identically for the same seed (every file write_results()
 // writes; a run of the default network writes no merge_order.csv).
 const std::vector<std::string> kGoldenFiles = {"summary.json", "output.csv", "events.csv", "metrics.csv",
-                                               "config.ini"};
+                                               "config.toml"};
+
+// The default network at 500 tuples/s under `ha` for `duration_s` with `seed`.
+Topology default_with(HaMode ha, double duration_s, std::uint64_t seed) {
+  Topology topology = default_topology();
+  RunOverrides o;
+  o.ha = ha;
+  o.duration_s = duration_s;
+  o.rate_tps = 500;
+  o.seed = seed;
+  REQUIRE(apply_overrides(topology, o).empty());
+  return topology;
+}
+
+// One simulated run with a crash ("node@seconds"), its result files written into `out_dir`.
+void run_simulated(const Topology& topology, const std::string& crash_text, const fs::path& out_dir) {
+  auto plan = std::make_shared<const Plan>(make_plan(topology));
+  RunRequest request;
+  request.driver = "sim";
+  std::string error;
+  auto crash = parse_crash_fault(crash_text, error);
+  REQUIRE(crash);
+  request.faults.push_back(*crash);
+  request.out_dir = out_dir.string();
+  const RunOutcome outcome = run_once(plan, request, compute_reference(*plan));
+  REQUIRE(outcome.write_error.empty());
+}
 
 TEST_CASE("the simulator writes the golden result files for every approach with a crash", "[sim][golden]") {
   const bool update = std::getenv("HAPAIR_UPDATE_GOLDEN") != nullptr;
@@ -73,23 +99,8 @@ TEST_CASE("the simulator writes the golden result files for every approach with 
   const fs::path scratch = fs::temp_directory_path() / ("hapair-golden-" + std::to_string(::getpid()));
   for (const char* ha : {"none", "amnesia", "upstream", "passive", "active"}) {
     DYNAMIC_SECTION("ha " << ha) {
-      Topology topology = default_topology();
-      RunOverrides o;
-      o.ha = parse_ha_mode(ha);
-      o.duration_s = 3;
-      o.rate_tps = 500;
-      o.seed = 7;
-      REQUIRE(apply_overrides(topology, o).empty());
-      auto plan = std::make_shared<const Plan>(make_plan(topology));
-      RunRequest request;
-      request.driver = "sim";
-      std::string error;
-      auto crash = parse_crash_fault("aggregate@2", error);
-      REQUIRE(crash);
-      request.faults.push_back(*crash);
-      request.out_dir = (scratch / ha).string();
-      const RunOutcome outcome = run_once(plan, request, compute_reference(*plan));
-      REQUIRE(outcome.write_error.empty());
+      const Topology topology = default_with(*parse_ha_mode(ha), 3, 7);
+      run_simulated(topology, "aggregate@2", scratch / ha);
       for (const std::string& name : kGoldenFiles) {
         INFO("ha=" << ha << " file=" << name);
         const std::string written = mask_version(read_text(scratch / ha / name));
@@ -101,6 +112,37 @@ TEST_CASE("the simulator writes the golden result files for every approach with 
       }
     }
   }
+  fs::remove_all(scratch);
+}
+
+// What `hapair run --topology DIR/config.toml` reads: the effective config written beside the
+// results is a topology file, and running it again gives the same output.
+TEST_CASE("the config.toml written beside a run's results reads back as its topology and runs the same", "[sim][golden]") {
+  const fs::path scratch = fs::temp_directory_path() / ("hapair-config-" + std::to_string(::getpid()));
+  Topology topology = default_with(HaMode::passive, 2, 11);
+  topology.fragments[1].standby_endpoint = "tcp://127.0.0.1:*";  // a non-default string survives too
+  auto run = [&](const Topology& t, const std::string& dir) {
+    run_simulated(t, "filter@1", scratch / dir);
+    return read_text(scratch / dir / "output.csv");
+  };
+  const std::string first = run(topology, "first");
+  const std::string config = (scratch / "first" / "config.toml").string();
+  const TopologyLoad load = load_topology_file(config);
+  INFO((load.problems.empty() ? std::string() : load.problems.front()));
+  REQUIRE(load.topology);
+  CHECK(load.topology->source_file == config);
+  CHECK(write_topology(*load.topology) == read_text(config));
+  Topology back = *load.topology;
+  back.source_file = topology.source_file;
+  back.settings.where = topology.settings.where;
+  back.sim.where = topology.sim.where;
+  for (std::size_t i = 0; i < back.fragments.size(); ++i) {
+    back.fragments[i].where = topology.fragments[i].where;
+    for (std::size_t j = 0; j < back.fragments[i].operators.size(); ++j)
+      back.fragments[i].operators[j].where = topology.fragments[i].operators[j].where;
+  }
+  CHECK(back == topology);
+  CHECK(run(*load.topology, "again") == first);
   fs::remove_all(scratch);
 }
 

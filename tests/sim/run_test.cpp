@@ -218,9 +218,9 @@ TEST_CASE("the reproduce command names every setting hapair run can override and
   // From a file: the file's values are not known here, so every overridable setting is written;
   // --ha only when no fragment has its own mode (an --ha override would clear them).
   Topology from_file = default_topology();
-  from_file.source_file = "nets/mine.ini";
+  from_file.source_file = "nets/mine.toml";
   CHECK(reproduce_command(make_plan(from_file), 3) ==
-        "hapair run --driver sim --seed 3 --topology nets/mine.ini --ha none --duration-s 6 --rate-tps 2000 "
+        "hapair run --driver sim --seed 3 --topology nets/mine.toml --ha none --duration-s 6 --rate-tps 2000 "
         "--operator-cost-us 0");
   for (FragmentSpec& f : from_file.fragments)
     if (f.name == "aggregate") f.ha = HaMode::active;
