@@ -23,16 +23,6 @@ std::optional<double> pct(double run, double base) {
 // One number in an fmt format chosen at run time ("{:.3f}").
 std::string number_text(double v, const char* format) { return fmt::format(fmt::runtime(format), v); }
 
-CompareSpread spread_of(const std::vector<double>& values) {
-  CompareSpread s;
-  s.count = values.size();
-  if (values.empty()) return s;
-  s.median = median_of(values);
-  s.min = *std::min_element(values.begin(), values.end());
-  s.max = *std::max_element(values.begin(), values.end());
-  return s;
-}
-
 // "precise" when all agree, else "gap 2, precise 1" (most frequent first, then by name).
 std::string tally_text(const std::map<std::string, std::size_t>& tally) {
   if (tally.empty()) return "-";

@@ -352,8 +352,6 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-namespace {
-
 Spread spread_of(const std::vector<double>& values) {
   Spread s;
   s.count = values.size();
@@ -363,8 +361,6 @@ Spread spread_of(const std::vector<double>& values) {
   s.max = *std::max_element(values.begin(), values.end());
   return s;
 }
-
-}  // namespace
 
 std::map<double, Spread> spread_by_x(const std::vector<ExperimentRow>& rows, const RowFilter& filter,
                                      const std::string& column) {

@@ -189,5 +189,7 @@ std::map<double, Spread> spread_by_x(const std::vector<ExperimentRow>& rows, con
 // The spread over every matching row, regardless of x; count 0 when none has the figure.
 Spread summarize(const std::vector<ExperimentRow>& rows, const RowFilter& filter, const std::string& column);
 double median_of(std::vector<double> values);
+// The median, least and greatest of `values` (count 0 and zeros when there are none).
+Spread spread_of(const std::vector<double>& values);
 
 }  // namespace hapair
