@@ -30,7 +30,7 @@
 #include <tuple>
 #include <vector>
 
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "envelope_generator.h"
 #include "fuzz_check.h"
 #include "protocols/codec.h"

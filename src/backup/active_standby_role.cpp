@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "backup/takeover.h"
+#include "primary/takeover.h"
 #include "primary/checkpoint_state.h"
+#include "backup/approaches.h"
 #include "primary/primary_role.h"
 
 namespace hapair {
@@ -122,7 +123,7 @@ void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   PrimaryOptions options;
   options.took_over = true;
   options.rebase_when_consumers_ready = !exact;
-  successor_ = std::make_unique<PrimaryRole>(server_, options);
+  successor_ = std::make_unique<PrimaryRole>(server_, options, make_active_primary_side(server_, options));
 }
 
 TimeUs ActiveStandbyRole::next_wakeup_us() const {

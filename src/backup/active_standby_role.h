@@ -13,7 +13,7 @@
 // acknowledged only once stored.
 #pragma once
 
-#include "backup/primary_watch.h"
+#include "primary/primary_watch.h"
 #include "primary/checkpoint.h"
 #include "primary/role.h"
 

@@ -2,7 +2,8 @@
 
 #include <type_traits>
 
-#include "backup/takeover.h"
+#include "primary/takeover.h"
+#include "backup/approaches.h"
 #include "primary/primary_role.h"
 
 namespace hapair {
@@ -82,7 +83,7 @@ void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) 
   server_.trace(eff, now, "takeover", "approach=passive " + how);
   PrimaryOptions options;
   options.took_over = true;
-  successor_ = std::make_unique<PrimaryRole>(server_, options);
+  successor_ = std::make_unique<PrimaryRole>(server_, options, make_passive_primary_side(server_, options));
 }
 
 }  // namespace hapair

@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include "backup/primary_watch.h"
+#include "primary/primary_watch.h"
 #include "primary/checkpoint_state.h"
 #include "primary/role.h"
 

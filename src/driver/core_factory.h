@@ -10,7 +10,7 @@
 namespace hapair {
 
 // Makes the core of one node of a plan. Production runs use make_node_core
-// (backup/node_factory.h); tests and benchmarks of a driver pass small cores of their own.
+// (node/node_factory.h); tests and benchmarks of a driver pass small cores of their own.
 using CoreFactory = std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)>;
 
 }  // namespace hapair

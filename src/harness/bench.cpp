@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "operators/source_generator.h"
 #include "protocols/plan.h"
 #include "runtime/throughput.h"

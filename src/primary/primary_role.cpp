@@ -3,19 +3,12 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "primary/checkpoint_state.h"
-#include "upstream_backup/level1_round.h"
+#include "protocols/check.h"
+
 
 namespace hapair {
 
 namespace {
-
-// For each output stream, the internal id up to which every consumer has level-0 acked.
-std::map<StreamId, TupleId> acked_positions(const Server& server) {
-  std::map<StreamId, TupleId> out;
-  for (const auto& [s, o] : server.outputs()) out[s] = o.acked_internal();
-  return out;
-}
 
 bool all_consumers_ready(const Server& server) {
   for (const auto& [s, o] : server.outputs())
@@ -25,11 +18,17 @@ bool all_consumers_ready(const Server& server) {
 
 }  // namespace
 
-PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options)
+std::unique_ptr<PrimarySide> make_primary_side(const Approach& approach, Server& server, const PrimaryOptions& options) {
+  if (server.node().kind() != FragmentKind::operators) return make_stateless_primary_side(server, options);
+  return approach.primary_side(server, options);
+}
+
+PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options, std::unique_ptr<PrimarySide> side)
     : server_(server),
       options_(options),
-      standby_detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))) {
-  generation_ = options_.first_generation - 1;
+      standby_detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))),
+      side_(std::move(side)) {
+  HAPAIR_CHECK(side_ != nullptr);
 }
 
 void PrimaryRole::on_start(TimeUs now, Effects& eff) {
@@ -45,25 +44,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     standby_detector_.disable();
     next_heartbeat_us_ = kNever;
   }
-  const TimeUs ack_interval = us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
-  const bool has_live_standby = heartbeat_to_ != kNoNode;
-  if (server_.node().kind() == FragmentKind::operators) {
-    if (server_.node().mode() == HaMode::passive && has_live_standby) {
-      checkpoints_.emplace(server_, heartbeat_to_);
-      checkpoints_->on_start(now);
-    }
-    if (server_.node().mode() == HaMode::active && has_live_standby && server_.node().settings().determinants &&
-        server_.fragment()->is_nondeterministic()) {
-      determinants_.emplace(server_, heartbeat_to_);
-      determinants_->on_start();
-    }
-    // Upstream backup sends level-1 rounds; a passive primary without a live standby (after a
-    // takeover) has nothing to checkpoint to, and acknowledges what it processed directly so
-    // upstream queues stay bounded.
-    if (server_.node().mode() == HaMode::upstream || (server_.node().mode() == HaMode::passive && !checkpoints_))
-      next_level1_us_ = now + ack_interval;
-  }
-  if (server_.node().kind() == FragmentKind::operators) next_forget_us_ = now + ack_interval;
+  side_->on_start(now, heartbeat_to_);
   if (server_.node().kind() == FragmentKind::source) next_source_us_ = now;
   if (options_.rebase_when_consumers_ready) {
     rebase_pending_ = true;
@@ -82,17 +63,7 @@ void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
     server_.send(eff, now, heartbeat_to_, Heartbeat{static_cast<std::uint64_t>(now)});
     next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
   }
-  if (checkpoints_) checkpoints_->on_tick(now, eff);
-  if (now >= next_level1_us_) {
-    level1_round(now, eff);
-    next_level1_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
-  }
-  if (now >= next_forget_us_) {
-    // Cause bookkeeping of outputs every consumer has acknowledged is never needed again.
-    if (server_.node().mode() != HaMode::upstream && server_.fragment())
-      server_.fragment()->forget_up_to(acked_positions(server_));
-    next_forget_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
-  }
+  side_->on_tick(now, eff);
   after_event(now, eff);
 }
 
@@ -134,17 +105,11 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
         } else if constexpr (std::is_same_v<T, Rejoin>) {
           on_rejoin(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, CheckpointAck>) {
-          if (checkpoints_ && from == heartbeat_to_) {
-            checkpoints_->on_ack(now, m, eff);
-          } else if (from == bootstrapping_standby_ && m.checkpoint_id == bootstrap_checkpoint_id_) {
-            bootstrapping_standby_ = kNoNode;
-            server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[from].name + " bootstrap=active");
-          } else {
+          if (from != heartbeat_to_ || !side_->on_message(now, from, env.body, eff))
             server_.count("unexpected_checkpoint_ack_dropped");
-          }
         } else if constexpr (std::is_same_v<T, DeterminantAck>) {
-          if (determinants_ && from == heartbeat_to_) determinants_->on_ack(m);
-          else server_.count("unexpected_determinant_ack_dropped");
+          if (from != heartbeat_to_ || !side_->on_message(now, from, env.body, eff))
+            server_.count("unexpected_determinant_ack_dropped");
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
         }
@@ -217,39 +182,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   dissolved_epoch_ = 0;
   server_.trace(eff, now, "rejoin_accepted",
                 "standby=" + server_.node().plan().nodes[from].name + " epoch=" + std::to_string(server_.routes().epoch()));
-  if (server_.node().kind() != FragmentKind::operators) return;
-  switch (server_.node().mode()) {
-    case HaMode::passive:
-      next_level1_us_ = kNever;  // level-1 acks come from acknowledged checkpoints again
-      checkpoints_.emplace(server_, from, true);
-      checkpoints_->on_start(now);
-      checkpoints_->take_now(now, eff);
-      break;
-    case HaMode::active: {
-      // Bootstrap: my full state now, then input from upstream after its input positions, then
-      // the determinants of everything I do from here on.
-      if (server_.fragment()->is_nondeterministic()) (void)server_.fragment()->take_determinants();
-      CheckpointContent state = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr);
-      const Bytes payload = serialize_checkpoint(state);
-      for (auto& c : chunk_checkpoint(state.id, false, 0, payload,
-                                      static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes)))
-        server_.send(eff, now, from, std::move(c));
-      server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
-      for (const auto& in : state.inputs) {
-        const FragmentId producer = server_.inputs().at(in.stream).producer();
-        server_.send(eff, now, server_.routes().route(producer).primary, Redirect{in.stream, from, true, in.processed});
-      }
-      bootstrapping_standby_ = from;
-      if (server_.node().settings().determinants && server_.fragment()->is_nondeterministic()) {
-        determinants_.emplace(server_, from);
-        determinants_->on_start();
-      }
-      break;
-    }
-    default:
-      server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[from].name + " (spare: no state)");
-      break;
-  }
+  if (server_.node().kind() == FragmentKind::operators) side_->on_standby_joined(now, from, eff);
 }
 
 void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
@@ -257,9 +190,7 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   if (heartbeat_to_ == kNoNode) return;
   const NodeId lost = heartbeat_to_;
   const TimeUs silent_us = now - standby_detector_.last_heard_us();
-  checkpoints_.reset();
-  determinants_.reset();
-  bootstrapping_standby_ = kNoNode;
+  side_->on_standby_lost();
   heartbeat_to_ = kNoNode;
   next_heartbeat_us_ = kNever;
   standby_detector_.stop();
@@ -319,7 +250,7 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
   // A passive primary without a standby acknowledges what it processed, so upstream queues stay
   // bounded (as after a takeover); other modes' upstreams trim as before, now without the
   // standby (the announcement removed it from their consumers).
-  if (server_.node().kind() == FragmentKind::operators && server_.node().mode() == HaMode::passive) next_level1_us_ = now;
+  side_->on_held_output_released(now);
   server_.count("held_tuples_released", static_cast<std::int64_t>(released));
   server_.trace(eff, now, "held_output_released",
                 "released=" + std::to_string(released) + " epoch=" + std::to_string(server_.routes().epoch()) +
@@ -357,92 +288,13 @@ void PrimaryRole::after_event(TimeUs now, Effects& eff) {
   if (dissolve_pending_ && dissolve_confirmed()) release_held_output(now, eff);
   if (server_.node().kind() == FragmentKind::source) next_source_us_ = server_.emit_source_tuples(now, eff);
   server_.process_input(now, eff);
-  if (determinants_) determinants_->after_processing(now, eff);
-  // Without a standby that follows them, the Union's recorded choices are of no use: drop them
-  // so they do not pile up (a rejoining standby is bootstrapped from a checkpoint, not from them).
-  if (!determinants_ && server_.node().mode() == HaMode::active && server_.fragment() &&
-      server_.fragment()->is_nondeterministic())
-    (void)server_.fragment()->take_determinants();
+  side_->after_processing(now, eff);
   server_.pump_outputs(now, eff);
   server_.send_level0_acks(now, eff, false);
   next_retransmit_us_ = server_.retransmit(now, eff);
-  if (determinants_) next_retransmit_us_ = std::min(next_retransmit_us_, determinants_->retransmit(now, eff));
+  next_retransmit_us_ = std::min(next_retransmit_us_, side_->retransmit(now, eff));
   // Rewound consumers are re-sent at once.
   server_.pump_outputs(now, eff);
-}
-
-void PrimaryRole::level1_round(TimeUs now, Effects& eff) {
-  Fragment* fragment = server_.fragment();
-  if (!fragment || server_.processing_paused()) return;
-  const auto acked = acked_positions(server_);
-  std::map<StreamId, TupleId> processed;
-  for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();
-  if (server_.node().mode() == HaMode::passive) {
-    if (acked == last_round_acked_ && processed == last_round_processed_) return;
-    ++generation_;
-    for (const auto& [s, done] : processed) {
-      const FragmentId producer = server_.inputs().at(s).producer();
-      for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
-    }
-    last_round_acked_ = acked;
-    last_round_processed_ = processed;
-    return;
-  }
-  const bool exact_trimming =
-      server_.node().mode() == HaMode::upstream && server_.node().settings().trimming != TrimmingRule::conservative;
-  // Upstream backup restarts a recovery node where this server's output queues begin, not where
-  // its consumers' level-0 acks are: if a consumer fails together with this server, its recovery
-  // node asks the recovery node of this server for everything its restart point needs, which is
-  // everything this server still holds. So the restart point (and what the upstream may trim)
-  // is composed from the trim positions, and what this server holds for its consumers travels
-  // with it (forwarded). Two adjacent fragments that fail at once are then recovered as one
-  // crash each (docs/FAULTS.md).
-  std::map<StreamId, TupleId> position = acked;
-  if (exact_trimming)
-    for (const auto& [s, o] : server_.outputs()) position[s] = o.trimmed_internal();
-  if (exact_trimming && !generation_acks_.empty()) {
-    bool lagging = false;
-    for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation() < ack.generation;
-    if (!lagging) server_.confirm_forwarded(generation_acks_.begin()->second.forwarded);
-    if (lagging) {
-      // Every round: a lagging upstream may be a new primary that holds none of our restart
-      // points yet, and until it does a failure of this fragment could not be recovered.
-      server_.count("level1_rounds_held");
-      for (const auto& [s, ack] : generation_acks_) {
-        if (server_.inputs().at(s).held_generation() >= ack.generation) continue;
-        const FragmentId producer = server_.inputs().at(s).producer();
-        for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
-        server_.count("level1_acks_repeated");
-      }
-      fragment->forget_up_to(position);
-      return;
-    }
-  }
-  std::vector<DownstreamRestartPoints> forwarded;
-  if (exact_trimming) forwarded = server_.downstream_restart_points();
-  if (position == last_round_acked_ && processed == last_round_processed_ && forwarded == last_round_forwarded_)
-    return;
-  Level1Round round;
-  if (server_.node().settings().trimming == TrimmingRule::conservative) {
-    std::map<StreamId, TupleId> horizon;
-    for (const auto& [s, in] : server_.inputs()) horizon[s] = in.beyond_horizon();
-    round = make_conservative_level1_round(horizon);
-  } else {
-    round = make_level1_round(*fragment, position, processed);
-  }
-  ++generation_;
-  generation_acks_.clear();
-  for (const auto& [s, up_to] : round.up_to) {
-    const FragmentId producer = server_.inputs().at(s).producer();
-    const Level1Ack ack{s, up_to, generation_, round.restart_point, forwarded};
-    if (exact_trimming) generation_acks_[s] = ack;
-    for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
-  }
-  fragment->forget_up_to(position);
-  last_round_acked_ = position;
-  last_round_processed_ = processed;
-  last_round_forwarded_ = std::move(forwarded);
-  server_.count("level1_rounds");
 }
 
 void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
@@ -454,9 +306,7 @@ void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
 }
 
 TimeUs PrimaryRole::next_wakeup_us() const {
-  TimeUs t = std::min({next_heartbeat_us_, next_level1_us_, next_source_us_, next_forget_us_,
-                       server_.next_ack_due_us()});
-  if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
+  TimeUs t = std::min({next_heartbeat_us_, next_source_us_, server_.next_ack_due_us(), side_->next_wakeup_us()});
   t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us(), standby_loss_due_us_});
   if (dissolve_pending_) t = std::min(t, next_confirmation_request_us_);
   return t;

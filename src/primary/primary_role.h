@@ -20,10 +20,9 @@
 #include <set>
 #include <string>
 
-#include "protocols/failure_detector.h"
-#include "primary/checkpoint_sender.h"
-#include "primary/determinant_shipper.h"
+#include "primary/approach.h"
 #include "primary/role.h"
+#include "protocols/failure_detector.h"
 
 namespace hapair {
 
@@ -33,18 +32,10 @@ namespace hapair {
 // primary claims a new epoch of its own. See docs/FAULTS.md, "crash of a standby".
 inline constexpr std::int64_t kStandbyLossFailureTimeouts = 2;
 
-struct PrimaryOptions {
-  // This primary took over its fragment (it is not the plan's original primary).
-  bool took_over = false;
-  // Keep processing paused until every consumer sent its ReplayRequest, then rebase ids.
-  bool rebase_when_consumers_ready = false;
-  // Generations of level-1 acks continue above what upstreams already hold.
-  std::uint64_t first_generation = 1;
-};
-
 class PrimaryRole : public RoleBehaviour {
  public:
-  PrimaryRole(Server& server, PrimaryOptions options);
+  // `side` is the fragment's approach at the primary (approach.h): make_primary_side.
+  PrimaryRole(Server& server, PrimaryOptions options, std::unique_ptr<PrimarySide> side);
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
@@ -66,7 +57,6 @@ class PrimaryRole : public RoleBehaviour {
 
  private:
   void after_event(TimeUs now, Effects& eff);
-  void level1_round(TimeUs now, Effects& eff);
   void maybe_finish_rebase(TimeUs now, Effects& eff);
   // A restarted node of my fragment asks to become my standby again.
   void on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);
@@ -109,29 +99,20 @@ class PrimaryRole : public RoleBehaviour {
   std::set<NodeId> confirmed_producers_;  // producers that echoed my route in that epoch
   TimeUs next_confirmation_request_us_ = kNever;
   TimeUs next_heartbeat_us_ = kNever;
-  TimeUs next_level1_us_ = kNever;
   TimeUs next_source_us_ = kNever;
-  TimeUs next_forget_us_ = kNever;
   TimeUs next_retransmit_us_ = kNever;
-  std::uint64_t generation_ = 0;
-  // Upstream backup: the current generation's level-1 acks, by input stream. A new generation
-  // starts only when every upstream says it holds this one (held_generation); until then the
-  // acks go again, every round, to those that do not, so an upstream cut off for a while (or a
-  // new upstream primary) cannot end up with no generation in common with its siblings.
-  std::map<StreamId, Level1Ack> generation_acks_;
-  std::map<StreamId, TupleId> last_round_acked_;
-  std::map<StreamId, TupleId> last_round_processed_;
-  std::vector<DownstreamRestartPoints> last_round_forwarded_;
   bool rebase_pending_ = false;
-  NodeId bootstrapping_standby_ = kNoNode;  // active: a rejoined standby installing my checkpoint
-  std::uint64_t bootstrap_checkpoint_id_ = 0;
-  std::optional<CheckpointSender> checkpoints_;     // passive standby, while the standby lives
-  std::optional<DeterminantShipper> determinants_;  // active standby of an arbitrary fragment
+  // What the fragment's approach does at the primary: level-1 rounds (upstream backup),
+  // checkpoints (passive standby), determinants and bootstraps (active standby).
+  std::unique_ptr<PrimarySide> side_;
   std::unique_ptr<RoleBehaviour> successor_;
 };
 
 // The role of a primary that learned a newer epoch of its own fragment: it sends nothing and
 // drops everything (counted), so a paused-and-resumed old primary cannot break a guarantee.
+// The primary's end of `approach` for my fragment (a source or a sink: the stateless one).
+std::unique_ptr<PrimarySide> make_primary_side(const Approach& approach, Server& server, const PrimaryOptions& options);
+
 class FencedRole : public RoleBehaviour {
  public:
   explicit FencedRole(Server& server) : server_(server) {}

@@ -15,7 +15,7 @@
 
 #include <zmq.hpp>
 
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "protocols/check.h"
 #include "runtime/run_clock.h"
 

@@ -48,7 +48,7 @@ struct NodeProcessOptions {
   double directory_timeout_s = 30.0;  // how long to wait for the launcher's Directory
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;
-  CoreFactory core_factory;  // empty: make_node_core (backup/node_factory.h)
+  CoreFactory core_factory;  // empty: make_node_core (node/node_factory.h)
   TimeUs stats_interval_us = 100'000;
   TimeUs delivery_flush_us = 10'000;
   std::size_t delivery_batch_max = 1'000;

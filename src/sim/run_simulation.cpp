@@ -1,6 +1,6 @@
 // run_simulation() with the production cores. It lives apart from simulator.cpp so that tests
 // of the simulator with their own small cores link without the role libraries' factory.
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "sim/simulator.h"
 
 namespace hapair {

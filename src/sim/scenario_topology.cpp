@@ -1,7 +1,7 @@
 // Scenario(Topology) builds the plan and uses the production cores. It lives apart from
 // scenario.cpp so that scenarios over hand-made plans and test cores link without the role
 // libraries' factory.
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "protocols/check.h"
 #include "sim/scenario.h"
 

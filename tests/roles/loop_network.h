@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "driver/effects.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"

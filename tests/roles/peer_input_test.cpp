@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "backup/node_factory.h"
+#include "node/node_factory.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"
 

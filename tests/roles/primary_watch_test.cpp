@@ -1,8 +1,8 @@
-// PrimaryWatch (backup/primary_watch.h): the heartbeats and failure detector every standby role
+// PrimaryWatch (primary/primary_watch.h): the heartbeats and failure detector every standby role
 // shares. Paper: partners detect fail-stop crashes by missed heartbeats (Hwang et al., section 2).
 #include <catch2/catch.hpp>
 
-#include "backup/primary_watch.h"
+#include "primary/primary_watch.h"
 
 using namespace hapair;
 

@@ -1,4 +1,4 @@
-#include "backup/takeover.h"
+#include "primary/takeover.h"
 
 #include "primary/primary_role.h"
 

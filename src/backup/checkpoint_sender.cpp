@@ -1,4 +1,4 @@
-#include "primary/checkpoint_sender.h"
+#include "backup/checkpoint_sender.h"
 
 namespace hapair {
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "primary/approach.h"
 #include "primary/role.h"
 #include "protocols/core.h"
 
@@ -21,6 +22,7 @@ class ServerNode : public NodeCore {
   void swap_roles(TimeUs now, Effects& eff);
 
   Server server_;
+  const Approach& approach_;  // my fragment's (node/approaches.h)
   std::unique_ptr<RoleBehaviour> role_;
 };
 

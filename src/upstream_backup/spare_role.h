@@ -18,7 +18,7 @@
 
 #include <map>
 
-#include "backup/primary_watch.h"
+#include "primary/primary_watch.h"
 #include "primary/role.h"
 
 namespace hapair {

@@ -10,13 +10,15 @@
 // named standby; it never acts as primary.
 #pragma once
 
+#include "primary/approach.h"
 #include "primary/role.h"
 
 namespace hapair {
 
 class RejoiningRole : public RoleBehaviour {
  public:
-  explicit RejoiningRole(Server& server);
+  // `approach`: my fragment's, whose standby role I become once named.
+  RejoiningRole(Server& server, const Approach& approach);
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
@@ -27,6 +29,7 @@ class RejoiningRole : public RoleBehaviour {
   void request(TimeUs now, Effects& eff);
 
   Server& server_;
+  const Approach& approach_;
   NodeId partner_ = kNoNode;
   // This request's identity: the time it started (later for every restart or fencing).
   std::uint64_t incarnation_ = 0;

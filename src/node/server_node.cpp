@@ -1,25 +1,24 @@
-#include "backup/server_node.h"
+#include "node/server_node.h"
 
 #include <type_traits>
 
-#include "backup/node_factory.h"
-#include "backup/rejoin_role.h"
-#include "backup/spare_role.h"
-#include "backup/standby_roles.h"
+#include "node/approaches.h"
+#include "node/node_factory.h"
 #include "primary/primary_role.h"
+#include "primary/rejoin_role.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
-ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self) : server_(std::move(plan), self) {
-  switch (server_.role()) {
-    case Role::primary: role_ = std::make_unique<PrimaryRole>(server_, PrimaryOptions{}); break;
-    case Role::spare: role_ = std::make_unique<SpareRole>(server_); break;
-    case Role::passive_backup:
-    case Role::active_backup:
-      role_ = make_standby_role(server_);
-      break;
-    case Role::fenced: role_ = std::make_unique<FencedRole>(server_); break;
-    case Role::rejoining: role_ = std::make_unique<RejoiningRole>(server_); break;
+ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self)
+    : server_(std::move(plan), self), approach_(approach_for(server_.node().mode())) {
+  if (server_.role() == Role::primary) {
+    const PrimaryOptions options;
+    role_ = std::make_unique<PrimaryRole>(server_, options, make_primary_side(approach_, server_, options));
+  } else {
+    // A planned standby (the plan names one only for modes whose approach has a standby role).
+    HAPAIR_CHECK_MSG(approach_.standby_role != nullptr, "no standby role for ha " << to_string(approach_.mode));
+    role_ = approach_.standby_role(server_, false);
   }
 }
 
@@ -32,7 +31,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, Start>) {
           server_.set_driver_watches_partner(e.driver_watches_partner);
-          if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_);
+          if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_, approach_);
           role_->on_start(now, eff);
         } else if constexpr (std::is_same_v<T, Tick>) {
           role_->on_tick(now, eff);
@@ -78,7 +77,7 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
     // A fenced primary (paused, or cut off, while its standby took over) holds only stale
     // state: it rejoins its fragment as the new standby, restoring the pair.
     if (server_.role() == Role::fenced) {
-      role_ = std::make_unique<RejoiningRole>(server_);
+      role_ = std::make_unique<RejoiningRole>(server_, approach_);
       role_->on_start(now, eff);
     }
   }

@@ -1,4 +1,4 @@
-#include "backup/primary_watch.h"
+#include "primary/primary_watch.h"
 
 #include <algorithm>
 

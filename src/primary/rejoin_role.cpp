@@ -1,14 +1,12 @@
-#include "backup/rejoin_role.h"
+#include "primary/rejoin_role.h"
 
 #include <type_traits>
 
-#include "backup/active_standby_role.h"
-#include "backup/passive_standby_role.h"
-#include "backup/spare_role.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
-RejoiningRole::RejoiningRole(Server& server) : server_(server) {
+RejoiningRole::RejoiningRole(Server& server, const Approach& approach) : server_(server), approach_(approach) {
   const PlanFragment& f = server_.node().fragment_plan();
   partner_ = server_.node().self() == f.primary ? f.standby : f.primary;
 }
@@ -52,11 +50,8 @@ void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   server_.trace(eff, now, "rejoined",
                 std::string("as=") + to_string(r) + " primary=" + server_.node().plan().nodes[t->new_primary].name +
                     " epoch=" + std::to_string(t->epoch));
-  switch (r) {
-    case Role::passive_backup: successor_ = std::make_unique<PassiveStandbyRole>(server_); break;
-    case Role::active_backup: successor_ = std::make_unique<ActiveStandbyRole>(server_, true); break;
-    default: successor_ = std::make_unique<SpareRole>(server_); break;
-  }
+  HAPAIR_CHECK_MSG(approach_.standby_role != nullptr, "no standby role for ha " << to_string(approach_.mode));
+  successor_ = approach_.standby_role(server_, true);
 }
 
 }  // namespace hapair

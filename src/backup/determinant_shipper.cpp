@@ -1,4 +1,4 @@
-#include "primary/determinant_shipper.h"
+#include "backup/determinant_shipper.h"
 
 namespace hapair {
 

@@ -1,10 +1,11 @@
-#include "backup/spare_role.h"
+#include "upstream_backup/spare_role.h"
 
 #include <algorithm>
 #include <type_traits>
 
-#include "backup/takeover.h"
+#include "primary/takeover.h"
 #include "primary/primary_role.h"
+#include "upstream_backup/approaches.h"
 #include "upstream_backup/restart_point_store.h"
 
 namespace hapair {
@@ -133,7 +134,7 @@ void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   PrimaryOptions options;
   options.took_over = true;
   options.rebase_when_consumers_ready = true;
-  successor_ = std::make_unique<PrimaryRole>(server_, options);
+  successor_ = std::make_unique<PrimaryRole>(server_, options, make_stateless_primary_side(server_, options));
 }
 
 void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
@@ -215,8 +216,19 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   // points that came with mine, and where my queues begin.
   for (const auto& [f, t] : deferred_takeovers_) server_.on_takeover(now, t, eff);
   deferred_takeovers_.clear();
-  successor_ = std::make_unique<PrimaryRole>(server_, options);
+  successor_ = std::make_unique<PrimaryRole>(server_, options, make_level1_sender(server_, options));
 }
+
+namespace {
+
+std::unique_ptr<RoleBehaviour> make_spare_role(Server& server, bool /*rejoined*/) {
+  return std::make_unique<SpareRole>(server);
+}
+
+}  // namespace
+
+Approach upstream_backup_approach() { return Approach{HaMode::upstream, &make_level1_sender, &make_spare_role}; }
+Approach amnesia_approach() { return Approach{HaMode::amnesia, &make_stateless_primary_side, &make_spare_role}; }
 
 TimeUs SpareRole::next_wakeup_us() const {
   if (successor_) return kNever;

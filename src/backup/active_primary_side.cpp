@@ -1,0 +1,109 @@
+// The active standby's approach at the primary: the determinants of a non-deterministic
+// fragment go to the live standby (DeterminantShipper); a restarted node that rejoins as the
+// standby is bootstrapped with a full checkpoint of my state, then subscribed to my producers
+// after its input positions.
+//
+// Paper: active standby (section 4.2): both servers process the same input; the primary sends
+// what the standby cannot decide alone (here, a Union's interleaving) and releases output only
+// once the standby has it.
+#include <optional>
+
+#include "backup/active_standby_role.h"
+#include "backup/approaches.h"
+#include "backup/determinant_shipper.h"
+#include "primary/checkpoint_state.h"
+
+namespace hapair {
+
+namespace {
+
+class ActivePrimarySide : public StatelessPrimarySide {
+ public:
+  using StatelessPrimarySide::StatelessPrimarySide;
+
+  void on_start(TimeUs now, NodeId standby) override {
+    if (standby != kNoNode && ships_determinants()) {
+      determinants_.emplace(server_, standby);
+      determinants_->on_start();
+    }
+    StatelessPrimarySide::on_start(now, standby);
+  }
+
+  bool on_message(TimeUs now, NodeId from, const Message& m, Effects& eff) override {
+    if (const auto* ack = std::get_if<DeterminantAck>(&m)) {
+      if (!determinants_) return false;
+      determinants_->on_ack(*ack);
+      return true;
+    }
+    const auto* ack = std::get_if<CheckpointAck>(&m);
+    if (!ack || from != bootstrapping_standby_ || ack->checkpoint_id != bootstrap_checkpoint_id_) return false;
+    bootstrapping_standby_ = kNoNode;
+    server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[from].name + " bootstrap=active");
+    return true;
+  }
+
+  void after_processing(TimeUs now, Effects& eff) override {
+    if (determinants_) {
+      determinants_->after_processing(now, eff);
+    } else if (server_.fragment() && server_.fragment()->is_nondeterministic()) {
+      // Without a standby that follows them, the Union's recorded choices are of no use: drop
+      // them so they do not pile up (a rejoining standby is bootstrapped from a checkpoint).
+      (void)server_.fragment()->take_determinants();
+    }
+  }
+
+  TimeUs retransmit(TimeUs now, Effects& eff) override {
+    return determinants_ ? determinants_->retransmit(now, eff) : kNever;
+  }
+
+  // Bootstrap: my full state now, then input from upstream after its input positions, then the
+  // determinants of everything I do from here on.
+  void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
+    if (server_.fragment()->is_nondeterministic()) (void)server_.fragment()->take_determinants();
+    CheckpointContent state = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr);
+    const Bytes payload = serialize_checkpoint(state);
+    for (auto& c : chunk_checkpoint(state.id, false, 0, payload,
+                                    static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes)))
+      server_.send(eff, now, standby, std::move(c));
+    server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
+    for (const auto& in : state.inputs) {
+      const FragmentId producer = server_.inputs().at(in.stream).producer();
+      server_.send(eff, now, server_.routes().route(producer).primary, Redirect{in.stream, standby, true, in.processed});
+    }
+    bootstrapping_standby_ = standby;
+    if (ships_determinants()) {
+      determinants_.emplace(server_, standby);
+      determinants_->on_start();
+    }
+  }
+
+  void on_standby_lost() override {
+    determinants_.reset();
+    bootstrapping_standby_ = kNoNode;
+  }
+
+ private:
+  bool ships_determinants() const {
+    return server_.node().settings().determinants && server_.fragment()->is_nondeterministic();
+  }
+
+  std::optional<DeterminantShipper> determinants_;  // a non-deterministic fragment's live standby
+  NodeId bootstrapping_standby_ = kNoNode;          // a rejoined standby installing my checkpoint
+  std::uint64_t bootstrap_checkpoint_id_ = 0;
+};
+
+std::unique_ptr<RoleBehaviour> make_active_standby_role(Server& server, bool rejoined) {
+  return std::make_unique<ActiveStandbyRole>(server, rejoined);
+}
+
+}  // namespace
+
+std::unique_ptr<PrimarySide> make_active_primary_side(Server& server, const PrimaryOptions& /*options*/) {
+  return std::make_unique<ActivePrimarySide>(server);
+}
+
+Approach active_standby_approach() {
+  return Approach{HaMode::active, &make_active_primary_side, &make_active_standby_role};
+}
+
+}  // namespace hapair

@@ -1,0 +1,106 @@
+// The passive standby's approach at the primary: checkpoints to a live standby
+// (CheckpointSender); without one (after a takeover, or once a lost standby's held output is
+// released) the primary acknowledges what it processed directly, so upstream queues stay
+// bounded.
+//
+// Paper: passive standby (section 4.1): upstream servers trim only what an acknowledged
+// checkpoint covers; a primary without a backup has no checkpoint to wait for.
+#include <optional>
+
+#include "backup/approaches.h"
+#include "backup/checkpoint_sender.h"
+#include "backup/passive_standby_role.h"
+
+namespace hapair {
+
+namespace {
+
+class PassivePrimarySide : public StatelessPrimarySide {
+ public:
+  PassivePrimarySide(Server& server, const PrimaryOptions& options)
+      : StatelessPrimarySide(server), generation_(options.first_generation - 1) {}
+
+  void on_start(TimeUs now, NodeId standby) override {
+    if (standby != kNoNode) {
+      checkpoints_.emplace(server_, standby);
+      checkpoints_->on_start(now);
+    } else {
+      next_direct_ack_us_ = now + ack_interval_us();
+    }
+    StatelessPrimarySide::on_start(now, standby);
+  }
+
+  void on_tick(TimeUs now, Effects& eff) override {
+    if (checkpoints_) checkpoints_->on_tick(now, eff);
+    if (now >= next_direct_ack_us_) {
+      direct_acks(now, eff);
+      next_direct_ack_us_ = now + ack_interval_us();
+    }
+    StatelessPrimarySide::on_tick(now, eff);
+  }
+
+  bool on_message(TimeUs now, NodeId /*from*/, const Message& m, Effects& eff) override {
+    const auto* ack = std::get_if<CheckpointAck>(&m);
+    if (!ack || !checkpoints_) return false;
+    checkpoints_->on_ack(now, *ack, eff);
+    return true;
+  }
+
+  void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
+    next_direct_ack_us_ = kNever;  // level-1 acks come from acknowledged checkpoints again
+    checkpoints_.emplace(server_, standby, true);
+    checkpoints_->on_start(now);
+    checkpoints_->take_now(now, eff);
+  }
+
+  void on_standby_lost() override { checkpoints_.reset(); }
+  void on_held_output_released(TimeUs now) override { next_direct_ack_us_ = now; }
+
+  TimeUs next_wakeup_us() const override {
+    TimeUs t = std::min(next_direct_ack_us_, StatelessPrimarySide::next_wakeup_us());
+    if (checkpoints_) t = std::min(t, checkpoints_->next_due_us());
+    return t;
+  }
+
+ private:
+  TimeUs ack_interval_us() const { return us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms)); }
+
+  // A level-1 ack of everything processed, to every node of each producer, when anything moved.
+  void direct_acks(TimeUs now, Effects& eff) {
+    if (!server_.fragment() || server_.processing_paused()) return;
+    const auto acked = acked_positions(server_);
+    std::map<StreamId, TupleId> processed;
+    for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();
+    if (acked == last_acked_ && processed == last_processed_) return;
+    ++generation_;
+    for (const auto& [s, done] : processed) {
+      const FragmentId producer = server_.inputs().at(s).producer();
+      for (NodeId n : server_.routes().input_nodes_of(producer))
+        server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
+    }
+    last_acked_ = acked;
+    last_processed_ = processed;
+  }
+
+  std::optional<CheckpointSender> checkpoints_;  // while the standby lives
+  TimeUs next_direct_ack_us_ = kNever;
+  std::uint64_t generation_;
+  std::map<StreamId, TupleId> last_acked_;
+  std::map<StreamId, TupleId> last_processed_;
+};
+
+std::unique_ptr<RoleBehaviour> make_passive_standby_role(Server& server, bool /*rejoined*/) {
+  return std::make_unique<PassiveStandbyRole>(server);
+}
+
+}  // namespace
+
+std::unique_ptr<PrimarySide> make_passive_primary_side(Server& server, const PrimaryOptions& options) {
+  return std::make_unique<PassivePrimarySide>(server, options);
+}
+
+Approach passive_standby_approach() {
+  return Approach{HaMode::passive, &make_passive_primary_side, &make_passive_standby_role};
+}
+
+}  // namespace hapair

@@ -1,0 +1,33 @@
+#include "primary/approach.h"
+
+namespace hapair {
+
+std::map<StreamId, TupleId> acked_positions(const Server& server) {
+  std::map<StreamId, TupleId> out;
+  for (const auto& [s, o] : server.outputs()) out[s] = o.acked_internal();
+  return out;
+}
+
+void StatelessPrimarySide::on_start(TimeUs now, NodeId /*standby*/) {
+  if (server_.node().kind() == FragmentKind::operators)
+    next_forget_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
+}
+
+void StatelessPrimarySide::on_tick(TimeUs now, Effects& /*eff*/) {
+  if (now < next_forget_us_) return;
+  // Cause bookkeeping of outputs every consumer has acknowledged is never needed again.
+  if (server_.fragment()) server_.fragment()->forget_up_to(acked_positions(server_));
+  next_forget_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
+}
+
+void StatelessPrimarySide::on_standby_joined(TimeUs now, NodeId standby, Effects& eff) {
+  server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[standby].name + " (spare: no state)");
+}
+
+std::unique_ptr<PrimarySide> make_stateless_primary_side(Server& server, const PrimaryOptions& /*options*/) {
+  return std::make_unique<StatelessPrimarySide>(server);
+}
+
+Approach no_ha_approach() { return Approach{HaMode::none, &make_stateless_primary_side, nullptr}; }
+
+}  // namespace hapair
