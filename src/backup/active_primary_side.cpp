@@ -68,7 +68,9 @@ class ActivePrimarySide : public StatelessPrimarySide {
     server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
     for (const auto& in : state.inputs) {
       const FragmentId producer = server_.inputs().at(in.stream).producer();
-      server_.send(eff, now, server_.routes().route(producer).primary, Redirect{in.stream, standby, true, in.processed});
+      // Every node that sends me this stream (an active producer's standby tracks it too).
+      for (NodeId n : server_.routes().input_nodes_of(producer))
+        server_.send(eff, now, n, Redirect{in.stream, standby, true, in.processed});
     }
     bootstrapping_standby_ = standby;
     if (ships_determinants()) {

@@ -71,6 +71,9 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           server_.on_level0_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
           server_.on_level1_ack(now, from, m);
+        } else if constexpr (std::is_same_v<T, Redirect>) {
+          // A consumer's primary subscribes its rejoined standby: I track it, as my primary sends.
+          server_.on_redirect(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (auto next = standby_learns_takeover(server_, now, m, eff, !bootstrapping_)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {

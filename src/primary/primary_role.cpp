@@ -102,6 +102,9 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           }
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
           // A standby's heartbeat: nothing to do.
+        } else if constexpr (std::is_same_v<T, Redirect>) {
+          // A consumer fragment's primary subscribes its rejoined active standby.
+          server_.on_redirect(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Rejoin>) {
           on_rejoin(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, CheckpointAck>) {

@@ -223,3 +223,27 @@ TEST_CASE("an upstream server fails while the downstream's replay is running: st
     CHECK(o.count("takeover") == 2);
   }
 }
+
+TEST_CASE("a rejoined active standby is subscribed upstream at its bootstrap positions and follows its primary", "[scenarios]") {
+  // The primary bootstraps its rejoined standby with a full checkpoint and a Redirect to every
+  // producer: subscribe it after the checkpoint's input positions. If the producer dropped the
+  // Redirect, the standby would get no input (it would take over with the bootstrap's state)
+  // and the producer's queue would never be trimmed for it.
+  auto o = run(network("", HaMode::active, 3.0),
+               {fault(FaultKind::crash, "aggregate", 0.6), fault(FaultKind::restart, "aggregate", 1.0)});
+  REQUIRE(o.result.completed);
+  REQUIRE(o.has("pair_restored"));
+  std::int64_t subscribed = 0, dropped = 0;
+  for (const auto& [node, m] : o.result.counters) {
+    if (auto it = m.find("standbys_subscribed"); it != m.end()) subscribed += it->second;
+    if (auto it = m.find("unexpected_redirect_dropped"); it != m.end()) dropped += it->second;
+  }
+  CHECK(subscribed > 0);
+  CHECK(dropped == 0);
+  // The rejoined standby processed input after its bootstrap (it follows its primary).
+  auto it = o.result.counters.find("aggregate");
+  REQUIRE(it != o.result.counters.end());
+  CHECK(it->second.count("tuples_processed") == 1);
+  CHECK(it->second.at("tuples_processed") > 0);
+  CHECK(o.report.verdict == "precise");
+}
