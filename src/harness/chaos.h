@@ -5,7 +5,7 @@
 //
 // Paper: Hwang et al. (ICDE 2005) promise each approach's recovery type for a single fail-stop
 // crash (section 3: precise for passive standby, active standby with determinants and, on
-// deterministic networks, upstream backup; gap for amnesia). DESIGN.md section 6 and issue 8 add
+// deterministic networks, upstream backup; gap for amnesia). docs/FAULTS.md, "Who may act as primary" and issue 8 add
 // the failures the paper assumed away: pauses shorter and longer than the failure timeout,
 // partitions, message loss and duplication, a second failure during recovery, and the restart of
 // a crashed node that restores the pair. docs/FAULTS.md lists every fault, what each approach

@@ -3,7 +3,7 @@
 //
 // Paper: the three recovery types of Hwang et al. (section 3): precise (the output equals a
 // failure-free run's), rollback (nothing lost, but duplicates or differing tuples) and gap (some
-// output lost). DESIGN.md section 5 is the contract; its definitions, repeated:
+// output lost). docs/EXPERIMENTS.md ("How we measure") is the contract; its definitions, repeated:
 //
 //   Each output tuple is an entry (identity, value) with identity = (stream, lineage) and
 //   value = (key, value, ts_us). Tuple ids and delivery times are not part of an entry: ids are
@@ -101,7 +101,7 @@ SemanticsReport check_semantics(const std::vector<Delivery>& reference,
                                 const std::vector<Delivery>& delivered,
                                 const std::vector<std::string>& arbitrary_operators);
 
-// How the output splits at a failure instant F (DESIGN.md section 5: recovery time ends at the
+// How the output splits at a failure instant F (docs/EXPERIMENTS.md, "How we measure": recovery time ends at the
 // first *new* output tuple, one the reference has and that was not delivered before F).
 // A delivery is "before" F when at_us < F. A delivery at or after F is new when it is the k-th
 // delivered copy of an entry with reference count r, b copies of it were delivered before F, and

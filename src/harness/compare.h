@@ -4,7 +4,7 @@
 //
 // Paper: the recovery-time versus runtime-overhead trade-off of amnesia, passive standby,
 // active standby and upstream backup (Hwang et al., section 6): overhead is the cost during
-// normal operation, recovery time what one crash costs. Definitions (DESIGN.md section 5, README
+// normal operation, recovery time what one crash costs. Definitions (docs/EXPERIMENTS.md, "How we measure", README
 // "How we measure"), as implemented here:
 // - Each repetition runs, in this interleaved order, a failure-free run of ha=none and of every
 //   approach (the overhead runs), then every approach with the same SIGKILL of the victim at

@@ -4,7 +4,7 @@
 // overhead includes a takeover nobody asked for. Such a run must never be shown as clean.
 //
 // Paper: Hwang et al. (section 6) measure recovery from one fail-stop crash of a primary; a run
-// whose pair was already swapped does not measure that. DESIGN.md section 5 ("the numbers are
+// whose pair was already swapped does not measure that. docs/EXPERIMENTS.md, "How we measure" ("the numbers are
 // honest") and issue 13 item 4.
 //
 // From the run's own trace (its RunResult: events, planned faults, plan), a disturbance is:

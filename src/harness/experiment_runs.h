@@ -48,7 +48,7 @@ struct ExperimentRow {
   std::optional<double> x;
   std::string network;
   // The weakest operator class in the network (to_string(OperatorClass)): what the recovery type
-  // an approach can give depends on (DESIGN.md section 1).
+  // an approach can give depends on (docs/FAULTS.md).
   std::string network_class;
   std::string approach;
   std::uint64_t seed = 0;

@@ -2,7 +2,7 @@
 // looked up among the valid ones, with the close match of a misspelt one, the victim of a
 // comparison, and fault times that fall inside the run.
 //
-// Paper: none directly; DESIGN.md section 4 and STYLE.md rule 9 (bad input gets a clear error
+// Paper: none directly; the project standard (bad input gets a clear error
 // naming the problem and the valid choices).
 //
 // Invariant: every function here returns problems as full sentences and never throws or aborts

@@ -5,7 +5,7 @@
 // crash fault is a real SIGKILL of the node's process (fail-stop, section 2) and a pause is a
 // SIGSTOP/SIGCONT pair (a server that stops and comes back, which the paper assumed away); a
 // restart starts a crashed node's process again (`hapair node --rejoin`, bound to its old data
-// endpoint) so that it rejoins as the standby and the pair is restored (DESIGN.md section 6).
+// endpoint) so that it rejoins as the standby and the pair is restored (docs/FAULTS.md, "Who may act as primary").
 //
 // What it does: binds a ROUTER for control, starts every node (or, in manual mode, prints the
 // command for each and waits for them), waits for every Hello, sends the Directory with the run

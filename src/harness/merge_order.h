@@ -1,7 +1,7 @@
 // The merge order a run's Unions really chose, composed from what their nodes reported, and the
 // sink streams whose content depends on it.
 //
-// DESIGN.md section 7: "precise" for a network with a Union means equal to a failure-free
+// docs/FAULTS.md: "precise" for a network with a Union means equal to a failure-free
 // execution with the interleaving the primary actually chose; the checker recomputes the
 // reference from the recorded choices rather than from one fixed order. An order-sensitive
 // operator after a Union (a windowed Aggregate or Join closes windows by the largest timestamp

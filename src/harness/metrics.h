@@ -2,7 +2,7 @@
 // computed from a RunResult and the failure-free reference output only.
 //
 // Paper: the trade-off Hwang et al. measure (sections 5-6) is recovery time against runtime
-// overhead. DESIGN.md section 5 is the contract; its definitions, as implemented here:
+// overhead. docs/EXPERIMENTS.md ("How we measure") is the contract; its definitions, as implemented here:
 //
 // - tuples_in: the sum of counter "tuples_emitted" over the source nodes (every node when the
 //   result has no plan); when no node reports it, the reference run's input count.

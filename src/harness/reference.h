@@ -1,7 +1,7 @@
 // The reference run: the failure-free output of a plan, computed in-process from the operators
 // themselves (no processes, no sockets, no HA), against which every run is checked.
 //
-// Paper/DESIGN.md section 5: "every run's sink output is compared with a failure-free reference
+// Paper, and docs/EXPERIMENTS.md ("How we measure"): "every run's sink output is compared with a failure-free reference
 // run of the same seed and input". Sources are pure functions of (seed, spec, i)
 // (operators/source_generator.h), so the reference recomputes exactly the input a run saw.
 //
@@ -15,7 +15,7 @@
 //
 // With recorded merge orders (merge_order.h), each Union named in them emits in that order
 // instead of in arrival order (Operator::replay_merge_order): the failure-free execution with
-// the interleaving the run's primaries really chose (DESIGN.md section 7).
+// the interleaving the run's primaries really chose (docs/FAULTS.md).
 //
 // Invariant: the result depends on the plan (and the merge orders) alone (same input, same
 // output, byte for byte), and every operator fragment has finished when the function returns.

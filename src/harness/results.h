@@ -1,6 +1,6 @@
 // Result files of one run and the readable terminal summary.
 //
-// DESIGN.md section 5: "write the seed, the effective config and the version next to every
+// docs/EXPERIMENTS.md, "How we measure": "write the seed, the effective config and the version next to every
 // result", and section 4: a user runs one configuration and gets its metrics printed and written.
 // write_results() fills a directory with:
 //   summary.json  keys: ha, driver, seed, version, network, tuples_in, tuples_out,

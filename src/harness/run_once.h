@@ -1,7 +1,7 @@
 // One run of one configuration, end to end: drive it (real processes or the simulator), compare
 // its sink output with the failure-free reference, compute its metrics, and optionally write
 // the result files. Every command that runs something (run, compare, experiment, chaos) goes
-// through here, so all of them measure the same way (DESIGN.md section 5).
+// through here, so all of them measure the same way (docs/EXPERIMENTS.md, "How we measure").
 #pragma once
 
 #include <functional>
@@ -57,7 +57,7 @@ Reference compute_reference(const Plan& plan);
 
 RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request, const Reference& reference);
 
-// What a run is judged against (DESIGN.md sections 5 and 7). On a network where an
+// What a run is judged against (docs/EXPERIMENTS.md, "How we measure", and docs/FAULTS.md). On a network where an
 // order-sensitive operator reads a Union's output (merge_order.h), the reference is recomputed
 // with the merge order the run's Unions really chose (RunResult::merge_orders); a stream whose
 // Union's order is unknown is left out of both sides and listed as not judged. Otherwise the

@@ -4,7 +4,7 @@
 //
 // Paper: the failure model is a fail-stop crash detected by missed heartbeats (section 2); an
 // approach's recovery-time figures only mean something when the detector fired for the planned
-// crash and only for it. DESIGN.md section 7 ("two detectors, two questions"): a crash is seen
+// crash and only for it. docs/FAULTS.md ("two detectors, two questions"): a crash is seen
 // from the connection loss, a hang from heartbeats, and a busy node is never mistaken for a
 // dead one; `hapair soak` is the measurement behind that claim (docs/DETECTION.md).
 //
@@ -17,7 +17,7 @@
 // - detection_ms: the planned victim's standby's detection of the victim (the first detection
 //   event with failed=<victim> at or after the failure instant) minus the failure instant,
 //   and which detector fired (its detector=... field);
-// - recovery_ms: RunMetrics' recovery time (DESIGN.md section 5).
+// - recovery_ms: RunMetrics' recovery time (docs/EXPERIMENTS.md, "How we measure").
 //
 // Invariant: pure in its inputs except for the runs it starts; rows are in run order.
 #pragma once

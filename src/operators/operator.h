@@ -92,7 +92,7 @@ class Operator {
   // Tuples buffered waiting for determinants (bounded by the node's input queue limit).
   virtual std::size_t buffered_tuples() const { return 0; }
 
-  // The merge order for the checker (DESIGN.md section 7). Every output a non-deterministic
+  // The merge order for the checker (docs/FAULTS.md). Every output a non-deterministic
   // operator emits, whether it led or followed, is logged as runs; take_merge_order() returns
   // what was logged since the last call. The log is a report, not state: snapshots do not carry
   // it and restoring one does not clear it.

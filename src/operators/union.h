@@ -11,7 +11,7 @@
 // port, input id). The input still needed on port p after output `acked` is everything after the
 // largest input of p emitted at or before `acked`; inputs still buffered are always needed.
 //
-// Merge order (DESIGN.md section 7): every emission, leading or following, is also logged as
+// Merge order (docs/FAULTS.md): every emission, leading or following, is also logged as
 // runs (port, first input id, count) for the checker, which recomputes the reference of
 // order-sensitive operators downstream from what the primary really chose; a reference run
 // replays such a log (replay_merge_order).

@@ -8,7 +8,7 @@
 // Invariants: a primary that learns of a newer epoch of its own fragment stops at once (it is
 // fenced); after a takeover that cannot regenerate identical ids, nothing is processed until
 // every consumer has said where it resumes, so rebased ids are above everything they accepted;
-// a lost standby never stalls the fragment (DESIGN.md section 7): the primary declares it lost,
+// a lost standby never stalls the fragment (docs/FAULTS.md): the primary declares it lost,
 // dissolves the pair in a new epoch and releases what it held (on_standby_lost), so the old
 // standby, if it was only paused, is answered with that epoch and rejoins; of two claims of one
 // epoch only one side's output and upstream trimming ever count (on_competing_claim).

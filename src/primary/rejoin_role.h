@@ -5,7 +5,7 @@
 // upstream backup), a passive standby (waiting for the primary's first full checkpoint), or an
 // active standby (bootstrapped from a full checkpoint, then fed by upstream and determinants).
 //
-// DESIGN.md section 6: restoring the pair after a failover, so a later failure is recovered as
+// docs/FAULTS.md, "Who may act as primary": restoring the pair after a failover, so a later failure is recovered as
 // precisely as the first. Invariant: a rejoining node sends nothing but Rejoin until it is
 // named standby; it never acts as primary.
 #pragma once

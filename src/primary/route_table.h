@@ -3,7 +3,7 @@
 // answered yet, and the fencing notices it sent.
 //
 // Paper: after a takeover upstream servers re-route to the new primary (section 4); hapair adds
-// epochs so a paused or partitioned old primary is fenced (split brain, DESIGN.md section 6).
+// epochs so a paused or partitioned old primary is fenced (split brain, docs/FAULTS.md, "Who may act as primary").
 //
 // Invariant: a fragment's epoch never moves backwards; a Takeover is followed only when it
 // names a newer epoch than the one followed (a repeat of the followed one is recognised, not

@@ -4,7 +4,7 @@
 // consumer to say where it resumes.
 //
 // Paper: a backup that detects its primary's failure takes over as the new primary and the
-// neighbours re-route to it (sections 4.1-4.3). Epochs (DESIGN.md section 6) make the takeover
+// neighbours re-route to it (sections 4.1-4.3). Epochs (docs/FAULTS.md, "Who may act as primary") make the takeover
 // safe against a primary that was only paused.
 #pragma once
 

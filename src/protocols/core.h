@@ -1,4 +1,4 @@
-// The interface between a pure protocol core and its driver (DESIGN.md section 2).
+// The interface between a pure protocol core and its driver (docs/ARCHITECTURE.md).
 //
 //     effects = core.handle(now, event)
 //

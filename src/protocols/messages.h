@@ -188,7 +188,7 @@ struct DeterminantAck {
 };
 
 // A restarted node (`node`, of `fragment`) asks the fragment's current primary to take it back
-// as its standby, so the process pair is restored after a failover (DESIGN.md section 6). The
+// as its standby, so the process pair is restored after a failover (docs/FAULTS.md, "Who may act as primary"). The
 // primary answers with a Takeover naming it as standby, and then brings it up to date: nothing
 // to do for a spare, a full checkpoint for a passive standby, a full checkpoint plus input from
 // upstream (Redirect) and determinants for an active standby.
@@ -271,7 +271,7 @@ struct Delivery {
 };
 
 // The merge order an arbitrary operator (Union) really chose, as a node reports it to the
-// harness (DESIGN.md section 7: the checker recomputes the reference from the recorded choices).
+// harness (docs/FAULTS.md: the checker recomputes the reference from the recorded choices).
 // Never sent between nodes. A run: `count` consecutive outputs that are the inputs
 // first_input, first_input + 1, ... of input `port`.
 struct MergeRun {

@@ -2,7 +2,7 @@
 //
 // Paper: a tuple has a tuple id, a timestamp and a payload (section 2). hapair's payload is a
 // (key, value) pair, enough for Filter, Map, grouped Aggregate and equi-Join. `lineage` is the
-// tuple's logical identity used by the semantics checker (DESIGN.md section 5): the source
+// tuple's logical identity used by the semantics checker (docs/EXPERIMENTS.md, "How we measure"): the source
 // position it derives from for Filter/Map/Union, a hash of (operator, window end, key) for an
 // Aggregate, a hash of both inputs' lineages for a Join. It does not depend on tuple ids, so it
 // is the same in a failure-free run and a recovered one.

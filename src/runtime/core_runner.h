@@ -1,7 +1,7 @@
 // Drives one pure NodeCore over a Transport in real time: the heart of a node's poll loop,
 // shared by the node process host (node_host.h) and the in-process one-hop benchmark.
 //
-// Paper: not a paper concept; it is the "runtime" driver of DESIGN.md section 2, which feeds a
+// Paper: not a paper concept; it is the "runtime" driver of docs/ARCHITECTURE.md, which feeds a
 // role's state machine `effects = core.handle(now, event)` with real received messages and
 // timer expiries and performs the effects on real sockets.
 //

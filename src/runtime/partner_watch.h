@@ -3,7 +3,7 @@
 // connection to its data socket carrying ZMTP heartbeats, watched by a socket monitor.
 //
 // Paper: servers detect fail-stop crashes of their partners by missed heartbeats (section 2).
-// DESIGN.md section 7 asks for two detectors for two questions:
+// docs/FAULTS.md asks for two detectors for two questions:
 // - a crash: the dead process's kernel closes its connections at once, so the crash line ends
 //   within about half a millisecond of a `kill -9` (Detector::connection). A partner that
 //   announced no crash line (an older node) is watched by a second idle ZeroMQ connection whose

@@ -4,7 +4,7 @@
 // Paper: the servers of a query network exchange tuple batches downstream and acknowledgements,
 // checkpoints and heartbeats (sections 2 and 4); this is the real network those messages cross,
 // and where their bytes are counted per message kind to measure each approach's runtime overhead
-// (DESIGN.md section 5).
+// (docs/EXPERIMENTS.md, "How we measure").
 //
 // Shape: one PULL socket bound per node (its inbox); one PUSH socket per peer, connected the
 // first time something is sent to that peer. Sends never block: when ZeroMQ's queue towards a

@@ -1,6 +1,6 @@
 // The simulator's event queue: a priority queue of timed events in virtual time.
 //
-// DESIGN.md section 2 asks for a seeded simulator that gives the same run byte for byte for the
+// docs/ARCHITECTURE.md asks for a seeded simulator that gives the same run byte for byte for the
 // same seed. The queue is the heart of that promise: events come out ordered by (time, insertion
 // sequence), so two events scheduled for the same microsecond are handled in the order they were
 // scheduled, never in an order that depends on addresses or on the standard library's heap.

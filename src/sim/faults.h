@@ -1,8 +1,8 @@
 // Checking a fault schedule (crash, pause, partition, restart; protocols/run_result.h) against a
 // plan before a simulated run.
 //
-// Paper: the failure model is a fail-stop server crash (Hwang et al., section 2); DESIGN.md
-// section 6 adds pauses (a stopped process that comes back), partitions and restarts. A fault
+// Paper: the failure model is a fail-stop server crash (Hwang et al., section 2); docs/FAULTS.md
+// adds pauses (a stopped process that comes back), partitions and restarts. A fault
 // schedule comes from a user's command line or experiment config, so its mistakes are reported,
 // not asserted.
 //

@@ -1,5 +1,5 @@
 // The size a message takes on the simulated wire, for the bandwidth model and for the
-// bytes_sent.<kind> counters (DESIGN.md section 5: runtime overhead is measured as bytes per
+// bytes_sent.<kind> counters (docs/EXPERIMENTS.md, "How we measure": runtime overhead is measured as bytes per
 // message kind, so the simulator must count the same sizes the real transport would).
 //
 // Invariant: wire_bytes has one call site in the simulator and returns exactly the size of the

@@ -1,7 +1,7 @@
 // The simulated network: one FIFO link per ordered pair of nodes, with latency, jitter,
 // bandwidth, loss, duplication, reordering, partitions and per-kind drop rules.
 //
-// DESIGN.md section 2 (the simulator) and section 6 (partitions, beyond the paper's fail-stop
+// docs/ARCHITECTURE.md (the simulator) and section 6 (partitions, beyond the paper's fail-stop
 // model). The paper's experiments run over a LAN where a checkpoint's size costs transmission
 // time; here a message starts transmitting when the previous one on its link has finished, so
 // big checkpoints delay what follows them, exactly as on a real socket.

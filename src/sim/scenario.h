@@ -3,7 +3,7 @@
 // then check the RunResult, per-node metrics and which messages were sent. And swarm mode: legal
 // random settings and a random crash, all from one seed, for many-seed runs.
 //
-// DESIGN.md section 2 (tests drive the cores through the simulator, scripted and with many seeds)
+// docs/ARCHITECTURE.md (tests drive the cores through the simulator, scripted and with many seeds)
 // and STYLE.md point 8 (scenario tests assert a checker verdict and that the branch they target
 // really ran: sent_count() and observe() say which messages flowed).
 //

@@ -1,11 +1,11 @@
 // The deterministic discrete-event simulator: every node of a plan in one process, in virtual
 // time, over a simulated network with latency, bandwidth, loss, partitions, crashes and pauses.
 //
-// DESIGN.md section 2: the simulator hosts the SAME pure cores as the ZeroMQ runtime, created
+// docs/ARCHITECTURE.md: the simulator hosts the SAME pure cores as the ZeroMQ runtime, created
 // through make_node_core() and driven only through NodeCore::handle(now, event), and produces
 // the same RunResult as the real launcher, so every experiment and checker runs on either.
-// The paper's fail-stop crash (Hwang et al., section 2) is a crash fault here; DESIGN.md section
-// 6 adds pauses (SIGSTOP/SIGCONT), partitions and restarts.
+// The paper's fail-stop crash (Hwang et al., section 2) is a crash fault here; docs/FAULTS.md
+// adds pauses (SIGSTOP/SIGCONT), partitions and restarts.
 //
 // Machines: after a handle() call a node is busy for (cpu_us_per_message + cpu_us_per_tuple *
 // the call's Effects::tuples_processed + the operator cost, driver/operator_cost.h) /

@@ -143,7 +143,7 @@ TEST_CASE("passive standby: SIGKILL of a primary with a large state while checkp
 }
 
 TEST_CASE("union_join on real processes: the aggregate after the union is judged against the merge order its primary chose, failure-free and across a SIGKILL under active standby", "[e2e][active][merge_order]") {
-  // DESIGN.md section 7: precise means equal to a failure-free execution with the interleaving
+  // docs/FAULTS.md: precise means equal to a failure-free execution with the interleaving
   // the primary actually chose. Each process reports its Union's merge order to the launcher.
   auto none = run_real(plan_of("union_join.toml", HaMode::none, 3.0), {});
   INFO(none.summary);

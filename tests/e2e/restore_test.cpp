@@ -1,4 +1,4 @@
-// Restoring the pair with real processes (issue 8, DESIGN.md section 6): the primary is
+// Restoring the pair with real processes (issue 8, docs/FAULTS.md, "Who may act as primary"): the primary is
 // SIGKILLed, its process is started again and rejoins as the standby of the node that took over,
 // and a second SIGKILL — of that new primary — is recovered as precisely as the first, checked
 // against the failure-free reference.

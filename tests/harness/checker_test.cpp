@@ -1,4 +1,4 @@
-// The semantics checker on hand-made deliveries (DESIGN.md section 5): each verdict, the exact
+// The semantics checker on hand-made deliveries (docs/EXPERIMENTS.md, "How we measure"): each verdict, the exact
 // counts behind it, the order rule for deterministic and arbitrary networks, and the split of
 // the output at a failure instant.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Judging networks with a Union (DESIGN.md section 7: "precise" means equal to a failure-free
+// Judging networks with a Union (docs/FAULTS.md: "precise" means equal to a failure-free
 // execution with the interleaving the primary actually chose; the checker recomputes the
 // reference from the recorded choices): the composition of the recorded merge orders across
 // takeovers (harness/merge_order.h), the reference replaying them, and runs of union_join in the

@@ -1,4 +1,4 @@
-// Run metrics (DESIGN.md section 5): a hand-checked recovery example read back from CSV text,
+// Run metrics (docs/EXPERIMENTS.md, "How we measure"): a hand-checked recovery example read back from CSV text,
 // nearest-rank percentiles on known data, and the overhead and queue figures from counters.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The reference run (DESIGN.md section 5: every run is compared with a failure-free reference
+// The reference run (docs/EXPERIMENTS.md, "How we measure": every run is compared with a failure-free reference
 // of the same seed and input): deterministic, computed from the operators, with the count and
 // contents an independent recomputation from the source generator predicts; and a Union
 // network's reference accepted by the checker as a multiset.

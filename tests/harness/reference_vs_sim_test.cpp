@@ -1,5 +1,5 @@
 // The reference run against the real pipeline: a failure-free simulated run of a network must
-// deliver exactly its reference output (DESIGN.md section 5: "a run that claims precise and
+// deliver exactly its reference output (docs/EXPERIMENTS.md, "How we measure": "a run that claims precise and
 // loses a tuple is a failed test"), and a crash under amnesia must be measured as a gap.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Result files (DESIGN.md section 5: seed, effective config and version beside every result):
+// Result files (docs/EXPERIMENTS.md, "How we measure": seed, effective config and version beside every result):
 // summary.json has every required key with the right value, the CSV files have the right
 // headers and rows, reading them back gives the run again, and the same inputs give
 // byte-identical files.

@@ -1,4 +1,4 @@
-// The cause-function property upstream backup relies on (DESIGN.md, upstream backup; paper
+// The cause-function property upstream backup relies on (docs/FAULTS.md, upstream backup; paper
 // section 4.3): restarted from restart_point(acked) on empty state and fed the input after
 // replay_after, an operator regenerates every output after acked exactly.
 #include <catch2/catch.hpp>

@@ -179,7 +179,7 @@ inline bool not_less(const std::vector<TupleId>& a, const std::vector<TupleId>& 
 
 using MakeOperator = std::function<std::unique_ptr<Operator>()>;
 
-// The central property of cause functions (DESIGN.md, upstream backup). A reference runs over
+// The central property of cause functions (docs/FAULTS.md, upstream backup). A reference runs over
 // the whole input; at `cuts` cut points and several acked values, a fresh operator restarted
 // from restart_point(acked) and fed the input after replay_after produces every output after
 // acked exactly (id, ts, key, value, lineage), and whatever it regenerates at or below acked

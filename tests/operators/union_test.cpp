@@ -209,7 +209,7 @@ TEST_CASE("a restarted union regenerates the same multiset of tuples after the c
   CHECK(checked > 40);
 }
 
-// ---- merge order (DESIGN.md section 7: the checker recomputes the reference from the recorded
+// ---- merge order (docs/FAULTS.md: the checker recomputes the reference from the recorded
 // choices) -------------------------------------------------------------------------------------
 
 TEST_CASE("union logs every emission as runs of consecutive inputs per port, leading or following", "[union][merge_order]") {

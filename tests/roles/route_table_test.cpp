@@ -1,6 +1,6 @@
 // RouteTable on its own: epochs that only grow, Takeovers classified against the route followed,
 // the takeover a newer epoch implies, fencing notices and the own fragment's route changes
-// (paper section 4: upstream servers re-route after a takeover; DESIGN.md section 6: epochs
+// (paper section 4: upstream servers re-route after a takeover; docs/FAULTS.md, "Who may act as primary": epochs
 // fence an old primary).
 #include <catch2/catch.hpp>
 

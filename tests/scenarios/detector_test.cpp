@@ -1,4 +1,4 @@
-// The two failure detectors (DESIGN.md section 7, docs/DETECTION.md) in the simulator, each run
+// The two failure detectors (docs/DETECTION.md) in the simulator, each run
 // checked against its failure-free reference: with detector = connection+heartbeat a crash is
 // found from the closed connection (one link latency after it, far inside the heartbeat
 // timeout) and named so; a pause closes nothing and is found by heartbeats; with the paper's

@@ -1,4 +1,4 @@
-// A lost standby degrades, never stalls (DESIGN.md section 7, issue 13 item 3). A primary whose
+// A lost standby degrades, never stalls (docs/FAULTS.md, issue 13 item 3). A primary whose
 // fragment's output waits for its standby (passive standby of a fragment with a Union, active
 // standby with determinants) held that output for ever once the standby crashed: the run never
 // completed. Now the primary declares the standby lost, releases what it held, runs unprotected
