@@ -10,6 +10,9 @@
 # the few worth keeping into fuzz/corpus/<target>/). A crash stops that target, leaves its input
 # in build-fuzz/crashes/<target>/ and makes the script exit 1 after the other targets ran;
 # reproduce it with build-fuzz/fuzz/<target> <file>, then turn it into a test in tests/.
+# HAPAIR_FUZZ_SEED sets libFuzzer's -seed (default 0: a new random seed each run); the test suite
+# passes 1, so a CI run explores the same inputs in the same order and a crash it finds is found
+# again by the same command (longer local runs with random seeds are where new finds come from).
 # Each target's last statistics line (executions, coverage, corpus) is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +48,7 @@ for t in "${targets[@]}"; do
   # can stall for tens of seconds without any fault of its own.
   if [ "$seconds" -eq 0 ]; then limit=(-runs=0); else limit=(-max_total_time="$seconds"); fi
   if "$dir/fuzz/$t" "${limit[@]}" -max_len=8192 -timeout=25 -rss_limit_mb=2048 \
-       -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "fuzz/corpus/$t" >"$log" 2>&1; then
+       -seed="${HAPAIR_FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "fuzz/corpus/$t" >"$log" 2>&1; then
     :
   else
     status=1

@@ -18,5 +18,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
 # Fuzz targets (fuzz/): built with clang++ and libFuzzer under ASan + UBSan, each run for a short
 # bounded time from its committed seed corpus; a crash fails the suite (scripts/fuzz.sh).
-scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-20}"
+HAPAIR_FUZZ_SEED="${HAPAIR_FUZZ_SEED:-1}" scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-20}"
 echo "test.sh: all tests passed (release, ASan/UBSan, fuzz targets)"

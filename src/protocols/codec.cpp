@@ -480,6 +480,7 @@ class Converter {
     m.epoch = r.getEpoch();
     m.standby = r.getStandby();
     m.standby_incarnation = r.getStandbyIncarnation();
+    if (m.epoch > kEpochMax) return refuse("value out of range", "Takeover.epoch " + std::to_string(m.epoch));
     return true;
   }
   bool get(wire::Rejoin::Reader r, Rejoin& m) {
@@ -683,6 +684,11 @@ std::optional<Envelope> decode(const std::uint8_t* data, std::size_t size, Decod
     Converter converter(words);
     std::optional<Message> body = converter.body(root.getBody());
     if (!body) return drop(stats, converter.refusal().reason, converter.refusal().detail);
+    // Epochs only grow by one per takeover; one near 2^64 is a corrupt or hostile header, and
+    // following it would leave no room for the next takeover's epoch.
+    if (envelope.header.epoch > kEpochMax) {
+      return drop(stats, "value out of range", "header epoch " + std::to_string(envelope.header.epoch));
+    }
     envelope.body = std::move(*body);
     ++stats.decoded;
     return envelope;

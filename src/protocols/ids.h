@@ -23,6 +23,10 @@ using StreamId = std::uint16_t;
 using TupleId = std::uint64_t;
 // Every takeover of a fragment starts a new epoch; messages carry their sender's epoch.
 using Epoch = std::uint64_t;
+// The largest epoch a peer may announce. Epochs grow by one per takeover or pair change, so no
+// run comes near it; the codec refuses anything above it, which leaves 2^64 - 2^48 advances
+// before a node that followed the highest accepted epoch could overflow its own.
+inline constexpr Epoch kEpochMax = Epoch{1} << 48;
 
 inline constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
 inline constexpr FragmentId kNoFragment = std::numeric_limits<FragmentId>::max();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <variant>
@@ -450,6 +451,30 @@ TEST_CASE("a list of zero-sized elements longer than the message is refused, not
   DecodeStats stats;
   REQUIRE_FALSE(decode(crafted, stats).has_value());
   REQUIRE(stats.dropped_by_reason["list longer than message"] == 1);
+}
+
+
+TEST_CASE("an epoch above kEpochMax in a header or a takeover is dropped as out of range", "[codec]") {
+  // Found by envelope_fuzz: a node that followed a takeover announced in epoch 2^64 - 1 aborted
+  // on its next own takeover (the epoch could not grow). Epochs grow by one per takeover, so
+  // one near 2^64 is never a peer's honest epoch.
+  for (Epoch bad : {kEpochMax + 1, std::numeric_limits<Epoch>::max()}) {
+    INFO("epoch " << bad);
+    Envelope header_epoch = envelope_of(Heartbeat{7});
+    header_epoch.header.epoch = bad;
+    DecodeStats stats;
+    REQUIRE_FALSE(decode(encode(header_epoch), stats).has_value());
+    REQUIRE(stats.dropped_by_reason["value out of range"] == 1);
+
+    DecodeStats takeover_stats;
+    REQUIRE_FALSE(decode(encode(envelope_of(Takeover{1, 2, bad, 3, 4})), takeover_stats).has_value());
+    REQUIRE(takeover_stats.dropped_by_reason["value out of range"] == 1);
+  }
+  Envelope highest = envelope_of(Takeover{1, 2, kEpochMax, 3, 4});
+  highest.header.epoch = kEpochMax;
+  DecodeStats stats;
+  REQUIRE(decode(encode(highest), stats).has_value());
+  REQUIRE(stats.dropped == 0);
 }
 
 }  // namespace hapair
