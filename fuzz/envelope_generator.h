@@ -101,8 +101,17 @@ class EnvelopeGenerator {
       case 18: {
         TraceBatch m;
         const std::size_t n = count();
-        for (std::size_t i = 0; i < n; ++i)
-          m.events.push_back(TraceEvent{static_cast<TimeUs>(u64()), node(), text(), text()});
+        for (std::size_t i = 0; i < n; ++i) {
+          TraceEvent e(static_cast<TimeUs>(u64()), node(),
+                       static_cast<TraceKind>(in_.ConsumeIntegralInRange<std::size_t>(0, kTraceKindCount - 1)));
+          const std::size_t details = in_.ConsumeIntegralInRange<std::size_t>(0, kTraceDetailsMax);
+          for (std::size_t d = 0; d < details; ++d) {
+            const auto key = static_cast<TraceKey>(in_.ConsumeIntegralInRange<std::size_t>(0, kTraceKeyCount - 1));
+            if (!e.has(key)) e.with(key, static_cast<std::int64_t>(u64()));
+          }
+          e.text = text();
+          m.events.push_back(std::move(e));
+        }
         return m;
       }
       default: {

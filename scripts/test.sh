@@ -13,7 +13,9 @@ if grep -rnE 'TEST_CASE\("[^"]*[;[]' tests; then
 fi
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j 2 --timeout 600
-scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAPAIR_SANITIZE=ON
+# Only the test executables of the labels run below (not test_runtime, test_e2e or the bench).
+HAPAIR_BUILD_TARGETS="test_protocols test_operators test_roles test_driver test_sim test_scenarios test_harness" \
+  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHAPAIR_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
 # Fuzz targets (fuzz/): built with clang++ and libFuzzer under ASan + UBSan, each run for a short

@@ -38,7 +38,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
     const auto* ack = std::get_if<CheckpointAck>(&m);
     if (!ack || from != bootstrapping_standby_ || ack->checkpoint_id != bootstrap_checkpoint_id_) return false;
     bootstrapping_standby_ = kNoNode;
-    server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[from].name + " bootstrap=active");
+    server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, from).with_text("bootstrapped from a checkpoint");
     return true;
   }
 

@@ -17,18 +17,23 @@ ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
 
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
-  server_.trace(eff, now, "start", std::string("role=active_backup determinants=") +
-                                       (server_.node().settings().determinants ? "on" : "off"));
+  server_.trace(eff, now, TraceKind::start)
+      .with(TraceKey::role, Role::active_backup)
+      .with(TraceKey::ha, HaMode::active)
+      .with(TraceKey::determinants, server_.node().settings().determinants);
 }
 
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
   if (!successor_) watch_.send_heartbeat(now, eff);
-  if (!successor_ && watch_.check(now)) {
+  if (!successor_ && watch_.check(now, eff)) {
     if (bootstrapping_) {
       // The primary died before this standby had its state: nothing to take over with.
       server_.count("takeover_impossible_while_bootstrapping");
-      server_.trace(eff, now, "detection", "failed=" + server_.node().plan().nodes[server_.routes().route(server_.node().fragment_id()).primary].name +
-                                                " detector=heartbeat but not bootstrapped: cannot take over");
+      server_.trace(eff, now, TraceKind::detection)
+          .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
+          .with(TraceKey::detector, Detector::heartbeat)
+          .with(TraceKey::silent_us, now - watch_.last_heard_us())
+          .with_text("not bootstrapped: cannot take over");
       return;
     }
     take_over(now, eff, Detector::heartbeat);
@@ -98,7 +103,7 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   if (server_.fragment() && server_.node().settings().determinants) server_.fragment()->set_follow_determinants(true);
   server_.track_consumers_without_sending();
   bootstrapping_ = false;
-  server_.trace(eff, now, "bootstrap_installed", "checkpoint=" + std::to_string(content->id));
+  server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
@@ -107,8 +112,11 @@ void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& 
   if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
   if (bootstrapping_) {
     server_.count("takeover_impossible_while_bootstrapping");
-    server_.trace(eff, now, "detection", "failed=" + server_.node().plan().nodes[primary].name + " detector=" +
-                                              to_string(lost.detector) + " but not bootstrapped: cannot take over");
+    server_.trace(eff, now, TraceKind::detection)
+        .with(TraceKey::failed, primary)
+        .with(TraceKey::detector, lost.detector)
+        .with(TraceKey::silent_us, now - watch_.last_heard_us())
+        .with_text("not bootstrapped: cannot take over");
     return;
   }
   take_over(now, eff, lost.detector);
@@ -122,7 +130,7 @@ void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   // Fill whatever was in flight to me when the primary died.
   server_.request_replay(now, eff, {}, 0);
   const bool exact = !server_.fragment() || server_.fragment()->klass() != OperatorClass::arbitrary || follow;
-  server_.trace(eff, now, "takeover", std::string("approach=active ids=") + (exact ? "exact" : "rebased"));
+  server_.trace(eff, now, TraceKind::takeover).with(TraceKey::ha, HaMode::active).with(TraceKey::exact_ids, exact);
   PrimaryOptions options;
   options.took_over = true;
   options.rebase_when_consumers_ready = !exact;

@@ -21,7 +21,7 @@ void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
     // over with a full checkpoint under a new id, and wait longer next time (a big checkpoint
     // on a slow link must get the chance to arrive).
     server_.count("checkpoint_retries");
-    server_.trace(eff, now, "checkpoint_retry", "id=" + std::to_string(in_flight_->summary.id));
+    server_.trace(eff, now, TraceKind::checkpoint_retry).with(TraceKey::checkpoint, in_flight_->summary.id);
     in_flight_.reset();
     base_.reset();
     ack_timeout_us_ = std::min<TimeUs>(ack_timeout_us_ * 2, 64 * base_ack_timeout_us());
@@ -52,9 +52,18 @@ void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
   server_.count(delta ? "checkpoint_delta_payload_bytes" : "checkpoint_full_payload_bytes",
                 static_cast<std::int64_t>(payload.size()));
   server_.count(delta ? "checkpoints_delta" : "checkpoints_full");
-  server_.trace(eff, now, "checkpoint",
-                "id=" + std::to_string(id) + (delta ? " delta" : " full") + " bytes=" + std::to_string(payload.size()) +
-                    " chunks=" + std::to_string(chunks.size()));
+  server_.trace(eff, now, TraceKind::checkpoint)
+      .with(TraceKey::checkpoint, id)
+      .with(TraceKey::mode, delta ? CheckpointMode::delta : CheckpointMode::full)
+      .with(TraceKey::bytes, payload.size())
+      .with(TraceKey::chunks, chunks.size())
+      .with(TraceKey::standby, standby_);
+  for (const auto& in : content.inputs) {
+    server_.trace(eff, now, TraceKind::checkpoint_covers)
+        .with(TraceKey::checkpoint, id)
+        .with(TraceKey::stream, in.stream)
+        .with(TraceKey::position, in.processed);
+  }
   for (auto& o : content.outputs) o.tuples.clear();
   content.fragment_state.clear();
   in_flight_ = InFlight{std::move(content), std::move(versions)};
@@ -68,6 +77,7 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
     return;
   }
   const CheckpointContent& c = in_flight_->summary;
+  server_.trace(eff, now, TraceKind::checkpoint_acked).with(TraceKey::checkpoint, c.id);
   // Upstream servers may now trim everything this checkpoint covers.
   for (const auto& in : c.inputs) {
     const FragmentId producer = server_.inputs().at(in.stream).producer();
@@ -79,7 +89,7 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   base_ = base_of(c, in_flight_->versions);
   if (restoring_) {
     restoring_ = false;
-    server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[standby_].name + " checkpoint=" + std::to_string(c.id));
+    server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, standby_).with(TraceKey::checkpoint, c.id);
   }
   in_flight_.reset();
   ack_timeout_us_ = base_ack_timeout_us();

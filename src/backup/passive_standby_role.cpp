@@ -13,12 +13,12 @@ PassiveStandbyRole::PassiveStandbyRole(Server& server)
 
 void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
-  server_.trace(eff, now, "start", "role=passive_backup");
+  server_.trace(eff, now, TraceKind::start).with(TraceKey::role, Role::passive_backup).with(TraceKey::ha, HaMode::passive);
 }
 
 void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
   if (!successor_) watch_.send_heartbeat(now, eff);
-  if (!successor_ && watch_.check(now)) take_over(now, eff, Detector::heartbeat);
+  if (!successor_ && watch_.check(now, eff)) take_over(now, eff, Detector::heartbeat);
 }
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
@@ -46,15 +46,20 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
   auto content = parse_checkpoint(*payload);
   if (!content) {
     server_.count("corrupt_checkpoint_dropped");
-    server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(chunk.checkpoint_id) + " reason=corrupt");
+    server_.trace(eff, now, TraceKind::checkpoint_rejected)
+        .with(TraceKey::checkpoint, chunk.checkpoint_id)
+        .with(TraceKey::reason, TraceReason::corrupt);
     return;
   }
   if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), *content, installed_)) {
     server_.count("unappliable_checkpoint_dropped");
-    server_.trace(eff, now, "checkpoint_rejected", "id=" + std::to_string(content->id) + " reason=does_not_apply");
+    server_.trace(eff, now, TraceKind::checkpoint_rejected)
+        .with(TraceKey::checkpoint, content->id)
+        .with(TraceKey::reason, TraceReason::does_not_apply);
     return;
   }
   server_.count("checkpoints_installed");
+  server_.trace(eff, now, TraceKind::checkpoint_installed).with(TraceKey::checkpoint, content->id);
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
@@ -68,9 +73,11 @@ void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) 
   const NodeId old = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
   (void)old;
   std::string how = "state=empty";
+  std::uint64_t installed = 0;
   if (installed_.id != 0) {
     if (install_checkpoint(server_, installed_.full)) {
-      how = "checkpoint=" + std::to_string(installed_.id);
+      how = "from its last checkpoint";
+      installed = installed_.id;
     } else {
       server_.count("checkpoint_install_failed");
       how = "state=empty checkpoint_install_failed";
@@ -80,7 +87,11 @@ void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) 
   }
   // Re-send after the checkpoint's input positions (what the installed state has processed).
   server_.request_replay(now, eff, {}, 0);
-  server_.trace(eff, now, "takeover", "approach=passive " + how);
+  server_.trace(eff, now, TraceKind::takeover)
+      .with(TraceKey::ha, HaMode::passive)
+      .with(TraceKey::exact_ids, true)
+      .with(TraceKey::checkpoint, installed)
+      .with_text(how);
   PrimaryOptions options;
   options.took_over = true;
   successor_ = std::make_unique<PrimaryRole>(server_, options, make_passive_primary_side(server_, options));

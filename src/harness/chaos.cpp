@@ -162,7 +162,7 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   r.reference = s.reference_tuples;
   r.completed = outcome.result.completed;
   if (!outcome.result.errors.empty()) r.first_error = outcome.result.errors.front();
-  for (const auto& e : outcome.result.events) r.takeovers += e.event == "takeover";
+  for (const auto& e : outcome.result.events) r.takeovers += e.kind == TraceKind::takeover;
   if (outcome.metrics.recovery) r.restore_ms = outcome.metrics.recovery->restore_ms;
   r.disturbed = outcome.metrics.disturbance.disturbed();
   r.disturbance = describe_disturbances(outcome.metrics.disturbance);

@@ -18,31 +18,6 @@
 #include "harness/merge_order.h"
 
 namespace hapair {
-namespace {
-
-// The value of "key=<number>" in a trace event's details.
-std::optional<double> detail_number(const std::string& details, const std::string& key) {
-  const auto at = details.find(key + "=");
-  if (at == std::string::npos) return std::nullopt;
-  const char* begin = details.data() + at + key.size() + 1;
-  double v = 0;
-  auto [end, ec] = std::from_chars(begin, details.data() + details.size(), v);
-  if (ec != std::errc() || end == begin) return std::nullopt;
-  return v;
-}
-
-// The node a "failure" event names: details "node=<name>" when present, else the event's node.
-NodeId failed_node(const Plan& plan, const TraceEvent& e) {
-  const auto at = e.details.find("node=");
-  if (at != std::string::npos) {
-    const auto end = e.details.find(' ', at);
-    const NodeId id = plan.node_id(e.details.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5));
-    if (id != kNoNode) return id;
-  }
-  return e.node;
-}
-
-}  // namespace
 
 const char* to_string(ChaosClass k) {
   switch (k) {
@@ -132,12 +107,14 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
   };
 
   for (const TraceEvent& e : result.events) {
-    const bool crash = e.event == "failure" && e.details.find("kind=crash") != std::string::npos;
+    const bool crash = e.kind == TraceKind::failure && e.enum_of<FaultKind>(TraceKey::fault) == FaultKind::crash;
     // A standby acts from its detection on (a takeover of upstream backup is traced only once
     // every restart point arrived); a fenced node no longer acts, and rejoins as the standby.
-    const bool takes_over = e.event == "takeover" || e.event == "detection";
-    if (!crash && !takes_over && e.event != "fenced" && e.event != "pair_restored" && e.event != "standby_lost") continue;
-    const NodeId node = crash ? failed_node(plan, e) : e.node;
+    const bool takes_over = e.kind == TraceKind::takeover || e.kind == TraceKind::detection;
+    if (!crash && !takes_over && e.kind != TraceKind::fenced && e.kind != TraceKind::pair_restored &&
+        e.kind != TraceKind::standby_lost)
+      continue;
+    const NodeId node = e.node;
     if (node >= plan.nodes.size()) continue;
     auto it = pairs.find(plan.nodes[node].fragment);
     if (it == pairs.end()) continue;
@@ -147,12 +124,12 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     std::optional<std::string> row;
     if (crash && node == p.acting) {
       row = went_down(fid, e.at_us, "crash of " + name(node) + " at " + at(e));
-    } else if (e.event == "detection") {
-      const double silent_ms = detail_number(e.details, "silent_ms").value_or(static_cast<double>(settings.failure_timeout_ms));
-      row = went_down(fid, e.at_us - us_from_ms(silent_ms), "detection by " + name(node) + " at " + at(e));
-    } else if (e.event == "takeover" && recovering.count(fid) && recovering[fid].settled_us == kNever) {
+    } else if (e.kind == TraceKind::detection) {
+      const TimeUs silent_us = e.get(TraceKey::silent_us).value_or(us_from_ms(static_cast<double>(settings.failure_timeout_ms)));
+      row = went_down(fid, e.at_us - silent_us, "detection by " + name(node) + " at " + at(e));
+    } else if (e.kind == TraceKind::takeover && recovering.count(fid) && recovering[fid].settled_us == kNever) {
       recovering[fid].settled_us = e.at_us + settle_us;
-    } else if (e.event == "fenced" && recovering.count(fid) && recovering[fid].settled_us == kNever) {
+    } else if (e.kind == TraceKind::fenced && recovering.count(fid) && recovering[fid].settled_us == kNever) {
       recovering[fid].settled_us = e.at_us;  // a detection that lost its epoch tie: the primary acts on
     }
     if (row) return row;
@@ -160,7 +137,7 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
       p.acting = node;
       p.acting_alive = true;
       p.paired = false;  // the partner is dead or fenced until it rejoins
-    } else if (e.event == "fenced") {
+    } else if (e.kind == TraceKind::fenced) {
       p.paired = false;
       // A node that took over and then was fenced by its primary's renewed claim (the primary
       // dissolved the pair first, PrimaryRole::on_competing_claim) stops acting: its partner acts.
@@ -168,9 +145,9 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
         const PlanFragment& pf = plan.fragments[plan.nodes[node].fragment];
         p.acting = node == pf.primary ? pf.standby : pf.primary;
       }
-    } else if (e.event == "standby_lost") {
+    } else if (e.kind == TraceKind::standby_lost) {
       p.paired = false;  // the primary runs unprotected until a standby rejoins
-    } else if (e.event == "pair_restored") {
+    } else if (e.kind == TraceKind::pair_restored) {
       p.acting = node;
       p.acting_alive = true;
       p.paired = true;

@@ -1,10 +1,11 @@
 #include "harness/disturbance.h"
 
+#include "protocols/trace_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -12,11 +13,7 @@ namespace hapair {
 
 namespace {
 
-std::string node_name(const Plan* plan, NodeId id) {
-  if (id == kNoNode) return "launcher";
-  if (plan != nullptr && id < plan->nodes.size()) return plan->nodes[id].name;
-  return std::to_string(id);
-}
+std::string node_name(const Plan* plan, NodeId id) { return trace_node_name(plan, id); }
 
 std::string seconds_text(TimeUs at_us) {
   return fmt::format("{:.2f} s", static_cast<double>(at_us) / 1e6);
@@ -35,24 +32,13 @@ bool is_failure(const FaultSpec& f) { return f.kind != FaultKind::restart; }
 
 }  // namespace
 
-std::string trace_field(const std::string& details, const std::string& key) {
-  std::istringstream in(details);
-  std::string token;
-  const std::string prefix = key + "=";
-  while (in >> token)
-    if (token.rfind(prefix, 0) == 0) return token.substr(prefix.size());
-  return "";
-}
-
 std::string detector_of(const TraceEvent& e) {
-  std::string d = trace_field(e.details, "detector");
-  return d.empty() ? "heartbeat" : d;
+  const auto d = e.enum_of<Detector>(TraceKey::detector);
+  return to_string(d.value_or(Detector::heartbeat));
 }
 
-bool failure_event_names(const TraceEvent& e, const std::string& node, NodeId node_id) {
-  if (e.event != "failure") return false;
-  if (node_id != kNoNode && e.node == node_id) return true;
-  return trace_field(e.details, "node") == node;
+bool failure_event_names(const TraceEvent& e, NodeId node_id) {
+  return e.kind == TraceKind::failure && node_id != kNoNode && e.node == node_id;
 }
 
 TimeUs fault_instant_us(const RunResult& result, const FaultSpec& fault, bool* from_event) {
@@ -62,9 +48,9 @@ TimeUs fault_instant_us(const RunResult& result, const FaultSpec& fault, bool* f
   // its kind; an earlier or later fault of another kind on the same node is not this one.
   std::optional<TimeUs> seen;
   for (const TraceEvent& e : result.events) {
-    if (!failure_event_names(e, fault.node, id) || e.at_us + 1000 < configured) continue;
-    const std::string kind = trace_field(e.details, "kind");
-    if (!kind.empty() && kind != to_string(fault.kind)) continue;
+    if (!failure_event_names(e, id) || e.at_us + 1000 < configured) continue;
+    const auto kind = e.enum_of<FaultKind>(TraceKey::fault);
+    if (kind && *kind != fault.kind) continue;
     if (!seen || e.at_us < *seen) seen = e.at_us;
   }
   if (from_event != nullptr) *from_event = seen.has_value();
@@ -120,7 +106,7 @@ DisturbanceReport find_disturbances(const RunResult& result) {
     std::set<NodeId> ended;
     TimeUs last = 0;
     for (const TraceEvent& e : result.events)
-      if (e.event == "end_of_output" && e.node != kNoNode) {
+      if (e.kind == TraceKind::end_of_output && e.node != kNoNode) {
         ended.insert(e.node);
         last = std::max(last, e.at_us);
       }
@@ -136,12 +122,12 @@ DisturbanceReport find_disturbances(const RunResult& result) {
   for (std::size_t i : order) {
     const TraceEvent& e = result.events[i];
     const std::string by = node_name(plan, e.node);
-    if (e.event == "detection" || e.event == "standby_suspected") {
+    if (e.kind == TraceKind::detection || e.kind == TraceKind::standby_suspected) {
       DetectionSeen d;
       d.at_us = e.at_us;
       d.by = by;
-      d.of_standby = e.event == "standby_suspected";
-      d.failed = trace_field(e.details, d.of_standby ? "standby" : "failed");
+      d.of_standby = e.kind == TraceKind::standby_suspected;
+      d.failed = trace_node_name(plan, e.node_of(d.of_standby ? TraceKey::standby : TraceKey::failed));
       d.detector = detector_of(e);
       const std::string what = d.failed + " by " + by + " at " + seconds_text(e.at_us) + " via " + d.detector;
       if (e.at_us < report.first_failure_us) add(DisturbanceKind::detection_before_failure, e.at_us, by, what);
@@ -150,7 +136,7 @@ DisturbanceReport find_disturbances(const RunResult& result) {
       else if (!targeted_by(d.failed, e.at_us) && !targeted_by(by, e.at_us))
         add(DisturbanceKind::false_detection, e.at_us, by, what);
       report.detections.push_back(std::move(d));
-    } else if (e.event == "takeover") {
+    } else if (e.kind == TraceKind::takeover) {
       const std::string what = by + " at " + seconds_text(e.at_us);
       if (e.at_us < report.first_failure_us) {
         add(DisturbanceKind::takeover_before_failure, e.at_us, by, what);
@@ -187,18 +173,18 @@ DisturbanceReport find_disturbances(const RunResult& result) {
         const TraceEvent& e = result.events[i];
         if (e.at_us >= at) break;
         if (e.node == kNoNode || e.node >= plan->nodes.size() || plan->nodes[e.node].fragment != fragment) continue;
-        if (e.event == "takeover" || e.event == "pair_restored") {
+        if (e.kind == TraceKind::takeover || e.kind == TraceKind::pair_restored) {
           acting = e.node;
           if (e.node == victim) victim_fenced = false;
-          took_over = node_name(plan, e.node) + (e.event == "takeover" ? " took over at " : " re-formed the pair at ") +
-                      seconds_text(e.at_us);
-        } else if (e.event == "fenced") {
+          took_over = node_name(plan, e.node) +
+                      (e.kind == TraceKind::takeover ? " took over at " : " re-formed the pair at ") + seconds_text(e.at_us);
+        } else if (e.kind == TraceKind::fenced) {
           if (acting == e.node) acting = kNoNode;
           if (e.node == victim) {
             victim_fenced = true;
             fenced_at = "fenced at " + seconds_text(e.at_us);
           }
-        } else if (e.event == "rejoined" && e.node == victim) {
+        } else if (e.kind == TraceKind::rejoined && e.node == victim) {
           victim_fenced = false;
         }
       }

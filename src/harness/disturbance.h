@@ -35,14 +35,11 @@
 
 namespace hapair {
 
-// The value of `key=` in space-separated trace details; "" when absent.
-std::string trace_field(const std::string& details, const std::string& key);
-
-// The detector a detection event names: its `detector=` field, "heartbeat" when absent.
+// The detector a detection event names: its `detector` detail, "heartbeat" when absent.
 std::string detector_of(const TraceEvent& e);
 
-// Whether a "failure" event names `node` (details "node=NAME" or the event's node id).
-bool failure_event_names(const TraceEvent& e, const std::string& node, NodeId node_id);
+// Whether `e` is a failure event (a crash, pause or partition injected by a driver) of node_id.
+bool failure_event_names(const TraceEvent& e, NodeId node_id);
 
 // The instant a fault happened: the first "failure" trace event naming its node and kind (the
 // launcher's or the simulator's record of the injection) at or after its configured at_s, else

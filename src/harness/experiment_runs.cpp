@@ -234,7 +234,7 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   }
   const TimeUs failure_us = o.metrics.recovery ? o.metrics.recovery->failure_us : kNever;
   for (const TraceEvent& e : result.events)
-    if (e.event == "takeover" && e.at_us < failure_us) ++r.takeovers_before_failure;
+    if (e.kind == TraceKind::takeover && e.at_us < failure_us) ++r.takeovers_before_failure;
   const DisturbanceReport& d = o.metrics.disturbance;
   r.disturbed = d.disturbed() || r.takeovers_before_failure > 0;
   r.false_detections = d.count(DisturbanceKind::false_detection) + d.count(DisturbanceKind::detection_before_failure);

@@ -44,7 +44,7 @@ void Launch::perform(const FaultAction& action) {
       }
       node.killed = true;
       quiet_.set_down(action.node, true);
-      result_.events.push_back(TraceEvent{now, action.node, "failure", "kind=crash"});
+      result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
       return;
     case FaultAction::Kind::pause:
       if (node.killed || (!options_.manual && !node.process.running())) return;
@@ -54,18 +54,19 @@ void Launch::perform(const FaultAction& action) {
         node.process.signal(SIGSTOP);
         node.paused = true;
       }
-      result_.events.push_back(
-          TraceEvent{now, action.node, "failure", "kind=pause duration_ms=" + std::to_string(pause_ms)});
+      result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure)
+                                   .with(TraceKey::fault, FaultKind::pause)
+                                   .with(TraceKey::duration_us, pause_ms * 1000));
       return;
     case FaultAction::Kind::resume:
       if (options_.manual) {
-        result_.events.push_back(TraceEvent{now, action.node, "resume", "kind=pause"});
+        result_.events.push_back(TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
         return;
       }
       if (!node.paused) return;
       if (node.process.running()) node.process.signal(SIGCONT);
       node.paused = false;
-      result_.events.push_back(TraceEvent{now, action.node, "resume", "kind=pause"});
+      result_.events.push_back(TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
       return;
     case FaultAction::Kind::restart:
       restart(action.node, now);
@@ -108,7 +109,7 @@ void Launch::restart(NodeId id, TimeUs now) {
     return;
   }
   quiet_.set_down(id, false);
-  result_.events.push_back(TraceEvent{now, id, "restart", "kind=restart node=" + node.name});
+  result_.events.push_back(TraceEvent(now, id, TraceKind::restart).with(TraceKey::fault, FaultKind::restart));
 }
 
 }  // namespace hapair::launcher

@@ -38,10 +38,10 @@ void Launch::on_message(const ControlServer::Incoming& incoming, bool stopping) 
   if (const auto* traces = std::get_if<TraceBatch>(&body)) {
     for (const TraceEvent& event : traces->events) {
       result_.events.push_back(event);
-      if (event.event == "fatal") {
+      if (event.kind == TraceKind::fatal) {
         node.fatal = true;
         node.fatal_traced = true;
-        error("node " + node.name + " stopped with a fatal error: " + event.details);
+        error("node " + node.name + " stopped with a fatal error: " + event.text);
       }
     }
   } else if (const auto* stats = std::get_if<NodeStats>(&body)) {
@@ -193,7 +193,7 @@ bool Launch::reap(NodeId id, bool stopping) {
   } else {
     error("node " + node.name + " exited unexpectedly with " + exit->describe());
     quiet_.set_down(id, true);
-    result_.events.push_back(TraceEvent{now_or_zero(), id, "crash", "status=" + exit->describe()});
+    result_.events.push_back(TraceEvent(now_or_zero(), id, TraceKind::exited).with_text(exit->describe()));
   }
   echo_log(id);
   return true;

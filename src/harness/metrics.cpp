@@ -10,6 +10,7 @@
 
 #include "harness/checker.h"
 #include "protocols/check.h"
+#include "protocols/trace_text.h"
 
 namespace hapair {
 
@@ -28,11 +29,11 @@ TimeUs latency_us(const Delivery& d) { return d.at_us - d.tuple.ts_us; }
 
 double ms_between(TimeUs from, TimeUs to) { return ms_from_us(to - from); }
 
-// The first event named `name` at or after `from`; null when none.
-const TraceEvent* first_event_after(const std::vector<TraceEvent>& events, const std::string& name, TimeUs from) {
+// The first event of `kind` at or after `from`; null when none.
+const TraceEvent* first_event_after(const std::vector<TraceEvent>& events, TraceKind kind, TimeUs from) {
   const TraceEvent* best = nullptr;
   for (const TraceEvent& e : events) {
-    if (e.event != name || e.at_us < from) continue;
+    if (e.kind != kind || e.at_us < from) continue;
     if (best == nullptr || e.at_us < best->at_us) best = &e;
   }
   return best;
@@ -43,14 +44,6 @@ std::uint64_t counter_value(const Metrics& counters, const std::string& name) {
   return it == counters.end() || it->second < 0 ? 0 : static_cast<std::uint64_t>(it->second);
 }
 
-// The value of `key=` among the space-separated tokens of an event's details; "" when absent.
-std::string detail_value(const TraceEvent& e, const std::string& key) {
-  std::istringstream details(e.details);
-  std::string token;
-  while (details >> token)
-    if (token.rfind(key + "=", 0) == 0) return token.substr(key.size() + 1);
-  return "";
-}
 
 std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
   std::vector<UnprotectedSpan> spans;
@@ -61,15 +54,16 @@ std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
   std::map<FragmentId, std::size_t> open;  // fragment -> its span still running
   for (const TraceEvent& e : result.events) {
     if (e.node >= plan.nodes.size() ||
-        (e.event != "standby_lost" && e.event != "pair_restored" && e.event != "held_output_released"))
+        (e.kind != TraceKind::standby_lost && e.kind != TraceKind::pair_restored &&
+         e.kind != TraceKind::held_output_released))
       continue;
     const FragmentId f = plan.nodes[e.node].fragment;
     auto it = open.find(f);
-    if (e.event == "held_output_released") {
-      if (it != open.end()) spans[it->second].released_tuples += std::strtoll(detail_value(e, "released").c_str(), nullptr, 10);
+    if (e.kind == TraceKind::held_output_released) {
+      if (it != open.end()) spans[it->second].released_tuples += e.get(TraceKey::count).value_or(0);
       continue;
     }
-    if (e.event == "pair_restored") {
+    if (e.kind == TraceKind::pair_restored) {
       if (it == open.end()) continue;
       UnprotectedSpan& s = spans[it->second];
       s.unprotected_ms = ms_between(s.lost_us, e.at_us);
@@ -81,9 +75,9 @@ std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
     UnprotectedSpan s;
     s.fragment = plan.fragments[f].name;
     s.primary = plan.nodes[e.node].name;
-    s.standby = detail_value(e, "standby");
+    s.standby = trace_node_name(&plan, e.node_of(TraceKey::standby));
     s.lost_us = e.at_us;
-    s.silent_ms = std::strtod(detail_value(e, "silent_ms").c_str(), nullptr);
+    s.silent_ms = ms_from_us(e.get(TraceKey::silent_us).value_or(0));
     open[f] = spans.size();
     spans.push_back(s);
   }
@@ -116,7 +110,7 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
   auto of_this_failure = [&](const TraceEvent& e) {
     if (e.at_us >= next_failure_us) return false;
     if (in_fragment(e)) return true;
-    const StreamId s = plan->stream_id(trace_field(e.details, "stream"));
+    const StreamId s = e.stream();
     return s != kNoStream && plan->streams[s].producer == fragment;
   };
 
@@ -128,10 +122,10 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
   const TraceEvent* takeover = nullptr;
   for (const TraceEvent& e : result.events) {
     if (e.at_us < f) continue;
-    if (e.event == "detection" && trace_field(e.details, "failed") == fault.node &&
+    if (e.kind == TraceKind::detection && node_id != kNoNode && e.node_of(TraceKey::failed) == node_id &&
         (detection == nullptr || e.at_us < detection->at_us))
       detection = &e;
-    if (e.event == "takeover" && in_fragment(e) && (takeover == nullptr || e.at_us < takeover->at_us)) takeover = &e;
+    if (e.kind == TraceKind::takeover && in_fragment(e) && (takeover == nullptr || e.at_us < takeover->at_us)) takeover = &e;
   }
   if (detection != nullptr) {
     m.detection_ms = ms_between(f, detection->at_us);
@@ -145,20 +139,20 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
   // phase lasts from the first start to the last end.
   const TraceEvent* start = nullptr;
   for (const TraceEvent& e : result.events)
-    if (e.event == "replay_start" && e.at_us >= f && of_this_failure(e) && (start == nullptr || e.at_us < start->at_us))
+    if (e.kind == TraceKind::replay_start && e.at_us >= f && of_this_failure(e) && (start == nullptr || e.at_us < start->at_us))
       start = &e;
   if (start != nullptr) {
     const TraceEvent* last_end = nullptr;
     for (const TraceEvent& e : result.events) {
-      if (e.event == "replay_end" && e.at_us >= start->at_us && of_this_failure(e) &&
+      if (e.kind == TraceKind::replay_end && e.at_us >= start->at_us && of_this_failure(e) &&
           (last_end == nullptr || e.at_us > last_end->at_us)) {
         last_end = &e;
       }
     }
     if (last_end != nullptr) m.replay_ms = ms_between(start->at_us, last_end->at_us);
   }
-  if (const TraceEvent* rejoin = first_event_after(result.events, "rejoin_requested", f))
-    if (const TraceEvent* restored = first_event_after(result.events, "pair_restored", rejoin->at_us))
+  if (const TraceEvent* rejoin = first_event_after(result.events, TraceKind::rejoin_requested, f))
+    if (const TraceEvent* restored = first_event_after(result.events, TraceKind::pair_restored, rejoin->at_us))
       m.restore_ms = ms_between(rejoin->at_us, restored->at_us);
 
   const FailureSplit split = split_at_failure(reference, result.deliveries, f);

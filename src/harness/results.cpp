@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/csv.h"
+#include "protocols/trace_text.h"
 
 namespace hapair {
 
@@ -219,9 +220,35 @@ std::string events_csv(const RunResult& result) {
     out += CsvRow()
                .number(e.at_us)
                .field(node_name(result.plan.get(), e.node))
-               .field(e.event)
-               .quoted(e.details)
+               .field(to_string(e.kind))
+               .quoted(trace_details_text(result.plan.get(), e))
                .line();
+  }
+  return out;
+}
+
+nlohmann::ordered_json trace_event_json(const Plan* plan, const TraceEvent& e) {
+  Json j;
+  j["t_us"] = e.at_us;
+  j["node"] = node_name(plan, e.node);
+  j["kind"] = to_string(e.kind);
+  for (std::size_t i = 0; i < e.detail_count; ++i) {
+    const TraceDetail& d = e.details[i];
+    switch (trace_key_type(d.key)) {
+      case TraceValueType::number: j[to_string(d.key)] = d.value; break;
+      case TraceValueType::flag: j[to_string(d.key)] = d.value != 0; break;
+      default: j[to_string(d.key)] = trace_value_text(plan, d); break;
+    }
+  }
+  if (!e.text.empty()) j["text"] = e.text;
+  return j;
+}
+
+std::string trace_jsonl(const RunResult& result) {
+  std::string out;
+  for (const TraceEvent& e : result.events) {
+    out += trace_event_json(result.plan.get(), e).dump();
+    out += '\n';
   }
   return out;
 }
@@ -267,6 +294,7 @@ std::string write_results(const std::string& dir, const RunResult& result, const
       {"summary.json", summary_json(result, semantics, metrics, seed, version)},
       {"output.csv", output_csv(result)},
       {"events.csv", events_csv(result)},
+      {"trace.jsonl", trace_jsonl(result)},
       {"metrics.csv", metrics_csv(result)},
       {"config.toml", effective_config_text},
   };
@@ -348,10 +376,10 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
   // What the nodes said they could not replay: the cause of a gap, or of rebased ids.
   std::size_t replay_gaps = 0;
   for (const TraceEvent& e : result.events) {
-    if (e.event != "replay_gap") continue;
+    if (e.kind != TraceKind::replay_gap) continue;
     if (++replay_gaps <= 3)
       s << "  replay gap at " << (plan && e.node < plan->nodes.size() ? plan->nodes[e.node].name : std::to_string(e.node))
-        << " (" << fixed(static_cast<double>(e.at_us) / 1e6, 6) << " s): " << e.details << "\n";
+        << " (" << fixed(static_cast<double>(e.at_us) / 1e6, 6) << " s): " << trace_details_text(plan, e) << "\n";
   }
   if (replay_gaps > 3) s << "  (" << replay_gaps - 3 << " more replay gaps in events.csv)\n";
   s << "overhead: " << metrics.overhead.bytes_total << " bytes in " << metrics.overhead.messages_total

@@ -17,7 +17,9 @@
 //                 A figure that was not measured is null.
 //   output.csv    delivery_us,stream,id,ts_us,key,value,lineage: one row per delivery in
 //                 delivery order; value printed with %.17g (exact), lineage as 16 hex digits.
-//   events.csv    time_us,node,event,details: the trace timeline; details always quoted.
+//   events.csv    time_us,node,event,details: the trace timeline for people; details are the
+//                 typed details as key=value words (protocols/trace_text.h), always quoted.
+//   trace.jsonl   the same typed events, one JSON object a line (docs/TRACE.md), for programs.
 //   metrics.csv   time_us,node,metric,value: the sampled time series.
 //   config.toml   the effective configuration text, as given by the caller.
 //   merge_order.csv  (only when a Union reported its merge order) node,epoch,acting,following,
@@ -38,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/checker.h"
 #include "harness/metrics.h"
 #include "protocols/run_result.h"
@@ -56,6 +60,11 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
 // The texts of the CSV files (what write_results() writes).
 std::string output_csv(const RunResult& result);
 std::string events_csv(const RunResult& result);
+// trace.jsonl: one JSON object a line per trace event (docs/TRACE.md): t_us, node, kind, then
+// every detail under its key (nodes and streams by name, enums by name, flags as booleans), then
+// text when there is one.
+std::string trace_jsonl(const RunResult& result);
+nlohmann::ordered_json trace_event_json(const Plan* plan, const TraceEvent& e);
 std::string metrics_csv(const RunResult& result);
 std::string merge_order_csv(const RunResult& result);
 

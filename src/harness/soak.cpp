@@ -2,6 +2,7 @@
 
 #include "harness/csv.h"
 #include "harness/disturbance.h"
+#include "protocols/trace_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +22,8 @@ std::string node_name(const RunResult& r, NodeId id) {
 }
 
 std::string describe(const RunResult& r, const TraceEvent& e) {
-  return fmt::format("{} {} at {:.3f} s ({})", node_name(r, e.node), e.event, static_cast<double>(e.at_us) / 1e6, e.details);
+  return fmt::format("{} {} at {:.3f} s ({})", node_name(r, e.node), to_string(e.kind), static_cast<double>(e.at_us) / 1e6,
+                     trace_details_text(r.plan.get(), e));
 }
 
 // Nearest-rank percentile of an ascending vector (metrics.h's definition).
@@ -52,7 +54,7 @@ DetectionFindings find_detections(const RunResult& result, const std::string& vi
   // planned instant: the launcher's loop may reach the planned moment a little late.
   TimeUs failure_us = planned_us;
   for (const TraceEvent& e : result.events) {
-    if (!victim.empty() && e.event == "failure" && node_name(result, e.node) == victim) {
+    if (!victim.empty() && e.kind == TraceKind::failure && node_name(result, e.node) == victim) {
       failure_us = e.at_us;
       break;
     }
@@ -61,14 +63,14 @@ DetectionFindings find_detections(const RunResult& result, const std::string& vi
     // After every sink saw the end of its input the launcher stops the nodes: a partner that
     // exits then has not failed.
     if (result.completed && e.at_us > result.end_us) continue;
-    const bool detection = e.event == "detection" || e.event == "takeover";
-    const bool suspicion = e.event == "standby_suspected";
+    const bool detection = e.kind == TraceKind::detection || e.kind == TraceKind::takeover;
+    const bool suspicion = e.kind == TraceKind::standby_suspected;
     if (!detection && !suspicion) continue;
     // A takeover event names no failed node: it belongs to the detection just before it.
-    const std::string failed = suspicion ? trace_field(e.details, "standby") : trace_field(e.details, "failed");
-    const bool planned = !victim.empty() && e.at_us >= failure_us && (e.event == "takeover" || failed == victim);
+    const std::string failed = trace_node_name(result.plan.get(), e.node_of(suspicion ? TraceKey::standby : TraceKey::failed));
+    const bool planned = !victim.empty() && e.at_us >= failure_us && (e.kind == TraceKind::takeover || failed == victim);
     if (planned) {
-      if (e.event == "detection" && !f.detection_ms) {
+      if (e.kind == TraceKind::detection && !f.detection_ms) {
         f.detection_ms = static_cast<double>(e.at_us - failure_us) / 1000.0;
         f.detector = detector_of(e);
       }

@@ -323,7 +323,8 @@ std::vector<Knob> network_knobs(Topology& t) {
           double_knob("drain_timeout_s", s.drain_timeout_s),
           double_knob("drain_quiet_s", s.drain_quiet_s),
           double_knob("operator_cost_us_per_tuple", s.operator_cost_us_per_tuple),
-          int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms)};
+          int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms),
+          enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels())};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {

@@ -61,7 +61,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
       },
       event);
   swap_roles(now, eff);
-  server_.report_merge_order(eff);
+  server_.end_event(now, eff);
   eff.wake_at(role_->next_wakeup_us());
   eff.finished = server_.finished();
   eff.tuples_processed = server_.tuples_processed_total() - work_before;

@@ -21,7 +21,7 @@ void StatelessPrimarySide::on_tick(TimeUs now, Effects& /*eff*/) {
 }
 
 void StatelessPrimarySide::on_standby_joined(TimeUs now, NodeId standby, Effects& eff) {
-  server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[standby].name + " (spare: no state)");
+  server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, standby).with_text("spare: no state");
 }
 
 std::unique_ptr<PrimarySide> make_stateless_primary_side(Server& server, const PrimaryOptions& /*options*/) {

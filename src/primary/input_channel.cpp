@@ -49,6 +49,8 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, const InputLi
   std::size_t queued = 0;
   for (const Tuple& t : batch.tuples) {
     if (t.id <= accepted_.last_accepted()) {
+      if (out.duplicates == 0 || t.id < out.duplicate_first) out.duplicate_first = t.id;
+      out.duplicate_last = std::max(out.duplicate_last, t.id);
       ++out.duplicates;
       ack_owed_ = true;  // the sender re-sent: our acknowledgement may have been lost
       continue;

@@ -39,6 +39,8 @@ struct InputLimits {
 struct Accepted {
   std::size_t queued = 0;
   std::uint64_t duplicates = 0;
+  TupleId duplicate_first = 0;  // the lowest and highest duplicate id (when duplicates > 0)
+  TupleId duplicate_last = 0;
   std::int64_t overflow_dropped = 0;   // beyond input_queue_tuples_max (the producer broke its credit)
   bool gap_detected = false;
   bool stash_overflow = false;

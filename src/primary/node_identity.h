@@ -7,11 +7,9 @@
 
 #include "protocols/check.h"
 #include "protocols/plan.h"
+#include "protocols/trace.h"
 
 namespace hapair {
-
-enum class Role { primary, spare, passive_backup, active_backup, fenced, rejoining };
-const char* to_string(Role);
 
 class NodeIdentity {
  public:

@@ -51,7 +51,8 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     server_.set_processing_paused(true);
     maybe_finish_rebase(now, eff);
   }
-  if (!options_.took_over) server_.trace(eff, now, "start", std::string("role=primary ha=") + to_string(server_.node().mode()));
+  if (!options_.took_over)
+    server_.trace(eff, now, TraceKind::start).with(TraceKey::role, Role::primary).with(TraceKey::ha, server_.node().mode());
   on_tick(now, eff);
 }
 
@@ -71,7 +72,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
   if (from == heartbeat_to_ && heartbeat_to_ != kNoNode) {
     if (standby_detector_.suspected() || standby_loss_due_us_ != kNever)
-      server_.trace(eff, now, "standby_heard", "standby=" + server_.node().plan().nodes[from].name);
+      server_.trace(eff, now, TraceKind::standby_heard).with(TraceKey::standby, from);
     standby_detector_.heard(now);
     standby_loss_due_us_ = kNever;  // it lives: not lost after all
   }
@@ -95,9 +96,10 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           } else if (claims_my_dissolved_epoch(m)) {
             on_competing_claim(now, m, eff);
           } else if (server_.on_takeover(now, m, eff)) {
-            server_.trace(eff, now, "fenced",
-                          "new_primary=" + server_.node().plan().nodes[m.new_primary].name + " epoch=" +
-                              std::to_string(m.epoch));
+            server_.trace(eff, now, TraceKind::fenced)
+                .with(TraceKey::fragment_primary, m.new_primary)
+                .with(TraceKey::epoch, m.epoch)
+                .with(TraceKey::claim_lost, false);
             successor_ = std::make_unique<FencedRole>(server_);
           }
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
@@ -129,10 +131,12 @@ void PrimaryRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
 void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector) {
   server_.count("standby_suspected");
   const bool gone = detector == Detector::connection;
-  server_.trace(eff, now, "standby_suspected",
-                "standby=" + server_.node().plan().nodes[heartbeat_to_].name + " detector=" + to_string(detector) +
-                    (gone ? " (its process is gone: declared lost at once)"
-                          : " (output that waits for it stays held until it is declared lost)"));
+  server_.trace(eff, now, TraceKind::standby_suspected)
+      .with(TraceKey::standby, heartbeat_to_)
+      .with(TraceKey::detector, detector)
+      .with(TraceKey::silent_us, now - standby_detector_.last_heard_us())
+      .with_text(gone ? "its process is gone: declared lost at once"
+                      : "output that waits for it stays held until it is declared lost");
   // A closed connection means a dead process, which cannot take over: nothing to wait for. A
   // silence may be a cut link, behind which the standby takes over after one failure timeout:
   // wait one more, so the neighbours follow it before I claim a new epoch of my own.
@@ -164,7 +168,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
     // My standby restarted (a new incarnation asks): what it had is gone. Form the pair again,
     // in a new epoch, with fresh state for it.
     server_.count("standby_restarted");
-    server_.trace(eff, now, "standby_restarted", "standby=" + server_.node().plan().nodes[from].name);
+    server_.trace(eff, now, TraceKind::standby_restarted).with(TraceKey::standby, from);
   } else if (route.standby != kNoNode) {
     server_.count("unexpected_rejoin_dropped");
     return;
@@ -183,8 +187,10 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // by the new pair's checkpoint or bootstrap (output before the new standby is released).
   dissolve_pending_ = false;
   dissolved_epoch_ = 0;
-  server_.trace(eff, now, "rejoin_accepted",
-                "standby=" + server_.node().plan().nodes[from].name + " epoch=" + std::to_string(server_.routes().epoch()));
+  server_.trace(eff, now, TraceKind::rejoin_accepted)
+      .with(TraceKey::standby, from)
+      .with(TraceKey::epoch, server_.routes().epoch())
+      .with(TraceKey::incarnation, r.incarnation);
   if (server_.node().kind() == FragmentKind::operators) side_->on_standby_joined(now, from, eff);
 }
 
@@ -218,11 +224,13 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   }
   server_.announce_takeover(now, eff, lost);
   server_.count("standby_lost");
-  server_.trace(eff, now, "standby_lost",
-                "standby=" + server_.node().plan().nodes[lost].name + " detector=" + to_string(detector) +
-                     " silent_ms=" + std::to_string(ms_from_us(silent_us)) + " epoch=" + std::to_string(server_.routes().epoch()) +
-                    (dissolve_pending_ ? " (held output waits until every neighbour follows this epoch)"
-                                       : " (running unprotected until a standby rejoins)"));
+  server_.trace(eff, now, TraceKind::standby_lost)
+      .with(TraceKey::standby, lost)
+      .with(TraceKey::detector, detector)
+      .with(TraceKey::silent_us, silent_us)
+      .with(TraceKey::epoch, server_.routes().epoch())
+      .with_text(dissolve_pending_ ? "held output waits until every neighbour follows this epoch"
+                                   : "running unprotected until a standby rejoins");
   if (!dissolve_pending_) release_held_output(now, eff);
 }
 
@@ -255,9 +263,10 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
   // standby (the announcement removed it from their consumers).
   side_->on_held_output_released(now);
   server_.count("held_tuples_released", static_cast<std::int64_t>(released));
-  server_.trace(eff, now, "held_output_released",
-                "released=" + std::to_string(released) + " epoch=" + std::to_string(server_.routes().epoch()) +
-                    " (running unprotected until a standby rejoins)");
+  server_.trace(eff, now, TraceKind::held_output_released)
+      .with(TraceKey::count, released)
+      .with(TraceKey::epoch, server_.routes().epoch())
+      .with_text("running unprotected until a standby rejoins");
 }
 
 bool PrimaryRole::claims_my_dissolved_epoch(const Takeover& t) const {
@@ -267,13 +276,15 @@ bool PrimaryRole::claims_my_dissolved_epoch(const Takeover& t) const {
 }
 
 void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff) {
-  const std::string other = server_.node().plan().nodes[t.new_primary].name;
   if (dissolve_pending_) {
     // My old standby took over in the epoch I claimed, and some neighbour follows it: it wins.
     // Nothing I held went out and nothing was acknowledged upstream for it; I rejoin as its
     // standby (its new epoch then brings every neighbour over to it).
     server_.count("epoch_claims_lost");
-    server_.trace(eff, now, "fenced", "new_primary=" + other + " epoch=" + std::to_string(t.epoch) + " claim=lost");
+    server_.trace(eff, now, TraceKind::fenced)
+        .with(TraceKey::fragment_primary, t.new_primary)
+        .with(TraceKey::epoch, t.epoch)
+        .with(TraceKey::claim_lost, true);
     successor_ = std::make_unique<FencedRole>(server_);
     return;
   }
@@ -284,7 +295,7 @@ void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff
   dissolved_epoch_ = server_.routes().epoch();
   server_.announce_takeover(now, eff, t.new_primary);
   server_.count("epoch_claims_renewed");
-  server_.trace(eff, now, "claim_renewed", "epoch=" + std::to_string(server_.routes().epoch()) + " over=" + other);
+  server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, t.new_primary);
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {
@@ -305,7 +316,7 @@ void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
   server_.rebase_outputs();
   rebase_pending_ = false;
   server_.set_processing_paused(false);
-  server_.trace(eff, now, "rebased", "output ids continue above what consumers accepted");
+  server_.trace(eff, now, TraceKind::rebased).with_text("output ids continue above what consumers accepted");
 }
 
 TimeUs PrimaryRole::next_wakeup_us() const {

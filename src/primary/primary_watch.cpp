@@ -28,6 +28,19 @@ bool PrimaryWatch::heard_from(NodeId sender, TimeUs now) {
   return true;
 }
 
+bool PrimaryWatch::check(TimeUs now, Effects& eff) {
+  if (detector_.disabled() || !detector_.started() || detector_.suspected()) return false;
+  const TimeUs silent_us = now - detector_.last_heard_us();
+  const TimeUs interval_us = us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
+  if (silent_us >= 2 * interval_us && missed_reported_for_us_ != detector_.last_heard_us()) {
+    missed_reported_for_us_ = detector_.last_heard_us();
+    server_.trace(eff, now, TraceKind::heartbeat_missed)
+        .with(TraceKey::peer, server_.routes().route(server_.node().fragment_id()).primary)
+        .with(TraceKey::silent_us, silent_us);
+  }
+  return detector_.check(now);
+}
+
 TimeUs PrimaryWatch::next_wakeup_us() const { return std::min(detector_.deadline_us(), next_heartbeat_us_); }
 
 }  // namespace hapair

@@ -27,7 +27,9 @@ class PrimaryWatch {
   // A message from `sender` arrived: true, and heard, when it is the current primary.
   bool heard_from(NodeId sender, TimeUs now);
   // True at the moment the primary is first suspected (nothing heard for failure_timeout_ms).
-  bool check(TimeUs now) { return detector_.check(now); }
+  // Also traces heartbeat_missed once per silence that reaches two heartbeat intervals (seen at
+  // the watch's own ticks, so it adds no wake-up of its own).
+  bool check(TimeUs now, Effects& eff);
   // Sends the primary a heartbeat when one is due.
   void send_heartbeat(TimeUs now, Effects& eff);
 
@@ -40,6 +42,7 @@ class PrimaryWatch {
   Server& server_;
   FailureDetector detector_;
   TimeUs next_heartbeat_us_ = 0;
+  TimeUs missed_reported_for_us_ = -1;  // last_heard_us of the silence already reported
 };
 
 }  // namespace hapair

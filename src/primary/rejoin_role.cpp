@@ -14,7 +14,7 @@ RejoiningRole::RejoiningRole(Server& server, const Approach& approach) : server_
 void RejoiningRole::on_start(TimeUs now, Effects& eff) {
   server_.become_standby(Role::rejoining);
   incarnation_ = static_cast<std::uint64_t>(now) + 1;
-  server_.trace(eff, now, "rejoin_requested", "partner=" + (partner_ == kNoNode ? std::string("none") : server_.node().plan().nodes[partner_].name));
+  server_.trace(eff, now, TraceKind::rejoin_requested).with(TraceKey::partner, partner_);
   if (partner_ == kNoNode) return;  // a fragment without a standby has nobody to rejoin
   request(now, eff);
 }
@@ -47,9 +47,10 @@ void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   // Named as standby: become the one the mode needs.
   const Role r = server_.node().standby_role();
   server_.become_standby(r);
-  server_.trace(eff, now, "rejoined",
-                std::string("as=") + to_string(r) + " primary=" + server_.node().plan().nodes[t->new_primary].name +
-                    " epoch=" + std::to_string(t->epoch));
+  server_.trace(eff, now, TraceKind::rejoined)
+      .with(TraceKey::role, r)
+      .with(TraceKey::fragment_primary, t->new_primary)
+      .with(TraceKey::epoch, t->epoch);
   HAPAIR_CHECK_MSG(approach_.standby_role != nullptr, "no standby role for ha " << to_string(approach_.mode));
   successor_ = approach_.standby_role(server_, true);
 }

@@ -10,25 +10,15 @@
 
 namespace hapair {
 
-const char* to_string(Role r) {
-  switch (r) {
-    case Role::primary: return "primary";
-    case Role::spare: return "spare";
-    case Role::passive_backup: return "passive_backup";
-    case Role::active_backup: return "active_backup";
-    case Role::fenced: return "fenced";
-    case Role::rejoining: return "rejoining";
-  }
-  return "?";
-}
-
 Server::Server(std::shared_ptr<const Plan> plan, NodeId self)
     : node_(std::move(plan), self),
       plan_(&node_.plan()),
       self_(self),
       frag_(node_.fragment_id()),
       role_(node_.planned_standby() ? node_.standby_role() : Role::primary),
-      routes_(node_.plan(), self) {
+      routes_(node_.plan(), self),
+      trace_data_plane_(node_.settings().trace_level == TraceLevel::data),
+      reported_role_(role_) {
   const PlanFragment& f = plan_->fragments[frag_];
 
   for (StreamId s : f.inputs) inputs_.emplace(s, InputChannel(s, plan_->streams[s].producer));
@@ -73,6 +63,7 @@ void Server::send(Effects& eff, TimeUs now, NodeId to, Message body) {
     auto o = outputs_.find(b->stream);
     if (o != outputs_.end()) b->held_generation = held_generation_for(o->second, plan_->nodes[to].fragment);
   }
+  trace_sent(eff, now, to, body);
   Envelope e;
   e.header.sender = self_;
   e.header.epoch = epoch();
@@ -81,8 +72,39 @@ void Server::send(Effects& eff, TimeUs now, NodeId to, Message body) {
   eff.sends.push_back(Outgoing{to, std::move(e)});
 }
 
-void Server::trace(Effects& eff, TimeUs now, std::string event, std::string details) {
-  eff.traces.push_back(TraceEvent{now, self_, std::move(event), std::move(details)});
+void Server::trace_sent(Effects& eff, TimeUs now, NodeId to, const Message& body) {
+  if (const auto* b = std::get_if<TupleBatch>(&body)) {
+    if (b->tuples.empty()) return;
+    trace(eff, now, TraceKind::batch_sent)
+        .with(TraceKey::peer, to)
+        .with(TraceKey::stream, b->stream)
+        .with(TraceKey::first_id, b->tuples.front().id)
+        .with(TraceKey::last_id, b->tuples.back().id)
+        .with(TraceKey::count, b->tuples.size())
+        .with(TraceKey::replay, b->replay);
+  } else if (const auto* a0 = std::get_if<Level0Ack>(&body)) {
+    trace(eff, now, TraceKind::level0_ack).with(TraceKey::peer, to).with(TraceKey::stream, a0->stream).with(TraceKey::position, a0->up_to);
+  } else if (const auto* a1 = std::get_if<Level1Ack>(&body)) {
+    trace(eff, now, TraceKind::level1_ack)
+        .with(TraceKey::peer, to)
+        .with(TraceKey::stream, a1->stream)
+        .with(TraceKey::position, a1->up_to)
+        .with(TraceKey::generation, a1->generation);
+  } else if (const auto* r = std::get_if<ReplayRequest>(&body)) {
+    TraceEvent& e = trace(eff, now, TraceKind::replay_request)
+                        .with(TraceKey::peer, to)
+                        .with(TraceKey::stream, r->stream)
+                        .with(TraceKey::after_id, r->after_id);
+    if (r->up_to > 0) e.with(TraceKey::last_id, r->up_to);
+  }
+}
+
+TraceEvent& Server::trace(Effects& eff, TimeUs now, TraceKind kind) {
+  if (is_data_plane(kind) && !trace_data_plane_) {
+    not_recorded_ = TraceEvent(now, self_, kind);
+    return not_recorded_;
+  }
+  return eff.traces.emplace_back(now, self_, kind);
 }
 
 void Server::reset_fragment() {
@@ -98,7 +120,14 @@ void Server::collect_merge_order() {
         MergeOrder{self_, epoch(), role_ == Role::primary, seg.following, op, seg.first_output, std::move(seg.runs)});
 }
 
-void Server::report_merge_order(Effects& eff) {
+void Server::end_event(TimeUs now, Effects& eff) {
+  for (const auto& [s, t] : trims_this_event_)
+    trace(eff, now, TraceKind::trimmed).with(TraceKey::stream, s).with(TraceKey::position, t.position).with(TraceKey::count, t.count);
+  trims_this_event_.clear();
+  if (role_ != reported_role_) {
+    reported_role_ = role_;
+    trace(eff, now, TraceKind::role).with(TraceKey::role, role_);
+  }
   collect_merge_order();
   if (merge_collected_.empty()) return;
   if (eff.merge_orders.empty()) {
@@ -144,10 +173,32 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
   }
   if (a.overflow_dropped > 0) count("input_overflow_dropped", a.overflow_dropped);
   if (a.replay_batches) count("replayed_tuples_received", a.replayed_tuples);
-  const std::string& stream = plan_->streams[batch.stream].name;
+  if (!batch.tuples.empty()) {
+    trace(eff, now, TraceKind::batch_received)
+        .with(TraceKey::peer, from)
+        .with(TraceKey::stream, batch.stream)
+        .with(TraceKey::first_id, batch.tuples.front().id)
+        .with(TraceKey::last_id, batch.tuples.back().id)
+        .with(TraceKey::count, a.queued)
+        .with(TraceKey::duplicates, a.duplicates);
+  }
+  if (a.duplicates > 0) {
+    trace(eff, now, TraceKind::duplicates_dropped)
+        .with(TraceKey::peer, from)
+        .with(TraceKey::stream, batch.stream)
+        .with(TraceKey::first_id, a.duplicate_first)
+        .with(TraceKey::last_id, a.duplicate_last)
+        .with(TraceKey::count, a.duplicates);
+  }
   for (const auto& change : a.replay_changes) {
-    if (!change) trace(eff, now, "replay_start", "stream=" + stream);
-    else trace(eff, now, "replay_end", "stream=" + stream + " tuples=" + std::to_string(*change));
+    if (!change) {
+      trace(eff, now, TraceKind::replay_start)
+          .with(TraceKey::stream, batch.stream)
+          .with(TraceKey::peer, from)
+          .with(TraceKey::first_id, batch.tuples.empty() ? TupleId{0} : batch.tuples.front().id);
+    } else {
+      trace(eff, now, TraceKind::replay_end).with(TraceKey::stream, batch.stream).with(TraceKey::peer, from).with(TraceKey::count, *change);
+    }
   }
   return a.queued;
 }
@@ -166,7 +217,10 @@ void Server::on_queue_full(TimeUs now, Effects& eff, const std::string& what, co
     if (fatal_error_.empty()) {
       fatal_error_ = "output queue of " + what + " is full (" + std::to_string(settings().output_queue_tuples_max) +
                      " tuples = output_queue_tuples_max) and queue_full_policy = error";
-      trace(eff, now, "fatal", "queue_full stream=" + stream);
+      trace(eff, now, TraceKind::fatal)
+          .with(TraceKey::reason, TraceReason::queue_full)
+          .with(TraceKey::stream, plan_->stream_id(stream))
+          .with_text(fatal_error_);
     }
     eff.fatal_error = fatal_error_;
     return;
@@ -174,7 +228,7 @@ void Server::on_queue_full(TimeUs now, Effects& eff, const std::string& what, co
   if (!input_blocked_) {
     input_blocked_ = true;
     count("backpressure_episodes");
-    trace(eff, now, "backpressure", "stream=" + stream);
+    trace(eff, now, TraceKind::backpressure).with(TraceKey::stream, plan_->stream_id(stream));
   }
 }
 
@@ -206,7 +260,7 @@ void Server::consume(TimeUs now, const InputItem& item, Effects& eff) {
         if (!o.queue().ended() && fragment_->output_ended(s)) o.end_stream();
     } else if (kind() == FragmentKind::sink && all_inputs_ended() && !end_of_output_traced_) {
       end_of_output_traced_ = true;
-      trace(eff, now, "end_of_output");
+      trace(eff, now, TraceKind::end_of_output);
     }
     return;
   }
@@ -387,7 +441,13 @@ void Server::trim_output(OutputChannel& o) {
     // window, which covers how far the two interleavings can drift apart.
     margin = static_cast<TupleId>(settings().inflight_tuples_max);
   }
-  hot_.tuples_trimmed += o.trim(margin);
+  const std::uint64_t trimmed = o.trim(margin);
+  hot_.tuples_trimmed += trimmed;
+  if (trimmed > 0 && trace_data_plane_) {
+    PendingTrim& t = trims_this_event_[o.stream()];
+    t.position = o.queue().trimmed_up_to();
+    t.count += trimmed;
+  }
 }
 
 void Server::trim_outputs() {
@@ -444,11 +504,15 @@ void Server::release_determinant_buffers() {
 
 // ---- messages ---------------------------------------------------------------------------------
 
-void Server::trace_replay_gap(Effects& eff, TimeUs now, StreamId s, TupleId after, TupleId trimmed, const char* what) {
+void Server::trace_replay_gap(Effects& eff, TimeUs now, StreamId s, NodeId asker, TupleId after, TupleId trimmed,
+                              const char* what) {
   count("replay_gap_tuples", static_cast<std::int64_t>(trimmed - after));
-  trace(eff, now, "replay_gap",
-        "stream=" + plan_->streams[s].name + " after=" + std::to_string(after) +
-            " trimmed_up_to=" + std::to_string(trimmed) + what);
+  trace(eff, now, TraceKind::replay_gap)
+      .with(TraceKey::stream, s)
+      .with(TraceKey::peer, asker)
+      .with(TraceKey::after_id, after)
+      .with(TraceKey::position, trimmed)
+      .with_text(what);
 }
 
 void Server::on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects& eff) {
@@ -473,7 +537,7 @@ void Server::on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects& ef
   o.set_sending(r.consumer, role_ == Role::primary);
   const TupleId trimmed = o.queue().trimmed_up_to();
   if (o.resume(r.consumer, r.after_id, false, now) > 0)
-    trace_replay_gap(eff, now, r.stream, r.after_id, trimmed, " (joining standby)");
+    trace_replay_gap(eff, now, r.stream, r.consumer, r.after_id, trimmed, "joining standby");
   count("standbys_subscribed");
 }
 
@@ -530,7 +594,7 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
     auto batches = o.gap_fill(from, req.after_id, req.up_to, static_cast<std::size_t>(settings().batch_tuples));
     if (!batches) return;
     if (req.after_id < o.queue().trimmed_up_to())
-      trace_replay_gap(eff, now, req.stream, req.after_id, o.queue().trimmed_up_to(), " (gap fill)");
+      trace_replay_gap(eff, now, req.stream, from, req.after_id, o.queue().trimmed_up_to(), "gap fill");
     for (TupleBatch& b : *batches) {
       hot_.tuples_sent += b.tuples.size();
       count("tuples_gap_filled", static_cast<std::int64_t>(b.tuples.size()));
@@ -549,7 +613,7 @@ void Server::on_replay_request(TimeUs now, NodeId from, const ReplayRequest& req
   const bool only_new = req.after_id == kReplayOnlyNew;
   const TupleId trimmed = o.queue().trimmed_up_to();
   if (o.resume(from, req.after_id, only_new, now) > 0)
-    trace_replay_gap(eff, now, req.stream, req.after_id, trimmed, "");
+    trace_replay_gap(eff, now, req.stream, from, req.after_id, trimmed, "");
   if (!only_new) count("replay_requests_served");
 }
 

@@ -75,7 +75,10 @@ class Server {
 
   // ---- sending ------------------------------------------------------------------------------
   void send(Effects& eff, TimeUs now, NodeId to, Message body);
-  void trace(Effects& eff, TimeUs now, std::string event, std::string details = "");
+  // Records a typed trace event (protocols/trace.h) and returns it for its details:
+  //   server.trace(eff, now, TraceKind::detection).with(TraceKey::failed, p);
+  // A data-plane kind is recorded only at trace_level data (the returned event is then dropped).
+  TraceEvent& trace(Effects& eff, TimeUs now, TraceKind kind);
   void count(const std::string& name, std::int64_t n = 1) { counters_[name] += n; }
 
   // ---- workload -----------------------------------------------------------------------------
@@ -152,10 +155,11 @@ class Server {
   // At takeover: stop following and emit what waited for determinants, in arrival order.
   void release_determinant_buffers();
 
-  // ---- merge order (for the checker) ---------------------------------------------------------
-  // What my fragment's Unions logged, tagged with my epoch and role, moved into `eff`; called at
-  // the end of every event (and collected before anything changes the tags).
-  void report_merge_order(Effects& eff);
+  // ---- the end of every event ------------------------------------------------------------------
+  // Called once at the end of every event: moves into `eff` what my fragment's Unions logged
+  // (tagged with my epoch and role; collected before anything changes the tags), the trims of
+  // this event (one `trimmed` trace per stream) and a `role` trace when my role changed.
+  void end_event(TimeUs now, Effects& eff);
 
   // ---- messages every role handles the same way -----------------------------------------------
   void on_level0_ack(TimeUs now, NodeId from, const Level0Ack& ack);
@@ -204,6 +208,8 @@ class Server {
   std::vector<NodeId> input_nodes_of(FragmentId f) const { return routes_.input_nodes_of(f); }
   TimeUs retransmit_us() const { return node_.retransmit_us(); }
   void consume(TimeUs now, const InputItem& item, Effects& eff);
+  // The data-plane trace of a message I send (batches, acks) and my replay requests.
+  void trace_sent(Effects& eff, TimeUs now, NodeId to, const Message& body);
   void answer_takeover(TimeUs now, const Takeover& t, Effects& eff);
   // Tells node n the route I follow for its fragment (a fencing notice), at most once per
   // retransmit timeout per node. Also sent to the claimant of an epoch whose first claim I
@@ -215,7 +221,8 @@ class Server {
   std::uint64_t held_generation_for(const OutputChannel& o, FragmentId consumer) const;
   void trim_outputs();
   void trim_output(OutputChannel& o);
-  void trace_replay_gap(Effects& eff, TimeUs now, StreamId s, TupleId after, TupleId trimmed, const char* what);
+  void trace_replay_gap(Effects& eff, TimeUs now, StreamId s, NodeId asker, TupleId after, TupleId trimmed,
+                        const char* what);
   void handle_fragment_outputs(FragmentOutputs& outs);
   void append_output(StreamId s, Tuple t);
   bool any_output_full(std::string* which) const;
@@ -260,6 +267,14 @@ class Server {
     std::uint64_t tuples_trimmed = 0;
   } hot_;
   std::string fatal_error_;
+  bool trace_data_plane_ = false;
+  Role reported_role_;
+  struct PendingTrim {
+    TupleId position = 0;
+    std::uint64_t count = 0;
+  };
+  std::map<StreamId, PendingTrim> trims_this_event_;
+  TraceEvent not_recorded_;  // where data-plane details go at trace_level control
 };
 
 }  // namespace hapair

@@ -61,9 +61,7 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   if (t.fragment == frag_) collect_merge_order();
   routes_.follow(t);
   if (t.fragment == frag_) return t.new_primary != self_;
-  trace(eff, now, "route_change",
-        "fragment=" + plan_->fragments[t.fragment].name + " primary=" + plan_->nodes[t.new_primary].name +
-            " epoch=" + std::to_string(t.epoch));
+  trace(eff, now, TraceKind::route_change).with(TraceKey::fragment_primary, t.new_primary).with(TraceKey::epoch, t.epoch);
 
   // A downstream fragment moved: its old primary no longer consumes; the new one tells us where
   // to resume with a ReplayRequest.

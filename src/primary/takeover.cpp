@@ -6,9 +6,10 @@ namespace hapair {
 
 NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
   const NodeId old_primary = server.routes().route(server.node().fragment_id()).primary;
-  server.trace(eff, now, "detection",
-               "failed=" + server.node().plan().nodes[old_primary].name +
-                   " silent_ms=" + std::to_string(ms_from_us(now - last_heard_us)) + " detector=" + to_string(detector));
+  server.trace(eff, now, TraceKind::detection)
+      .with(TraceKey::failed, old_primary)
+      .with(TraceKey::detector, detector)
+      .with(TraceKey::silent_us, now - last_heard_us);
   // What my Unions chose so far was chosen as the standby, in the old epoch (collected first).
   server.claim_own_fragment();
   server.set_role(Role::primary);
@@ -23,9 +24,11 @@ std::unique_ptr<RoleBehaviour> standby_learns_takeover(Server& server, TimeUs no
   if (!server.on_takeover(now, t, eff, answer)) return nullptr;
   const Route& r = server.routes().route(server.node().fragment_id());
   if (r.standby == server.node().self()) return nullptr;  // still the standby in the new epoch
-  server.trace(eff, now, "fenced",
-               "new_primary=" + server.node().plan().nodes[t.new_primary].name + " epoch=" + std::to_string(t.epoch) +
-                   " as=standby (the pair was dissolved without me)");
+  server.trace(eff, now, TraceKind::fenced)
+      .with(TraceKey::fragment_primary, t.new_primary)
+      .with(TraceKey::epoch, t.epoch)
+      .with(TraceKey::claim_lost, false)
+      .with_text("as standby: the pair was dissolved without me");
   return std::make_unique<FencedRole>(server);
 }
 

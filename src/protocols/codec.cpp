@@ -115,7 +115,7 @@ std::size_t body_words(const NodeStats& m) {
 }
 std::size_t body_words(const TraceBatch& m) {
   std::size_t words = 2;
-  for (const auto& e : m.events) words += 4 + text_words(e.event) + text_words(e.details);
+  for (const auto& e : m.events) words += 6 + 2 * e.detail_count + text_words(e.text);
   return words;
 }
 std::size_t body_words(const DeliveryBatch& m) {
@@ -290,8 +290,13 @@ void put(Body::Builder body, const TraceBatch& m) {
     const TraceEvent& e = m.events[i];
     events[i].setAtUs(e.at_us);
     events[i].setNode(e.node);
-    events[i].setEvent(text_of(e.event));
-    events[i].setDetails(text_of(e.details));
+    events[i].setKind(static_cast<std::uint8_t>(e.kind));
+    auto details = events[i].initDetails(e.detail_count);
+    for (capnp::uint j = 0; j < e.detail_count; ++j) {
+      details[j].setKey(static_cast<std::uint8_t>(e.details[j].key));
+      details[j].setValue(e.details[j].value);
+    }
+    if (!e.text.empty()) events[i].setText(text_of(e.text));
   }
 }
 void put(Body::Builder body, const DeliveryBatch& m) {
@@ -575,7 +580,23 @@ class Converter {
     if (!list_fits(events, "TraceBatch.events")) return false;
     m.events.reserve(events.size());
     for (auto e : events) {
-      m.events.push_back(TraceEvent{e.getAtUs(), e.getNode(), string_of(e.getEvent()), string_of(e.getDetails())});
+      if (e.getKind() >= kTraceKindCount) {
+        return refuse("value out of range", "TraceEvent.kind " + std::to_string(e.getKind()));
+      }
+      TraceEvent event(e.getAtUs(), e.getNode(), static_cast<TraceKind>(e.getKind()));
+      const auto details = e.getDetails();
+      if (details.size() > kTraceDetailsMax) {
+        return refuse("value out of range", "TraceEvent with " + std::to_string(details.size()) + " details");
+      }
+      for (auto d : details) {
+        const auto key = static_cast<TraceKey>(d.getKey());
+        if (d.getKey() >= kTraceKeyCount || event.has(key)) {
+          return refuse("value out of range", "TraceEvent detail key " + std::to_string(d.getKey()));
+        }
+        event.with(key, d.getValue());
+      }
+      event.text = string_of(e.getText());
+      m.events.push_back(std::move(event));
     }
     return true;
   }

@@ -16,6 +16,7 @@
 
 #include "protocols/bytes.h"
 #include "protocols/ids.h"
+#include "protocols/trace.h"
 #include "protocols/tuple.h"
 
 namespace hapair {
@@ -247,14 +248,6 @@ struct NodeStats {
   bool final = false;
   std::vector<Counter> counters;
   friend bool operator==(const NodeStats&, const NodeStats&) = default;
-};
-
-struct TraceEvent {
-  TimeUs at_us = 0;
-  NodeId node = kNoNode;
-  std::string event;    // failure, detection, takeover, replay_start, replay_end, checkpoint, ...
-  std::string details;  // key=value pairs, space separated
-  friend bool operator==(const TraceEvent&, const TraceEvent&) = default;
 };
 
 struct TraceBatch {

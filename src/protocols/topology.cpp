@@ -76,6 +76,8 @@ constexpr std::array<std::pair<TrimmingRule, const char*>, 2> kTrimmingRules{
     {{TrimmingRule::exact, "exact"}, {TrimmingRule::conservative, "conservative"}}};
 constexpr std::array<std::pair<DetectorKind, const char*>, 2> kDetectors{
     {{DetectorKind::heartbeat, "heartbeat"}, {DetectorKind::connection_heartbeat, "connection+heartbeat"}}};
+constexpr std::array<std::pair<TraceLevel, const char*>, 2> kTraceLevels{
+    {{TraceLevel::control, "control"}, {TraceLevel::data, "data"}}};
 
 }  // namespace
 
@@ -92,6 +94,7 @@ const char* to_string(JoinCombine v) { return name_of(kCombines, v); }
 const char* to_string(DistributionKind v) { return name_of(kDistributions, v); }
 const char* to_string(TrimmingRule v) { return name_of(kTrimmingRules, v); }
 const char* to_string(DetectorKind v) { return name_of(kDetectors, v); }
+const char* to_string(TraceLevel v) { return name_of(kTraceLevels, v); }
 
 std::optional<HaMode> parse_ha_mode(const std::string& s) { return parse_from(kHaModes, s); }
 std::optional<OperatorKind> parse_operator_kind(const std::string& s) { return parse_from(kOperatorKinds, s); }
@@ -104,6 +107,7 @@ std::optional<JoinCombine> parse_join_combine(const std::string& s) { return par
 std::optional<DistributionKind> parse_distribution_kind(const std::string& s) { return parse_from(kDistributions, s); }
 std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return parse_from(kTrimmingRules, s); }
 std::optional<DetectorKind> parse_detector_kind(const std::string& s) { return parse_from(kDetectors, s); }
+std::optional<TraceLevel> parse_trace_level(const std::string& s) { return parse_from(kTraceLevels, s); }
 std::string allowed_ha_modes() { return allowed(kHaModes); }
 std::string allowed_operator_kinds() { return allowed(kOperatorKinds); }
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
@@ -115,6 +119,7 @@ std::string allowed_join_combines() { return allowed(kCombines); }
 std::string allowed_distribution_kinds() { return allowed(kDistributions); }
 std::string allowed_trimming_rules() { return allowed(kTrimmingRules); }
 std::string allowed_detector_kinds() { return allowed(kDetectors); }
+std::string allowed_trace_levels() { return allowed(kTraceLevels); }
 
 Topology default_topology() {
   Topology t;

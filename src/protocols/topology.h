@@ -36,6 +36,9 @@ enum class TrimmingRule { exact, conservative };
 // closes it at once) and, on real processes, moves the heartbeats into ZeroMQ's I/O thread so a
 // busy node's heartbeats are not late.
 enum class DetectorKind { heartbeat, connection_heartbeat };
+// What the nodes record as typed trace events (protocols/trace.h): control (failures, detection,
+// takeover, replay, checkpoints, pairs) or data (those and every batch, ack and trim).
+enum class TraceLevel { control, data };
 
 const char* to_string(HaMode);
 const char* to_string(FragmentKind);
@@ -50,6 +53,7 @@ const char* to_string(JoinCombine);
 const char* to_string(DistributionKind);
 const char* to_string(TrimmingRule);
 const char* to_string(DetectorKind);
+const char* to_string(TraceLevel);
 
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
 std::optional<HaMode> parse_ha_mode(const std::string&);
@@ -63,6 +67,7 @@ std::optional<JoinCombine> parse_join_combine(const std::string&);
 std::optional<DistributionKind> parse_distribution_kind(const std::string&);
 std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
 std::optional<DetectorKind> parse_detector_kind(const std::string&);
+std::optional<TraceLevel> parse_trace_level(const std::string&);
 std::string allowed_ha_modes();  // "none, amnesia, upstream, passive, active"
 std::string allowed_operator_kinds();
 std::string allowed_queue_full_policies();
@@ -74,6 +79,7 @@ std::string allowed_join_combines();
 std::string allowed_distribution_kinds();
 std::string allowed_trimming_rules();
 std::string allowed_detector_kinds();  // "heartbeat, connection+heartbeat"
+std::string allowed_trace_levels();    // "control, data"
 
 struct ValueDistribution {
   DistributionKind kind = DistributionKind::uniform;
@@ -173,6 +179,9 @@ struct Settings {
   // acknowledged position (lost messages: a link that dropped or a connection that broke);
   // unacknowledged checkpoints, determinants, takeovers and replay requests are repeated too.
   std::int64_t retransmit_timeout_ms = 250;
+  // Trace events every node records: control, or data (every batch sent and received, every
+  // level-0 and level-1 ack, every trim as well), what the timeline's message view draws.
+  TraceLevel trace_level = TraceLevel::control;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };

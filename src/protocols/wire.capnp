@@ -171,11 +171,18 @@ struct NodeStats {
   counters @2 :List(Counter);
 }
 
+# A typed trace event (protocols/trace.h): kind and keys are the TraceKind / TraceKey values.
+struct TraceDetail {
+  key @0 :UInt8;
+  value @1 :Int64;
+}
+
 struct TraceEvent {
   atUs @0 :Int64;
   node @1 :UInt16 = 0xffff;
-  event @2 :Text;
-  details @3 :Text;
+  kind @2 :UInt8;
+  details @3 :List(TraceDetail);
+  text @4 :Text;
 }
 
 struct TraceBatch {

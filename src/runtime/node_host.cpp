@@ -206,7 +206,7 @@ class NodeHost {
       if (!out_.fatal_error.empty()) {
         const TimeUs now = clock_->now_us();
         std::fprintf(stderr, "hapair[%s]: fatal error: %s\n", options_.node_name.c_str(), out_.fatal_error.c_str());
-        out_.traces.push_back(TraceEvent{now, self_, "fatal", out_.fatal_error});
+        out_.traces.push_back(TraceEvent(now, self_, TraceKind::fatal).with_text(out_.fatal_error));
         return finish(kNodeExitFatal);
       }
       if (stop_requested_) return finish(kNodeExitOk);

@@ -190,9 +190,8 @@ struct Simulator::Impl {
   void log(const std::string& line) const {
     if (options.log) options.log(line);
   }
-  void trace(NodeId node, const char* event, const std::string& details) {
-    events.push_back(TraceEvent{now_us, node, event, details});
-  }
+  // A fault event (protocols/trace.h), recorded for the node it hit.
+  TraceEvent& trace(NodeId node, TraceKind kind) { return events.emplace_back(now_us, node, kind); }
 
   // ---- inputs, effects, the network and the loop (simulator.cpp) --------------------------
   // Queues an input for a node and lets it work through its FIFO as far as it can now.

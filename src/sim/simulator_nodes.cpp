@@ -40,7 +40,7 @@ void Simulator::Impl::crash(SimNode& n) {
   n.applier.wake().clear();
   network.sender_crashed(n.id, now_us);
   quiet.set_down(n.id, true);
-  trace(n.id, "failure", "kind=crash node=" + n.name);
+  trace(n.id, TraceKind::failure).with(TraceKey::fault, FaultKind::crash);
   close_connections_of(n);
 }
 
@@ -73,7 +73,7 @@ void Simulator::Impl::restart(SimNode& n) {
   if (n.is_sink && n.applier.finished()) ++sinks_unfinished;
   n.applier.reset();
   quiet.set_down(n.id, false);
-  trace(n.id, "restart", "kind=restart node=" + n.name);
+  trace(n.id, TraceKind::restart).with(TraceKey::fault, FaultKind::restart);
   offer(n, Start{true});
 }
 
@@ -81,13 +81,13 @@ void Simulator::Impl::pause(SimNode& n, TimeUs duration_us) {
   if (n.crashed) return;  // validate_faults rejects this; a restart in between cannot happen
   n.paused = true;
   n.paused_at_us = now_us;
-  trace(n.id, "pause", "kind=pause node=" + n.name + " duration_ms=" + std::to_string(duration_us / 1000));
+  trace(n.id, TraceKind::failure).with(TraceKey::fault, FaultKind::pause).with(TraceKey::duration_us, duration_us);
 }
 
 void Simulator::Impl::resume(SimNode& n) {
   if (n.crashed || !n.paused) return;  // crashed while paused: the crash ended the pause
   n.paused = false;
-  trace(n.id, "resume", "kind=pause node=" + n.name);
+  trace(n.id, TraceKind::resume).with(TraceKey::fault, FaultKind::pause);
   if (n.held) {
     // The computation was cut short by the pause; its remaining time runs from now.
     n.busy_until_us = now_us + n.held_remaining_us;
@@ -102,7 +102,6 @@ void Simulator::Impl::resume(SimNode& n) {
 
 void Simulator::Impl::on_fault(const FaultEdge& edge) {
   const FaultAction& a = edge.action;
-  const FaultSpec& f = options.faults[a.fault];
   SimNode& n = nodes[a.node];
   --fault_edges_pending;
   quiet.activity(now_us);
@@ -113,12 +112,14 @@ void Simulator::Impl::on_fault(const FaultEdge& edge) {
     case FaultAction::Kind::resume: resume(n); break;
     case FaultAction::Kind::partition:
       network.cut(n.id, a.peer);
-      trace(n.id, "partition",
-            "kind=partition node=" + f.node + " peer=" + f.peer + " duration_ms=" + std::to_string(a.duration_us / 1000));
+      trace(n.id, TraceKind::failure)
+          .with(TraceKey::fault, FaultKind::partition)
+          .with(TraceKey::peer, a.peer)
+          .with(TraceKey::duration_us, a.duration_us);
       break;
     case FaultAction::Kind::heal:
       network.heal(n.id, a.peer);
-      trace(n.id, "heal", "kind=partition node=" + f.node + " peer=" + f.peer);
+      trace(n.id, TraceKind::heal).with(TraceKey::fault, FaultKind::partition).with(TraceKey::peer, a.peer);
       break;
   }
 }

@@ -33,7 +33,7 @@ class Level1Sender : public PrimarySide {
 
   // A restarted spare that rejoins holds nothing: it restarts from a restart point if needed.
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
-    server_.trace(eff, now, "pair_restored", "standby=" + server_.node().plan().nodes[standby].name + " (spare: no state)");
+    server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, standby).with_text("spare: no state");
   }
   void on_standby_lost() override {}
   TimeUs next_wakeup_us() const override { return next_round_us_; }

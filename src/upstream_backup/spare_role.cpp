@@ -15,12 +15,12 @@ SpareRole::SpareRole(Server& server)
 
 void SpareRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
-  server_.trace(eff, now, "start", std::string("role=spare ha=") + to_string(server_.node().mode()));
+  server_.trace(eff, now, TraceKind::start).with(TraceKey::role, Role::spare).with(TraceKey::ha, server_.node().mode());
 }
 
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
   if (!successor_) watch_.send_heartbeat(now, eff);
-  if (!collecting_ && !successor_ && watch_.check(now)) take_over(now, eff, Detector::heartbeat);
+  if (!collecting_ && !successor_ && watch_.check(now, eff)) take_over(now, eff, Detector::heartbeat);
   if (collecting_ && now >= next_offer_request_us_) {
     // An offer, or our Takeover, was lost: announce again to the producers that have not
     // answered (a repeated Takeover makes them send their restart points again).
@@ -50,8 +50,10 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
               // A newer epoch of my fragment names another primary while I collect restart
               // points: my takeover was superseded (my primary had dissolved the pair without me
               // and renewed its claim). Stop, and rejoin.
-              server_.trace(eff, now, "fenced",
-                            "new_primary=" + server_.node().plan().nodes[m.new_primary].name + " epoch=" + std::to_string(m.epoch));
+              server_.trace(eff, now, TraceKind::fenced)
+                  .with(TraceKey::fragment_primary, m.new_primary)
+                  .with(TraceKey::epoch, m.epoch)
+                  .with(TraceKey::claim_lost, false);
               collecting_ = false;
               successor_ = std::make_unique<FencedRole>(server_);
             }
@@ -130,7 +132,10 @@ void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   std::map<StreamId, TupleId> after;
   for (const auto& [s, in] : server_.inputs()) after[s] = kReplayOnlyNew;
   server_.request_replay(now, eff, after, 0);
-  server_.trace(eff, now, "takeover", "approach=amnesia state=empty");
+  server_.trace(eff, now, TraceKind::takeover)
+      .with(TraceKey::ha, HaMode::amnesia)
+      .with(TraceKey::exact_ids, false)
+      .with_text("state=empty");
   PrimaryOptions options;
   options.took_over = true;
   options.rebase_when_consumers_ready = true;
@@ -182,7 +187,11 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     if (after[s] < o.trimmed_up_to) {
       // The upstream no longer holds what the restart point needs: a gap we cannot avoid.
       server_.count("replay_gap_tuples", static_cast<std::int64_t>(o.trimmed_up_to - after[s]));
-      server_.trace(eff, now, "replay_gap", "stream=" + server_.node().plan().streams[s].name);
+      server_.trace(eff, now, TraceKind::replay_gap)
+          .with(TraceKey::stream, s)
+          .with(TraceKey::after_id, after[s])
+          .with(TraceKey::position, o.trimmed_up_to)
+          .with_text("the restart point needs input the upstream trimmed");
       after[s] = o.trimmed_up_to;
     }
   }
@@ -201,12 +210,15 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
       held += "]";
     }
     server_.count("restart_point_missing");
-    server_.trace(eff, now, "replay_gap", "no restart point in common: output ids rebased; generations held:" + held);
+    server_.trace(eff, now, TraceKind::replay_gap).with_text("no restart point in common: output ids rebased; generations held:" + held);
   }
   server_.request_replay(now, eff, after, generation);
   const bool exact = !conservative && !without_point && server_.fragment()->klass() != OperatorClass::arbitrary;
-  server_.trace(eff, now, "takeover",
-                "approach=upstream " + how + (exact ? " ids=exact" : " ids=rebased"));
+  server_.trace(eff, now, TraceKind::takeover)
+      .with(TraceKey::ha, server_.node().mode())
+      .with(TraceKey::exact_ids, exact)
+      .with(TraceKey::generation, generation)
+      .with_text(how);
   PrimaryOptions options;
   options.took_over = true;
   options.rebase_when_consumers_ready = !exact;

@@ -21,7 +21,7 @@ struct RecordingDriver final : EffectsDriver {
   void send(Outgoing&& o) override { calls.push_back("send to=" + std::to_string(o.to)); }
   void deliver(std::vector<Delivery>& d) override { calls.push_back("deliver n=" + std::to_string(d.size())); }
   void record_trace(TraceEvent&& t) override {
-    calls.push_back("trace " + t.event);
+    calls.push_back(std::string("trace ") + to_string(t.kind));
     traces.push_back(std::move(t));
   }
   void record_merge_order(MergeOrder&&) override { calls.push_back("merge_order"); }
@@ -75,14 +75,14 @@ TEST_CASE("effects are applied in the documented order with traces stamped with 
   e.sends.push_back(Outgoing{2, heartbeat()});
   e.sends.push_back(Outgoing{3, heartbeat()});
   e.deliveries.resize(2);
-  e.traces.push_back(TraceEvent{10, kNoNode, "start", ""});
-  e.traces.push_back(TraceEvent{10, 4, "other", ""});
+  e.traces.push_back(TraceEvent(10, kNoNode, TraceKind::start));
+  e.traces.push_back(TraceEvent(10, 4, TraceKind::role));
   e.merge_orders.resize(1);
   e.wake_at_us = 50;
   e.finished = true;
   e.fatal_error = "queue full";
   applier.apply(10, std::move(e), driver);
-  const std::vector<std::string> expected = {"deliver n=2",  "trace start", "trace other", "merge_order", "send to=2",
+  const std::vector<std::string> expected = {"deliver n=2",  "trace start", "trace role", "merge_order", "send to=2",
                                              "send to=3",    "wake at=50",  "finished",    "fatal queue full"};
   CHECK(driver.calls == expected);
   REQUIRE(driver.traces.size() == 2);

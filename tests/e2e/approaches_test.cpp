@@ -20,7 +20,7 @@ void check_precise_takeover(const RunOutcome& o) {
 
 bool has_event(const RunResult& r, const std::string& event) {
   for (const auto& e : r.events)
-    if (e.event == event) return true;
+    if (to_string(e.kind) == event) return true;
   return false;
 }
 
@@ -120,7 +120,8 @@ TEST_CASE("active standby without determinants: the Union recovery loses nothing
   if (o.semantics.verdict == "rollback") CHECK(o.semantics.duplicates + o.semantics.differing > 0);
   bool rebased = false;
   for (const auto& e : o.result.events)
-    rebased |= e.event == "takeover" && e.details.find("approach=active ids=rebased") != std::string::npos;
+    rebased |= e.kind == TraceKind::takeover && e.enum_of<HaMode>(TraceKey::ha) == HaMode::active &&
+               e.get(TraceKey::exact_ids) == 0;
   CHECK(rebased);
 }
 

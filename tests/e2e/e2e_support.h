@@ -70,12 +70,12 @@ inline FaultSpec restart(const std::string& node, double at_s) { return fault_sp
 // How many trace events of this name the run recorded (at one node, by its plan name).
 inline std::size_t count_events(const RunResult& r, const std::string& event) {
   std::size_t n = 0;
-  for (const auto& e : r.events) n += e.event == event ? 1 : 0;
+  for (const auto& e : r.events) n += to_string(e.kind) == event ? 1 : 0;
   return n;
 }
 inline std::size_t count_events(const Plan& plan, const RunResult& r, const std::string& event, const std::string& node) {
   std::size_t n = 0;
-  for (const auto& e : r.events) n += e.event == event && plan.nodes.at(e.node).name == node ? 1 : 0;
+  for (const auto& e : r.events) n += to_string(e.kind) == event && plan.nodes.at(e.node).name == node ? 1 : 0;
   return n;
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 TimeUs first_event_us(const RunResult& r, const std::string& event) {
   for (const auto& e : r.events)
-    if (e.event == event) return e.at_us;
+    if (to_string(e.kind) == event) return e.at_us;
   return kNever;
 }
 
@@ -36,8 +36,8 @@ TEST_CASE("a restarted primary process rejoins as the standby, and the second SI
     // second crash.
     TimeUs restart_us = kNever, second_crash_us = kNever;
     for (const auto& e : o.result.events) {
-      if (e.event == "restart" && restart_us == kNever) restart_us = e.at_us;
-      if (e.event == "failure" && e.node == plan->node_id(standby) && second_crash_us == kNever)
+      if (e.kind == TraceKind::restart && restart_us == kNever) restart_us = e.at_us;
+      if (e.kind == TraceKind::failure && e.node == plan->node_id(standby) && second_crash_us == kNever)
         second_crash_us = e.at_us;
     }
     REQUIRE(restart_us != kNever);

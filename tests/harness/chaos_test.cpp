@@ -21,6 +21,7 @@
 #include "harness/topology_file.h"
 #include "protocols/plan.h"
 #include "sim/faults.h"
+#include "support/trace_read.h"
 
 using namespace hapair;
 
@@ -66,7 +67,7 @@ ChaosClass judge(HaMode mode, const SemanticsReport& s, bool arbitrary = false, 
 
 TraceEvent event(double at_s, const Plan& plan, const std::string& node, const std::string& name,
                  const std::string& details = "") {
-  return TraceEvent{static_cast<TimeUs>(at_s * 1e6), plan.node_id(node), name, details};
+  return trace_event(plan, static_cast<TimeUs>(at_s * 1e6), node, name, details);
 }
 
 Plan default_plan(HaMode ha) {
@@ -244,11 +245,11 @@ TEST_CASE("a schedule beyond the guarantee is never a violation, whatever the ve
 TEST_CASE("beyond the guarantee: a second crash of the new primary before the pair was restored", "[chaos]") {
   const Plan plan = default_plan(HaMode::passive);
   RunResult r;
-  r.events = {event(1.0, plan, "aggregate", "failure", "kind=crash node=aggregate"),
+  r.events = {event(1.0, plan, "aggregate", "failure", "fault=crash"),
               event(1.03, plan, "aggregate.backup", "detection", "failed=aggregate"),
               event(1.031, plan, "aggregate.backup", "takeover"),
-              event(1.2, plan, "aggregate", "restart", "kind=restart node=aggregate"),
-              event(1.25, plan, "aggregate.backup", "failure", "kind=crash node=aggregate.backup")};
+              event(1.2, plan, "aggregate", "restart", "fault=restart"),
+              event(1.25, plan, "aggregate.backup", "failure", "fault=crash")};
   const auto b = beyond_guarantee(plan, r);
   REQUIRE(b.has_value());
   CHECK(b->find("aggregate.backup") != std::string::npos);
@@ -264,9 +265,9 @@ TEST_CASE("beyond the guarantee: a crash of a primary that runs unprotected afte
   // crash of the primary before the standby has rejoined loses the fragment's state.
   const Plan plan = default_plan(HaMode::passive);
   RunResult r;
-  r.events = {event(1.0, plan, "aggregate.backup", "failure", "kind=pause duration_ms=300"),
+  r.events = {event(1.0, plan, "aggregate.backup", "failure", "fault=pause duration_us=300000"),
               event(1.06, plan, "aggregate", "standby_lost", "standby=aggregate.backup epoch=1"),
-              event(1.1, plan, "aggregate", "failure", "kind=crash node=aggregate")};
+              event(1.1, plan, "aggregate", "failure", "fault=crash")};
   const auto b = beyond_guarantee(plan, r);
   REQUIRE(b.has_value());
   CHECK(b->find("before its pair was restored") != std::string::npos);
@@ -274,15 +275,15 @@ TEST_CASE("beyond the guarantee: a crash of a primary that runs unprotected afte
   // The resumed standby took over on its old state, was fenced by its primary's renewed claim
   // and, while rejoining, crashed: the primary never stopped acting and holds the state, so
   // within the guarantee.
-  r.events = {event(1.0, plan, "aggregate.backup", "failure", "kind=pause duration_ms=300"),
+  r.events = {event(1.0, plan, "aggregate.backup", "failure", "fault=pause duration_us=300000"),
               event(1.06, plan, "aggregate", "standby_lost", "standby=aggregate.backup epoch=1"),
               event(1.3, plan, "aggregate.backup", "detection", "failed=aggregate"),
               event(1.3, plan, "aggregate.backup", "takeover"),
-              event(1.301, plan, "aggregate.backup", "fenced", "new_primary=aggregate epoch=2"),
-              event(1.3015, plan, "aggregate.backup", "failure", "kind=crash node=aggregate.backup")};
+              event(1.301, plan, "aggregate.backup", "fenced", "fragment_primary=aggregate epoch=2"),
+              event(1.3015, plan, "aggregate.backup", "failure", "fault=crash")};
   CHECK_FALSE(beyond_guarantee(plan, r).has_value());
   // A crash of that primary afterwards, with no standby left: beyond.
-  r.events.push_back(event(1.4, plan, "aggregate", "failure", "kind=crash node=aggregate"));
+  r.events.push_back(event(1.4, plan, "aggregate", "failure", "fault=crash"));
   const auto c = beyond_guarantee(plan, r);
   REQUIRE(c.has_value());
   CHECK(c->find("crash of aggregate at 1.4") != std::string::npos);
@@ -291,25 +292,25 @@ TEST_CASE("beyond the guarantee: a crash of a primary that runs unprotected afte
 TEST_CASE("beyond the guarantee: both nodes of a pair down, or a crash without standby", "[chaos]") {
   const Plan passive = default_plan(HaMode::passive);
   RunResult both;
-  both.events = {event(1.0, passive, "filter", "failure", "kind=crash node=filter"),
-                 event(1.01, passive, "filter.backup", "failure", "kind=crash node=filter.backup")};
+  both.events = {event(1.0, passive, "filter", "failure", "fault=crash"),
+                 event(1.01, passive, "filter.backup", "failure", "fault=crash")};
   CHECK(beyond_guarantee(passive, both).has_value());
 
   // Crashes of two different fragments, each with its standby: within.
   RunResult two;
-  two.events = {event(1.0, passive, "filter", "failure", "kind=crash node=filter"),
-                event(1.01, passive, "aggregate", "failure", "kind=crash node=aggregate")};
+  two.events = {event(1.0, passive, "filter", "failure", "fault=crash"),
+                event(1.01, passive, "aggregate", "failure", "fault=crash")};
   CHECK_FALSE(beyond_guarantee(passive, two).has_value());
 
   // A pause traced by the real launcher is not a crash.
   RunResult pause;
-  pause.events = {event(1.0, passive, "filter", "failure", "kind=pause duration_ms=300"),
+  pause.events = {event(1.0, passive, "filter", "failure", "fault=pause duration_us=300000"),
                   event(1.05, passive, "filter.backup", "takeover")};
   CHECK_FALSE(beyond_guarantee(passive, pause).has_value());
 
   const Plan none = default_plan(HaMode::none);
   RunResult crash;
-  crash.events = {event(1.0, none, "filter", "failure", "kind=crash node=filter")};
+  crash.events = {event(1.0, none, "filter", "failure", "fault=crash")};
   const auto b = beyond_guarantee(none, crash);
   REQUIRE(b.has_value());
   CHECK(b->find("no standby") != std::string::npos);
@@ -361,10 +362,10 @@ input = "rc"
   REQUIRE(load.topology.has_value());
   const Plan plan = make_plan(*load.topology);
   auto crash = [&](double at_s, const std::string& node) {
-    return event(at_s, plan, node, "failure", "kind=crash node=" + node);
+    return event(at_s, plan, node, "failure", "fault=crash");
   };
   RunResult r;
-  r.events = {crash(1.0, "a"), crash(1.0, "b"), event(1.02, plan, "a.spare", "detection", "failed=a silent_ms=20"),
+  r.events = {crash(1.0, "a"), crash(1.0, "b"), event(1.02, plan, "a.spare", "detection", "failed=a silent_us=20000"),
               event(1.021, plan, "a.spare", "takeover"), crash(1.1, "c")};
   const auto b = beyond_guarantee(plan, r);
   REQUIRE(b.has_value());
@@ -383,8 +384,8 @@ input = "rc"
 
   // A false detection counts as going down from when the primary was last heard.
   RunResult detected;
-  detected.events = {crash(1.0, "a"), event(1.05, plan, "b.spare", "detection", "failed=b silent_ms=40"),
-                     event(1.06, plan, "c.spare", "detection", "failed=c silent_ms=30")};
+  detected.events = {crash(1.0, "a"), event(1.05, plan, "b.spare", "detection", "failed=b silent_us=40000"),
+                     event(1.06, plan, "c.spare", "detection", "failed=c silent_us=30000")};
   CHECK(beyond_guarantee(plan, detected).has_value());
 
   // Passive standby holds every fragment's state in its backup: not a chain of restart points.
@@ -392,7 +393,7 @@ input = "rc"
   passive.settings.ha = HaMode::passive;
   const Plan passive_plan = make_plan(passive);
   RunResult p;
-  for (const char* n : {"a", "b", "c"}) p.events.push_back(event(1.0, passive_plan, n, "failure", std::string("kind=crash node=") + n));
+  for (const char* n : {"a", "b", "c"}) p.events.push_back(event(1.0, passive_plan, n, "failure", "fault=crash"));
   CHECK_FALSE(beyond_guarantee(passive_plan, p).has_value());
 }
 

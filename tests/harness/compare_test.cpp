@@ -13,6 +13,7 @@
 
 #include "harness/compare.h"
 #include "harness/topology_file.h"
+#include "support/trace_read.h"
 
 using namespace hapair;
 
@@ -51,7 +52,7 @@ CompareOptions sim_options() {
 // A takeover before the failure, as a false detection on a loaded machine gives.
 void disturb(RunOutcome& o) {
   const NodeId backup = o.result.plan->node_id("aggregate.backup");
-  o.result.events.insert(o.result.events.begin(), TraceEvent{500000, backup, "takeover", "approach=passive"});
+  o.result.events.insert(o.result.events.begin(), trace_event(o.result.plan.get(), 500000, backup, "takeover", "ha=passive"));
 }
 
 }  // namespace

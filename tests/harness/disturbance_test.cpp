@@ -9,6 +9,7 @@
 
 #include "harness/disturbance.h"
 #include "harness/metrics.h"
+#include "support/trace_read.h"
 
 using namespace hapair;
 
@@ -30,7 +31,7 @@ FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKi
 
 void add(RunResult& r, TimeUs at, const std::string& node, const std::string& event, const std::string& details) {
   REQUIRE((node.empty() || r.plan->node_id(node) != kNoNode));
-  r.events.push_back(TraceEvent{at, node.empty() ? kNoNode : r.plan->node_id(node), event, details});
+  r.events.push_back(trace_event(r.plan.get(), at, node.empty() ? kNoNode : r.plan->node_id(node), event, details));
   std::stable_sort(r.events.begin(), r.events.end(),
                    [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
 }
@@ -39,9 +40,9 @@ void add(RunResult& r, TimeUs at, const std::string& node, const std::string& ev
 // 25 ms later and its takeover.
 RunResult clean_crash_run(HaMode ha = HaMode::passive) {
   RunResult r = run_of(ha, {crash("aggregate", 3.0)});
-  add(r, 3 * kS, "", "failure", "node=aggregate kind=crash");
-  add(r, 3 * kS + 25000, "aggregate.backup", "detection", "failed=aggregate silent_ms=25.0");
-  add(r, 3 * kS + 26000, "aggregate.backup", "takeover", "approach=passive from_checkpoint=4");
+  add(r, 3 * kS, "aggregate", "failure", "fault=crash");
+  add(r, 3 * kS + 25000, "aggregate.backup", "detection", "failed=aggregate silent_us=25000");
+  add(r, 3 * kS + 26000, "aggregate.backup", "takeover", "ha=passive checkpoint=4");
   return r;
 }
 
@@ -62,14 +63,14 @@ TEST_CASE("takeovers before the planned SIGKILL are disturbances, and named with
   // Issue 13: aggregate.backup took over at 1.47 s, the aggregate back at 1.66 s, filter.backup at
   // 2.37 s, all before the SIGKILL at 3 s, and the table showed nothing.
   RunResult r = clean_crash_run(HaMode::active);
-  add(r, 1470000 - 1000, "aggregate.backup", "detection", "failed=aggregate silent_ms=34.6");
-  add(r, 1470000, "aggregate.backup", "takeover", "approach=active ids=exact");
-  add(r, 1480000, "aggregate", "fenced", "new_primary=aggregate.backup epoch=1");
-  add(r, 1500000, "aggregate", "rejoined", "as=standby");
-  add(r, 1660000 - 1000, "aggregate", "detection", "failed=aggregate.backup silent_ms=31.0 detector=heartbeat");
-  add(r, 1660000, "aggregate", "takeover", "approach=active ids=exact");
-  add(r, 2370000 - 1000, "filter.backup", "detection", "failed=filter silent_ms=34.6");
-  add(r, 2370000, "filter.backup", "takeover", "approach=active ids=exact");
+  add(r, 1470000 - 1000, "aggregate.backup", "detection", "failed=aggregate silent_us=34600");
+  add(r, 1470000, "aggregate.backup", "takeover", "ha=active exact_ids=true");
+  add(r, 1480000, "aggregate", "fenced", "fragment_primary=aggregate.backup epoch=1");
+  add(r, 1500000, "aggregate", "rejoined", "role=passive_backup");
+  add(r, 1660000 - 1000, "aggregate", "detection", "failed=aggregate.backup silent_us=31000 detector=heartbeat");
+  add(r, 1660000, "aggregate", "takeover", "ha=active exact_ids=true");
+  add(r, 2370000 - 1000, "filter.backup", "detection", "failed=filter silent_us=34600");
+  add(r, 2370000, "filter.backup", "takeover", "ha=active exact_ids=true");
   const DisturbanceReport d = find_disturbances(r);
   REQUIRE(d.disturbed());
   CHECK(d.count(DisturbanceKind::takeover_before_failure) == 3);
@@ -87,11 +88,12 @@ TEST_CASE("takeovers before the planned SIGKILL are disturbances, and named with
 TEST_CASE("a detection of a node that was not killed is a false detection, with the detector that fired",
           "[disturbance]") {
   RunResult r = clean_crash_run();
-  r.events[1].details = "failed=aggregate silent_ms=0.6 detector=connection";
-  add(r, 3 * kS + 300000, "filter.backup", "detection", "failed=filter silent_ms=31.2 detector=heartbeat");
-  add(r, 3 * kS + 301000, "filter.backup", "takeover", "approach=passive");
+  r.events[1] = trace_event(r.plan.get(), r.events[1].at_us, r.events[1].node, "detection",
+                            "failed=aggregate silent_us=600 detector=connection");
+  add(r, 3 * kS + 300000, "filter.backup", "detection", "failed=filter silent_us=31200 detector=heartbeat");
+  add(r, 3 * kS + 301000, "filter.backup", "takeover", "ha=passive");
   // A primary suspecting its live standby is a detection of a node nobody killed too.
-  add(r, 3 * kS + 400000, "filter.backup", "standby_suspected", "standby=filter (output that waits for it stays held)");
+  add(r, 3 * kS + 400000, "filter.backup", "standby_suspected", "standby=filter -- output that waits for it stays held");
   const DisturbanceReport d = find_disturbances(r);
   CHECK(d.count(DisturbanceKind::false_detection) == 2);
   CHECK(d.count(DisturbanceKind::false_takeover) == 1);
@@ -120,9 +122,9 @@ TEST_CASE("a SIGKILL that hits a planned primary already swapped to standby or f
     // Issue 13: the passive backup took over at 1.42 s, the SIGKILL then hit the old primary.
     RunResult r = clean_crash_run();
     r.events.erase(r.events.begin() + 1, r.events.end());  // nobody detects the dead standby
-    add(r, 1420000, "aggregate.backup", "takeover", "approach=passive");
-    add(r, 1430000, "aggregate", "fenced", "new_primary=aggregate.backup epoch=1");
-    add(r, 1600000, "aggregate", "rejoined", "as=standby");
+    add(r, 1420000, "aggregate.backup", "takeover", "ha=passive");
+    add(r, 1430000, "aggregate", "fenced", "fragment_primary=aggregate.backup epoch=1");
+    add(r, 1600000, "aggregate", "rejoined", "role=passive_backup");
     const DisturbanceReport d = find_disturbances(r);
     REQUIRE(d.count(DisturbanceKind::victim_out_of_role) == 1);
     const std::string text = describe_disturbances(d);
@@ -136,22 +138,22 @@ TEST_CASE("a SIGKILL that hits a planned primary already swapped to standby or f
   }
   SECTION("the old primary was fenced and had not rejoined") {
     RunResult r = clean_crash_run();
-    add(r, 1420000, "aggregate.backup", "takeover", "approach=passive");
-    add(r, 1430000, "aggregate", "fenced", "new_primary=aggregate.backup epoch=1");
+    add(r, 1420000, "aggregate.backup", "takeover", "ha=passive");
+    add(r, 1430000, "aggregate", "fenced", "fragment_primary=aggregate.backup epoch=1");
     const DisturbanceReport d = find_disturbances(r);
     REQUIRE(d.count(DisturbanceKind::victim_out_of_role) == 1);
     CHECK(d.disturbances.back().detail.find("aggregate was fenced (planned: primary)") == 0);
   }
   SECTION("a planned standby that had taken over was the primary") {
     RunResult r = run_of(HaMode::passive, {crash("aggregate.backup", 3.0)});
-    add(r, 1420000, "aggregate.backup", "takeover", "approach=passive");
-    add(r, 3 * kS, "", "failure", "node=aggregate.backup kind=crash");
+    add(r, 1420000, "aggregate.backup", "takeover", "ha=passive");
+    add(r, 3 * kS, "aggregate.backup", "failure", "fault=crash");
     const DisturbanceReport d = find_disturbances(r);
     CHECK(d.count(DisturbanceKind::victim_out_of_role) == 1);
   }
   SECTION("a planned standby that stayed the standby is what was asked for") {
     RunResult r = run_of(HaMode::passive, {crash("aggregate.backup", 3.0)});
-    add(r, 3 * kS, "", "failure", "node=aggregate.backup kind=crash");
+    add(r, 3 * kS, "aggregate.backup", "failure", "fault=crash");
     add(r, 3 * kS + 30000, "aggregate", "standby_suspected", "standby=aggregate.backup");
     CHECK_FALSE(find_disturbances(r).disturbed());
   }
@@ -159,8 +161,8 @@ TEST_CASE("a SIGKILL that hits a planned primary already swapped to standby or f
 
 TEST_CASE("any takeover in a failure-free run is a disturbance", "[disturbance]") {
   RunResult r = run_of(HaMode::active, {});
-  add(r, 1200000, "aggregate.backup", "detection", "failed=aggregate silent_ms=33.0");
-  add(r, 1201000, "aggregate.backup", "takeover", "approach=active ids=exact");
+  add(r, 1200000, "aggregate.backup", "detection", "failed=aggregate silent_us=33000");
+  add(r, 1201000, "aggregate.backup", "takeover", "ha=active exact_ids=true");
   const DisturbanceReport d = find_disturbances(r);
   CHECK(d.first_failure_us == kNever);
   CHECK(d.count(DisturbanceKind::takeover_before_failure) == 1);
@@ -172,21 +174,18 @@ TEST_CASE("a partition's both ends and a pause are faults whose detections are e
   RunResult r = run_of(HaMode::passive, {FaultSpec{FaultKind::partition, "aggregate", "aggregate.backup", 2.0, 0.5},
                                          FaultSpec{FaultKind::pause, "filter", "", 3.0, 0.5}});
   add(r, 2050000, "aggregate.backup", "detection", "failed=aggregate");
-  add(r, 2051000, "aggregate.backup", "takeover", "approach=passive");
+  add(r, 2051000, "aggregate.backup", "takeover", "ha=passive");
   add(r, 2060000, "aggregate", "standby_suspected", "standby=aggregate.backup");
   add(r, 3040000, "filter.backup", "detection", "failed=filter");
-  add(r, 3041000, "filter.backup", "takeover", "approach=passive");
+  add(r, 3041000, "filter.backup", "takeover", "ha=passive");
   const DisturbanceReport d = find_disturbances(r);
   INFO(describe_disturbances(d));
   CHECK_FALSE(d.disturbed());
 }
 
-TEST_CASE("trace fields and detectors are read from the details", "[disturbance]") {
-  CHECK(trace_field("failed=aggregate silent_ms=34.6 detector=connection", "failed") == "aggregate");
-  CHECK(trace_field("failed=aggregate silent_ms=34.6", "silent_ms") == "34.6");
-  CHECK(trace_field("failed=aggregate", "detector").empty());
-  CHECK(detector_of(TraceEvent{0, 0, "detection", "failed=a detector=connection"}) == "connection");
-  CHECK(detector_of(TraceEvent{0, 0, "detection", "failed=a silent_ms=3"}) == "heartbeat");
+TEST_CASE("the detector of a detection is its detector detail, heartbeat when it has none", "[disturbance]") {
+  CHECK(detector_of(trace_event(nullptr, 0, 0, "detection", "failed=0 detector=connection")) == "connection");
+  CHECK(detector_of(trace_event(nullptr, 0, 0, "detection", "failed=0 silent_us=3000")) == "heartbeat");
 }
 
 TEST_CASE("after an earlier fault on its fragment a victim's role is what that fault made it", "[disturbance]") {
@@ -195,11 +194,11 @@ TEST_CASE("after an earlier fault on its fragment a victim's role is what that f
   RunResult r = run_of(HaMode::passive, {FaultSpec{FaultKind::pause, "aggregate", "", 0.922, 0.069},
                                          crash("aggregate", 1.368)});
   add(r, 980000, "aggregate.backup", "detection", "failed=aggregate");
-  add(r, 981000, "aggregate.backup", "takeover", "approach=passive");
-  add(r, 995000, "aggregate", "fenced", "new_primary=aggregate.backup epoch=1");
-  add(r, 1000000, "aggregate", "rejoined", "as=standby");
+  add(r, 981000, "aggregate.backup", "takeover", "ha=passive");
+  add(r, 995000, "aggregate", "fenced", "fragment_primary=aggregate.backup epoch=1");
+  add(r, 1000000, "aggregate", "rejoined", "role=passive_backup");
   add(r, 1010000, "aggregate.backup", "pair_restored", "standby=aggregate");
-  add(r, 1368000, "", "failure", "node=aggregate kind=crash");
+  add(r, 1368000, "aggregate", "failure", "fault=crash");
   // The pause happened at its own time, not at the crash's failure event.
   CHECK(fault_instant_us(r, r.faults[0]) == 922000);
   CHECK(fault_instant_us(r, r.faults[1]) == 1368000);
@@ -226,7 +225,7 @@ TEST_CASE("a detection after every sink saw the end of its input is the shutdown
   // after the sink's end of output, as the launcher stopped the run.
   RunResult r = clean_crash_run();
   add(r, 3500747, "sink", "end_of_output", "");
-  add(r, 3502228, "filter.backup", "detection", "failed=filter silent_ms=3501.461 detector=connection");
+  add(r, 3502228, "filter.backup", "detection", "failed=filter silent_us=3501000 detector=connection");
   CHECK_FALSE(find_disturbances(r).disturbed());
   // Before the end of the output it is a false detection.
   r.events.back().at_us = 3400000;

@@ -69,7 +69,7 @@ FaultSpec crash(const std::string& n, double at_s) { return FaultSpec{FaultKind:
 
 std::size_t events_named(const RunResult& r, const std::string& event) {
   return static_cast<std::size_t>(
-      std::count_if(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return e.event == event; }));
+      std::count_if(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return to_string(e.kind) == event; }));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "harness/metrics.h"
 #include "harness/results.h"
 #include "support/result_csv.h"
+#include "support/trace_read.h"
 
 using namespace hapair;
 
@@ -119,10 +120,10 @@ struct Fixture {
                       delivery(601000, totals, 2, 600000, 4, 2.5, 0xdef),
                       delivery(1250000, totals, 2, 600000, 4, 2.5, 0xdef),  // duplicate after the failure
                       delivery(1260000, totals, 3, 1200000, 5, -7.0, 0x123456789abcdef0ULL)};
-    run.events = {TraceEvent{1000000, kNoNode, "failure", "node=aggregate kind=crash"},
-                  TraceEvent{1030000, run.plan->node_id("aggregate.backup"), "detection", "failed=aggregate silent_ms=30.0"},
-                  TraceEvent{1031000, run.plan->node_id("aggregate.backup"), "takeover",
-                             "fragment=aggregate note=\"quoted, with comma\""}};
+    run.events = {trace_event(*run.plan, 1000000, "aggregate", "failure", "fault=crash"),
+                  trace_event(*run.plan, 1030000, "aggregate.backup", "detection", "failed=aggregate silent_us=30000"),
+                  trace_event(*run.plan, 1031000, "aggregate.backup", "takeover",
+                              "ha=passive exact_ids=true checkpoint=9 -- \"quoted\", with comma")};
     run.counters["source"] = {{"bytes_sent.tuples", 4000}, {"messages_sent.tuples", 40}, {"tuples_emitted", 2400},
                               {"cpu_us", 500000}};
     run.counters["aggregate"] = {{"bytes_sent.checkpoint", 1000}, {"messages_sent.checkpoint", 10}, {"cpu_us", 250000}};
@@ -239,15 +240,20 @@ TEST_CASE("output.csv has the header and one exact row per delivery in order", "
         "1260000,totals,3,1200000,5,-7,123456789abcdef0\n");
 }
 
-TEST_CASE("events.csv quotes the details, metrics.csv lists the samples, config.toml is verbatim", "[results]") {
+TEST_CASE("events.csv quotes the typed details, trace.jsonl has a field per detail, metrics.csv lists the samples, config.toml is verbatim", "[results]") {
   const Fixture fx(true);
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
   CHECK(slurp(dir / "events.csv") ==
         "time_us,node,event,details\n"
-        "1000000,launcher,failure,\"node=aggregate kind=crash\"\n"
-        "1030000,aggregate.backup,detection,\"failed=aggregate silent_ms=30.0\"\n"
-        "1031000,aggregate.backup,takeover,\"fragment=aggregate note=\"\"quoted, with comma\"\"\"\n");
+        "1000000,aggregate,failure,\"fault=crash\"\n"
+        "1030000,aggregate.backup,detection,\"failed=aggregate silent_us=30000\"\n"
+        "1031000,aggregate.backup,takeover,\"ha=passive exact_ids=true checkpoint=9 -- \"\"quoted\"\", with comma\"\n");
+  CHECK(slurp(dir / "trace.jsonl") ==
+        "{\"t_us\":1000000,\"node\":\"aggregate\",\"kind\":\"failure\",\"fault\":\"crash\"}\n"
+        "{\"t_us\":1030000,\"node\":\"aggregate.backup\",\"kind\":\"detection\",\"failed\":\"aggregate\",\"silent_us\":30000}\n"
+        "{\"t_us\":1031000,\"node\":\"aggregate.backup\",\"kind\":\"takeover\",\"ha\":\"passive\",\"exact_ids\":true,"
+        "\"checkpoint\":9,\"text\":\"\\\"quoted\\\", with comma\"}\n");
   CHECK(slurp(dir / "metrics.csv") ==
         "time_us,node,metric,value\n"
         "100000,filter,output_queue_tuples,12\n"
@@ -293,7 +299,7 @@ TEST_CASE("the same inputs written twice give byte-identical files", "[results]"
   const TempDir dir2;
   REQUIRE(a.write(dir1.path()).empty());
   REQUIRE(b.write(dir2.path()).empty());
-  for (const char* name : {"summary.json", "output.csv", "events.csv", "metrics.csv", "config.toml"}) {
+  for (const char* name : {"summary.json", "output.csv", "events.csv", "trace.jsonl", "metrics.csv", "config.toml"}) {
     INFO(name);
     const std::string one = slurp(dir1 / name);
     CHECK_FALSE(one.empty());

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness/soak.h"
+#include "support/trace_read.h"
 
 using namespace hapair;
 
@@ -23,15 +24,15 @@ RunResult run_of(std::vector<TraceEvent> events, TimeUs end_us = 5'000'000) {
 }
 
 TraceEvent ev(const RunResult& r, TimeUs at_us, const std::string& node, const std::string& event, const std::string& details) {
-  return TraceEvent{at_us, r.plan->node_id(node), event, details};
+  return trace_event(*r.plan, at_us, node, event, details);
 }
 
 }  // namespace
 
 TEST_CASE("soak: a takeover in a failure-free run is a false detection, with its detector") {
   RunResult r = run_of({});
-  r.events = {ev(r, 1'470'000, "aggregate.backup", "detection", "failed=aggregate silent_ms=34.6 detector=heartbeat"),
-              ev(r, 1'470'100, "aggregate.backup", "takeover", "approach=active ids=exact")};
+  r.events = {ev(r, 1'470'000, "aggregate.backup", "detection", "failed=aggregate silent_us=34600 detector=heartbeat"),
+              ev(r, 1'470'100, "aggregate.backup", "takeover", "ha=active exact_ids=true")};
   const DetectionFindings f = find_detections(r, "", 0);
   REQUIRE(f.false_detections.size() == 2);
   CHECK(f.false_detections[0].find("aggregate.backup detection at 1.470 s") != std::string::npos);
@@ -41,10 +42,10 @@ TEST_CASE("soak: a takeover in a failure-free run is a false detection, with its
 
 TEST_CASE("soak: the victim's detection after the kill gives detection_ms, another node's is false") {
   RunResult r = run_of({});
-  r.events = {ev(r, 1'500'000, "aggregate", "failure", "kind=crash node=aggregate"),
-              ev(r, 1'501'200, "aggregate.backup", "detection", "failed=aggregate silent_ms=3 detector=connection"),
-              ev(r, 1'501'300, "aggregate.backup", "takeover", "approach=active ids=exact"),
-              ev(r, 1'700'000, "filter.backup", "detection", "failed=filter silent_ms=31 detector=heartbeat"),
+  r.events = {ev(r, 1'500'000, "aggregate", "failure", "fault=crash"),
+              ev(r, 1'501'200, "aggregate.backup", "detection", "failed=aggregate silent_us=3000 detector=connection"),
+              ev(r, 1'501'300, "aggregate.backup", "takeover", "ha=active exact_ids=true"),
+              ev(r, 1'700'000, "filter.backup", "detection", "failed=filter silent_us=31000 detector=heartbeat"),
               ev(r, 1'800'000, "filter", "standby_suspected", "standby=filter.backup detector=heartbeat")};
   const DetectionFindings f = find_detections(r, "aggregate", 1'500'000);
   REQUIRE(f.detection_ms.has_value());
@@ -59,8 +60,8 @@ TEST_CASE("soak: the victim's detection after the kill gives detection_ms, anoth
 TEST_CASE("soak: detection is timed from the launcher's SIGKILL, not from the planned instant") {
   RunResult r = run_of({});
   // The launcher's loop reached the planned 1.5 s 400 us late.
-  r.events = {ev(r, 1'500'400, "aggregate", "failure", "kind=crash node=aggregate"),
-              ev(r, 1'501'000, "aggregate.backup", "detection", "failed=aggregate silent_ms=3 detector=connection")};
+  r.events = {ev(r, 1'500'400, "aggregate", "failure", "fault=crash"),
+              ev(r, 1'501'000, "aggregate.backup", "detection", "failed=aggregate silent_us=3000 detector=connection")};
   const DetectionFindings f = find_detections(r, "aggregate", 1'500'000);
   REQUIRE(f.detection_ms.has_value());
   CHECK(*f.detection_ms == Approx(0.6));
@@ -69,7 +70,7 @@ TEST_CASE("soak: detection is timed from the launcher's SIGKILL, not from the pl
 
 TEST_CASE("soak: detections while the launcher stops the nodes after the run are not failures") {
   RunResult r = run_of({}, 3'000'000);
-  r.events = {ev(r, 3'003'000, "filter.backup", "detection", "failed=filter silent_ms=85 detector=connection")};
+  r.events = {ev(r, 3'003'000, "filter.backup", "detection", "failed=filter silent_us=85000 detector=connection")};
   const DetectionFindings f = find_detections(r, "", 0);
   CHECK(f.false_detections.empty());
   SoakReport report;

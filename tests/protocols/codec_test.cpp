@@ -65,7 +65,8 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 16: return Kill{250};
     case 17: return NodeStats{123456, true, {Counter{"bytes_sent.tuples", 1 << 30}, Counter{"cpu_us", -1}}};
     case 18:
-      return TraceBatch{{TraceEvent{10, 1, "takeover", "epoch=1 new_primary=2"}, TraceEvent{-3, 0, "détection", ""}}};
+      return TraceBatch{{TraceEvent(10, 1, TraceKind::takeover).with(TraceKey::epoch, 1).with(TraceKey::fragment_primary, 2),
+                         TraceEvent(-3, 0, TraceKind::fatal).with(TraceKey::count, -1).with_text("détection ratée")}};
     case 19:
       return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}},
                            true,

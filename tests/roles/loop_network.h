@@ -58,7 +58,7 @@ class LoopNetwork {
     for (const auto& f : plan_->fragments)
       if (f.kind == FragmentKind::sink) {
         bool done = false;
-        for (const auto& t : traces_) done |= t.node == f.primary && t.event == "end_of_output";
+        for (const auto& t : traces_) done |= t.node == f.primary && t.kind == TraceKind::end_of_output;
         if (!done) return false;
       }
     return true;
@@ -68,7 +68,7 @@ class LoopNetwork {
   const std::vector<TraceEvent>& traces() const { return traces_; }
   bool has_trace(const std::string& event) const {
     for (const auto& t : traces_)
-      if (t.event == event) return true;
+      if (to_string(t.kind) == event) return true;
     return false;
   }
   Metrics metrics(const std::string& node) const { return cores_[plan_->node_id(node)]->metrics(); }

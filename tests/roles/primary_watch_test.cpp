@@ -51,12 +51,12 @@ TEST_CASE("primary watch suspects a primary not heard from for failure_timeout_m
   watch.send_heartbeat(0, eff);
   CHECK(watch.next_wakeup_us() == 10'000);
   watch.heard(20'000);
-  CHECK_FALSE(watch.check(49'999));
-  CHECK(watch.check(50'000));
-  CHECK_FALSE(watch.check(60'000));  // true once per suspicion
+  CHECK_FALSE(watch.check(49'999, eff));
+  CHECK(watch.check(50'000, eff));
+  CHECK_FALSE(watch.check(60'000, eff));  // true once per suspicion
   CHECK(watch.last_heard_us() == 20'000);
   watch.heard(70'000);
-  CHECK(watch.check(100'000));
+  CHECK(watch.check(100'000, eff));
 }
 
 TEST_CASE("primary watch neither sends heartbeats nor suspects when the driver watches the partner", "[roles]") {
@@ -68,7 +68,7 @@ TEST_CASE("primary watch neither sends heartbeats nor suspects when the driver w
   Effects eff;
   watch.send_heartbeat(1'000'000, eff);
   CHECK(eff.sends.empty());
-  CHECK_FALSE(watch.check(10'000'000));
+  CHECK_FALSE(watch.check(10'000'000, eff));
   CHECK(watch.next_wakeup_us() == kNever);
   watch.heard(5'000);
   CHECK(watch.last_heard_us() == 5'000);

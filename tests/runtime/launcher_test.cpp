@@ -27,6 +27,7 @@
 
 #include "harness/launcher.h"
 #include "protocols/plan.h"
+#include "protocols/trace_text.h"
 
 namespace hapair {
 namespace {
@@ -104,7 +105,9 @@ std::string joined(const std::vector<std::string>& lines) {
 
 bool has_event(const RunResult& r, const std::string& event, NodeId node, const std::string& details_part) {
   for (const TraceEvent& e : r.events)
-    if (e.event == event && e.node == node && e.details.find(details_part) != std::string::npos) return true;
+    if (to_string(e.kind) == event && e.node == node &&
+        trace_details_text(r.plan.get(), e).find(details_part) != std::string::npos)
+      return true;
   return false;
 }
 
@@ -188,14 +191,14 @@ TEST_CASE("launcher records the SIGKILL of a crash fault as a failure event of t
   const RunResult r = launch_real_run(plan, o);
 
   const NodeId filter = plan.node_id("filter");
-  REQUIRE(has_event(r, "failure", filter, "kind=crash"));
+  REQUIRE(has_event(r, "failure", filter, "fault=crash"));
   for (const TraceEvent& e : r.events) {
-    if (e.event != "failure") continue;
+    if (e.kind != TraceKind::failure) continue;
     // On the nodes' clock, at (not before) the fault's time, within the run.
     CHECK(e.at_us >= 300'000);
     CHECK(e.at_us <= r.end_us);
   }
-  CHECK_FALSE(has_event(r, "crash", filter, ""));
+  CHECK_FALSE(has_event(r, "exited", filter, ""));
   CHECK_FALSE(r.completed);
   INFO(joined(r.errors));
   REQUIRE(r.errors.size() == 1);
@@ -229,13 +232,13 @@ TEST_CASE("launcher pauses a node with SIGSTOP and resumes it with SIGCONT, and 
   CHECK(r.completed);
   CHECK(saw_stopped);
   const NodeId filter = plan.node_id("filter");
-  REQUIRE(has_event(r, "failure", filter, "kind=pause duration_ms=300"));
-  REQUIRE(has_event(r, "resume", filter, "kind=pause"));
+  REQUIRE(has_event(r, "failure", filter, "fault=pause duration_us=300000"));
+  REQUIRE(has_event(r, "resume", filter, "fault=pause"));
   TimeUs paused_at = 0, resumed_at = 0;
   for (const TraceEvent& e : r.events) {
     if (e.node != filter) continue;
-    if (e.event == "failure") paused_at = e.at_us;
-    if (e.event == "resume") resumed_at = e.at_us;
+    if (e.kind == TraceKind::failure) paused_at = e.at_us;
+    if (e.kind == TraceKind::resume) resumed_at = e.at_us;
   }
   CHECK(resumed_at - paused_at >= 300'000);
   check_no_child_remains(r, seen);
@@ -274,7 +277,7 @@ TEST_CASE("launcher reports a node that dies without being killed as an error an
   for (const std::string& e : r.errors)
     reported = reported || e.find("node aggregate exited unexpectedly with signal 9") != std::string::npos;
   CHECK(reported);
-  CHECK(has_event(r, "crash", plan.node_id("aggregate"), "status="));
+  CHECK(has_event(r, "exited", plan.node_id("aggregate"), "-- "));
   CHECK_FALSE(has_event(r, "failure", plan.node_id("aggregate"), ""));
   CHECK_FALSE(r.completed);
   check_no_child_remains(r, seen);
@@ -407,14 +410,14 @@ TEST_CASE("launcher restarts a crashed node with --rejoin on its old endpoint, a
   REQUIRE(r.errors.empty());
   CHECK(r.completed);
   const NodeId aggregate = plan.node_id("aggregate");
-  REQUIRE(has_event(r, "failure", aggregate, "kind=crash"));
-  REQUIRE(has_event(r, "restart", aggregate, "kind=restart node=aggregate"));
-  CHECK_FALSE(has_event(r, "crash", aggregate, ""));  // the SIGKILL was the launcher's own
+  REQUIRE(has_event(r, "failure", aggregate, "fault=crash"));
+  REQUIRE(has_event(r, "restart", aggregate, "fault=restart"));
+  CHECK_FALSE(has_event(r, "exited", aggregate, ""));  // the SIGKILL was the launcher's own
   TimeUs crashed_at = 0, restarted_at = 0, restored_at = 0;
   for (const TraceEvent& e : r.events) {
-    if (e.node == aggregate && e.event == "failure") crashed_at = e.at_us;
-    if (e.node == aggregate && e.event == "restart") restarted_at = e.at_us;
-    if (e.event == "pair_restored" && restored_at == 0) restored_at = e.at_us;
+    if (e.node == aggregate && e.kind == TraceKind::failure) crashed_at = e.at_us;
+    if (e.node == aggregate && e.kind == TraceKind::restart) restarted_at = e.at_us;
+    if (e.kind == TraceKind::pair_restored && restored_at == 0) restored_at = e.at_us;
   }
   CHECK(crashed_at >= 500'000);
   CHECK(restarted_at >= 1'000'000);

@@ -57,7 +57,7 @@ class BurstSource : public NodeCore {
       b.end_of_stream = sent_ == count_;
       ended_ = b.end_of_stream;
       e.sends.push_back(Outgoing{to_, Envelope{Header{self_, 0, now}, std::move(b)}});
-      e.traces.push_back(TraceEvent{now, kNoNode, "batch_sent", "up_to=" + std::to_string(sent_)});
+      e.traces.push_back(TraceEvent(now, kNoNode, TraceKind::batch_sent).with(TraceKey::last_id, sent_));
     }
     if (!ended_) e.wake_at(now + 1'000);
     e.finished = ended_;
@@ -234,7 +234,7 @@ TEST_CASE("node host: hello, directory, every delivery before end_of_output, sta
   CHECK(launcher.counter("source", "cpu_us") >= 0);
   // Traces carry the node that made them.
   REQUIRE_FALSE(launcher.traces.empty());
-  CHECK(launcher.traces.front().event == "batch_sent");
+  CHECK(launcher.traces.front().kind == TraceKind::batch_sent);
   CHECK(launcher.traces.front().node == source);
 }
 
@@ -254,8 +254,8 @@ TEST_CASE("node host: a fatal core error is reported as a fatal trace and final 
 
   CHECK(status == kNodeExitFatal);
   REQUIRE(launcher.traces.size() == 1);
-  CHECK(launcher.traces[0].event == "fatal");
-  CHECK(launcher.traces[0].details == "output queue of stream 0 is full (policy error)");
+  CHECK(launcher.traces[0].kind == TraceKind::fatal);
+  CHECK(launcher.traces[0].text == "output queue of stream 0 is full (policy error)");
   CHECK(launcher.traces[0].node == plan->node_id("source"));
 }
 

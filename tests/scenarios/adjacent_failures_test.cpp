@@ -12,6 +12,7 @@
 #include "harness/reference.h"
 #include "harness/topology_file.h"
 #include "sim/simulator.h"
+#include "protocols/trace_text.h"
 
 using namespace hapair;
 
@@ -173,15 +174,15 @@ struct Outcome {
     auto c = n->second.find(name);
     return c == n->second.end() ? 0 : c->second;
   }
-  // The details of `node`'s takeover event ("" when it did not take over).
-  std::string takeover(const std::string& node) const {
+  // `node`'s takeover event (none when it did not take over).
+  std::optional<TraceEvent> takeover(const std::string& node) const {
     for (const auto& e : result.events)
-      if (e.event == "takeover" && plan->nodes[e.node].name == node) return e.details;
-    return "";
+      if (e.kind == TraceKind::takeover && plan->nodes[e.node].name == node) return e;
+    return std::nullopt;
   }
   std::size_t count(const std::string& event) const {
     std::size_t n = 0;
-    for (const auto& e : result.events) n += e.event == event;
+    for (const auto& e : result.events) n += to_string(e.kind) == event;
     return n;
   }
 };
@@ -201,8 +202,9 @@ void require_precise(const Outcome& o) {
                   << o.report.differing);
   for (const auto& e : o.result.errors) UNSCOPED_INFO("error: " << e);
   for (const auto& e : o.result.events)
-    if (e.event == "takeover" || e.event == "replay_gap")
-      UNSCOPED_INFO(e.at_us << " " << o.plan->nodes[e.node].name << " " << e.event << " " << e.details);
+    if (e.kind == TraceKind::takeover || e.kind == TraceKind::replay_gap)
+      UNSCOPED_INFO(e.at_us << " " << o.plan->nodes[e.node].name << " " << to_string(e.kind) << " "
+                            << trace_details_text(o.plan.get(), e));
   REQUIRE(o.result.completed);
   CHECK(o.report.verdict == "precise");
   CHECK(o.count("replay_gap") == 0);  // nobody had to skip what it could not replay
@@ -211,13 +213,16 @@ void require_precise(const Outcome& o) {
 // The downstream fragment's recovery node restarted from a restart point with exact ids, and
 // the upstream fragment's recovery node had brought that point back.
 void require_restart_through(const Outcome& o, const std::string& upstream, const std::string& downstream) {
-  const std::string up = o.takeover(upstream + ".spare");
-  const std::string down = o.takeover(downstream + ".spare");
-  INFO(upstream << ".spare: " << up << " | " << downstream << ".spare: " << down);
-  CHECK(up.find("downstream_points=" + downstream + ":") != std::string::npos);
+  const auto up = o.takeover(upstream + ".spare");
+  const auto down = o.takeover(downstream + ".spare");
+  REQUIRE(up.has_value());
+  REQUIRE(down.has_value());
+  INFO(upstream << ".spare: " << trace_details_text(o.plan.get(), *up) << " | " << downstream
+                << ".spare: " << trace_details_text(o.plan.get(), *down));
+  CHECK(up->text.find("downstream_points=" + downstream + ":") != std::string::npos);
   CHECK(o.counter(upstream + ".spare", "downstream_restart_points_installed") > 0);
-  CHECK(down.find("restart_generation=") != std::string::npos);
-  CHECK(down.find("ids=exact") != std::string::npos);
+  CHECK(down->get(TraceKey::generation).value_or(0) > 0);
+  CHECK(down->get(TraceKey::exact_ids) == 1);
   CHECK(o.counter(downstream + ".spare", "restart_point_missing") == 0);
 }
 
@@ -249,7 +254,7 @@ TEST_CASE("upstream backup: the aggregate crashes 200 ms after the filter and th
   Topology t = upstream_backup(default_topology());
   auto o = run(t, {crash("filter", 2.0), crash("aggregate", 2.2)});
   require_precise(o);
-  CHECK(o.takeover("aggregate.spare").find("ids=exact") != std::string::npos);
+  CHECK(o.takeover("aggregate.spare").value_or(TraceEvent{}).get(TraceKey::exact_ids) == 1);
 }
 
 TEST_CASE("upstream backup: the filter crashes during the aggregate's recovery and the run is precise", "[scenarios]") {
@@ -262,8 +267,8 @@ TEST_CASE("upstream backup: the filter crashes during the aggregate's recovery a
     t.settings.duration_s = 3.0;
     auto o = run(t, {crash("aggregate", 1.5), crash("filter", 1.5 + later_s)});
     require_precise(o);
-    CHECK(o.takeover("aggregate.spare").find("ids=exact") != std::string::npos);
-    CHECK(o.takeover("filter.spare").find("ids=exact") != std::string::npos);
+    CHECK(o.takeover("aggregate.spare").value_or(TraceEvent{}).get(TraceKey::exact_ids) == 1);
+    CHECK(o.takeover("filter.spare").value_or(TraceEvent{}).get(TraceKey::exact_ids) == 1);
   }
 }
 
@@ -310,7 +315,7 @@ TEST_CASE("upstream backup: a join and the filter before it crash together under
     INFO("f1 at " << filter_s << " s, join at " << join_s << " s");
     auto o = run(t, {crash("f1", filter_s), crash("join", join_s)});
     require_precise(o);
-    CHECK(o.takeover("join.spare").find("restart_generation=") != std::string::npos);
+    CHECK(o.takeover("join.spare").value_or(TraceEvent{}).get(TraceKey::generation).value_or(0) > 0);
   }
 }
 
@@ -324,10 +329,11 @@ TEST_CASE("upstream backup: three adjacent fragments crashing together are beyon
   CHECK(o.report.lost == 0);
   CHECK(o.report.verdict != "precise");
   CHECK(o.counter("map2.spare", "restart_point_missing") == 1);
-  CHECK(o.takeover("map2.spare").find("ids=rebased") != std::string::npos);
+  REQUIRE(o.takeover("map2.spare").has_value());
+  CHECK(o.takeover("map2.spare")->get(TraceKey::exact_ids) == 0);
   bool said_why = false;
   for (const auto& e : o.result.events)
-    said_why |= e.event == "replay_gap" && e.details.find("no restart point in common") != std::string::npos;
+    said_why |= e.kind == TraceKind::replay_gap && e.text.find("no restart point in common") != std::string::npos;
   CHECK(said_why);
   const auto beyond = beyond_guarantee(*o.plan, o.result);
   REQUIRE(beyond.has_value());

@@ -72,11 +72,11 @@ TEST_CASE("a primary killed in the middle of a checkpoint transfer is recovered 
     SimOptions probe;
     RunResult free_run = run_simulation(plan, probe);
     TimeUs sent = kNever;
-    std::string sent_id;
+    std::int64_t sent_id = 0;
     for (const auto& e : free_run.events)
-      if (e.event == "checkpoint" && e.at_us > 1'200'000 && plan->nodes[e.node].name == "aggregate") {
+      if (e.kind == TraceKind::checkpoint && e.at_us > 1'200'000 && plan->nodes[e.node].name == "aggregate") {
         sent = e.at_us;
-        sent_id = e.details.substr(3, e.details.find(' ') - 3);  // "id=N ..."
+        sent_id = e.get(TraceKey::checkpoint).value_or(0);
         break;
       }
     REQUIRE(sent != kNever);
@@ -87,12 +87,12 @@ TEST_CASE("a primary killed in the middle of a checkpoint transfer is recovered 
     REQUIRE(r.completed);
     // The crash really hit a transfer: the standby took over from an older checkpoint than the
     // one on the wire when the primary died.
-    std::string installed_id;
+    std::int64_t installed_id = 0;
     for (const auto& e : r.events)
-      if (e.event == "takeover") installed_id = e.details.substr(e.details.find("checkpoint=") + 11);
+      if (e.kind == TraceKind::takeover) installed_id = e.get(TraceKey::checkpoint).value_or(0);
     INFO("on the wire: " << sent_id << ", taken over from: " << installed_id);
-    REQUIRE(!installed_id.empty());
-    CHECK(std::stoull(installed_id) < std::stoull(sent_id));
+    REQUIRE(installed_id > 0);
+    CHECK(installed_id < sent_id);
     auto report = check_semantics(reference_output(*plan), r.deliveries, {});
     INFO("verdict " << report.verdict << " lost " << report.lost << " dups " << report.duplicates);
     CHECK(report.verdict == "precise");

@@ -28,7 +28,7 @@ struct Outcome {
   SemanticsReport report;
   const TraceEvent* first(const std::string& event) const {
     for (const auto& e : result.events)
-      if (e.event == event) return &e;
+      if (to_string(e.kind) == event) return &e;
     return nullptr;
   }
 };
@@ -56,8 +56,8 @@ TEST_CASE("a crashed primary is detected from its closed connection, well inside
     CHECK(o.report.verdict == "precise");
     const TraceEvent* detection = o.first("detection");
     REQUIRE(detection != nullptr);
-    CHECK(detection->details.find("failed=aggregate") != std::string::npos);
-    CHECK(detection->details.find("detector=connection") != std::string::npos);
+    CHECK(detection->node_of(TraceKey::failed) == make_plan(t).node_id("aggregate"));
+    CHECK(detection->enum_of<Detector>(TraceKey::detector) == Detector::connection);
     // One link latency (0.1 ms) plus the standby's turn, against a 30 ms heartbeat timeout.
     CHECK(detection->at_us - kFailUs < us_from_ms(static_cast<double>(t.settings.failure_timeout_ms)) / 2);
   }
@@ -70,7 +70,7 @@ TEST_CASE("with the paper's heartbeat detector a crash is detected only after th
   CHECK(o.report.verdict == "precise");
   const TraceEvent* detection = o.first("detection");
   REQUIRE(detection != nullptr);
-  CHECK(detection->details.find("detector=heartbeat") != std::string::npos);
+  CHECK(detection->enum_of<Detector>(TraceKey::detector) == Detector::heartbeat);
   CHECK(detection->at_us - kFailUs >= us_from_ms(static_cast<double>(t.settings.failure_timeout_ms - t.settings.heartbeat_interval_ms)));
 }
 
@@ -81,7 +81,7 @@ TEST_CASE("a paused primary closes no connection: heartbeats find it, and the re
   CHECK(o.report.verdict == "precise");
   const TraceEvent* detection = o.first("detection");
   REQUIRE(detection != nullptr);
-  CHECK(detection->details.find("detector=heartbeat") != std::string::npos);
+  CHECK(detection->enum_of<Detector>(TraceKey::detector) == Detector::heartbeat);
   CHECK(o.first("fenced") != nullptr);
 }
 
@@ -90,6 +90,6 @@ TEST_CASE("a crashed standby is reported to its primary by the connection detect
   const Outcome o = run(t, FaultSpec{FaultKind::crash, "aggregate.backup", "", 1.5, 0});
   const TraceEvent* suspected = o.first("standby_suspected");
   REQUIRE(suspected != nullptr);
-  CHECK(suspected->details.find("detector=connection") != std::string::npos);
+  CHECK(suspected->enum_of<Detector>(TraceKey::detector) == Detector::connection);
   CHECK(o.first("detection") == nullptr);
 }

@@ -15,6 +15,7 @@
 #include "harness/topology_file.h"
 #include "protocols/rng.h"
 #include "sim/simulator.h"
+#include "protocols/trace_text.h"
 
 using namespace hapair;
 
@@ -49,14 +50,14 @@ struct Outcome {
   // The first event named `event` traced by `node` ("" for any node); null when none.
   const TraceEvent* first(const std::string& event, const std::string& node = "") const {
     for (const auto& e : result.events)
-      if (e.event == event && (node.empty() || (e.node < plan->nodes.size() && plan->nodes[e.node].name == node)))
+      if (to_string(e.kind) == event && (node.empty() || (e.node < plan->nodes.size() && plan->nodes[e.node].name == node)))
         return &e;
     return nullptr;
   }
   std::size_t count(const std::string& event, const std::string& node = "") const {
     std::size_t n = 0;
     for (const auto& e : result.events)
-      n += e.event == event && (node.empty() || (e.node < plan->nodes.size() && plan->nodes[e.node].name == node));
+      n += to_string(e.kind) == event && (node.empty() || (e.node < plan->nodes.size() && plan->nodes[e.node].name == node));
     return n;
   }
 };
@@ -78,18 +79,15 @@ void require_precise(const Outcome& o) {
                   << o.report.differing);
   for (const auto& e : o.result.errors) UNSCOPED_INFO("error: " << e);
   for (const auto& e : o.result.events)
-    if (e.event != "checkpoint" && e.event != "replay_start" && e.event != "replay_end")
-      UNSCOPED_INFO(e.at_us << " " << o.plan->nodes[e.node].name << " " << e.event << " " << e.details);
+    if (e.kind != TraceKind::checkpoint && e.kind != TraceKind::replay_start && e.kind != TraceKind::replay_end)
+      UNSCOPED_INFO(e.at_us << " " << o.plan->nodes[e.node].name << " " << to_string(e.kind) << " "
+                            << trace_details_text(o.plan.get(), e));
   REQUIRE(o.result.completed);
   CHECK(o.report.verdict == "precise");
 }
 
-// The number after "key=" in an event's details; -1 when absent.
-long long detail_number(const TraceEvent& e, const std::string& key) {
-  const auto at = e.details.find(key + "=");
-  if (at == std::string::npos) return -1;
-  return std::atoll(e.details.c_str() + at + key.size() + 1);
-}
+// A detail's number; -1 when absent.
+long long detail_number(const TraceEvent& e, TraceKey key) { return e.get(key).value_or(-1); }
 
 const HaMode kHolding[] = {HaMode::passive, HaMode::active};
 
@@ -114,27 +112,27 @@ TEST_CASE("a crashed standby of a fragment with a Union never stalls it: the pri
     const TraceEvent* lost = o.first("standby_lost", "merge");
     REQUIRE(lost != nullptr);
     CHECK(lost->at_us > 2'500'000);
-    CHECK(lost->details.find("standby=merge.backup") != std::string::npos);
+    CHECK(lost->node_of(TraceKey::standby) == o.plan->node_id("merge.backup"));
     const bool by_connection = detector == DetectorKind::connection_heartbeat;
-    CHECK(lost->details.find(by_connection ? "detector=connection" : "detector=heartbeat") != std::string::npos);
+    CHECK(lost->enum_of<Detector>(TraceKey::detector) == (by_connection ? Detector::connection : Detector::heartbeat));
     if (by_connection) CHECK(lost->at_us - 2'500'000 < us_from_ms(static_cast<double>(t.settings.failure_timeout_ms)));
     else CHECK(lost->at_us - 2'500'000 >= 2 * us_from_ms(static_cast<double>(t.settings.failure_timeout_ms - t.settings.heartbeat_interval_ms)));
     const TraceEvent* released = o.first("held_output_released", "merge");
     REQUIRE(released != nullptr);
     if (by_connection) CHECK(released->at_us == lost->at_us);  // a dead standby claims nothing: at once
     else CHECK(released->at_us > lost->at_us);                 // once every neighbour follows the new epoch
-    if (ha == HaMode::passive || !by_connection) CHECK(detail_number(*released, "released") > 0);
+    if (ha == HaMode::passive || !by_connection) CHECK(detail_number(*released, TraceKey::count) > 0);
     CHECK(o.count("takeover") == 0);
     // Nothing is checkpointed to the dead standby any more.
     for (const auto& e : o.result.events)
-      if (e.event == "checkpoint" && e.node == lost->node) CHECK(e.at_us < lost->at_us);
+      if (e.kind == TraceKind::checkpoint && e.node == lost->node) CHECK(e.at_us < lost->at_us);
     // The report says what the exposure cost: the fragment ran unprotected to the end.
     REQUIRE(o.metrics.unprotected.size() == 1);
     const UnprotectedSpan& u = o.metrics.unprotected.front();
     CHECK(u.fragment == "merge");
     CHECK(u.standby == "merge.backup");
     CHECK_FALSE(u.restored);
-    CHECK(u.released_tuples == detail_number(*released, "released"));
+    CHECK(u.released_tuples == detail_number(*released, TraceKey::count));
     CHECK(u.unprotected_ms > 3000.0);
   }
 }
@@ -240,7 +238,7 @@ TEST_CASE("a primary cut off from its backup and its upstreams declares the stan
     REQUIRE(fenced != nullptr);
     CHECK(takeover->at_us < lost->at_us);
     CHECK(fenced->at_us > lost->at_us);
-    CHECK(fenced->details.find("claim=lost") != std::string::npos);
+    CHECK(fenced->get(TraceKey::claim_lost) == 1);
     CHECK(o.first("held_output_released", "merge") == nullptr);
     CHECK(o.first("pair_restored", "merge.backup") != nullptr);  // after the heal
   }
@@ -294,7 +292,7 @@ TEST_CASE("a spare paused past the loss timeout is told to rejoin, and a later c
     // after the primary's crash is the one that recovered.
     bool recovered_by_spare = false;
     for (const auto& e : o.result.events)
-      recovered_by_spare |= e.event == "takeover" && e.at_us > 2'000'000 && o.plan->nodes[e.node].name == "aggregate.spare";
+      recovered_by_spare |= e.kind == TraceKind::takeover && e.at_us > 2'000'000 && o.plan->nodes[e.node].name == "aggregate.spare";
     CHECK(recovered_by_spare);
     CHECK(o.count("fenced", "aggregate.spare") == 1);
     if (ha == HaMode::upstream) CHECK(o.report.verdict == "precise");
@@ -349,8 +347,8 @@ TEST_CASE("100 seeds of a random standby's crash, crash and restart, or long pau
       const RunResult r = run_simulation(plan, options);
       const auto report = check_semantics(reference_output(*plan), r.deliveries, arbitrary_operators(*plan));
       for (const auto& e : r.events) {
-        lost_declared += e.event == "standby_lost";
-        restored += e.event == "pair_restored";
+        lost_declared += e.kind == TraceKind::standby_lost;
+        restored += e.kind == TraceKind::pair_restored;
       }
       const bool claim_precise = !(ha == HaMode::upstream && std::string(file) == "union.toml");
       if (!r.completed || report.lost > 0 || (claim_precise && report.verdict != "precise")) {

@@ -39,11 +39,12 @@ TEST_CASE("a crash drops what the node had not yet put on the wire and records t
   CHECK(at_b[0].now_us == wire_us_at_1_byte_per_us(checkpoint_of_bytes(1'000'000)) + 100);
   CHECK(r.result.counters.at("a").at("sim.dropped_unsent") == 1);
   const auto& ev = r.result.events;
-  auto failure = std::find_if(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.event == "failure"; });
+  auto failure = std::find_if(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.kind == TraceKind::failure; });
   REQUIRE(failure != ev.end());
   CHECK(failure->at_us == 500'000);
   CHECK(failure->node == 0);
-  CHECK(failure->details == "kind=crash node=a");
+  CHECK(failure->enum_of<FaultKind>(TraceKey::fault) == FaultKind::crash);
+  CHECK(failure->detail_count == 1);
 }
 
 TEST_CASE("a crashed node handles nothing and messages to it are dropped", "[sim][faults][crash]") {
@@ -84,8 +85,11 @@ TEST_CASE("a paused node handles nothing during the pause, then catches up at th
   // It carries on ticking afterwards.
   CHECK(std::any_of(seen.begin(), seen.end(), [](const Seen& s) { return s.kind == SeenKind::tick && s.now_us == 31'000; }));
   const auto& ev = r.result.events;
-  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.event == "pause" && e.at_us == 10'000; }));
-  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.event == "resume" && e.at_us == 30'000; }));
+  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) {
+    return e.kind == TraceKind::failure && e.enum_of<FaultKind>(TraceKey::fault) == FaultKind::pause &&
+           e.get(TraceKey::duration_us) == 20'000 && e.at_us == 10'000;
+  }));
+  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.kind == TraceKind::resume && e.at_us == 30'000; }));
 }
 
 TEST_CASE("a pause stretches the computation in progress by the time it was stopped", "[sim][faults][pause][cpu]") {
@@ -135,7 +139,7 @@ TEST_CASE("a restart gives the crashed node a fresh core that starts at the rest
   CHECK(r.result.counters.at("b").at("sim.incarnations") == 2);
   CHECK(r.result.counters.at("b").at("sim.dropped_while_down") == 10);
   const auto& ev = r.result.events;
-  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.event == "restart" && e.at_us == 20'000 && e.node == 1; }));
+  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.kind == TraceKind::restart && e.at_us == 20'000 && e.node == 1; }));
 }
 
 TEST_CASE("validate_faults lists every bad fault with what is wrong", "[sim][faults][validate]") {

@@ -64,7 +64,7 @@ std::string first_difference(const std::string& written, const std::string& gold
 
 // The files the simulator writes identically for the same seed (every file write_results()
 // writes; a run of the default network writes no merge_order.csv).
-const std::vector<std::string> kGoldenFiles = {"summary.json", "output.csv", "events.csv", "metrics.csv",
+const std::vector<std::string> kGoldenFiles = {"summary.json", "output.csv", "events.csv", "trace.jsonl", "metrics.csv",
                                                "config.toml"};
 
 // The default network at 500 tuples/s under `ha` for `duration_s` with `seed`.

@@ -178,8 +178,10 @@ TEST_CASE("a partition drops messages in both directions only while it lasts", "
   CHECK(r.result.counters.at("a").at("sim.dropped_partition") == 10);
   CHECK(r.result.counters.at("b").at("sim.dropped_partition") == 10);
   const auto& ev = r.result.events;
-  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.event == "partition" && e.at_us == 10'000; }));
-  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.event == "heal" && e.at_us == 20'000; }));
+  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) {
+    return e.kind == TraceKind::failure && e.enum_of<FaultKind>(TraceKey::fault) == FaultKind::partition && e.at_us == 10'000;
+  }));
+  CHECK(std::any_of(ev.begin(), ev.end(), [](const TraceEvent& e) { return e.kind == TraceKind::heal && e.at_us == 20'000; }));
 }
 
 TEST_CASE("a message in flight when the partition starts is dropped", "[sim][network][partition]") {

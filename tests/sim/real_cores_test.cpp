@@ -30,7 +30,7 @@ std::vector<std::pair<std::uint64_t, double>> output_multiset(const RunResult& r
 }
 
 bool has_event(const RunResult& r, const std::string& event) {
-  return std::any_of(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return e.event == event; });
+  return std::any_of(r.events.begin(), r.events.end(), [&](const TraceEvent& e) { return to_string(e.kind) == event; });
 }
 
 TEST_CASE("the default network completes in the simulator under every HA mode, with the same output", "[sim][real]") {

@@ -1,5 +1,7 @@
 #include "support/result_csv.h"
 
+#include "support/trace_read.h"
+
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -150,14 +152,19 @@ ReadEvents parse_events_csv(const std::string& text, const Plan* plan) {
   ReadEvents r;
   for (const CsvRecord& rec : body_after_header(text, kEventsHeader, r.problems)) {
     const auto& f = rec.fields;
-    TraceEvent e;
-    if (!parse_int(f[0], e.at_us) || !parse_node(plan, f[1], e.node) || f[2].empty()) {
+    TimeUs at_us = 0;
+    NodeId node = kNoNode;
+    if (!parse_int(f[0], at_us) || !parse_node(plan, f[1], node) || f[2].empty()) {
       r.problems.push_back(problem(rec, "malformed event row"));
       continue;
     }
-    e.event = f[2];
-    e.details = f[3];
-    r.events.push_back(e);
+    std::string why;
+    auto e = parse_trace_event(plan, at_us, node, f[2], f[3], &why);
+    if (!e) {
+      r.problems.push_back(problem(rec, why));
+      continue;
+    }
+    r.events.push_back(std::move(*e));
   }
   return r;
 }
