@@ -1,6 +1,7 @@
 // `hapair run`: runs one configuration (the built-in default network unless --topology names a
 // file) on real processes or in the simulator, prints a readable summary and, with --out,
-// writes summary.json, output.csv, events.csv, metrics.csv and config.toml.
+// writes summary.json, output.csv, events.csv, trace.jsonl, metrics.csv, config.toml and
+// timeline.html (the run to watch, docs/TIMELINE.md).
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -19,7 +20,7 @@ namespace hapair::cli {
 int run_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
-  std::string duration_text, rate_text, cost_text;
+  std::string duration_text, rate_text, cost_text, trace_text;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions;
   po::options_description described("hapair run options");
@@ -36,7 +37,11 @@ int run_command(const Args& args) {
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
       ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver sim)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
-      ("out", po::value<std::string>(&out_dir), "directory for summary.json, output.csv, events.csv, metrics.csv, config.toml")
+      ("trace", po::value<std::string>(&trace_text),
+       ("trace events the nodes record: " + allowed_trace_levels() +
+        " (data adds every batch, ack and trim: the timeline's messages; default: the topology's trace_level)").c_str())
+      ("out", po::value<std::string>(&out_dir),
+       "directory for summary.json, output.csv, events.csv, trace.jsonl, metrics.csv, config.toml, timeline.html")
       ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
       ("control", po::value<std::string>(&control_bind), "where the launcher's control socket binds (default tcp://127.0.0.1:*)")
       ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)");
@@ -52,6 +57,7 @@ int run_command(const Args& args) {
                 << "that never came) or the harness failed (a node process, the driver, the result files);\n"
                 << "2 for bad input (options, topology, faults; nothing ran). The last line says which.\n"
                 << "\nExamples:\n  hapair run --ha upstream --fail aggregate@3 --out out/upstream\n"
+                << "  hapair run --ha passive --fail aggregate@2 --trace data --out out/watch   (open out/watch/timeline.html)\n"
                 << "  hapair run --topology experiments/networks/union_join.toml --driver sim --ha passive\n";
       return 0;
     }
@@ -67,6 +73,10 @@ int run_command(const Args& args) {
   if (vm.count("ha"))
     if (auto m = ha_mode_option("--ha", ha, problems)) overrides.ha = *m;
   check_driver(driver, problems);
+  if (vm.count("trace")) {
+    if (auto level = parse_trace_level(trace_text)) overrides.trace_level = *level;
+    else problems.push_back("--trace '" + trace_text + "' is not a trace level; allowed: " + allowed_trace_levels());
+  }
   if (vm.count("duration-s")) overrides.duration_s = real_number("--duration-s", duration_text, kDurationRange, problems);
   if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);

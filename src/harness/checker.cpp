@@ -198,4 +198,33 @@ FailureSplit split_at_failure(const std::vector<Delivery>& reference,
   return s;
 }
 
+const char* to_string(DeliveryStatus s) {
+  switch (s) {
+    case DeliveryStatus::exact: return "exact";
+    case DeliveryStatus::duplicate: return "duplicate";
+    case DeliveryStatus::differing: return "differing";
+  }
+  return "?";
+}
+
+OutputClassification classify_output(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered) {
+  const CountMap counts = count_entries(reference, delivered);
+  OutputClassification out;
+  out.status.reserve(delivered.size());
+  std::map<EntryKey, std::uint64_t> seen;
+  for (const Delivery& d : delivered) {
+    const EntryKey k = key_of(d);
+    const std::uint64_t r = counts.at(k).reference;
+    const std::uint64_t n = ++seen[k];
+    out.status.push_back(r == 0 ? DeliveryStatus::differing : n <= r ? DeliveryStatus::exact : DeliveryStatus::duplicate);
+  }
+  std::map<EntryKey, std::uint64_t> occurrence;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const EntryKey k = key_of(reference[i]);
+    const std::uint64_t n = ++occurrence[k];
+    if (n > counts.at(k).delivered) out.missing.push_back(i);
+  }
+  return out;
+}
+
 }  // namespace hapair

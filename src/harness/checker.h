@@ -118,4 +118,18 @@ struct FailureSplit {
 FailureSplit split_at_failure(const std::vector<Delivery>& reference,
                               const std::vector<Delivery>& delivered, TimeUs failure_us);
 
+// Each delivered tuple against the reference, for the timeline's output strip, by the counts
+// above: of an entry with reference count r, the first r delivered copies are exact and later
+// ones duplicates; a delivered entry the reference does not have is differing. Missing: the
+// reference occurrences never delivered (of an entry delivered d < r times, its last r - d
+// occurrences in reference order), as indexes into the reference.
+// Invariant: exact + missing = reference size; duplicates and differing equal check_semantics'.
+enum class DeliveryStatus : std::uint8_t { exact, duplicate, differing };
+const char* to_string(DeliveryStatus);
+struct OutputClassification {
+  std::vector<DeliveryStatus> status;  // one per delivery, in delivery order
+  std::vector<std::size_t> missing;    // indexes into the reference, ascending
+};
+OutputClassification classify_output(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered);
+
 }  // namespace hapair

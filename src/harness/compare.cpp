@@ -164,7 +164,8 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         r.run_dir = folder_of(r);
         const std::string error =
             write_results(options.out_dir + "/" + r.run_dir, r.outcome.result, r.outcome.semantics, r.outcome.metrics,
-                          r.outcome.effective_config, plan->settings().seed, HAPAIR_VERSION_STRING);
+                          r.outcome.effective_config, plan->settings().seed, HAPAIR_VERSION_STRING,
+                          r.outcome.reference);
         if (!error.empty()) r.outcome.write_error = error;
       }
       report.runs.push_back(std::move(r));

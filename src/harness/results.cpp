@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/csv.h"
+#include "harness/timeline.h"
 #include "protocols/trace_text.h"
 
 namespace hapair {
@@ -199,7 +200,7 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
 // ---- CSV files -------------------------------------------------------------------------------------
 
 std::string output_csv(const RunResult& result) {
-  std::string out = "delivery_us,stream,id,ts_us,key,value,lineage\n";
+  std::string out = "delivery_us,stream,id,ts_us,key,value,lineage,from,replayed\n";
   for (const Delivery& d : result.deliveries) {
     out += CsvRow()
                .number(d.at_us)
@@ -209,6 +210,8 @@ std::string output_csv(const RunResult& result) {
                .number(d.tuple.key)
                .raw(fmt::format("{:.17g}", d.tuple.value))
                .raw(fmt::format("{:016x}", d.tuple.lineage))
+               .field(node_name(result.plan.get(), d.from))
+               .raw(d.replayed ? "1" : "0")
                .line();
   }
   return out;
@@ -283,9 +286,18 @@ std::string metrics_csv(const RunResult& result) {
   return out;
 }
 
+std::string timeline_title(const RunResult& result, std::uint64_t seed) {
+  if (!result.plan) return "hapair run";
+  const Plan& plan = *result.plan;
+  std::string title = fmt::format("{} on the {} network, seed {}, {}", to_string(plan.settings().ha), plan.topology.name,
+                                  seed, result.driver == "sim" ? "simulator" : "real processes");
+  for (const FaultSpec& f : result.faults) title += fmt::format("; {} of {} at {:g} s", to_string(f.kind), f.node, f.at_s);
+  return title;
+}
+
 std::string write_results(const std::string& dir, const RunResult& result, const SemanticsReport& semantics,
                           const RunMetrics& metrics, const std::string& effective_config_text,
-                          std::uint64_t seed, const std::string& version) {
+                          std::uint64_t seed, const std::string& version, const std::vector<Delivery>& reference) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return "cannot create directory " + dir + ": " + ec.message();
@@ -297,6 +309,8 @@ std::string write_results(const std::string& dir, const RunResult& result, const
       {"trace.jsonl", trace_jsonl(result)},
       {"metrics.csv", metrics_csv(result)},
       {"config.toml", effective_config_text},
+      {"timeline.html",
+       timeline_html(timeline_data(result, semantics, reference, seed, version, timeline_title(result, seed)))},
   };
   for (const auto& [name, text] : files) {
     std::string error = write_file(base / name, text);

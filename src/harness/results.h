@@ -15,13 +15,18 @@
 //                 more: completed, end_us, errors, tuples_in_from, ha_by_fragment,
 //                 output_queue_tuples_max, semantics_examples, nodes (per-node counters).
 //                 A figure that was not measured is null.
-//   output.csv    delivery_us,stream,id,ts_us,key,value,lineage: one row per delivery in
-//                 delivery order; value printed with %.17g (exact), lineage as 16 hex digits.
+//   output.csv    delivery_us,stream,id,ts_us,key,value,lineage,from,replayed: one row per
+//                 delivery in delivery order; value printed with %.17g (exact), lineage as 16
+//                 hex digits, from the node that sent it to the sink, replayed 1 when it came in
+//                 a replayed batch.
 //   events.csv    time_us,node,event,details: the trace timeline for people; details are the
 //                 typed details as key=value words (protocols/trace_text.h), always quoted.
 //   trace.jsonl   the same typed events, one JSON object a line (docs/TRACE.md), for programs.
 //   metrics.csv   time_us,node,metric,value: the sampled time series.
 //   config.toml   the effective configuration text, as given by the caller.
+//   timeline.html the run to watch (harness/timeline.h, docs/TIMELINE.md): one self-contained page
+//                 with the trace, the output against `reference` (the judged reference) and the
+//                 plan in it.
 //   merge_order.csv  (only when a Union reported its merge order) node,epoch,acting,following,
 //                 op_index,first_output,port,first_input,count: one row per MergeRun, in report
 //                 order; the interleaving the checker replays (harness/merge_order.h).
@@ -52,7 +57,9 @@ namespace hapair {
 // success, otherwise what failed (the environment's error; nothing is thrown).
 std::string write_results(const std::string& dir, const RunResult& result, const SemanticsReport& semantics,
                           const RunMetrics& metrics, const std::string& effective_config_text,
-                          std::uint64_t seed, const std::string& version);
+                          std::uint64_t seed, const std::string& version, const std::vector<Delivery>& reference);
+// The heading of a run's timeline: approach, network, seed, driver and faults.
+std::string timeline_title(const RunResult& result, std::uint64_t seed);
 
 // The text of summary.json (what write_results() writes).
 std::string summary_json(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics,

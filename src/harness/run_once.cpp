@@ -42,6 +42,7 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
   }
   const Judgement judgement = judge_against(*plan, reference, out.result);
   out.semantics = judge_run(judgement, reference);
+  out.reference = judgement.reference;
   out.metrics = compute_metrics(out.result, judgement.reference, judgement.input_tuples);
   out.summary = format_summary(out.result, out.semantics, out.metrics);
   const unsigned cores = request.cores != 0 ? request.cores : machine_cores();
@@ -52,7 +53,7 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
   if (out.load.over_limit()) out.summary += load_warning(out.load) + "\n";
   if (!request.out_dir.empty())
     out.write_error = write_results(request.out_dir, out.result, out.semantics, out.metrics, out.effective_config,
-                                    plan->settings().seed, HAPAIR_VERSION_STRING);
+                                    plan->settings().seed, HAPAIR_VERSION_STRING, out.reference);
   return out;
 }
 

@@ -46,6 +46,7 @@ struct RunOutcome {
   double measured_load_pct = 0;  // CPU of every process over the run's span and the cores
   std::string summary;           // format_summary() and the load lines
   std::string write_error;       // non-empty when the result files could not be written
+  std::vector<Delivery> reference;  // what the run was judged against (Judgement::reference)
 };
 
 // The reference of a plan; compute it once and pass it to several runs of the same network.

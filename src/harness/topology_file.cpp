@@ -650,9 +650,10 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
   if (overrides.seed) topology.settings.seed = *overrides.seed;
   if (overrides.operator_cost_us_per_tuple) topology.settings.operator_cost_us_per_tuple = *overrides.operator_cost_us_per_tuple;
   if (overrides.detector) topology.settings.detector = *overrides.detector;
+  if (overrides.trace_level) topology.settings.trace_level = *overrides.trace_level;
   std::vector<std::string> problems = validate(topology);
   const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
-                   overrides.operator_cost_us_per_tuple || overrides.detector;
+                   overrides.operator_cost_us_per_tuple || overrides.detector || overrides.trace_level;
   if (any)
     for (std::string& p : problems) p += " (after the command-line overrides)";
   return problems;

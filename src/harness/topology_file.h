@@ -43,6 +43,7 @@ struct RunOverrides {
   std::optional<std::uint64_t> seed;
   std::optional<double> operator_cost_us_per_tuple;
   std::optional<DetectorKind> detector;
+  std::optional<TraceLevel> trace_level;
 };
 
 // Applies the overrides and re-validates: the problems of the result (empty: valid). An `ha`

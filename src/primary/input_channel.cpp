@@ -7,7 +7,7 @@
 namespace hapair {
 
 Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits,
-                              std::deque<InputItem>& queue) {
+                              std::deque<InputItem>& queue, NodeId from) {
   HAPAIR_CHECK_MSG(batch.stream == stream_, "batch of stream " << batch.stream << " on input " << stream_);
   Accepted out;
   held_generation_ = std::max(held_generation_, batch.held_generation);
@@ -32,19 +32,19 @@ Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLi
     return out;
   }
   accept_any_prev_ = false;
-  out.queued = accept_in_order(batch, limits, queue, out);
+  out.queued = accept_in_order(batch, from, limits, queue, out);
   // The gap may be filled now: what was kept beyond it follows, in order.
   while (!stash_.empty() && stash_.begin()->first <= accepted_.last_accepted()) {
     TupleBatch next = std::move(stash_.begin()->second);
     HAPAIR_CHECK(stash_tuples_ >= next.tuples.size());
     stash_tuples_ -= next.tuples.size();
     stash_.erase(stash_.begin());
-    out.queued += accept_in_order(next, limits, queue, out);
+    out.queued += accept_in_order(next, from, limits, queue, out);
   }
   return out;
 }
 
-std::size_t InputChannel::accept_in_order(const TupleBatch& batch, const InputLimits& limits,
+std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits,
                                           std::deque<InputItem>& queue, Accepted& out) {
   std::size_t queued = 0;
   for (const Tuple& t : batch.tuples) {
@@ -62,7 +62,7 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, const InputLi
       continue;
     }
     accepted_.accept(t.id);
-    queue.push_back(InputItem{stream_, t, false});
+    queue.push_back(InputItem{stream_, t, false, from, batch.replay});
     ++queued_;
     ++queued;
   }
@@ -81,7 +81,7 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, const InputLi
   if (batch.end_of_stream && eos_received_) eos_acked_ = false;  // a repeat: acknowledge it again
   if (batch.end_of_stream && !eos_received_) {
     eos_received_ = true;
-    queue.push_back(InputItem{stream_, Tuple{}, true});
+    queue.push_back(InputItem{stream_, Tuple{}, true, from, batch.replay});
     if (replaying_) {
       replaying_ = false;
       out.replay_changes.emplace_back(replayed_tuples_);

@@ -27,6 +27,8 @@ struct InputItem {
   StreamId stream = kNoStream;
   Tuple tuple;
   bool eos = false;  // end-of-stream marker instead of a tuple
+  NodeId from = kNoNode;  // the producer's node that sent it (a sink reports it with the delivery)
+  bool replayed = false;  // it came in a replayed batch
 };
 
 struct InputLimits {
@@ -70,7 +72,9 @@ class InputChannel {
 
   // A batch from the producer's current primary: duplicates dropped, the rest appended to
   // `queue`; a batch beyond a lost one is kept until the gap is filled.
-  Accepted accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits, std::deque<InputItem>& queue);
+  // `from`: the node that sent the batch (recorded with each queued tuple).
+  Accepted accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits, std::deque<InputItem>& queue,
+                  NodeId from = kNoNode);
 
   // The workload took a tuple (or the end of stream) of this stream. retention_us > 0: keep the
   // conservative-trimming horizon.
@@ -97,7 +101,7 @@ class InputChannel {
   void restore(TupleId processed, bool eos_processed);
 
  private:
-  std::size_t accept_in_order(const TupleBatch& batch, const InputLimits& limits, std::deque<InputItem>& queue,
+  std::size_t accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits, std::deque<InputItem>& queue,
                               Accepted& out);
   void clear_stash();
   void forget_replay();

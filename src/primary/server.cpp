@@ -160,7 +160,7 @@ std::size_t Server::accept_batch(TimeUs now, NodeId from, const TupleBatch& batc
     if (from < plan_->nodes.size() && plan_->nodes[from].fragment == in.producer()) tell_route(now, from, eff);
     return 0;
   }
-  const Accepted a = in.accept(now, batch, input_limits(), input_queue_);
+  const Accepted a = in.accept(now, batch, input_limits(), input_queue_, from);
   hot_.duplicates_dropped += a.duplicates;
   if (a.gap_detected) {
     count("batch_gaps_detected");
@@ -271,7 +271,7 @@ void Server::consume(TimeUs now, const InputItem& item, Effects& eff) {
     fragment_->process(item.stream, item.tuple, outs);
     handle_fragment_outputs(outs);
   } else if (kind() == FragmentKind::sink) {
-    eff.deliveries.push_back(Delivery{now, item.stream, item.tuple});
+    eff.deliveries.push_back(Delivery{now, item.stream, item.tuple, item.from, item.replayed});
     ++hot_.tuples_delivered;
   }
 }

@@ -306,6 +306,8 @@ void put(Body::Builder body, const DeliveryBatch& m) {
     const Delivery& d = m.deliveries[i];
     deliveries[i].setAtUs(d.at_us);
     deliveries[i].setStream(d.stream);
+    deliveries[i].setFrom(d.from);
+    deliveries[i].setReplayed(d.replayed);
     put_tuple(deliveries[i].initTuple(), d.tuple);
   }
   b.setEndOfOutput(m.end_of_output);
@@ -604,7 +606,8 @@ class Converter {
     const auto deliveries = r.getDeliveries();
     if (!list_fits(deliveries, "DeliveryBatch.deliveries")) return false;
     m.deliveries.reserve(deliveries.size());
-    for (auto d : deliveries) m.deliveries.push_back(Delivery{d.getAtUs(), d.getStream(), tuple_of(d.getTuple())});
+    for (auto d : deliveries)
+      m.deliveries.push_back(Delivery{d.getAtUs(), d.getStream(), tuple_of(d.getTuple()), d.getFrom(), d.getReplayed()});
     m.end_of_output = r.getEndOfOutput();
     const auto orders = r.getMergeOrders();
     if (!list_fits(orders, "DeliveryBatch.mergeOrders")) return false;

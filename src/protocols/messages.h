@@ -260,6 +260,8 @@ struct Delivery {
   TimeUs at_us = 0;
   StreamId stream = kNoStream;
   Tuple tuple;
+  NodeId from = kNoNode;  // the node that sent it to the sink (its lineage, for the timeline)
+  bool replayed = false;  // it arrived in a replayed batch
   friend bool operator==(const Delivery&, const Delivery&) = default;
 };
 

@@ -193,6 +193,8 @@ struct Delivery {
   atUs @0 :Int64;
   stream @1 :UInt16 = 0xffff;
   tuple @2 :Tuple;
+  from @3 :UInt16 = 0xffff;
+  replayed @4 :Bool;
 }
 
 struct MergeRun {

@@ -233,3 +233,23 @@ TEST_CASE("duplicates delivered before the failure fill no reference slot twice"
   CHECK(s.reference_delivered_before == 1);
   CHECK(s.new_deliveries == std::vector<std::size_t>{2});
 }
+
+TEST_CASE("each delivered tuple is exact, a duplicate or differing, and the undelivered ones are missing", "[checker]") {
+  // Reference 1..5 (value 10 x lineage). Delivered: 1, 2, 2 again, 4 with a wrong value, 5, 5, 5.
+  const std::vector<Delivery> ref = reference_1_to_5();
+  const std::vector<Delivery> got = {d(100, 1, 10.0), d(200, 2, 20.0), d(250, 2, 20.0), d(400, 4, 41.0),
+                                     d(500, 5, 50.0), d(510, 5, 50.0),  d(520, 5, 50.0)};
+  const OutputClassification c = classify_output(ref, got);
+  using S = DeliveryStatus;
+  CHECK(c.status == std::vector<S>{S::exact, S::exact, S::duplicate, S::differing, S::exact, S::duplicate, S::duplicate});
+  // 3 never came, and 4 came only with the wrong value.
+  CHECK(c.missing == std::vector<std::size_t>{2, 3});
+  // The counts agree with the checker's.
+  const SemanticsReport s = check_semantics(ref, got, {});
+  std::uint64_t exact = 0, dups = 0, differing = 0;
+  for (S x : c.status) (x == S::exact ? exact : x == S::duplicate ? dups : differing)++;
+  CHECK(exact + c.missing.size() == ref.size());
+  CHECK(c.missing.size() == s.lost);
+  CHECK(dups == s.duplicates);
+  CHECK(differing == s.differing);
+}

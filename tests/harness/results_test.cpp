@@ -120,6 +120,10 @@ struct Fixture {
                       delivery(601000, totals, 2, 600000, 4, 2.5, 0xdef),
                       delivery(1250000, totals, 2, 600000, 4, 2.5, 0xdef),  // duplicate after the failure
                       delivery(1260000, totals, 3, 1200000, 5, -7.0, 0x123456789abcdef0ULL)};
+    const NodeId primary = run.plan->node_id("aggregate");
+    const NodeId backup = run.plan->node_id("aggregate.backup");
+    for (Delivery& d : run.deliveries) d.from = d.at_us < 1'000'000 ? primary : backup;
+    run.deliveries[2].replayed = true;
     run.events = {trace_event(*run.plan, 1000000, "aggregate", "failure", "fault=crash"),
                   trace_event(*run.plan, 1030000, "aggregate.backup", "detection", "failed=aggregate silent_us=30000"),
                   trace_event(*run.plan, 1031000, "aggregate.backup", "takeover",
@@ -136,7 +140,7 @@ struct Fixture {
   }
 
   std::string write(const std::filesystem::path& dir) const {
-    return write_results(dir.string(), run, semantics, metrics, "[settings]\nseed = 7\n", 7, "0.1.0+test");
+    return write_results(dir.string(), run, semantics, metrics, "[settings]\nseed = 7\n", 7, "0.1.0+test", reference);
   }
 };
 
@@ -233,11 +237,11 @@ TEST_CASE("output.csv has the header and one exact row per delivery in order", "
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
   CHECK(slurp(dir / "output.csv") ==
-        "delivery_us,stream,id,ts_us,key,value,lineage\n"
-        "400500,totals,1,400000,3,0.10000000000000001,0000000000000abc\n"
-        "601000,totals,2,600000,4,2.5,0000000000000def\n"
-        "1250000,totals,2,600000,4,2.5,0000000000000def\n"
-        "1260000,totals,3,1200000,5,-7,123456789abcdef0\n");
+        "delivery_us,stream,id,ts_us,key,value,lineage,from,replayed\n"
+        "400500,totals,1,400000,3,0.10000000000000001,0000000000000abc,aggregate,0\n"
+        "601000,totals,2,600000,4,2.5,0000000000000def,aggregate,0\n"
+        "1250000,totals,2,600000,4,2.5,0000000000000def,aggregate.backup,1\n"
+        "1260000,totals,3,1200000,5,-7,123456789abcdef0,aggregate.backup,0\n");
 }
 
 TEST_CASE("events.csv quotes the typed details, trace.jsonl has a field per detail, metrics.csv lists the samples, config.toml is verbatim", "[results]") {

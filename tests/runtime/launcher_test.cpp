@@ -515,7 +515,7 @@ TEST_CASE("launcher in manual mode prints a command per node, runs the nodes som
   REQUIRE(started.size() == plan.nodes.size());
   // The sink got Kill{0} and killed itself with SIGKILL; the others stopped cleanly.
   const NodeId sink = plan.node_id("sink");
-  CHECK(has_event(r, "failure", sink, "kind=crash"));
+  CHECK(has_event(r, "failure", sink, "fault=crash"));
   for (std::size_t i = 0; i < started.size(); ++i) {
     INFO("node " << plan.nodes[i].name);
     const int s = status[started[i]];

@@ -84,7 +84,9 @@ bool parse_node(const Plan* plan, const std::string& s, NodeId& out) {
   return parse_id(s, plan != nullptr ? plan->node_id(s) : kNoNode, kNoNode, out);
 }
 
-const char* const kOutputHeader = "delivery_us,stream,id,ts_us,key,value,lineage";
+const char* const kOutputHeader = "delivery_us,stream,id,ts_us,key,value,lineage,from,replayed";
+// Hand-written examples in the tests may leave out the last two columns.
+const char* const kShortOutputHeader = "delivery_us,stream,id,ts_us,key,value,lineage";
 const char* const kEventsHeader = "time_us,node,event,details";
 const char* const kMetricsHeader = "time_us,node,metric,value";
 
@@ -134,15 +136,19 @@ bool read_file(const std::string& path, std::string& text, std::vector<std::stri
 
 ReadDeliveries parse_output_csv(const std::string& text, const Plan* plan) {
   ReadDeliveries r;
-  for (const CsvRecord& rec : body_after_header(text, kOutputHeader, r.problems)) {
+  const bool short_form = text.rfind(std::string(kShortOutputHeader) + "\n", 0) == 0;
+  for (const CsvRecord& rec : body_after_header(text, short_form ? kShortOutputHeader : kOutputHeader, r.problems)) {
     const auto& f = rec.fields;
     Delivery d;
+    std::int64_t replayed = 0;
     if (!parse_int(f[0], d.at_us) || !parse_stream(plan, f[1], d.stream) || !parse_int(f[2], d.tuple.id) ||
         !parse_int(f[3], d.tuple.ts_us) || !parse_int(f[4], d.tuple.key) || !parse_double(f[5], d.tuple.value) ||
-        !parse_int(f[6], d.tuple.lineage, 16)) {
+        !parse_int(f[6], d.tuple.lineage, 16) ||
+        (!short_form && (!parse_node(plan, f[7], d.from) || !parse_int(f[8], replayed) || replayed < 0 || replayed > 1))) {
       r.problems.push_back(problem(rec, "malformed delivery row"));
       continue;
     }
+    d.replayed = replayed == 1;
     r.deliveries.push_back(d);
   }
   return r;
