@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/csv.h"
+#include "harness/run_json.h"
 #include "harness/timeline.h"
 #include "protocols/trace_text.h"
 
@@ -228,23 +229,6 @@ std::string events_csv(const RunResult& result) {
                .line();
   }
   return out;
-}
-
-nlohmann::ordered_json trace_event_json(const Plan* plan, const TraceEvent& e) {
-  Json j;
-  j["t_us"] = e.at_us;
-  j["node"] = node_name(plan, e.node);
-  j["kind"] = to_string(e.kind);
-  for (std::size_t i = 0; i < e.detail_count; ++i) {
-    const TraceDetail& d = e.details[i];
-    switch (trace_key_type(d.key)) {
-      case TraceValueType::number: j[to_string(d.key)] = d.value; break;
-      case TraceValueType::flag: j[to_string(d.key)] = d.value != 0; break;
-      default: j[to_string(d.key)] = trace_value_text(plan, d); break;
-    }
-  }
-  if (!e.text.empty()) j["text"] = e.text;
-  return j;
 }
 
 std::string trace_jsonl(const RunResult& result) {

@@ -71,7 +71,6 @@ std::string events_csv(const RunResult& result);
 // every detail under its key (nodes and streams by name, enums by name, flags as booleans), then
 // text when there is one.
 std::string trace_jsonl(const RunResult& result);
-nlohmann::ordered_json trace_event_json(const Plan* plan, const TraceEvent& e);
 std::string metrics_csv(const RunResult& result);
 std::string merge_order_csv(const RunResult& result);
 

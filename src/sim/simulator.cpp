@@ -140,7 +140,7 @@ void Simulator::Impl::send(SimNode& n, Outgoing&& o) {
   n.c.bytes_sent[kind] += static_cast<std::int64_t>(bytes);
   ++n.c.messages_sent[kind];
   const sim::Transmission t = network.send(now_us, n.id, o.to, kind, bytes);
-  if (options.on_send) options.on_send(SentMessage{now_us, n.id, o.to, &o.envelope, bytes, t.dropped});
+  if (options.on_send) options.on_send(SentMessage{now_us, n.id, o.to, &o.envelope, bytes, t.dropped, t.arrival_us});
   switch (t.dropped) {
     case sim::DropReason::none: break;
     case sim::DropReason::loss: ++n.c.dropped_loss; return;
@@ -321,6 +321,27 @@ Simulator::Simulator(std::shared_ptr<const Plan> plan, SimOptions options, CoreF
 }
 
 Simulator::~Simulator() = default;
+
+std::vector<std::string> Simulator::add_fault(const FaultSpec& fault) {
+  Impl& m = *impl_;
+  if (us_from_s(fault.at_s) < m.now_us) {
+    return {"the fault starts at " + std::to_string(fault.at_s) + " s, before the simulator's now (" +
+            std::to_string(static_cast<double>(m.now_us) / 1e6) + " s)"};
+  }
+  std::vector<FaultSpec> all = m.options.faults;
+  all.push_back(fault);
+  auto problems = validate_faults(*m.plan, all);
+  if (!problems.empty()) return problems;
+  m.options.faults = std::move(all);
+  for (FaultAction action : fault_actions(*m.plan, {fault})) {
+    action.fault = m.options.faults.size() - 1;
+    m.queue.push(action.at_us, FaultEdge{action});
+    ++m.fault_edges_pending;
+  }
+  return {};
+}
+
+TimeUs Simulator::next_event_us() const { return impl_->queue.empty() ? kNever : impl_->queue.next_time(); }
 
 void Simulator::run_until_quiet() { impl_->run(impl_->limit_us, true); }
 void Simulator::run_until(TimeUs t_us) { impl_->run(t_us, false); }

@@ -45,6 +45,7 @@ struct SentMessage {
   const Envelope* envelope = nullptr;
   std::size_t bytes = 0;
   sim::DropReason dropped = sim::DropReason::none;
+  TimeUs arrival_us = 0;  // when it reaches the receiver (if it is not lost on the way)
 };
 using SendObserver = std::function<void(const SentMessage&)>;
 
@@ -93,6 +94,13 @@ class Simulator {
   void run_until_quiet();
   // Handles every event at or before `t_us` (fewer when the run ends first); then now_us() is t_us.
   void run_until(TimeUs t_us);
+
+  // Adds a fault while the run goes on (the teaching demo's buttons): it must start at or after
+  // now_us() and pass validate_faults together with the faults given so far. Returns the
+  // problems; empty when the fault was added.
+  std::vector<std::string> add_fault(const FaultSpec& fault);
+  // When the next event is due (kNever when none is queued): what a single step runs to.
+  TimeUs next_event_us() const;
 
   bool ended() const;
   TimeUs now_us() const;
