@@ -89,6 +89,8 @@ async function main() {
     const nodes = [...new Set([...embedded.nodes, ...traceNodes])];
     check(sameSet(got.lanes, nodes), `lanes ${JSON.stringify(got.lanes)} != the run's nodes ${JSON.stringify(nodes)}`);
     check(new Set(got.lanes).size === got.lanes.length, `a node has two lanes: ${JSON.stringify(got.lanes)}`);
+    check(sameSet(embedded.nodes, traceNodes),
+          `the page's nodes[] ${JSON.stringify(embedded.nodes)} are not the nodes of trace.jsonl ${JSON.stringify(traceNodes)}`);
     // The embedded events are trace.jsonl's.
     check(embedded.events === trace.length, `the page carries ${embedded.events} events, trace.jsonl has ${trace.length}`);
     check(embedded.kinds === trace.map((e) => e.kind).join(','), 'the embedded events are not trace.jsonl\'s (kinds or order differ)');

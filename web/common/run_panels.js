@@ -83,8 +83,7 @@
     for (const l of model.lanes) for (const s of l.segments) states.add(s.state);
     const roles = group('Lanes');
     for (const name of Object.keys(H.STATES)) {
-      if (!states.has(name) && !['primary', 'passive_backup', 'dead'].includes(name)) continue;
-      if (name === 'unknown' && !states.has(name)) continue;
+      if (!states.has(name)) continue;
       const st = H.STATES[name];
       roles.append(item(swatch(st.fill, st.hatch ? 'hp-swatch-hatch' : ''), name === 'dead' ? 'dead (crashed)' : st.label));
     }

@@ -288,8 +288,10 @@
       ctx.beginPath();
       ctx.rect(L.x0, 0, L.plotW, L.height);
       ctx.clip();
+      this.faultLabels = [];
       this.drawFaults(ctx);
       this.drawLanes(ctx);
+      this.drawFaultLabels(ctx);
       this.drawReplays(ctx);
       this.drawMessages(ctx);
       this.drawMarkers(ctx);
@@ -387,7 +389,31 @@
           ctx.moveTo(a, lane.y);
           ctx.lineTo(a, lane.y + this.opts.laneHeight);
           ctx.stroke();
+          if (f.kind !== 'crash') this.faultLabels.push({ f, lane, a, b, name });
         }
+      }
+    }
+
+    // A pause or partition leaves the role bar as it is: say it on the bar, in a box.
+    drawFaultLabels(ctx) {
+      const L = this.layout;
+      ctx.font = this.font(13, 700);
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      for (const { f, lane, a, b, name } of this.faultLabels) {
+        const other = f.kind === 'partition' ? (name === f.node ? f.peer : f.node) : null;
+        const text = f.kind === 'pause' ? 'PAUSED' : f.kind === 'partition' ? `CUT OFF from ${other}` : f.kind.toUpperCase();
+        const vis0 = Math.max(a, L.x0), vis1 = Math.min(b, L.x1);
+        const w = ctx.measureText(text).width + 12;
+        if (vis1 - vis0 < w + 4) continue;
+        const cx = (vis0 + vis1) / 2, cy = this.laneCenter(lane);
+        ctx.fillStyle = '#ffffff';
+        ctx.strokeStyle = H.faultOf(f.kind).color;
+        ctx.lineWidth = 2;
+        ctx.fillRect(cx - w / 2, cy - 10, w, 20);
+        ctx.strokeRect(cx - w / 2, cy - 10, w, 20);
+        ctx.fillStyle = '#000';
+        ctx.fillText(text, cx, cy + 1);
       }
     }
 
@@ -775,9 +801,8 @@
       const f = this.model.fragments.find((x) => x.name === lane.fragment);
       if (f && f.kind === 'source') return 'source';
       if (f && f.kind === 'sink') return 'sink';
-      const planned = lane.planned === 'standby' ? 'standby' : lane.planned;
-      const ha = f && f.ha && f.ha !== 'none' ? `, ${H.haWords(f.ha)}` : '';
-      return `planned ${planned}${ha}`;
+      const ha = f && f.ha && f.ha !== 'none' ? ` (${f.ha})` : '';
+      return `planned ${lane.planned}${ha}`;
     }
 
     // ---- overlay: cursor, now, selection, hover ----

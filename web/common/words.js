@@ -16,7 +16,7 @@
     restart:              M('play', OI.green, 'major', 'restart of a crashed node'),
     heal:                 M('ring', OI.purple, 'medium', null),
     detection:            M('diamond', OI.orange, 'major', 'detection: a node declares its partner failed'),
-    takeover:             M('star', OI.yellow, 'major', 'takeover: the standby becomes primary'),
+    takeover:             M('star', OI.yellow, 'major', 'takeover: the standby (or spare) becomes primary'),
     replay_request:       M('arrowLeft', OI.blue, 'medium', 'replay request (asks a producer to re-send)'),
     replay_start:         M('bracketL', OI.blue, 'medium', 'replayed tuples arrive (start … end)'),
     replay_end:           M('bracketR', OI.blue, 'medium', null),

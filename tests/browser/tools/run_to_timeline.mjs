@@ -112,7 +112,9 @@ for (const f of config.fragment || []) {
   for (const o of ops) for (const i of o.inputs || [o.input]) if (!produced.has(i) && !inputs.includes(i)) inputs.push(i);
   const consumedInside = new Set(ops.flatMap((o) => o.inputs || [o.input]));
   const outputs = ops.map((o) => o.output).filter((s) => !consumedInside.has(s));
-  const standby = ha === 'none' ? null : `${f.name}.backup`;
+  // hapair names a standby X.backup (passive, active) and a recovery node X.spare (amnesia,
+  // upstream backup).
+  const standby = ha === 'none' ? null : ha === 'amnesia' || ha === 'upstream' ? `${f.name}.spare` : `${f.name}.backup`;
   fragments.push({ name: f.name, kind: 'operators', ha, primary: f.name, standby, inputs, outputs,
                    operators: ops.map((o) => ({ name: o.name, kind: o.type })) });
 }
