@@ -132,7 +132,11 @@
     }
 
     const out = group('Output tuples');
-    for (const s of H.STATUS_ORDER) out.append(item(swatch(H.STATUSES[s].color), `${H.STATUSES[s].label}: ${H.STATUSES[s].words}`));
+    for (const s of H.STATUS_ORDER) {
+      const it = item(swatch(H.STATUSES[s].color), H.STATUSES[s].label);
+      it.title = H.STATUSES[s].words;
+      out.append(it);
+    }
     el.append(out);
   };
 
@@ -162,11 +166,16 @@
       const a = document.createElement('a');
       a.href = '#';
       const f = model.faultBefore(mk.t);
-      const since = f && mk.t !== f.at_us && mk.e.kind !== 'end_of_output' ? ` (+${H.fmtDuration(mk.t - f.at_us)})` : '';
+      const since = f && mk.t !== f.at_us && mk.e.kind !== 'end_of_output' ? `+${H.fmtDuration(mk.t - f.at_us)} after the ${H.faultOf(f.kind).label}` : '';
       const glyph = glyphCanvas(mk.style.shape, mk.style.color, mk.style.size);
       const time = document.createElement('span');
       time.className = 'hp-moment-time';
-      time.textContent = H.fmtTime(mk.t) + since;
+      time.textContent = H.fmtTime(mk.t);
+      if (since) {
+        const d = document.createElement('small');
+        d.textContent = since;
+        time.append(d);
+      }
       const text = document.createElement('span');
       text.textContent = H.describeEvent(mk.e);
       a.append(glyph, time, text);

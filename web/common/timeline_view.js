@@ -293,6 +293,7 @@
       this.drawLanes(ctx);
       this.drawFaultLabels(ctx);
       this.drawReplays(ctx);
+      this.drawSilences(ctx);
       this.drawMessages(ctx);
       this.drawMarkers(ctx);
       this.drawRate(ctx);
@@ -464,6 +465,47 @@
         const y = lane.y + 35;
         ctx.fillStyle = hexAlpha(H.OI.blue, 0.85);
         ctx.fillRect(a, y, Math.max(2, b - a), 5);
+      }
+    }
+
+    // A detection's silence: from the last time the detector heard its partner to the
+    // detection, over the detecting node's lane ("no heartbeat for 30 ms").
+    drawSilences(ctx) {
+      const L = this.layout;
+      const ms = this.model.markers;
+      const span = this.t1 - this.t0;
+      const from = H.lowerBound(ms.length, (k) => ms[k].t, this.t0);
+      const to = H.lowerBound(ms.length, (k) => ms[k].t, this.t1 + span);
+      ctx.font = this.font(11, 600);
+      for (let i = from; i < to; i++) {
+        const mk = ms[i];
+        const e = mk.e;
+        if ((e.kind !== 'detection' && e.kind !== 'standby_lost') || !(e.silent_us > 0)) continue;
+        const a = this.x(mk.t - e.silent_us), b = this.x(mk.t);
+        if (b - a < 24 || b < L.x0 || a > L.x1) continue;
+        const y = mk.lane.y + 3;
+        ctx.strokeStyle = '#333';
+        ctx.lineWidth = 1.5;
+        ctx.setLineDash([5, 3]);
+        ctx.beginPath();
+        ctx.moveTo(a, y);
+        ctx.lineTo(b, y);
+        ctx.stroke();
+        ctx.setLineDash([]);
+        ctx.beginPath();
+        ctx.moveTo(a, y - 4);
+        ctx.lineTo(a, y + 4);
+        ctx.stroke();
+        const text = `${e.detector === 'connection' ? 'silent' : 'no heartbeat'} for ${H.fmtDuration(e.silent_us)}`;
+        const tw = ctx.measureText(text).width;
+        if (b - a > tw + 10) {
+          ctx.fillStyle = 'rgba(255,255,255,0.9)';
+          ctx.fillRect((a + b) / 2 - tw / 2 - 4, y - 6, tw + 8, 12);
+          ctx.fillStyle = '#111';
+          ctx.textAlign = 'center';
+          ctx.textBaseline = 'middle';
+          ctx.fillText(text, (a + b) / 2, y);
+        }
       }
     }
 
