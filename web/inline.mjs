@@ -11,9 +11,11 @@
 //     In the inlined text every "</script" (JS) or "</style" (CSS) is written "<\/script" /
 //     "<\/style", case-insensitively, so the file cannot end its element early.
 //  2. The one occurrence of /*HAPAIR_RUN_JSON*/ is replaced by the JSON text, with every "</"
-//     written "<\/" (valid JSON: "\/" is an escape for "/"; JSON has "<" only inside strings).
-//  3. Nothing else changes. A missing file or a placeholder that is absent or present twice is
-//     an error (exit 1).
+//     written "<\/" and every "<!--" written "<\u0021--" (valid JSON: "\/" and "\u0021" are
+//     escapes for "/" and "!"; JSON has "<" only inside strings). Without the second, a name
+//     holding "<!--" then "<script" would make the HTML parser run past the data's </script>.
+//  3. Nothing else changes. A missing file, a placeholder that is absent or present twice, or
+//     a script holding "<!--" (ours never do) is an error (exit 1).
 // DATA may be "-" (standard input). Without DATA and OUT, the template is inlined with its
 // placeholder kept (to check the template's files).
 import fs from 'node:fs';
@@ -29,7 +31,10 @@ export function inlineTemplate(templatePath, jsonText) {
   const out = lines.map((line) => {
     let m;
     if ((m = SCRIPT.exec(line))) {
-      const text = fs.readFileSync(path.join(dir, m[1]), 'utf8').replace(/<\/(script)/gi, '<\\/$1');
+      const raw = fs.readFileSync(path.join(dir, m[1]), 'utf8');
+      // Same hazard as in the data, and JS cannot be escaped blindly ("<!--" is a comment there).
+      if (raw.includes('<!--')) throw new Error(`${m[1]}: a script to inline must not contain "<!--"`);
+      const text = raw.replace(/<\/(script)/gi, '<\\/$1');
       return `<script>\n${text}\n</script>`;
     }
     if ((m = STYLE.exec(line))) {
@@ -43,7 +48,7 @@ export function inlineTemplate(templatePath, jsonText) {
   const at = html.indexOf(PLACEHOLDER);
   if (at < 0) throw new Error(`${templatePath}: no ${PLACEHOLDER} placeholder`);
   if (html.indexOf(PLACEHOLDER, at + 1) >= 0) throw new Error(`${templatePath}: ${PLACEHOLDER} appears more than once`);
-  const data = jsonText.replace(/<\//g, '<\\/');
+  const data = jsonText.replace(/<\//g, '<\\/').replace(/<!--/g, '<\\u0021--');
   // Concatenation, not String.replace: "$&" and the like in the data must stay as they are.
   html = html.slice(0, at) + data + html.slice(at + PLACEHOLDER.length);
   return html;

@@ -325,7 +325,7 @@
       const step = H.niceStep((span / L.plotW) * 120);
       const list = [];
       const first = Math.ceil(this.t0 / step) * step;
-      for (let t = first; t <= this.t1 && list.length < 200; t += step) list.push(t);
+      for (let t = Math.max(0, first); t <= this.t1 && list.length < 200; t += step) list.push(t);
       return { step, list };
     }
 
