@@ -498,13 +498,15 @@
         ctx.stroke();
         const text = `${e.detector === 'connection' ? 'silent' : 'no heartbeat'} for ${H.fmtDuration(e.silent_us)}`;
         const tw = ctx.measureText(text).width;
-        if (b - a > tw + 10) {
+        const v0 = Math.max(a, L.x0), v1 = Math.min(b, L.x1);
+        if (v1 - v0 > tw + 10) {
+          const cx = (v0 + v1) / 2;
           ctx.fillStyle = 'rgba(255,255,255,0.9)';
-          ctx.fillRect((a + b) / 2 - tw / 2 - 4, y - 6, tw + 8, 12);
+          ctx.fillRect(cx - tw / 2 - 4, y - 6, tw + 8, 12);
           ctx.fillStyle = '#111';
           ctx.textAlign = 'center';
           ctx.textBaseline = 'middle';
-          ctx.fillText(text, (a + b) / 2, y);
+          ctx.fillText(text, cx, y);
         }
       }
     }
@@ -515,11 +517,9 @@
       const msgs = m.messages;
       this.msgHint = '';
       this.messagesDrawn = 0;
-      if (!msgs.length) {
-        if (m.run.trace_level === 'control' && this.t1 - this.t0 < 300000)
-          this.msgHint = 'messages were not recorded (trace level control)';
-        return;
-      }
+      if (m.run.trace_level === 'control' && this.t1 - this.t0 < 300000)
+        this.msgHint = 'batches and acks were not recorded (trace level control)';
+      if (!msgs.length) return;
       const span = this.t1 - this.t0;
       const from = H.lowerBound(msgs.length, (k) => msgs[k].t0, this.t0 - m.messageSpanUs);
       const to = H.lowerBound(msgs.length, (k) => msgs[k].t0, this.t1);
@@ -529,6 +529,7 @@
       const drawData = count <= limit;
       const drawCheckpoints = span <= 600000;
       if (!drawData) this.msgHint = `${H.fmtNumber(count)} messages in view: zoom in to see them as lines`;
+      else if (count) this.msgHint = `${H.fmtNumber(count)} messages (batches, acks) drawn as lines`;
       if (!drawData && !drawCheckpoints) return;
       ctx.lineWidth = 1.2;
       for (let i = from; i < to; i++) {
