@@ -4,34 +4,54 @@
 #   cmake -DWEB=<web dir> -DOUT=<file.cpp> -DPAGES="timeline/timeline.html;..." -P embed_web.cmake
 #   cmake -DWEB=<web dir> -DINLINE=<page> -DOUT=<file.html> -P embed_web.cmake   (one page, inlined)
 #
-# Each page is first made self-contained: a line that is exactly `<script src="PATH"></script>`
-# becomes `<script>` + the file + `</script>`, and `<link rel="stylesheet" href="PATH">` becomes
-# `<style>` + the file + `</style>` (PATH relative to the page's folder; web/inline.mjs applies
-# the same two rules). Any other line is kept as it is. The page name `timeline/timeline.html`
+# Each page is first made self-contained: a line that is, apart from spaces and tabs around it,
+# exactly `<script src="PATH"></script>` becomes `<script>`, newline, the file, newline,
+# `</script>`; `<link rel="stylesheet" href="PATH">` becomes the same with `<style>` (PATH
+# relative to the page's folder). Inside an inlined file `</script` / `</style` is written
+# `<\/script` / `<\/style`. These are web/inline.mjs's rules (web/README.md); a test compares
+# the two. Any other line is kept as it is. The page name `timeline/timeline.html`
 # becomes the symbol kPage_timeline_timeline_html.
 cmake_minimum_required(VERSION 3.20)
+
+# Replaces every `open_re PATH close` tag in `text` by `open_tag` + the file + `close_tag`; inside
+# the file, `close_tag` minus its ">" (`</script`, `</style`) is written with "<\/" so that it
+# cannot end the element early (web/inline.mjs does the same).
+function(inline_tags page dir text_var tag_re open_tag close_tag)
+  # Whole lines only: a newline on both sides (the text gets one at each end for the search).
+  set(line_re "\n[ \t]*${tag_re}[ \t]*\n")
+  set(text "\n${${text_var}}\n")
+  string(REPLACE ">" "" close_prefix "${close_tag}")
+  string(REPLACE "</" "<\\/" escaped_prefix "${close_prefix}")
+  # One line at a time: each replacement keeps the newlines around it for the next match.
+  while(TRUE)
+    string(REGEX MATCH "${line_re}" line "${text}")
+    if(line STREQUAL "")
+      break()
+    endif()
+    string(REGEX REPLACE "${line_re}" "\\1" path "${line}")
+    if(NOT EXISTS "${dir}/${path}")
+      message(FATAL_ERROR "${page}: ${path} not found")
+    endif()
+    file(READ "${dir}/${path}" body)
+    string(REPLACE "${close_prefix}" "${escaped_prefix}" body "${body}")
+    string(FIND "${text}" "${line}" at)
+    string(LENGTH "${line}" length)
+    string(SUBSTRING "${text}" 0 ${at} before)
+    math(EXPR after_at "${at} + ${length}")
+    string(SUBSTRING "${text}" ${after_at} -1 after)
+    set(text "${before}\n${open_tag}\n${body}\n${close_tag}\n${after}")
+  endwhile()
+  string(LENGTH "${text}" length)
+  math(EXPR inner "${length} - 2")
+  string(SUBSTRING "${text}" 1 ${inner} text)
+  set(${text_var} "${text}" PARENT_SCOPE)
+endfunction()
 
 function(inline_page page out_var)
   get_filename_component(dir "${WEB}/${page}" DIRECTORY)
   file(READ "${WEB}/${page}" text)
-  string(REGEX MATCHALL "<script src=\"[^\"]+\"></script>" scripts "${text}")
-  foreach(tag IN LISTS scripts)
-    string(REGEX REPLACE "<script src=\"([^\"]+)\"></script>" "\\1" path "${tag}")
-    if(NOT EXISTS "${dir}/${path}")
-      message(FATAL_ERROR "${page}: script ${path} not found")
-    endif()
-    file(READ "${dir}/${path}" body)
-    string(REPLACE "${tag}" "<script>\n${body}\n</script>" text "${text}")
-  endforeach()
-  string(REGEX MATCHALL "<link rel=\"stylesheet\" href=\"[^\"]+\">" styles "${text}")
-  foreach(tag IN LISTS styles)
-    string(REGEX REPLACE "<link rel=\"stylesheet\" href=\"([^\"]+)\">" "\\1" path "${tag}")
-    if(NOT EXISTS "${dir}/${path}")
-      message(FATAL_ERROR "${page}: stylesheet ${path} not found")
-    endif()
-    file(READ "${dir}/${path}" body)
-    string(REPLACE "${tag}" "<style>\n${body}\n</style>" text "${text}")
-  endforeach()
+  inline_tags("${page}" "${dir}" text "<script src=\"([^\"]+)\"></script>" "<script>" "</script>")
+  inline_tags("${page}" "${dir}" text "<link rel=\"stylesheet\" href=\"([^\"]+)\">" "<style>" "</style>")
   set(${out_var} "${text}" PARENT_SCOPE)
 endfunction()
 

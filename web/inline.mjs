@@ -10,10 +10,10 @@
 //     with PATH relative to the template's folder (no "..", URL or query rules: a plain path).
 //     In the inlined text every "</script" (JS) or "</style" (CSS) is written "<\/script" /
 //     "<\/style", case-insensitively, so the file cannot end its element early.
-//  2. The one occurrence of /*HAPAIR_RUN_JSON*/ is replaced by the JSON text, with every "</"
-//     written "<\/" and every "<!--" written "<\u0021--" (valid JSON: "\/" and "\u0021" are
-//     escapes for "/" and "!"; JSON has "<" only inside strings). Without the second, a name
-//     holding "<!--" then "<script" would make the HTML parser run past the data's </script>.
+//  2. The one occurrence of /*HAPAIR_RUN_JSON*/ is replaced by the JSON text, with every "<"
+//     written "\u003c" (valid JSON: JSON has "<" only inside strings, where the escape means
+//     the same character), so neither "</script" nor "<!--" followed by "<script" (which would
+//     make the HTML parser run past the data's </script>) can appear in it.
 //  3. Nothing else changes. A missing file, a placeholder that is absent or present twice, or
 //     a script holding "<!--" (ours never do) is an error (exit 1).
 // DATA may be "-" (standard input). Without DATA and OUT, the template is inlined with its
@@ -48,7 +48,7 @@ export function inlineTemplate(templatePath, jsonText) {
   const at = html.indexOf(PLACEHOLDER);
   if (at < 0) throw new Error(`${templatePath}: no ${PLACEHOLDER} placeholder`);
   if (html.indexOf(PLACEHOLDER, at + 1) >= 0) throw new Error(`${templatePath}: ${PLACEHOLDER} appears more than once`);
-  const data = jsonText.replace(/<\//g, '<\\/').replace(/<!--/g, '<\\u0021--');
+  const data = jsonText.replace(/</g, '\\u003c');
   // Concatenation, not String.replace: "$&" and the like in the data must stay as they are.
   html = html.slice(0, at) + data + html.slice(at + PLACEHOLDER.length);
   return html;
