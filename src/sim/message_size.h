@@ -3,7 +3,9 @@
 // message kind, so the simulator must count the same sizes the real transport would).
 //
 // Invariant: wire_bytes has one call site in the simulator and returns exactly the size of the
-// Cap'n Proto encoding (protocols/codec.h), the bytes the ZeroMQ runtime would send. Kind names
+// Cap'n Proto encoding (protocols/codec.h), the bytes the ZeroMQ runtime would send, computed by
+// protocols/wire_size.h (the simulator never sends control-plane messages, the only kinds it
+// does not know). Kind names
 // (kMessageKindNames) map to kind indexes here too, for drop rules and counts by kind.
 #pragma once
 
