@@ -1,7 +1,7 @@
 #include "harness/checker.h"
 
-#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -15,7 +15,10 @@ namespace {
 std::uint64_t value_bits(double v) {
   if (v == 0.0) v = 0.0;
   if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
-  return std::bit_cast<std::uint64_t>(v);
+  // memcpy, not std::bit_cast: the WebAssembly build's standard library (libc++ 14) lacks it.
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
 }
 
 EntryKey key_of(const Delivery& d) { return entry_key(d); }

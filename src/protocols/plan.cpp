@@ -6,6 +6,8 @@
 // caller bug, not bad input.
 #include "protocols/plan.h"
 
+#include "protocols/number_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -33,9 +35,7 @@ constexpr std::int64_t kWindowsPerTupleMax = 10'000;
 // Whole numbers print without an exponent (2e7 as 20000000), so messages echo what users write.
 std::string num(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<std::int64_t>(v));
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
+  return shortest_text(v);
 }
 std::string num(std::int64_t v) { return std::to_string(v); }
 

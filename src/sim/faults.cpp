@@ -1,5 +1,7 @@
 #include "sim/faults.h"
 
+#include "protocols/number_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -121,12 +123,7 @@ std::vector<std::string> validate_faults(const Plan& plan, const std::vector<Fau
   return problems;
 }
 
-std::string exact_number(double v) {
-  char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  if (ec != std::errc()) return std::to_string(v);
-  return std::string(buf, p);
-}
+std::string exact_number(double v) { return shortest_text(v); }
 
 std::string fault_options(const std::vector<FaultSpec>& faults) {
   std::string out;
