@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The browser tests as CTest runs them (tests/CMakeLists.txt, label "browser"): each makes what
+# it checks with the built hapair, then drives headless Chromium through the scripts here.
+#
+#   tests/browser/run_ctest.sh CASE HAPAIR_BINARY OUT_DIR
+#
+# CASE: unit (inline, view API, the fixture), timeline-sim (a simulated 10 s passive-standby
+# run with a crash, trace level data), timeline-real (a real 4 s run with a SIGKILL), demo (the
+# page of `hapair demo`), demo-static (the WebAssembly page of scripts/build_wasm.sh).
+# Screenshots are kept in OUT_DIR. Exit 77 (CTest: skipped) with a message when Chromium, Node
+# or the test's npm packages are missing, 0 when the test passed, 1 otherwise.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+case_name="${1:?CASE}"
+hapair="${2:?HAPAIR_BINARY}"
+out="${3:?OUT_DIR}"
+mkdir -p "$out"
+chromium="${HAPAIR_CHROMIUM:-/usr/bin/chromium}"
+if [ ! -x "$chromium" ]; then echo "skipped: no Chromium at $chromium (apt-get install chromium)"; exit 77; fi
+if ! command -v node >/dev/null; then echo "skipped: no node"; exit 77; fi
+if [ ! -d "$here/node_modules/puppeteer-core" ]; then
+  echo "skipped: tests/browser/node_modules is missing (cd tests/browser && npm ci; scripts/install-deps.sh does it)"
+  exit 77
+fi
+work="$(mktemp -d "${TMPDIR:-/tmp}/hapair-browser-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+case "$case_name" in
+  unit)
+    cd "$here" && npm test --silent
+    ;;
+  timeline-sim)
+    "$hapair" run --driver sim --ha passive --fail aggregate@5 --duration-s 10 --trace data --out "$work/run" >/dev/null
+    node "$here/timeline_test.mjs" "$work/run" --screenshot "$out/timeline-sim.png"
+    ;;
+  timeline-real)
+    "$hapair" run --ha passive --fail aggregate@2 --duration-s 4 --out "$work/run" >/dev/null
+    node "$here/timeline_test.mjs" "$work/run" --screenshot "$out/timeline-real.png"
+    ;;
+  demo)
+    "$hapair" demo --port 0 >"$work/demo.log" 2>&1 &
+    server=$!
+    trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
+    url=""
+    for _ in $(seq 1 100); do
+      url="$(grep -o 'http://[^ ]*' "$work/demo.log" || true)"
+      [ -n "$url" ] && break
+      sleep 0.1
+    done
+    if [ -z "$url" ]; then echo "hapair demo did not start:"; cat "$work/demo.log"; exit 1; fi
+    node "$here/demo_test.mjs" "$url" --screenshot "$out/demo.png"
+    ;;
+  demo-static)
+    page="$(dirname "$hapair")/../../../build-wasm/demo/index.html"
+    if [ -n "${HAPAIR_WASM_PAGE:-}" ]; then page="$HAPAIR_WASM_PAGE"; fi
+    if [ ! -f "$page" ]; then echo "skipped: no static demo page at $page (scripts/build_wasm.sh builds it)"; exit 77; fi
+    node "$here/demo_test.mjs" "file://$(realpath "$page")" --screenshot "$out/demo-static.png"
+    ;;
+  *)
+    echo "run_ctest.sh: unknown case '$case_name'" >&2
+    exit 2
+    ;;
+esac
