@@ -10,6 +10,7 @@ namespace hapair::cli {
 using Args = std::vector<std::string>;  // the arguments after the subcommand name
 
 int run_command(const Args& args);    // run one configuration, print/write its metrics
+int demo_command(const Args& args);   // serve the teaching demo (docs/DEMO.md)
 int node_command(const Args& args);   // run one node process (started by a launcher or by hand)
 int bench_command(const Args& args);  // one-hop throughput against raw ZeroMQ
 int compare_command(const Args& args);  // every approach on one network: the main job

@@ -12,20 +12,13 @@ namespace hapair {
 
 namespace {
 
-// An entry as an ordered map key. The value is compared by its bits so that the order is total
-// and exact; -0.0 and 0.0 are one value, and every NaN is one value, because the operators may
-// produce either form for what is logically the same result.
-using EntryKey = std::tuple<StreamId, std::uint64_t, std::int64_t, std::uint64_t, TimeUs>;
-
 std::uint64_t value_bits(double v) {
   if (v == 0.0) v = 0.0;
   if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
   return std::bit_cast<std::uint64_t>(v);
 }
 
-EntryKey key_of(const Delivery& d) {
-  return {d.stream, d.tuple.lineage, d.tuple.key, value_bits(d.tuple.value), d.tuple.ts_us};
-}
+EntryKey key_of(const Delivery& d) { return entry_key(d); }
 
 using Identity = std::pair<StreamId, std::uint64_t>;
 
@@ -207,22 +200,46 @@ const char* to_string(DeliveryStatus s) {
   return "?";
 }
 
+EntryKey entry_key(const Delivery& d) {
+  return {d.stream, d.tuple.lineage, d.tuple.key, value_bits(d.tuple.value), d.tuple.ts_us};
+}
+
+struct OutputClassifier::Counts {
+  std::map<EntryKey, std::pair<std::uint64_t, std::uint64_t>> by_entry;  // reference, delivered
+};
+
+OutputClassifier::OutputClassifier(const std::vector<Delivery>& reference) : counts_(std::make_unique<Counts>()) {
+  for (const Delivery& d : reference) ++counts_->by_entry[key_of(d)].first;
+}
+OutputClassifier::~OutputClassifier() = default;
+OutputClassifier::OutputClassifier(OutputClassifier&&) noexcept = default;
+OutputClassifier& OutputClassifier::operator=(OutputClassifier&&) noexcept = default;
+
+DeliveryStatus OutputClassifier::add(const Delivery& d) {
+  auto& [r, n] = counts_->by_entry[key_of(d)];
+  ++n;
+  return r == 0 ? DeliveryStatus::differing : n <= r ? DeliveryStatus::exact : DeliveryStatus::duplicate;
+}
+
+std::uint64_t OutputClassifier::delivered(const Delivery& d) const {
+  auto it = counts_->by_entry.find(key_of(d));
+  return it == counts_->by_entry.end() ? 0 : it->second.second;
+}
+
+std::uint64_t OutputClassifier::in_reference(const Delivery& d) const {
+  auto it = counts_->by_entry.find(key_of(d));
+  return it == counts_->by_entry.end() ? 0 : it->second.first;
+}
+
 OutputClassification classify_output(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered) {
-  const CountMap counts = count_entries(reference, delivered);
+  OutputClassifier classifier(reference);
   OutputClassification out;
   out.status.reserve(delivered.size());
-  std::map<EntryKey, std::uint64_t> seen;
-  for (const Delivery& d : delivered) {
-    const EntryKey k = key_of(d);
-    const std::uint64_t r = counts.at(k).reference;
-    const std::uint64_t n = ++seen[k];
-    out.status.push_back(r == 0 ? DeliveryStatus::differing : n <= r ? DeliveryStatus::exact : DeliveryStatus::duplicate);
-  }
+  for (const Delivery& d : delivered) out.status.push_back(classifier.add(d));
   std::map<EntryKey, std::uint64_t> occurrence;
   for (std::size_t i = 0; i < reference.size(); ++i) {
-    const EntryKey k = key_of(reference[i]);
-    const std::uint64_t n = ++occurrence[k];
-    if (n > counts.at(k).delivered) out.missing.push_back(i);
+    const std::uint64_t n = ++occurrence[key_of(reference[i])];
+    if (n > classifier.delivered(reference[i])) out.missing.push_back(i);
   }
   return out;
 }

@@ -32,8 +32,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "protocols/messages.h"
@@ -52,6 +54,12 @@ struct SemanticsEntry {
 };
 
 SemanticsEntry entry_of(const Delivery& d);
+
+// An entry as an ordered map key. The value is compared by its bits so that the order is total
+// and exact; -0.0 and 0.0 are one value, and every NaN is one value, because the operators may
+// produce either form for what is logically the same result.
+using EntryKey = std::tuple<StreamId, std::uint64_t, std::int64_t, std::uint64_t, TimeUs>;
+EntryKey entry_key(const Delivery& d);
 
 // A few concrete entries behind the counts, for the demo and for debugging a failed run.
 struct SemanticsExample {
@@ -131,5 +139,24 @@ struct OutputClassification {
   std::vector<std::size_t> missing;    // indexes into the reference, ascending
 };
 OutputClassification classify_output(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered);
+
+// classify_output one delivery at a time, for a live view (the demo): the reference is known
+// whole from the start, the deliveries come as the run goes.
+class OutputClassifier {
+ public:
+  explicit OutputClassifier(const std::vector<Delivery>& reference);
+  ~OutputClassifier();
+  OutputClassifier(OutputClassifier&&) noexcept;
+  OutputClassifier& operator=(OutputClassifier&&) noexcept;
+  // The status of the next delivered tuple.
+  DeliveryStatus add(const Delivery& d);
+  // How many copies of `d`'s entry were delivered so far, and how many the reference has.
+  std::uint64_t delivered(const Delivery& d) const;
+  std::uint64_t in_reference(const Delivery& d) const;
+
+ private:
+  struct Counts;
+  std::unique_ptr<Counts> counts_;
+};
 
 }  // namespace hapair

@@ -82,6 +82,8 @@ class Launch {
 
   // ---- the run (launcher.cpp) -------------------------------------------------------------
   void run_until_done();
+  // The crashes LaunchOptions::live_faults asks for now.
+  void perform_live_faults(TimeUs now);
   std::string unfinished_sinks() const;
   bool output_quiet(TimeUs now) const;
   void check_restarted_hellos(TimeUs now);

@@ -213,6 +213,7 @@ void Launch::run_until_done() {
       if (action.kind == FaultAction::Kind::pause)
         insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
     }
+    if (options_.live_faults) perform_live_faults(now);
 
     TimeUs wait_us = 5'000;
     if (next_action_ < actions_.size()) wait_us = std::min(wait_us, actions_[next_action_].at_us - now);
@@ -251,6 +252,25 @@ void Launch::run_until_done() {
       result_.end_us = now;
       return;
     }
+  }
+}
+
+void Launch::perform_live_faults(TimeUs now) {
+  for (FaultSpec fault : options_.live_faults()) {
+    const NodeId id = plan_.node_id(fault.node);
+    if (fault.kind != FaultKind::crash || id == kNoNode) {
+      say("hapair: live fault " + std::string(to_string(fault.kind)) + " of '" + fault.node +
+          "' refused: only crashes of nodes of the plan");
+      continue;
+    }
+    fault.at_s = static_cast<double>(now) / 1e6;
+    result_.faults.push_back(fault);
+    FaultAction action;
+    action.at_us = now;
+    action.kind = FaultAction::Kind::crash;
+    action.fault = result_.faults.size() - 1;
+    action.node = id;
+    perform(action);
   }
 }
 

@@ -58,6 +58,10 @@ struct LaunchOptions {
   double stop_timeout_s = 5.0;            // wait for final stats and exits after StopRun
   // Manual-mode instructions and notices; empty: printed to stdout.
   std::function<void(const std::string&)> print;
+  // Faults asked for while the run goes on (the demo's kill button): polled every few
+  // milliseconds from the launcher's loop; each crash returned is performed at once and recorded
+  // in the result's faults with the time it happened (other kinds are refused with a notice).
+  std::function<std::vector<FaultSpec>()> live_faults;
 };
 
 // Runs the plan once with real processes. Setup failures (bad faults, a node that never says

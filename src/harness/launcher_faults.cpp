@@ -28,7 +28,9 @@ bool adds_up_over_incarnations(const std::string& name) {
 
 void Launch::perform(const FaultAction& action) {
   NodeState& node = nodes_[action.node];
-  const std::int64_t pause_ms = std::llround(options_.faults[action.fault].duration_s * 1e3);
+  // Only a planned pause has a duration (a live fault is a crash: LaunchOptions::live_faults).
+  const std::int64_t pause_ms =
+      action.kind == FaultAction::Kind::pause ? std::llround(options_.faults.at(action.fault).duration_s * 1e3) : 0;
   const TimeUs now = clock_->now_us();
   quiet_.activity(now);
   switch (action.kind) {

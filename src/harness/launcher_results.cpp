@@ -117,6 +117,7 @@ void Launch::on_restarted_hello(NodeId id, const std::string& peer, const Hello&
 // left, reap everything.
 void Launch::stop_all() {
   if (interrupted()) {
+    result_.interrupted = true;
     error(std::string("interrupted by ") + (interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT") +
           "; every node process was killed");
     kill_and_reap_all();

@@ -34,6 +34,7 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
     options.hapair_binary = request.hapair_binary;
     options.faults = request.faults;
     options.progress = request.progress;
+    options.live_faults = request.live_faults;
     options.log_dir = request.log_dir;
     options.manual = request.manual;
     options.control_bind = request.control_bind;

@@ -25,6 +25,8 @@ struct RunRequest {
   std::string out_dir;          // empty: write no files
   std::string hapair_binary = "/proc/self/exe";
   std::function<void(double elapsed_s, double total_s)> progress;
+  // Real driver: crashes asked for while the run goes on (LaunchOptions::live_faults).
+  std::function<std::vector<FaultSpec>()> live_faults;
   std::function<void(const std::string&)> log;  // simulator log lines (first: the seed)
   std::string log_dir;                          // real driver: node logs
   // Real driver, several hosts: start no processes, print the `hapair node` command of every

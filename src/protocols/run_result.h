@@ -56,6 +56,7 @@ struct RunResult {
   std::vector<MetricSample> samples;        // time series, e.g. output_queue_tuples
   TimeUs end_us = 0;                        // when the run ended
   bool completed = false;                   // the sink saw end of stream on every input
+  bool interrupted = false;                 // real runs: SIGINT or SIGTERM stopped it
   std::vector<std::string> errors;          // fatal errors, unexpected crashes, timeouts
   // Set when the run ended before every sink finished because its output stopped (it went quiet
   // after the sources stopped, or the time limit came first); the same line is also in `errors`.

@@ -72,6 +72,7 @@ void Simulator::Impl::step(SimNode& n, const Event& ev) {
   }
   n.busy = true;
   ++busy_nodes;
+  n.busy_since_us = now_us;
   n.busy_until_us = now_us + cost_us;
   queue.push(n.busy_until_us, Release{n.id, n.incarnation, std::move(effects)});
 }
@@ -341,11 +342,28 @@ std::vector<std::string> Simulator::add_fault(const FaultSpec& fault) {
   return {};
 }
 
+const std::vector<TraceEvent>& Simulator::events() const { return impl_->events; }
+const std::vector<Delivery>& Simulator::deliveries() const { return impl_->deliveries; }
+bool Simulator::crashed(NodeId node) const { return impl_->nodes.at(node).crashed; }
+bool Simulator::paused(NodeId node) const { return impl_->nodes.at(node).paused; }
+
+TimeUs Simulator::settled_us() const {
+  const Impl& m = *impl_;
+  TimeUs settled = m.now_us + 1;
+  for (const auto& n : m.nodes)
+    if (!n.crashed && (n.busy || n.held)) settled = std::min(settled, n.busy_since_us);
+  return settled;
+}
+
 TimeUs Simulator::next_event_us() const { return impl_->queue.empty() ? kNever : impl_->queue.next_time(); }
 
 void Simulator::run_until_quiet() { impl_->run(impl_->limit_us, true); }
 void Simulator::run_until(TimeUs t_us) { impl_->run(t_us, false); }
 bool Simulator::ended() const { return impl_->ended; }
+bool Simulator::can_end() const {
+  const Impl& m = *impl_;
+  return m.fatal || m.done() || m.went_quiet || m.now_us >= m.limit_us;
+}
 TimeUs Simulator::now_us() const { return impl_->now_us; }
 std::uint64_t Simulator::seed() const { return impl_->seed; }
 const std::shared_ptr<const Plan>& Simulator::plan() const { return impl_->plan; }

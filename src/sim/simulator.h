@@ -102,7 +102,22 @@ class Simulator {
   // When the next event is due (kNever when none is queued): what a single step runs to.
   TimeUs next_event_us() const;
 
+  // What the run recorded so far, read while it grows (the teaching demo shows it live); the
+  // references stay valid until the simulator is destroyed or take_result() is called.
+  const std::vector<TraceEvent>& events() const;
+  const std::vector<Delivery>& deliveries() const;
+  // Whether a node's process is crashed, or paused, now.
+  bool crashed(NodeId node) const;
+  bool paused(NodeId node) const;
+  // Every trace event recorded from now on has at_us >= settled_us() (a node's effects, its
+  // trace events among them, are recorded when its computation ends, with the time it began):
+  // a live view shows the events before it in time order.
+  TimeUs settled_us() const;
+
   bool ended() const;
+  // Whether run_until_quiet() would end the run now, without running anything more: every sink
+  // finished and nothing is in flight, the output went quiet, a fatal error, or the time limit.
+  bool can_end() const;
   TimeUs now_us() const;
   std::uint64_t seed() const;
   const std::shared_ptr<const Plan>& plan() const;

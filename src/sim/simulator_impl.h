@@ -111,6 +111,7 @@ struct SimNode {
   TimeUs paused_at_us = 0;
   // A Release is pending: the node is computing until its effects leave.
   bool busy = false;
+  TimeUs busy_since_us = 0;  // the `now` of the handle() whose effects are pending
   TimeUs busy_until_us = 0;
   // A pause stretches the computation in progress (SIGSTOP stops the process mid-way).
   TimeUs release_postpone_us = 0;
