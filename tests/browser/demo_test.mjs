@@ -37,6 +37,12 @@ function serveWeb() {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const file = path.resolve(webDir, `.${decodeURIComponent(url.pathname)}`);
+    if (url.pathname.endsWith('/wasm/hapair_sim.js') && !fs.existsSync(file)) {
+      // As hapair demo does: the page's WebAssembly line answered with an empty script.
+      res.writeHead(200, { 'Content-Type': 'text/javascript' });
+      res.end('/* no WebAssembly simulator here */\n');
+      return;
+    }
     if (!file.startsWith(webDir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
       res.end('not found');

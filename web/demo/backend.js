@@ -62,7 +62,10 @@
     static async load({ src = 'wasm/hapair_sim.js', timeoutMs = 30000 } = {}) {
       const ready = () => typeof window.hapair_demo === 'function';
       if (!ready()) {
-        if (!document.querySelector(`script[data-hapair-wasm]`)) {
+        // index.html carries <script src="wasm/hapair_sim.js"> (inlined in the static page); load
+        // it here only when it is not there.
+        const present = document.querySelector('script[data-hapair-wasm], script[src$="wasm/hapair_sim.js"]') || window.Module || window.hapairSimReady;
+        if (!present) {
           await new Promise((resolve, reject) => {
             const s = document.createElement('script');
             s.src = src;

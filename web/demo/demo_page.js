@@ -84,6 +84,12 @@
       this.momentsEl = this.el.querySelector('.hp-moments-panel');
       this.session = null;
       this.faults = [];
+      this.buf = { events: [], outputs: [], missing: [] };
+      this.narrator = new H.Narrator({}, {});
+      this.meta = { nodes: [], fragments: [], streams: [] };
+      this.now = 0;
+      this.next = null;
+      this.ended = false;
     }
 
     destroy() { this.el.remove(); }
@@ -303,11 +309,13 @@
           } else if (app.stopAt !== null && app.now >= app.stopAt) reachedStop();
         }
       }
+      // The network views draw while anything moves; a paused, still picture is not redrawn.
       for (const p of app.panes) {
         p.net.setPaused(!app.running);
-        const moving = p.net.draw(ts);
-        drew = true;
-        p.animating = moving;
+        if (app.running || p.animating || p.net.dirty) {
+          p.animating = p.net.draw(ts);
+          drew = app.running;
+        }
         p.renderStory(ts);
       }
       const dirty = app.panes.some((p) => p.dirtyView);
@@ -317,6 +325,7 @@
     } catch (err) {
       fail(err);
     }
+    // The live view's frame rate: frames drawn while the run plays, over the last 3 s.
     if (drew) {
       const ft = app.frameTimes;
       ft.push(ts);
@@ -327,7 +336,9 @@
 
   // ---- controls ----
   function setRunning(on) {
+    const was = app.running;
     app.running = !!on && !app.ended && app.panes.length > 0;
+    if (app.running && !was) app.frameTimes = [];
     app.pendingUs = 0;
     const b = $('play');
     b.textContent = app.running ? '❚❚ Pause' : app.ended ? '⟲ Ended' : '▶ Play';
@@ -439,7 +450,8 @@
         p.renderFaults();
         notes.push(`${action.kind} ${node}${req.peer ? `–${req.peer}` : ''}${app.panes.length > 1 ? ` (${H.haWords(p.approach)})` : ''}`);
       }
-      await advanceAll(app.now, { animate: true });
+      // The fault takes effect at the next microsecond: show it at once.
+      await advanceAll(app.now + 1, { animate: true });
     }).catch(fail);
     toast(`${notes.join(' · ')} at ${H.fmtTime(app.now, 1)}`);
   }

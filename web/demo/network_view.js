@@ -86,7 +86,7 @@
       this.enabled = true;
       this.partitionUs = 300000;
       if (window.ResizeObserver) {
-        this.ro = new ResizeObserver(() => { this.layout = null; });
+        this.ro = new ResizeObserver(() => { this.layout = null; this.dirty = true; });
         this.ro.observe(this.root);
       }
       document.addEventListener('click', (ev) => {
@@ -97,6 +97,7 @@
     setRun(meta) {
       this.meta = meta;
       this.reset();
+      this.setEnabled(true);
       this.layout = null;
       this.buildControls();
     }
@@ -109,12 +110,14 @@
       this.nodeState = new Map();
       this.queueScale = new Map();
       this.trimSeen = new Map();
+      this.lastPulse = new Map();
       this.now = 0;
+      this.dirty = true;
       this.closeMenu();
     }
 
     setSpeed(s) { this.speed = s > 0 ? s : 1; }
-    setNow(t) { this.now = t; }
+    setNow(t) { if (t !== this.now) { this.now = t; this.dirty = true; } }
     setEnabled(on) {
       this.enabled = !!on;
       this.root.classList.toggle('nv-disabled', !on);
@@ -125,6 +128,7 @@
     update(ans, opts) {
       const animate = !opts || opts.animate !== false;
       const real = opts && opts.realNow !== undefined ? opts.realNow : performance.now();
+      this.dirty = true;
       this.now = ans.now_us;
       const st = ans.state || {};
       let changed = false;
@@ -134,6 +138,7 @@
         this.nodeState.set(n.name, n);
       }
       if (changed) this.refreshControls();
+      if (ans.ended) this.setEnabled(false);
       for (const e of ans.events || []) this.event(e, animate, real);
       for (const m of st.in_flight || []) this.addPacket(m.from, m.to, m.kind, m.sent_us, m.arrive_us, m.first_id, m.replay, null, real);
       this.cuts = this.cuts.filter((c) => c.until > this.now);
@@ -147,9 +152,9 @@
       else if (e.kind === 'level0_ack' || e.kind === 'level1_ack') this.addPacket(e.node, e.peer, e.kind, e.t_us, null, undefined, false, null, real);
       else if (e.kind === 'checkpoint' && e.standby) {
         this.addPacket(e.node, e.standby, 'checkpoint', e.t_us, null, undefined, false, null, real);
-        this.pulses.push({ node: e.node, born: real, color: '#8c8c8c', text: `checkpoint ${e.checkpoint}` });
+        this.pulse({ node: e.node, born: real, color: '#8c8c8c', text: `checkpoint ${e.checkpoint}` });
       } else if (e.kind === 'checkpoint_installed' || e.kind === 'bootstrap_installed') {
-        this.pulses.push({ node: e.node, born: real + 120, color: OI.sky, text: `installed ${e.checkpoint}` });
+        this.pulse({ node: e.node, born: real + 120, color: OI.sky, text: `installed ${e.checkpoint}` });
       }
       const f = FLASHES[e.kind];
       if (f) {
@@ -158,6 +163,16 @@
         this.flashes.push(fl);
         if (this.flashes.length > 24) this.flashes.shift();
       }
+    }
+
+    // A checkpoint pulse, at most one per node every 450 ms of real time (at real speed they
+    // would merge into a glow).
+    pulse(p) {
+      this.lastPulse = this.lastPulse || new Map();
+      const last = this.lastPulse.get(p.node);
+      if (last !== undefined && p.born - last < 450) return;
+      this.lastPulse.set(p.node, p.born);
+      this.pulses.push(p);
     }
 
     addPacket(from, to, kind, sent, arrive, firstId, replay, count, real) {
@@ -241,7 +256,7 @@
       const ncol = Math.max(1, cols.length);
       const margin = 16;
       const colW = (width - 2 * margin) / ncol;
-      const bw = Math.max(120, Math.min(230, colW - 44));
+      const bw = Math.max(118, Math.min(230, colW - (colW < 220 ? 26 : 44)));
       const boxes = new Map();
       const groups = [];
       let height = 0;
@@ -304,8 +319,8 @@
         const c = {
           div,
           crash: mk('crash', 'Kill', `kill ${n.name} (SIGKILL): the process and its state are gone`),
-          pause: mk('pause', 'Pause…', `pause ${n.name} (SIGSTOP) for a while: alive but silent`),
-          partition: mk('partition', 'Cut…', `cut ${n.name}'s link to a neighbour for a while (network partition)`),
+          pause: mk('pause', 'Pause', `pause ${n.name} (SIGSTOP) for a while: alive but silent`),
+          partition: mk('partition', 'Cut', `cut ${n.name}'s link to a neighbour for a while (network partition)`),
           restart: mk('restart', 'Restart', `start ${n.name}'s process again: it rejoins as a standby`),
         };
         this.ctl.set(n.name, c);
@@ -398,6 +413,7 @@
       this.drawPulses(ctx, realNow);
       this.drawFlashes(ctx, realNow);
       this.lastDraw = realNow;
+      this.dirty = false;
       // Still moving: dots, pulses, labels that fade.
       return this.packets.size > 0 || this.pulses.length > 0 || (!this.paused && this.flashes.length > 0);
     }
@@ -418,7 +434,8 @@
         ctx.textAlign = 'left';
         ctx.textBaseline = 'middle';
         const ops = (g.frag.operators || []).map((o) => o.kind).join(', ');
-        const label = g.frag.kind === 'operators' ? `${g.frag.name}${ops ? ` · ${ops}` : ''}` : `${g.frag.name} (${g.frag.kind})`;
+        let label = g.frag.kind === 'operators' ? `${g.frag.name}${ops ? ` · ${ops}` : ''}` : `${g.frag.name} (${g.frag.kind})`;
+        if (ctx.measureText(label).width > g.w - 16) label = g.frag.name;
         ctx.fillText(clip(ctx, label, g.w - 16), g.x + 10, g.y + HEAD_H / 2 + 1);
       }
     }
@@ -599,13 +616,19 @@
       const flash = prevTrim && realNow - this.trimSeen.get(key).at < 500 && prevTrim.v !== undefined;
       ctx.fillStyle = flash ? OI.vermillion : s.alive ? '#111' : '#fff';
       ctx.fillRect(tx - 1.5, y - 4, 3, h + 8);
-      ctx.font = this.font(12, 600);
       ctx.textBaseline = 'alphabetic';
-      ctx.textAlign = 'left';
       ctx.fillStyle = s.alive ? '#333' : '#eee';
-      ctx.fillText(`queue ${H.fmtNumber(len)}`, x0, y - 3);
-      ctx.textAlign = 'right';
-      ctx.fillText(`trim ≤ ${trimmed}`, x0 + w, y - 3);
+      ctx.font = this.font(12, 600);
+      const both = `queue ${H.fmtNumber(len)}`, trim = `trim ≤ ${trimmed}`;
+      if (ctx.measureText(`${both}  ${trim}`).width <= w) {
+        ctx.textAlign = 'left';
+        ctx.fillText(both, x0, y - 3);
+        ctx.textAlign = 'right';
+        ctx.fillText(trim, x0 + w, y - 3);
+      } else {
+        ctx.textAlign = 'left';
+        ctx.fillText(clip(ctx, `q ${H.fmtNumber(len)} · ≤ ${trimmed}`, w), x0, y - 3);
+      }
       ctx.textBaseline = 'middle';
       ctx.textAlign = 'center';
     }
@@ -682,7 +705,7 @@
         ctx.save();
         ctx.globalAlpha = a;
         ctx.font = this.font(14, 800);
-        label(ctx, clip(ctx, f.text, b.w - 24), b.x + b.w / 2, b.y + b.h - 15, f.dark ? '#000' : '#fff', f.color, this.font(14, 800), true);
+        label(ctx, clip(ctx, f.text, b.w + 20), b.x + b.w / 2, b.y + b.h - 15, f.dark ? '#000' : '#fff', f.color, this.font(14, 800), true);
         ctx.restore();
       }
     }
