@@ -433,7 +433,7 @@
         ctx.font = this.font(15, 700);
         ctx.textAlign = 'left';
         ctx.textBaseline = 'middle';
-        const ops = (g.frag.operators || []).map((o) => o.kind).join(', ');
+        const ops = (g.frag.operators || []).map((o) => (o.kind === g.frag.name ? o.name : o.kind)).join(', ');
         let label = g.frag.kind === 'operators' ? `${g.frag.name}${ops ? ` · ${ops}` : ''}` : `${g.frag.name} (${g.frag.kind})`;
         if (ctx.measureText(label).width > g.w - 16) label = g.frag.name;
         ctx.fillText(clip(ctx, label, g.w - 16), g.x + 10, g.y + HEAD_H / 2 + 1);
