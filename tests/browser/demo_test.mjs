@@ -196,6 +196,26 @@ try {
   await pg.evaluate(() => window.hapairDemo.endTour());
   assertNoErrors(pg, 'tour');
 
+  // ---- 5. real processes (served by hapair demo only): start, SIGKILL aggregate, its timeline ----
+  if (backend === 'http' && !args.includes('--no-real')) {
+    await pg.evaluate(() => { document.getElementById('approach').value = 'passive'; document.getElementById('duration').value = '4'; });
+    await pg.click('#real-open');
+    await pg.click('#real-start');
+    await poll(pg, 'real run: a Kill button on aggregate', () => document.querySelector('#real-nodes button[data-node="aggregate"]') ? true : null, null, 30000);
+    await new Promise((res) => setTimeout(res, 800));
+    await pg.click('#real-nodes button[data-node="aggregate"]');
+    await poll(pg, 'real run: aggregate shown dead', () => [...document.querySelectorAll('#real-nodes .real-node.dead b')].some((b) => b.textContent === 'aggregate') || null, null, 20000);
+    await poll(pg, 'real run: done, its timeline embedded', () => document.querySelector('#real-timeline iframe') ? true : null, null, 90000);
+    const frame = await poll(pg, 'real run: the timeline page', () => {
+      const f = document.querySelector('#real-timeline iframe');
+      const w = f && f.contentWindow;
+      return w && w.hapairTimeline && w.hapairTimeline.ready ? w.hapairTimeline.summary() : null;
+    }, null, 30000);
+    log(`real run: aggregate SIGKILLed; its timeline shows ${JSON.stringify(frame.strip)}, markers ${JSON.stringify(frame.markers)}`);
+    if (!(frame.markers.failure >= 1)) throw new TestFailure('real run: the timeline shows no failure');
+    assertNoErrors(pg, 'real processes');
+  }
+
   const good = fps.filter((f) => f > 0);
   log(`live view: ${good.map((f) => f.toFixed(1)).join(', ')} frames per second (measured by the page over 3 s)`);
   log(`screenshots: ${path.join(shots, 'hapair-demo-passive.png')}, ${path.join(shots, 'hapair-demo-side-by-side.png')}`);
