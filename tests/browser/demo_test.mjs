@@ -126,6 +126,42 @@ try {
   assertNoErrors(pg, 'passive standby');
   await screenshot(pg, path.join(shots, 'hapair-demo-passive.png'));
 
+  // ---- 1b. the buttons on the nodes: pause, cut, kill, restart (passive standby) ----
+  await pg.evaluate(() => window.hapairDemo.start({ approach: 'passive', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
+  const req0 = await pg.evaluate(() => window.hapairDemo.requests());
+  await pg.evaluate(() => window.hapairDemo.runTo(1000000));
+  const req1 = await pg.evaluate(() => window.hapairDemo.requests());
+  const perSecond = (req1.advance || 0) - (req0.advance || 0);
+  await pg.evaluate(() => window.hapairDemo.setSpeed(0.01));
+  await pg.evaluate(() => window.hapairDemo.play());
+  await new Promise((res) => setTimeout(res, 1000));
+  await pg.evaluate(() => window.hapairDemo.pause());
+  const req2 = await pg.evaluate(() => window.hapairDemo.requests());
+  const slowPerSecond = (req2.advance || 0) - (req1.advance || 0);
+  log(`requests: ${perSecond} advance calls for 1 s of virtual time at real speed; ${slowPerSecond} in 1 s of real time at 1/100`);
+  const clickMenu = async (act, node, choice) => {
+    await pg.click(`button[data-act="${act}"][data-node="${node}"]`);
+    await pg.waitForSelector('.nv-menu:not([hidden])', { timeout: 5000 });
+    await pg.click(`.nv-menu:not([hidden]) ${choice}`);
+  };
+  await clickMenu('pause', 'aggregate.backup', 'button[data-us="300000"]');
+  await clickMenu('partition', 'filter', 'button[data-peer="aggregate"]');
+  await pg.evaluate(() => window.hapairDemo.setSpeed(1));
+  await pg.evaluate((t) => window.hapairDemo.runTo(t), 1400000);
+  await pg.click('button[data-act="crash"][data-node="aggregate"]');
+  await poll(pg, 'buttons: aggregate dead', () => { const n = window.hapairDemo.state().nodes[0].find((x) => x.name === 'aggregate'); return n && !n.alive; }, null, 10000);
+  await pg.evaluate((t) => window.hapairDemo.runTo(t), 1700000);
+  await pg.waitForSelector('button[data-act="restart"][data-node="aggregate"]:not([hidden])', { timeout: 10000 });
+  await pg.click('button[data-act="restart"][data-node="aggregate"]');
+  await pg.evaluate(() => window.hapairDemo.play());
+  await poll(pg, 'buttons: the pair restored after the restart', () => (window.hapairDemo.summary()[0].markers.pair_restored >= 1) || null, null, 30000);
+  await pg.evaluate(() => window.hapairDemo.pause());
+  const fb = (await pg.evaluate(() => window.hapairDemo.state().faults))[0].map((f) => `${f.kind} ${f.node}${f.peer ? `-${f.peer}` : ''}${f.duration_us ? ` ${f.duration_us}us` : ''}`);
+  log(`buttons: ${fb.join(', ')}`);
+  const want = ['pause aggregate.backup 300000us', 'partition filter-aggregate 300000us', 'crash aggregate', 'restart aggregate'];
+  if (JSON.stringify(fb) !== JSON.stringify(want)) throw new TestFailure(`buttons: recorded faults ${JSON.stringify(fb)}, expected ${JSON.stringify(want)}`);
+  assertNoErrors(pg, 'node buttons');
+
   // ---- 2. amnesia: kill with the node's own button, tuples go missing ----
   await pg.evaluate(() => window.hapairDemo.start({ approach: 'amnesia', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
   await pg.evaluate(() => window.hapairDemo.runTo(2000000));

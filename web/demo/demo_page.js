@@ -26,6 +26,7 @@
     panes: [], running: false, speed: 1, now: 0, ended: false, busy: 0,
     pendingUs: 0, stopAt: null, stopWaiters: [], lastFrame: null, frameTimes: [], fps: 0,
     config: null, tour: null, lastFlush: 0, real: null, scrubbing: false, toastTimer: 0,
+    calls: {},
   };
 
   // ---- one request at a time ----
@@ -37,6 +38,7 @@
     return run;
   }
   async function call(req) {
+    app.calls[req.op] = (app.calls[req.op] || 0) + 1;
     const r = await app.backend.call(req);
     if (!r || typeof r !== 'object') throw new Error(`${req.op}: no answer`);
     return r;
@@ -777,6 +779,11 @@
     sc.addEventListener('change', () => { app.scrubbing = false; seek(Number(sc.value)); });
     $('real-open').addEventListener('click', () => { const b = $('real-box'); b.hidden = !b.hidden; if (!b.hidden) b.scrollIntoView({ behavior: 'smooth' }); });
     $('real-start').addEventListener('click', () => realStart());
+    // Leaving the page closes its sessions on the server (they are bounded anyway).
+    window.addEventListener('pagehide', () => {
+      if (!app.backend || app.backend.kind !== 'http' || !navigator.sendBeacon) return;
+      for (const p of app.panes) if (p.session !== null) navigator.sendBeacon(app.backend.url, JSON.stringify({ op: 'close', session: p.session }));
+    });
     document.addEventListener('keydown', (ev) => {
       const tag = ev.target && ev.target.tagName;
       if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || ev.ctrlKey || ev.metaKey || ev.altKey) return;
@@ -829,6 +836,7 @@
       nodes: app.panes.map((p) => [...p.net.nodeState.values()].map((n) => ({ name: n.name, alive: n.alive, paused: n.paused, role: n.role }))),
       tour: app.tour ? { approach: app.tour.approach, step: app.tour.i, steps: app.tour.steps.length, title: app.tour.steps[app.tour.i] ? app.tour.steps[app.tour.i].title : null, waiting: app.tour.waiting } : null,
     }),
+    requests: () => Object.assign({}, app.calls),
     summary: () => { flushAll(); return app.panes.map((p) => Object.assign({ approach: p.approach, session: p.session }, p.view.summary())); },
     narration: (pane) => { const p = app.panes[pane || 0]; return p ? p.narrator.items.map((it) => ({ t: it.t, kind: it.kind, text: it.text })) : []; },
     status: (pane) => { const p = app.panes[pane || 0]; return p ? Object.assign({}, p.narrator.status) : null; },
