@@ -46,10 +46,11 @@
   function fail(err) {
     const msg = err && err.message ? err.message : String(err);
     const box = $('error');
+    setRunning(false);
+    if (!box.hidden && box.textContent === msg) return;  // once, not every frame
     box.hidden = false;
     box.textContent = msg;
     console.error('hapair demo:', msg);
-    setRunning(false);
   }
   function toast(text) {
     let t = document.querySelector('.toast');

@@ -434,7 +434,7 @@
         ctx.textAlign = 'left';
         ctx.textBaseline = 'middle';
         const ops = (g.frag.operators || []).map((o) => (o.kind === g.frag.name ? o.name : o.kind)).join(', ');
-        let label = g.frag.kind === 'operators' ? `${g.frag.name}${ops ? ` · ${ops}` : ''}` : `${g.frag.name} (${g.frag.kind})`;
+        let label = g.frag.kind === 'operators' ? `${g.frag.name}${ops ? ` · ${ops}` : ''}` : g.frag.name === g.frag.kind ? g.frag.name : `${g.frag.name} (${g.frag.kind})`;
         if (ctx.measureText(label).width > g.w - 16) label = g.frag.name;
         ctx.fillText(clip(ctx, label, g.w - 16), g.x + 10, g.y + HEAD_H / 2 + 1);
       }
@@ -642,6 +642,7 @@
       const L = this.layout;
       const dead = [];
       const texts = [];
+      const textOn = new Set();
       // Heartbeats first (faint, underneath), replays last (on top).
       const order = (p) => (p.kind === 'heartbeat' ? 0 : p.replay ? 3 : p.kind === 'tuples' ? 1 : 2);
       const list = [...this.packets.values()].sort((a, b) => order(a) - order(b));
@@ -663,8 +664,10 @@
         let r = st.r;
         if (p.kind === 'tuples' && p.count) r += Math.min(4, Math.sqrt(p.count) * 0.45);
         drawDot(ctx, st, x, y, r);
-        if (st.text) texts.push([st.text, x, y - r - 10, st.color]);
-        if (p.replay && p.count) texts.push([`${p.count}`, x, y - r - 9, OI.blue]);
+        // Words on a dot only in mid-flight and once per link (they would pile up at the ends).
+        const mid = t > 0.12 && t < 0.88;
+        if (mid && st.text && !textOn.has(`${p.from}|${p.to}|${st.text}`)) { textOn.add(`${p.from}|${p.to}|${st.text}`); texts.push([st.text, x, y - r - 10, st.color]); }
+        else if (mid && p.replay && p.count && !textOn.has(`${p.from}|${p.to}|n`)) { textOn.add(`${p.from}|${p.to}|n`); texts.push([`${p.count}`, x, y - r - 9, OI.blue]); }
       }
       for (const k of dead) this.packets.delete(k);
       for (const [t, x, y, c] of texts) label(ctx, t, x, y, c === OI.yellow ? '#000' : '#fff', c, this.font(12, 700));
