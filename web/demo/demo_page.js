@@ -179,7 +179,7 @@
       const items = this.narrator.latest(STORY_LINES, 'major');
       const fresh = this.narrator.seq - 3;
       this.storyEl.innerHTML = items.length
-        ? items.map((it) => `<li class="${it.updated > fresh && app.running ? 'new' : ''}"><span class="t">${E(H.fmtTime(it.t, 1))}</span>${E(it.text)}${it.since ? `<span class="since">(${E(it.since)})</span>` : ''}</li>`).join('')
+        ? items.map((it) => `<li class="${it.updated > fresh && app.running ? 'new' : ''}"><span class="t">${E(H.fmtTime(it.t, 1))}</span> ${E(it.text)}${it.since ? `<span class="since"> (${E(it.since)})</span>` : ''}</li>`).join('')
         : '<li class="muted">Nothing has gone wrong yet. Use the buttons on a node to kill, pause or cut it off.</li>';
       const st = this.narrator.status;
       this.statusEl.textContent = [st.checkpoint, st.trim].filter(Boolean).join('  ·  ');
@@ -615,7 +615,7 @@
     $('tour-title').textContent = s.title;
     $('tour-text').textContent = s.text;
     const items = p.narrator.items.slice(T.itemStart).filter((it) => it.level === 'major').slice(-6);
-    const lines = items.map((it) => `<li><span class="t">${E(H.fmtTime(it.t, 1))}</span>${E(it.text)}</li>`);
+    const lines = items.map((it) => `<li><span class="t">${E(H.fmtTime(it.t, 1))}</span> ${E(it.text)}</li>`);
     if (s.showStatus) {
       const st = p.narrator.status;
       for (const x of [st.checkpoint, st.ack, st.trim]) if (x) lines.push(`<li class="status">${E(x)}</li>`);

@@ -231,7 +231,7 @@
       }
     }
 
-    missing(list) {
+    missing(list, now) {
       if (!list.length) return;
       const c = this.counts;
       for (const m of list) {
@@ -243,7 +243,7 @@
       if (this.stateEmpty) why = ': the spare restarted from an empty state, so the windows in progress are lost';
       else if (this.noStandby || !this.takeovers) why = ': nothing took over the failed node\'s work';
       const windows = c.missingFrom === c.missingTo ? `event time ${H.fmtTime(c.missingFrom, 1000)}` : `event times ${H.fmtTime(c.missingFrom, 1000)} – ${H.fmtTime(c.missingTo, 1000)}`;
-      this.put('missing', list[0].ts_us, 'missing', `${plural(c.missing, 'output tuple')} of the failure-free run ${c.missing === 1 ? 'is' : 'are'} missing (${windows})${why}.`, 'major');
+      this.put('missing', now !== undefined ? now : list[0].ts_us, 'missing', `${plural(c.missing, 'output tuple')} of the failure-free run ${c.missing === 1 ? 'is' : 'are'} missing (${windows})${why}.`, 'major');
     }
 
     // The newest items, for a panel.
