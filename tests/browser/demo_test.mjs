@@ -153,8 +153,13 @@ try {
   await pg.evaluate((t) => window.hapairDemo.runTo(t), 1700000);
   await pg.waitForSelector('button[data-act="restart"][data-node="aggregate"]:not([hidden])', { timeout: 10000 });
   await pg.click('button[data-act="restart"][data-node="aggregate"]');
+  const restartAt = await poll(pg, 'buttons: the restart recorded', () => {
+    const f = window.hapairDemo.state().faults[0].find((x) => x.kind === 'restart');
+    return f ? f.at_us : null;
+  }, null, 10000);
   await pg.evaluate(() => window.hapairDemo.play());
-  await poll(pg, 'buttons: the pair restored after the restart', () => (window.hapairDemo.summary()[0].markers.pair_restored >= 1) || null, null, 30000);
+  await poll(pg, 'buttons: the pair restored after the restart',
+    (t) => window.hapairDemo.narration(0).some((it) => it.kind === 'pair_restored' && it.t >= t) || null, restartAt, 30000);
   await pg.evaluate(() => window.hapairDemo.pause());
   const fb = (await pg.evaluate(() => window.hapairDemo.state().faults))[0].map((f) => `${f.kind} ${f.node}${f.peer ? `-${f.peer}` : ''}${f.duration_us ? ` ${f.duration_us}us` : ''}`);
   log(`buttons: ${fb.join(', ')}`);
