@@ -15,6 +15,7 @@
 //   view.addEvents(list)       trace events, in time order (appending later ones is cheap)
 //   view.addOutputs(list)      sink deliveries, in delivery order
 //   view.addMissing(list)      reference tuples never delivered
+//   view.clear()               forgets the run (a live page starting over: setRun again)
 //   view.setNow(t | null)      the "now" cursor of a live page; setFollow(true) keeps it in view
 //   view.setRange(t0, t1), view.fit(), view.zoom(factor, aroundT?), view.pan(dt),
 //   view.focus(t, span?), view.focusFailure()
@@ -90,6 +91,16 @@
 
     // ---- data ----
     setRun(meta) { this.model.setRun(meta); this.invalidate(); }
+    // Forgets the run (a live page rewinding to a new session); setRun and add* start over.
+    clear() {
+      this.model.reset();
+      this.selected = null;
+      this.hoverHit = null;
+      this.now = null;
+      this.fitted = false;
+      this.tip.hidden = true;
+      this.invalidate();
+    }
     addEvents(list) { this.model.addEvents(list); this.invalidate(); }
     addOutputs(list) { this.model.addOutputs(list); this.invalidate(); }
     addMissing(list) { this.model.addMissing(list); this.invalidate(); }

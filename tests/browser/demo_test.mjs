@@ -1,0 +1,289 @@
+#!/usr/bin/env node
+// The live demo page (web/demo/, docs/DEMO.md) in a real browser:
+//   1. passive standby on the default network, `aggregate` (the primary) killed at 2 s virtual:
+//      a takeover follows, and 1 s of virtual time after it the output strip shows 0 missing;
+//   2. the same with amnesia (killed with the node's Kill button): missing > 0;
+//   3. both side by side (one kill hits each side's aggregate primary), then a rewind to 1.5 s
+//      that replays the recorded kill, and single steps;
+//   4. the guided tour of passive standby, sped up, told from the events.
+// Any console error fails. Prints the measured frame rate of the live view (not asserted) and
+// keeps screenshots.
+//
+//   node tests/browser/demo_test.mjs http://127.0.0.1:PORT/   (a running `hapair demo`)
+//   node tests/browser/demo_test.mjs --mock                    (web/ served here, the mock simulator injected)
+//   options: --shots DIR (default $TMPDIR), --headful-size WxH
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch, openPage, waitForHook, assertNoErrors, screenshot, TestFailure } from './lib.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const webDir = path.resolve(here, '..', '..', 'web');
+const args = process.argv.slice(2);
+const mock = args.includes('--mock');
+const shotsAt = args.indexOf('--shots');
+const shots = shotsAt >= 0 ? args[shotsAt + 1] : (process.env.TMPDIR || os.tmpdir());
+const base = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--shots');
+if (!mock && !base) {
+  console.error('usage: node demo_test.mjs BASE_URL | --mock  [--shots DIR]');
+  process.exit(2);
+}
+
+// ---- a static server for web/ (the mock mode: no hapair server) ----
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.png': 'image/png', '.wasm': 'application/wasm' };
+function serveWeb() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const file = path.resolve(webDir, `.${decodeURIComponent(url.pathname)}`);
+    if (url.pathname.endsWith('/wasm/hapair_sim.js') && !fs.existsSync(file)) {
+      // As hapair demo does: the page's WebAssembly line answered with an empty script.
+      res.writeHead(200, { 'Content-Type': 'text/javascript' });
+      res.end('/* no WebAssembly simulator here */\n');
+      return;
+    }
+    if (!file.startsWith(webDir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end('not found');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-store' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const log = (s) => console.log(`demo_test: ${s}`);
+async function poll(page, what, fn, arg, timeoutMs) {
+  const t0 = Date.now();
+  for (;;) {
+    const v = await page.evaluate(fn, arg);
+    if (v) return v;
+    assertNoErrors(page, what);
+    if (Date.now() - t0 > timeoutMs) {
+      const st = await page.evaluate(() => window.hapairDemo.state());
+      throw new TestFailure(`${what}: not within ${timeoutMs / 1000} s (now ${st.now_us} µs, running ${st.running}, ended ${st.ended})`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const summary = (page) => page.evaluate(() => window.hapairDemo.summary());
+const narration = (page, pane) => page.evaluate((p) => window.hapairDemo.narration(p), pane || 0);
+
+// Runs until the takeover of the aggregate fragment, then 1 s of virtual time past it (or the
+// end); returns the takeover's time.
+async function settleAfterTakeover(page, what, pane) {
+  const tk = await poll(page, `${what}: waiting for the takeover marker`, (p) => {
+    const s = window.hapairDemo.summary()[p];
+    if (!s || !(s.markers.takeover >= 1)) return null;
+    const t = window.hapairDemo.narration(p).find((it) => it.kind === 'takeover');
+    return t ? t.t : null;
+  }, pane || 0, 60000);
+  await page.evaluate((t) => window.hapairDemo.runTo(t), tk + 1000000);
+  return tk;
+}
+
+let server = null;
+const browser = await launch({ width: 1600, height: 1000 });
+let failed = null;
+const fps = [];
+try {
+  let url = base;
+  if (mock) {
+    server = await serveWeb();
+    url = `http://127.0.0.1:${server.address().port}/demo/index.html`;
+  }
+  // openPage records console errors from the start; the mock is injected before any script.
+  const pg = mock ? await openWithInjection(browser, url) : await openPage(browser, url);
+  await waitForHook(pg, 'hapairDemo', 30000);
+  const backend = await pg.evaluate(() => window.hapairDemo.backend);
+  log(`page ready (backend ${backend})`);
+  if (!mock && backend !== 'http') throw new TestFailure(`served by hapair demo, the page chose the ${backend} backend, not http`);
+
+  // ---- 1. passive standby: kill aggregate at 2 s, nothing missing ----
+  await pg.evaluate(() => window.hapairDemo.start({ network: 'default', approach: 'passive', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
+  await pg.evaluate(() => window.hapairDemo.runTo(1500000));
+  fps.push(await pg.evaluate(() => window.hapairDemo.fps));
+  await pg.evaluate(() => window.hapairDemo.setSpeed(0.2));
+  await pg.evaluate(() => window.hapairDemo.runTo(2000000));
+  const primary = await pg.evaluate(() => window.hapairDemo.currentPrimary('aggregate'));
+  if (primary !== 'aggregate') throw new TestFailure(`passive: the aggregate fragment's primary at 2 s is ${primary}, not aggregate`);
+  await pg.evaluate(() => window.hapairDemo.kill('aggregate'));
+  await pg.evaluate(() => { window.hapairDemo.setSpeed(1); window.hapairDemo.play(); });
+  const tkP = await settleAfterTakeover(pg, 'passive');
+  fps.push(await pg.evaluate(() => window.hapairDemo.fps));
+  const sP = (await summary(pg))[0];
+  log(`passive: takeover at ${tkP} µs; strip ${JSON.stringify(sP.strip)}; markers ${JSON.stringify(sP.markers)}`);
+  if (sP.strip.missing !== 0) throw new TestFailure(`passive standby: ${sP.strip.missing} missing tuples 1 s after the takeover (expected 0)`);
+  if (!(sP.strip.exact > 0)) throw new TestFailure('passive standby: no output delivered');
+  if (!(sP.markers.failure >= 1) || !(sP.markers.detection >= 1)) throw new TestFailure(`passive standby: no failure/detection marker: ${JSON.stringify(sP.markers)}`);
+  const nP = await narration(pg);
+  log(`passive narration:\n    ${nP.map((it) => `${(it.t / 1e6).toFixed(6)} ${it.text}`).join('\n    ')}`);
+  if (!nP.some((it) => it.kind === 'detection') || !nP.some((it) => it.kind === 'takeover')) throw new TestFailure('passive: the narration tells no detection or takeover');
+  const stP = await pg.evaluate(() => window.hapairDemo.status(0));
+  if (!/installs checkpoint \d+/.test(stP.checkpoint || '')) throw new TestFailure(`passive: no checkpoint told in normal operation: ${JSON.stringify(stP)}`);
+  assertNoErrors(pg, 'passive standby');
+  await screenshot(pg, path.join(shots, 'hapair-demo-passive.png'));
+
+  // ---- 1b. the buttons on the nodes: pause, cut, kill, restart (passive standby) ----
+  await pg.evaluate(() => window.hapairDemo.start({ approach: 'passive', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
+  const req0 = await pg.evaluate(() => window.hapairDemo.requests());
+  await pg.evaluate(() => window.hapairDemo.runTo(1000000));
+  const req1 = await pg.evaluate(() => window.hapairDemo.requests());
+  const perSecond = (req1.advance || 0) - (req0.advance || 0);
+  await pg.evaluate(() => window.hapairDemo.setSpeed(0.01));
+  await pg.evaluate(() => window.hapairDemo.play());
+  await new Promise((res) => setTimeout(res, 1000));
+  await pg.evaluate(() => window.hapairDemo.pause());
+  const req2 = await pg.evaluate(() => window.hapairDemo.requests());
+  const slowPerSecond = (req2.advance || 0) - (req1.advance || 0);
+  log(`requests: ${perSecond} advance calls for 1 s of virtual time at real speed; ${slowPerSecond} in 1 s of real time at 1/100`);
+  const clickMenu = async (act, node, choice) => {
+    await pg.click(`button[data-act="${act}"][data-node="${node}"]`);
+    await pg.waitForSelector('.nv-menu:not([hidden])', { timeout: 5000 });
+    await pg.click(`.nv-menu:not([hidden]) ${choice}`);
+  };
+  await clickMenu('pause', 'aggregate.backup', 'button[data-us="300000"]');
+  await clickMenu('partition', 'filter', 'button[data-peer="aggregate"]');
+  await pg.evaluate(() => window.hapairDemo.setSpeed(1));
+  await pg.evaluate((t) => window.hapairDemo.runTo(t), 1400000);
+  await pg.click('button[data-act="crash"][data-node="aggregate"]');
+  await poll(pg, 'buttons: aggregate dead', () => { const n = window.hapairDemo.state().nodes[0].find((x) => x.name === 'aggregate'); return n && !n.alive; }, null, 10000);
+  await pg.evaluate((t) => window.hapairDemo.runTo(t), 1700000);
+  await pg.waitForSelector('button[data-act="restart"][data-node="aggregate"]:not([hidden])', { timeout: 10000 });
+  await pg.click('button[data-act="restart"][data-node="aggregate"]');
+  const restartAt = await poll(pg, 'buttons: the restart recorded', () => {
+    const f = window.hapairDemo.state().faults[0].find((x) => x.kind === 'restart');
+    return f ? f.at_us : null;
+  }, null, 10000);
+  await pg.evaluate(() => window.hapairDemo.play());
+  await poll(pg, 'buttons: the pair restored after the restart',
+    (t) => window.hapairDemo.narration(0).some((it) => it.kind === 'pair_restored' && it.t >= t) || null, restartAt, 30000);
+  await pg.evaluate(() => window.hapairDemo.pause());
+  const fb = (await pg.evaluate(() => window.hapairDemo.state().faults))[0].map((f) => `${f.kind} ${f.node}${f.peer ? `-${f.peer}` : ''}${f.duration_us ? ` ${f.duration_us}us` : ''}`);
+  log(`buttons: ${fb.join(', ')}`);
+  const want = ['pause aggregate.backup 300000us', 'partition filter-aggregate 300000us', 'crash aggregate', 'restart aggregate'];
+  if (JSON.stringify(fb) !== JSON.stringify(want)) throw new TestFailure(`buttons: recorded faults ${JSON.stringify(fb)}, expected ${JSON.stringify(want)}`);
+  assertNoErrors(pg, 'node buttons');
+
+  // ---- 2. amnesia: kill with the node's own button, tuples go missing ----
+  await pg.evaluate(() => window.hapairDemo.start({ approach: 'amnesia', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
+  await pg.evaluate(() => window.hapairDemo.runTo(2000000));
+  const btn = await pg.$('button[data-act="crash"][data-node="aggregate"]');
+  if (!btn) throw new TestFailure('amnesia: no Kill button on aggregate');
+  await btn.click();
+  await poll(pg, 'amnesia: the kill button killed aggregate', () => {
+    const n = window.hapairDemo.state().nodes[0].find((x) => x.name === 'aggregate');
+    return n && !n.alive;
+  }, null, 10000);
+  await pg.evaluate(() => window.hapairDemo.play());
+  const tkA = await settleAfterTakeover(pg, 'amnesia');
+  const sA = (await summary(pg))[0];
+  log(`amnesia: takeover at ${tkA} µs; strip ${JSON.stringify(sA.strip)}`);
+  if (!(sA.strip.missing > 0)) throw new TestFailure(`amnesia: ${sA.strip.missing} missing tuples 1 s after the takeover (expected > 0)`);
+  assertNoErrors(pg, 'amnesia');
+
+  // ---- 3. side by side, rewind, step ----
+  await pg.evaluate(() => window.hapairDemo.start({ approach: 'passive', compare: 'amnesia', seed: 1, duration_s: 6, speed: 1, running: false }));
+  await pg.evaluate(() => window.hapairDemo.runTo(2000000));
+  await pg.evaluate(() => window.hapairDemo.kill('aggregate', 0));
+  const f2 = await pg.evaluate(() => window.hapairDemo.state().faults);
+  if (f2.length !== 2 || f2[0].length !== 1 || f2[1].length !== 1 || f2[0][0].node !== 'aggregate' || f2[1][0].node !== 'aggregate')
+    throw new TestFailure(`side by side: one kill should hit each side's aggregate: ${JSON.stringify(f2)}`);
+  await pg.evaluate(() => window.hapairDemo.play());
+  await settleAfterTakeover(pg, 'side by side (passive)', 0);
+  await settleAfterTakeover(pg, 'side by side (amnesia)', 1);
+  const s2 = await summary(pg);
+  log(`side by side: ${s2.map((s) => `${s.approach} ${JSON.stringify(s.strip)}`).join(' | ')}`);
+  if (s2[0].strip.missing !== 0 || !(s2[1].strip.missing > 0)) throw new TestFailure('side by side: expected 0 missing for passive, > 0 for amnesia');
+  fps.push(await pg.evaluate(() => window.hapairDemo.fps));
+  await pg.evaluate(() => window.scrollTo(0, 0));
+  await screenshot(pg, path.join(shots, 'hapair-demo-side-by-side.png'));
+
+  // Rewind to 1.5 s: new sessions replaying the kill.
+  const before = await pg.evaluate(() => window.hapairDemo.state().sessions);
+  await pg.evaluate(() => window.hapairDemo.seek(1500000));
+  const r = await pg.evaluate(() => window.hapairDemo.state());
+  if (Math.abs(r.now_us - 1500000) > 1000) throw new TestFailure(`rewind: now is ${r.now_us} µs, not 1.5 s`);
+  if (r.sessions.some((s, i) => s === before[i])) throw new TestFailure('rewind: the sessions were not replaced');
+  const s3 = await summary(pg);
+  if (s3.some((s) => s.markers.takeover)) throw new TestFailure('rewind: a takeover before 1.5 s?');
+  let last = r.now_us;
+  for (let i = 0; i < 5; i++) {
+    await pg.evaluate(() => window.hapairDemo.step());
+    const t = await pg.evaluate(() => window.hapairDemo.state().now_us);
+    if (t < last) throw new TestFailure(`step went back in time: ${last} → ${t}`);
+    last = t;
+  }
+  await pg.evaluate(() => window.hapairDemo.setSpeed(1));
+  await pg.evaluate(() => window.hapairDemo.runTo(2600000));
+  const s4 = await summary(pg);
+  if (!s4.every((s) => s.markers.takeover >= 1)) throw new TestFailure(`rewind: the recorded kill was not replayed: ${JSON.stringify(s4.map((s) => s.markers))}`);
+  log(`rewind to 1.5 s and replay: takeovers ${s4.map((s) => s.markers.takeover).join(', ')}`);
+  assertNoErrors(pg, 'side by side');
+
+  // ---- 4. the guided tour (sped up 40×, each step shown briefly) ----
+  await pg.evaluate(() => window.hapairDemo.tour('passive', { auto: true, dwellMs: 150, speedScale: 40 }));
+  await poll(pg, 'the tour reaches its last step', () => {
+    const t = window.hapairDemo.state().tour;
+    return t && t.step === t.steps - 1 && t.waiting;
+  }, null, 120000);
+  const nT = await narration(pg);
+  const tourText = nT.map((it) => it.text).join('\n');
+  for (const kind of ['failure', 'detection', 'takeover', 'replay_request', 'pair_restored'])
+    if (!nT.some((it) => it.kind === kind)) throw new TestFailure(`tour: nothing told about ${kind}:\n${tourText}`);
+  log(`tour told ${nT.length} moments, e.g. "${(nT.find((it) => /re-sends/.test(it.text)) || nT.find((it) => it.kind === 'takeover')).text}"`);
+  await pg.evaluate(() => window.hapairDemo.endTour());
+  assertNoErrors(pg, 'tour');
+
+  // ---- 5. real processes (served by hapair demo only): start, SIGKILL aggregate, its timeline ----
+  if (backend === 'http' && !args.includes('--no-real')) {
+    await pg.evaluate(() => { document.getElementById('approach').value = 'passive'; document.getElementById('duration').value = '4'; });
+    await pg.click('#real-open');
+    await pg.click('#real-start');
+    await poll(pg, 'real run: a Kill button on aggregate', () => document.querySelector('#real-nodes button[data-node="aggregate"]') ? true : null, null, 30000);
+    await new Promise((res) => setTimeout(res, 800));
+    await pg.click('#real-nodes button[data-node="aggregate"]');
+    await poll(pg, 'real run: aggregate shown dead', () => [...document.querySelectorAll('#real-nodes .real-node.dead b')].some((b) => b.textContent === 'aggregate') || null, null, 20000);
+    await poll(pg, 'real run: done, its timeline embedded', () => document.querySelector('#real-timeline iframe') ? true : null, null, 90000);
+    const frame = await poll(pg, 'real run: the timeline page', () => {
+      const f = document.querySelector('#real-timeline iframe');
+      const w = f && f.contentWindow;
+      return w && w.hapairTimeline && w.hapairTimeline.ready ? w.hapairTimeline.summary() : null;
+    }, null, 30000);
+    log(`real run: aggregate SIGKILLed; its timeline shows ${JSON.stringify(frame.strip)}, markers ${JSON.stringify(frame.markers)}`);
+    if (!(frame.markers.failure >= 1)) throw new TestFailure('real run: the timeline shows no failure');
+    assertNoErrors(pg, 'real processes');
+  }
+
+  const good = fps.filter((f) => f > 0);
+  log(`live view: ${good.map((f) => f.toFixed(1)).join(', ')} frames per second (measured by the page over 3 s)`);
+  log(`screenshots: ${path.join(shots, 'hapair-demo-passive.png')}, ${path.join(shots, 'hapair-demo-side-by-side.png')}`);
+  log('ok');
+} catch (err) {
+  failed = err;
+} finally {
+  await browser.close();
+  if (server) server.close();
+}
+if (failed) {
+  console.error(`demo_test: FAILED: ${failed instanceof TestFailure ? failed.message : failed.stack || failed}`);
+  process.exit(1);
+}
+
+// openPage with the mock simulator injected before any page script runs.
+async function openWithInjection(b, target) {
+  const src = fs.readFileSync(path.join(webDir, 'demo', 'mock_backend.js'), 'utf8');
+  const origNewPage = b.newPage.bind(b);
+  b.newPage = async () => {
+    const p = await origNewPage();
+    await p.evaluateOnNewDocument(`${src}\n;window.hapairDemoBackend = new window.Hapair.MockBackend();`);
+    return p;
+  };
+  try {
+    return await openPage(b, target);
+  } finally {
+    b.newPage = origNewPage;
+  }
+}
