@@ -14,6 +14,7 @@
 //     written "\u003c" (valid JSON: JSON has "<" only inside strings, where the escape means
 //     the same character), so neither "</script" nor "<!--" followed by "<script" (which would
 //     make the HTML parser run past the data's </script>) can appear in it.
+//     A script line whose PATH starts with wasm/ and does not exist is kept as it is (trimmed).
 //  3. Nothing else changes. A missing file, a placeholder that is absent or present twice, or
 //     a script holding "<!--" (ours never do) is an error (exit 1).
 // DATA may be "-" (standard input). Without DATA and OUT, the template is inlined with its
@@ -31,6 +32,9 @@ export function inlineTemplate(templatePath, jsonText) {
   const out = lines.map((line) => {
     let m;
     if ((m = SCRIPT.exec(line))) {
+      // The WebAssembly simulator (scripts/build_wasm.sh) is inlined only into the static demo:
+      // without it the line stays (hapair demo answers it).
+      if (m[1].startsWith('wasm/') && !fs.existsSync(path.join(dir, m[1]))) return line.trim();
       const raw = fs.readFileSync(path.join(dir, m[1]), 'utf8');
       // Same hazard as in the data, and JS cannot be escaped blindly ("<!--" is a comment there).
       if (raw.includes('<!--')) throw new Error(`${m[1]}: a script to inline must not contain "<!--"`);

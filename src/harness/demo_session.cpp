@@ -30,6 +30,7 @@ struct DemoSession::InFlight {
   NodeId to = kNoNode;
   const char* kind = "";
   std::size_t bytes = 0;
+  std::size_t count = 0;  // tuples in a batch
   StreamId stream = kNoStream;
   TupleId first_id = 0;
   TupleId last_id = 0;
@@ -107,6 +108,7 @@ void DemoSession::note_sent(const SentMessage& m) {
   f.bytes = m.bytes;
   if (const auto* b = std::get_if<TupleBatch>(&m.envelope->body)) {
     f.stream = b->stream;
+    f.count = b->tuples.size();
     if (!b->tuples.empty()) {
       f.first_id = b->tuples.front().id;
       f.last_id = b->tuples.back().id;
@@ -154,6 +156,7 @@ Json DemoSession::answer() {
   std::stable_sort(pending_events_.begin(), pending_events_.end(),
                    [](const TraceEvent& a, const TraceEvent& b) { return a.at_us < b.at_us; });
   const TimeUs settled = ended ? kNever : sim_->settled_us();
+  out["settled_us"] = ended ? now : std::min(settled, now);
   Json event_list = Json::array();
   std::size_t emitted = 0;
   for (; emitted < pending_events_.size() && pending_events_[emitted].at_us < settled; ++emitted) {
@@ -240,6 +243,9 @@ Json DemoSession::state_json() {
       return it == m.end() ? 0 : it->second;
     };
     n["role"] = crashed ? "dead" : role_text(metric("role"));
+    // The epoch this node's fragment is in as the node knows it (a fenced or cut-off node may
+    // still believe an older one: the highest epoch is the fragment's).
+    n["epoch"] = metric("epoch");
     Json queues = Json::object(), trimmed = Json::object(), last = Json::object();
     for (StreamId s : plan_->fragments[pn.fragment].outputs) {
       const std::string& stream = plan_->streams[s].name;
@@ -267,6 +273,7 @@ Json DemoSession::state_json() {
     j["bytes"] = f.bytes;
     if (f.stream != kNoStream) {
       j["stream"] = plan_->streams[f.stream].name;
+      j["count"] = f.count;
       j["first_id"] = f.first_id;
       j["last_id"] = f.last_id;
       j["replay"] = f.replay;

@@ -26,6 +26,14 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/hapair-browser-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 case "$case_name" in
   unit)
+    # The two page inliners (scripts/embed_web.cmake for the binary, web/inline.mjs for tests and
+    # people) must give the same page.
+    web="$here/../../web"
+    for page in timeline/timeline.html demo/index.html; do
+      cmake -DWEB="$web" -DINLINE="$page" -DOUT="$work/cmake.html" -P "$here/../../scripts/embed_web.cmake"
+      node "$web/inline.mjs" "$web/$page" >"$work/node.html"
+      cmp "$work/cmake.html" "$work/node.html" || { echo "the inliners disagree on $page"; exit 1; }
+    done
     cd "$here" && npm test --silent
     ;;
   timeline-sim)
@@ -47,13 +55,14 @@ case "$case_name" in
       sleep 0.1
     done
     if [ -z "$url" ]; then echo "hapair demo did not start:"; cat "$work/demo.log"; exit 1; fi
-    node "$here/demo_test.mjs" "$url" --screenshot "$out/demo.png"
+    node "$here/demo_test.mjs" "$url" --shots "$out"
     ;;
   demo-static)
     page="$(dirname "$hapair")/../../../build-wasm/demo/index.html"
     if [ -n "${HAPAIR_WASM_PAGE:-}" ]; then page="$HAPAIR_WASM_PAGE"; fi
     if [ ! -f "$page" ]; then echo "skipped: no static demo page at $page (scripts/build_wasm.sh builds it)"; exit 77; fi
-    node "$here/demo_test.mjs" "file://$(realpath "$page")" --screenshot "$out/demo-static.png"
+    mkdir -p "$out/static"
+    node "$here/demo_test.mjs" "file://$(realpath "$page")" --shots "$out/static"
     ;;
   *)
     echo "run_ctest.sh: unknown case '$case_name'" >&2
