@@ -5,7 +5,10 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 120, scripts/fuzz.sh 30 decode_fuzz
 #
-# SECONDS 0 runs every corpus input once and stops (a quick check of the seeds and past finds).
+# SECONDS 0 runs every corpus input once and stops (a quick check of the seeds and past finds);
+# SECONDS "build" only configures and builds. HAPAIR_FUZZ_TESTS=ON builds the test executables
+# in the same folder too: scripts/test.sh runs the unit and simulator tests from this one
+# sanitizer build (clang, ASan + UBSan) instead of compiling everything a second time.
 # New inputs that add coverage go to build-fuzz/corpus/<target>/ (not the committed corpus; copy
 # the few worth keeping into fuzz/corpus/<target>/). A crash stops that target, leaves its input
 # in build-fuzz/crashes/<target>/ and makes the script exit 1 after the other targets ran;
@@ -18,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
-case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2;; esac
+case "$seconds" in build) ;; ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number or build, not '$seconds'" >&2; exit 2;; esac
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=(decode_fuzz envelope_fuzz topology_fuzz experiment_fuzz); fi
 dir="${HAPAIR_FUZZ_BUILD:-build-fuzz}"
@@ -28,9 +31,14 @@ dir="${HAPAIR_FUZZ_BUILD:-build-fuzz}"
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
       -DCMAKE_C_FLAGS_RELEASE="-O1 -gline-tables-only" \
-      -DHAPAIR_FUZZ=ON -DHAPAIR_TESTS=OFF -DHAPAIR_WERROR=OFF \
+      -DHAPAIR_FUZZ=ON -DHAPAIR_TESTS="${HAPAIR_FUZZ_TESTS:-OFF}" -DHAPAIR_WERROR=OFF \
       ${HAPAIR_FUZZ_CMAKE_ARGS:-} >/dev/null
-cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
+build_targets=("${targets[@]}")
+if [ "${HAPAIR_FUZZ_TESTS:-OFF}" = ON ]; then
+  build_targets+=(test_protocols test_operators test_roles test_driver test_sim test_scenarios test_harness)
+fi
+cmake --build "$dir" -j "$(nproc)" --target "${build_targets[@]}"
+if [ "$seconds" = build ]; then exit 0; fi
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
