@@ -1,5 +1,5 @@
 // No orphans (issue 16): whatever ends a command that runs real node processes — Ctrl-C of run,
-// compare, experiment, chaos or soak, a `kill -9` of the launcher, a chaos run killed for taking
+// compare, experiment, chaos, soak or demo (during a real run started from its page), a `kill -9` of the launcher, a chaos run killed for taking
 // too long — no `hapair node` process stays alive and no temporary run folder (hapair-run-*)
 // stays behind. Each command runs as the built `hapair` binary in a process group of its own
 // (as a shell starts it), with TMPDIR and --out inside a folder of this test, so its node
@@ -9,8 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -204,4 +208,64 @@ TEST_CASE("a chaos run killed for taking too long leaves no node process and no 
   check_no_orphans({"chaos", "--driver", "real", "--runs", "1", "--duration-s", "60", "--run-timeout-s", "8",
                     "--out", "OUT"},
                    [](pid_t) {});
+}
+
+namespace {
+
+// POSTs `body` to http://127.0.0.1:PORT/api/demo and returns the whole answer ("" on failure).
+std::string post_demo(int port, const std::string& body) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "POST /api/demo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  close(fd);
+  return answer;
+}
+
+}  // namespace
+
+TEST_CASE("Ctrl-C of hapair demo during a real run stops the server, its nodes and removes its folders", "[orphans]") {
+  const Folder folder;
+  const pid_t pid = start({"demo", "--port", "0"}, folder.path);
+  int port = 0;
+  REQUIRE(wait_for([&] {
+    const std::string out = output_of(folder.path);
+    const auto at = out.find("http://127.0.0.1:");
+    if (at == std::string::npos) return false;
+    port = std::atoi(out.c_str() + at + 17);
+    return port > 0;
+  }, 30));
+  const std::string started = post_demo(port, R"({"op":"real_start","ha":"passive","duration_s":60})");
+  INFO(started);
+  REQUIRE(started.find("\"run\":1") != std::string::npos);
+  REQUIRE(wait_for([&] { return nodes_of(folder.path).size() >= 4; }, 60));
+  ctrl_c(pid);
+  const int status = wait_exit(pid, 60);
+  INFO(output_of(folder.path));
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(wait_for([&] { return nodes_of(folder.path).empty(); }, 30));
+  // The demo's temporary folder of real runs (hapair-demo-*) and the launcher's (hapair-run-*).
+  CHECK(wait_for([&] {
+    for (const auto& e : std::filesystem::directory_iterator(folder.path)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("hapair-demo-", 0) == 0 || name.rfind("hapair-run-", 0) == 0) return false;
+    }
+    return true;
+  }, 30));
+  for (pid_t node : nodes_of(folder.path)) kill(node, SIGKILL);
 }
