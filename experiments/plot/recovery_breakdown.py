@@ -1,9 +1,11 @@
 """Plot of `hapair experiment recovery_breakdown`: per approach, the medians of the phases of
 recovery as stacked bars: detection (failure..detection), takeover (detection..takeover),
 replay/rebuild (takeover..first new output), catch-up (first new output..latency back to
-normal); whiskers show the min/max of the total recovery time and of the catch-up end.
+normal); whiskers: the 95 % bootstrap CI of the median of the total recovery time (left) and of
+the catch-up end (right); dots: every run's totals.
 
 usage: /usr/bin/python3 recovery_breakdown.py recovery_breakdown.csv recovery_breakdown.png
+(writes recovery_breakdown.pdf beside the PNG)
 """
 import sys
 
@@ -23,7 +25,7 @@ def phases(r):
 def main(src, dst):
     rows = hp.select(hp.read_rows(src), failure=True)
     names = hp.approaches(rows)
-    fig, ax = hp.plt.subplots(figsize=(8, 4.8))
+    fig, ax = hp.figure(1, width=6.4, height=4.0)
     for i, a in enumerate(names):
         runs = [p for p in (phases(r) for r in hp.select(rows, approach=a)) if p is not None]
         if not runs:
@@ -37,15 +39,18 @@ def main(src, dst):
         for end in (3, 4):  # total recovery (3 phases) and catch-up end (4 phases)
             totals = [sum(p[:end]) for p in runs]
             m = sum(med[:end])
-            ax.errorbar(i + (0.12 if end == 4 else -0.12), m, yerr=[[m - min(totals)], [max(totals) - m]],
-                        color="black", capsize=3, linewidth=1)
+            lo, hi = hp.ci_median(totals)
+            x = i + (0.12 if end == 4 else -0.12)
+            ax.errorbar(x, m, yerr=[[max(0.0, m - lo)], [max(0.0, hi - m)]], color="black", capsize=3, linewidth=1)
+            ax.scatter([x] * len(totals), totals, color="black", alpha=0.3, s=8, linewidths=0)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names)
-    ax.set_ylabel("ms after the failure (medians)")
-    ax.set_title("whiskers: min/max of the first new output (left) and of the catch-up end (right)", fontsize=8)
+    ax.set_ylabel("ms after the failure (medians of the phases)")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    hp.finish(fig, dst, hp.title_of(rows, "recovery time breakdown (SIGKILL of %s)" % (rows[0]["victim"] if rows else "?")))
+    hp.legend_above(ax)
+    hp.finish(fig, dst, hp.title_of(rows, "recovery time breakdown, SIGKILL of %s" % (rows[0]["victim"] if rows else "?"),
+                                    "bars: medians of the phases; whiskers: 95 % bootstrap CI of the median\n"
+                                    "of the first new output (left) and of the catch-up end (right); dots: every run"))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Plot of `hapair experiment trimming_knowledge`: upstream backup's retained output queue (at the
 victim's upstream neighbour) and recovery time with exact cause functions (a band: it does not
-depend on the retention) and with the conservative rule against its retention.
+depend on the retention; its median and the 95 % bootstrap CI of that median) and with the
+conservative rule against its retention.
 
 usage: /usr/bin/python3 trimming_knowledge.py trimming_knowledge.csv trimming_knowledge.png
+(writes trimming_knowledge.pdf beside the PNG)
 """
 import sys
 
@@ -14,18 +16,19 @@ def main(src, dst):
     rows = hp.select(hp.read_rows(src), failure=True)
     cons = hp.select(rows, approach="upstream_conservative")
     exact = hp.select(rows, approach="upstream_exact")
-    fig, axes = hp.plt.subplots(1, 2, figsize=(11, 4.6))
+    fig, axes = hp.figure(2, height=3.6)
     for ax, (col, label) in zip(axes, [("upstream_queue_tuples_max", "retained output queue, max (tuples)"),
                                        ("recovery_ms", "recovery time (ms)")]):
-        hp.draw_sweep(ax, cons, col, label, logx=False)
+        hp.draw_sweep(ax, cons, col, label, logx=True)
         vals = [hp.num(r, col) for r in exact if hp.num(r, col) is not None]
         if vals:
             colour, _ = hp.STYLE["upstream_exact"]
-            ax.axhline(hp.median(vals), color=colour, label="upstream_exact (median)")
-            ax.axhspan(min(vals), max(vals), color=colour, alpha=0.2)
-        ax.set_xlabel("conservative_retention_ms")
+            lo, hi = hp.ci_median(vals)
+            ax.axhline(hp.median(vals), color=colour, label="upstream_exact (median, CI band)")
+            ax.axhspan(lo, hi, color=colour, alpha=0.2)
+        ax.set_xlabel("conservative retention (ms)")
         ax.set_ylim(bottom=0)
-    axes[0].legend(fontsize=8)
+    hp.legend_above(axes[0])
     hp.finish(fig, dst, hp.title_of(rows, "upstream backup: exact cause functions vs conservative trimming"))
 
 

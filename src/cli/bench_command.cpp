@@ -1,14 +1,18 @@
 // `hapair bench`: one-hop throughput of hapair against raw ZeroMQ (harness/bench.h says how).
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/bench.h"
+#include "harness/chain_bench.h"
 #include "sim/sim_bench.h"
 
 namespace hapair::cli {
@@ -18,10 +22,92 @@ namespace {
 constexpr std::uint64_t kBenchTuplesMax = 1'000'000'000;
 constexpr std::uint64_t kBenchNodesMax = 10'000;
 
+// `hapair bench --chain` (harness/chain_bench.h): its own options, parsed from the same arguments.
+int chain_bench(const Args& args) {
+  namespace po = boost::program_options;
+  ChainBenchOptions options;
+  std::string tuples_text = std::to_string(options.tuples), repetitions_text = std::to_string(options.repetitions),
+              interval_text = std::to_string(options.checkpoint_interval_ms), driver = options.driver, approaches,
+              out_dir = "out/chain_bench";
+  po::options_description described("hapair bench --chain options");
+  described.add_options()
+      ("help,h", "show this help")
+      ("chain", "the chain benchmark (this)")
+      ("driver", po::value<std::string>(&driver)->default_value(driver), "real (one process per node) or sim")
+      ("tuples", po::value<std::string>(&tuples_text)->default_value(tuples_text), "tuples the source emits per run, 1 .. 100000000")
+      ("repetitions", po::value<std::string>(&repetitions_text)->default_value(repetitions_text),
+       "rounds of every approach, in interleaved order, 1 .. 100")
+      ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active "
+       "(default none,upstream,passive,active; none is the baseline and always runs)")
+      ("checkpoint-interval-ms", po::value<std::string>(&interval_text)->default_value(interval_text),
+       "passive standby's checkpoint interval, and every approach's ack interval, 1 .. 60000")
+      ("out", po::value<std::string>(&out_dir)->default_value(out_dir),
+       "directory for chain_bench.csv, chain_bench_runs.csv, chain_bench.txt and one folder per run");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(described).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: hapair bench --chain [--driver real|sim] [--tuples N] [--repetitions R] [--approaches a,b]\n"
+                << "                            [--checkpoint-interval-ms MS] [--out DIR]\n\n"
+                << "Runs source -> filter -> map -> aggregate -> sink, every fragment its own process, operators\n"
+                << "without cost, the source as fast as flow control lets it, under every approach in interleaved\n"
+                << "order, and prints the throughput each sustains relative to none (targets on 2 cores: upstream\n"
+                << ">= 0.9, passive >= 0.8, active >= 0.5), and bytes and CPU per tuple by message kind.\n\n"
+                << described;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hapair bench --chain: %s\n(hapair bench --chain --help lists the options)\n", e.what());
+    return 2;
+  }
+  std::vector<std::string> problems;
+  check_driver(driver, problems);
+  options.driver = driver;
+  if (auto n = whole_number("--tuples", tuples_text, 1, 100'000'000, problems)) options.tuples = static_cast<std::int64_t>(*n);
+  if (auto n = whole_number("--repetitions", repetitions_text, 1, 100, problems)) options.repetitions = *n;
+  if (auto n = whole_number("--checkpoint-interval-ms", interval_text, 1, 60'000, problems))
+    options.checkpoint_interval_ms = static_cast<std::int64_t>(*n);
+  if (vm.count("approaches")) {
+    options.approaches = {HaMode::none};
+    std::stringstream ss(approaches);
+    std::string item;
+    while (std::getline(ss, item, ','))
+      if (auto m = ha_mode_option("--approaches item", item, problems))
+        if (*m != HaMode::none) options.approaches.push_back(*m);
+  }
+  if (!problems.empty()) return report_problems("hapair bench --chain", "bad input", problems);
+  options.out_dir = out_dir;
+  std::fprintf(stderr, "hapair bench --chain: %lld tuples per run, %zu repetitions of %zu approaches, driver %s\n",
+               static_cast<long long>(options.tuples), options.repetitions, options.approaches.size(), driver.c_str());
+  const auto started = std::chrono::steady_clock::now();
+  std::unique_ptr<Progress> progress;
+  options.on_run = [&](std::size_t i, std::size_t n, const std::string& label) {
+    if (progress) progress->done();
+    const double at_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    progress = std::make_unique<Progress>("[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + label + " [" +
+                                          std::to_string(static_cast<int>(at_s)) + " s]");
+  };
+  options.progress = [&](double e, double t) {
+    if (progress) progress->update(e, t);
+  };
+  const ChainBenchReport report = run_chain_bench(options);
+  if (progress) progress->done();
+  std::fputs(chain_bench_table(report).c_str(), stdout);
+  for (const std::string& e : report.write_errors) std::fprintf(stderr, "hapair bench --chain: %s\n", e.c_str());
+  std::printf("wrote %s/chain_bench.csv, %s/chain_bench_runs.csv, %s/chain_bench.txt and one folder per run\n",
+              out_dir.c_str(), out_dir.c_str(), out_dir.c_str());
+  bool failed = !report.write_errors.empty();
+  for (const ChainBenchRow& r : report.rows) failed = failed || r.runs == 0;
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int bench_command(const Args& args) {
   namespace po = boost::program_options;
+  for (const std::string& a : args)
+    if (a == "--chain") return chain_bench(args);
   BenchOptions options;
   SimBenchOptions sim;
   bool sim_mode = false;
@@ -32,6 +118,7 @@ int bench_command(const Args& args) {
   described.add_options()
       ("help,h", "show this help")
       ("sim", po::bool_switch(&sim_mode), "instead: the simulator's scale benchmark (a chain of --nodes nodes, --tuples tuples)")
+      ("chain", "instead: every approach's throughput on a chain of real processes (hapair bench --chain --help)")
       ("nodes", po::value<std::string>(&nodes_text)->default_value(nodes_text),
        "--sim: nodes in the chain (source, filters, sink), 3 .. 10000")
       ("tuples", po::value<std::string>(&tuples_text)->default_value(tuples_text),
@@ -47,7 +134,8 @@ int bench_command(const Args& args) {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B] [--repetitions R]\n"
-                << "       hapair bench --sim [--nodes N] [--tuples N]\n\n"
+                << "       hapair bench --sim [--nodes N] [--tuples N]\n"
+                << "       hapair bench --chain [...]   (hapair bench --chain --help)\n\n"
                 << "Sends the same tuples over one tcp loopback hop twice, in one process with two threads:\n"
                 << "as raw ZeroMQ PUSH/PULL messages of 40-byte records, and from a real source core to a\n"
                 << "real sink core through hapair's transport and codec. Prints both rates and their ratio.\n\n"

@@ -127,8 +127,8 @@ int experiment_command(const Args& args) {
     for (const std::string& e : report.run_errors) std::fprintf(stderr, "hapair experiment %s: run failed: %s\n", n.c_str(), e.c_str());
     for (const std::string& e : report.write_errors) std::fprintf(stderr, "hapair experiment %s: %s\n", n.c_str(), e.c_str());
     if (!report.plot_error.empty()) std::fprintf(stderr, "hapair experiment %s: no plot: %s\n", n.c_str(), report.plot_error.c_str());
-    std::printf("wrote %s, %s, %s/seed.txt, config.toml, version.txt and runs/\n", report.csv_path.c_str(),
-                report.png_path.c_str(), report.out_dir.c_str());
+    std::printf("wrote %s, %s, %s, %s/seed.txt, config.toml, version.txt and runs/\n", report.csv_path.c_str(),
+                report.png_path.c_str(), report.pdf_path.c_str(), report.out_dir.c_str());
     if (report.failed() && status == 0) status = 1;
     overview.push_back(fmt::format("{}: {} ({:.0f} s, {} runs)", n, report.claim.line(), report.wall_s, report.runs));
   }

@@ -440,3 +440,197 @@ ClaimCheck check_recovery_breakdown(const std::vector<ExperimentRow>& rows, doub
 }
 
 }  // namespace hapair
+
+namespace hapair {
+namespace {
+
+const Unit kTps{"{:.0f} tuples/s"};
+const Unit kFactor{"{:.2f}x"};
+
+// "upstream 8000, passive 7000" style listing of a map of numbers.
+std::string seeds_listing(const std::map<std::uint64_t, double>& by_seed, const Unit& unit) {
+  std::string out;
+  for (const auto& [seed, v] : by_seed) out += (out.empty() ? "" : ", ") + std::string("seed ") + std::to_string(seed) + " " + unit(v);
+  return out.empty() ? "no data" : out;
+}
+
+double median_value(const std::map<std::uint64_t, double>& by_seed) {
+  std::vector<double> v;
+  for (const auto& [seed, x] : by_seed) v.push_back(x);
+  return median_of(v);
+}
+
+}  // namespace
+
+void annotate_capacity(std::vector<ExperimentRow>& rows) {
+  // The lowest rate of each approach and seed, and its p99 there.
+  std::map<std::pair<std::string, std::uint64_t>, std::pair<double, double>> low;  // -> (rate, p99)
+  for (const ExperimentRow& r : rows) {
+    if (r.sweep != "rate_tps" || !r.x || r.failure) continue;
+    auto key = std::make_pair(r.approach, r.seed);
+    auto it = low.find(key);
+    if (it == low.end() || *r.x < it->second.first) low[key] = {*r.x, r.latency_p99_ms};
+  }
+  for (ExperimentRow& r : rows) {
+    if (r.sweep != "rate_tps" || !r.x || r.failure) continue;
+    const double p99 = low.at({r.approach, r.seed}).second;
+    r.low_rate_p99_ms = p99;
+    const bool latency_ok = r.latency_p99_ms <= kCapacityLatencyFactor * p99;
+    const bool steady = r.latency_growth_ms && *r.latency_growth_ms <= kCapacityGrowthFactor * p99;
+    r.sustained = r.completed && r.errors.empty() && r.verdict == "precise" && latency_ok && steady;
+  }
+}
+
+std::map<std::uint64_t, double> capacity_by_seed(const std::vector<ExperimentRow>& rows, const std::string& approach) {
+  std::map<std::uint64_t, std::map<double, bool>> by_seed;  // seed -> rate -> sustained
+  for (const ExperimentRow& r : rows)
+    if (r.approach == approach && r.sweep == "rate_tps" && r.x && r.sustained) by_seed[r.seed][*r.x] = *r.sustained;
+  std::map<std::uint64_t, double> out;
+  for (const auto& [seed, rates] : by_seed) {
+    double capacity = 0;
+    for (const auto& [rate, ok] : rates) {
+      if (!ok) break;
+      capacity = rate;
+    }
+    out[seed] = capacity;
+  }
+  return out;
+}
+
+ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  std::map<std::string, std::map<std::uint64_t, double>> cap;
+  std::map<std::string, double> median;
+  for (const std::string a : {"none", "upstream", "passive", "active"}) {
+    cap[a] = capacity_by_seed(rows, a);
+    median[a] = median_value(cap[a]);
+  }
+  std::string all;
+  for (const std::string a : {"none", "upstream", "passive", "active"})
+    all += (all.empty() ? "" : ", ") + a + " " + (cap[a].empty() ? "no data" : kTps(median[a]));
+  all = " (median capacity over the seeds: " + all + ")";
+  std::string not_low;
+  for (const auto& [a, by_seed] : cap)
+    for (const auto& [seed, v] : by_seed)
+      if (v <= 0) not_low += (not_low.empty() ? "" : ", ") + a + " seed " + std::to_string(seed);
+  bool any = true;
+  for (const auto& [a, by_seed] : cap) any = any && !by_seed.empty();
+  c.expect(any && not_low.empty(), "every approach sustains the lowest rate in every seed" +
+                                       (any ? (not_low.empty() ? std::string() : ": not " + not_low) : ": a row set is missing") + all);
+  if (!any) return c;
+  const double none = median["none"];
+  for (const std::string a : {"upstream", "passive"}) {
+    const double ratio = none > 0 ? median[a] / none : 0.0;
+    c.expect(ratio >= kClaimCapacityNearFactor,
+             a + " sustains nearly the rate of no HA (" + a + " / none = " + kFactor(ratio) + ", needs >= " +
+                 kFactor(kClaimCapacityNearFactor) + "; " + a + ": " + seeds_listing(cap[a], kTps) + ")");
+  }
+  c.expect(median["active"] <= std::min(median["upstream"], median["passive"]),
+           "active standby sustains the lowest rate of the HA approaches" + all);
+  const double ratio = none > 0 ? median["active"] / none : 0.0;
+  c.expect(ratio >= kClaimCapacityHalfLow && ratio <= kClaimCapacityHalfHigh,
+           "active standby, whose standbys repeat every operator's work on the same cores, sustains about half the rate "
+           "of no HA (active / none = " + kFactor(ratio) + ", needs " + kFactor(kClaimCapacityHalfLow) + " .. " +
+               kFactor(kClaimCapacityHalfHigh) + "; active: " + seeds_listing(cap["active"], kTps) + ")");
+  return c;
+}
+
+ClaimCheck check_recovery_vs_phase(const std::vector<ExperimentRow>& rows, double checkpoint_interval_ms) {
+  ClaimCheck c;
+  const std::string sw = "fail_offset_ms";
+  // Grows with the time since the last checkpoint: the runs whose failure fell in the last third
+  // of the interval against those in the first third.
+  std::vector<double> early, late;
+  for (const ExperimentRow& r : rows) {
+    if (r.approach != "passive" || !r.failure || !r.recovery_ms || !r.since_checkpoint_ms) continue;
+    if (*r.since_checkpoint_ms < checkpoint_interval_ms / 3) early.push_back(*r.recovery_ms);
+    else if (*r.since_checkpoint_ms >= 2 * checkpoint_interval_ms / 3) late.push_back(*r.recovery_ms);
+  }
+  if (early.empty() || late.empty()) {
+    c.expect(false, "passive standby's recovery grows with the time since its last checkpoint: no runs failed in the " +
+                        std::string(early.empty() ? "first" : "last") + " third of the checkpoint interval");
+  } else {
+    const double e = median_of(early), l = median_of(late);
+    c.expect(l >= kClaimGrowsFactor * e,
+             "passive standby's recovery grows with the time since its last checkpoint (failures in the first third of "
+             "the " + fmt::format("{:g}", checkpoint_interval_ms) + " ms interval: " + kMs(e) + " over " +
+                 std::to_string(early.size()) + " runs; last third: " + kMs(l) + " over " + std::to_string(late.size()) +
+                 " runs; " + fmt::format("{:.2f}", e > 0 ? l / e : 0) + "x, needs >= " +
+                 fmt::format("{:.2f}", kClaimGrowsFactor) + "x)");
+  }
+  // Drops after each checkpoint: wherever a checkpoint fell between two neighbouring failure
+  // offsets (the median time since the last checkpoint goes down), the recovery goes down too.
+  const Series since = series(rows, "passive", sw, true, "since_checkpoint_ms");
+  const Series rec = series(rows, "passive", sw, true, "recovery_ms");
+  std::size_t wraps = 0;
+  std::string bad, seen;
+  for (auto it = since.begin(); it != since.end() && std::next(it) != since.end(); ++it) {
+    auto next = std::next(it);
+    if (next->second.median >= it->second.median) continue;
+    ++wraps;
+    auto a = rec.find(it->first), b = rec.find(next->first);
+    const std::string where = sw + " " + x_text(it->first) + " -> " + x_text(next->first);
+    if (a == rec.end() || b == rec.end()) {
+      bad += (bad.empty() ? "" : ", ") + where + ": no recovery measured";
+      continue;
+    }
+    const std::string what = where + ": " + kMs(a->second.median) + " -> " + kMs(b->second.median);
+    seen += (seen.empty() ? "" : ", ") + what;
+    if (b->second.median >= a->second.median) bad += (bad.empty() ? "" : ", ") + what;
+  }
+  c.expect(wraps > 0 && bad.empty(),
+           "passive standby's recovery drops after each checkpoint (" +
+               (wraps == 0 ? std::string("no checkpoint fell between two failure offsets")
+                           : std::to_string(wraps) + " checkpoint(s) between offsets: " + (bad.empty() ? seen : "not at " + bad)) +
+               ")");
+  expect_flat(c, "active standby's recovery does not depend on the failure's moment", sw,
+              series(rows, "active", sw, true, "recovery_ms"), kMs);
+  return c;
+}
+
+ClaimCheck check_recovery_vs_depth(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  const std::string sw = "chain_depth";
+  // Recovery is the first output the victim's replacement produced (replacement_output_ms): in a
+  // chain, the first new output at the sink can be one the old primary sent before it died.
+  const std::string rec = "replacement_output_ms";
+  expect_grows(c, "upstream backup's recovery grows with the chain's depth", sw, series(rows, "upstream", sw, true, rec), kMs);
+  expect_grows(c, "upstream backup's retained queue (before the victim) grows with the chain's depth", sw,
+               series(rows, "upstream", sw, true, "upstream_queue_tuples_max"), kTuples);
+  expect_flat(c, "passive standby's recovery does not grow with the depth", sw, series(rows, "passive", sw, true, rec), kMs);
+  expect_flat(c, "active standby's recovery does not grow with the depth", sw, series(rows, "active", sw, true, rec), kMs);
+  return c;
+}
+
+ClaimCheck check_recovery_vs_load(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  const std::string sw = "load";
+  // Only runs whose latency came back to normal have a catch-up time (catchup_reached_normal).
+  auto catchup = [&](const std::string& a) {
+    std::vector<ExperimentRow> kept;
+    for (const ExperimentRow& r : rows)
+      if (r.catchup_reached_normal) kept.push_back(r);
+    return series(kept, a, sw, true, "catchup_ms");
+  };
+  for (const std::string a : {"passive", "upstream"}) {
+    const Series s = catchup(a);
+    const std::string claim = (a == "passive" ? "passive standby" : "upstream backup") +
+                              std::string("'s catch-up grows like 1/(1 - rho)");
+    if (s.size() < 2) {
+      c.expect(false, claim + ": fewer than two loads with data (" + listing(s, kMs) + ")");
+      continue;
+    }
+    const double lo = s.begin()->first, hi = s.rbegin()->first;
+    const double expected = (1 - lo) / (1 - hi);
+    const double grown = s.begin()->second.median > 0 ? s.rbegin()->second.median / s.begin()->second.median : 0.0;
+    c.expect(grown >= kClaimHyperbolicFraction * expected,
+             claim + ": " + kMs(s.begin()->second.median) + " at rho " + x_text(lo) + " -> " + kMs(s.rbegin()->second.median) +
+                 " at " + x_text(hi) + " (" + fmt::format("{:.1f}", grown) + "x; 1/(1 - rho) grows " +
+                 fmt::format("{:.1f}", expected) + "x, needs >= " + fmt::format("{:.1f}", kClaimHyperbolicFraction * expected) +
+                 "x; all: " + listing(s, kMs) + ")");
+  }
+  expect_flat(c, "active standby's catch-up stays flat with the load", sw, catchup("active"), kMs);
+  return c;
+}
+
+}  // namespace hapair

@@ -13,6 +13,8 @@
 // and a part whose data is missing (no run, no recovery measured) differs, it never passes.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,21 @@ inline constexpr double kClaimDoubleLowPct = 70.0;
 inline constexpr double kClaimDoubleHighPct = 130.0;
 // "smaller queues": the exact rule's retained queue at most this fraction of the conservative one.
 inline constexpr double kClaimSmallerFactor = 0.9;
+
+// capacity: a rate is sustained when the run's sink p99 latency is at most this many times the
+// p99 of the same approach and seed at the lowest rate swept ...
+inline constexpr double kCapacityLatencyFactor = 2.0;
+// ... and its latency does not grow: the median latency of the run's last quarter exceeds that
+// of its second quarter by at most this many times that low-rate p99 (ExperimentRow::latency_growth_ms).
+inline constexpr double kCapacityGrowthFactor = 1.0;
+// "nearly the capacity of no HA": at least this fraction of none's.
+inline constexpr double kClaimCapacityNearFactor = 0.8;
+// "about half the capacity" (active standby, its standby sharing the cores): within this range of none's.
+inline constexpr double kClaimCapacityHalfLow = 0.35;
+inline constexpr double kClaimCapacityHalfHigh = 0.75;
+// "grows like 1/(1 - rho)": from the lowest to the highest load, the median grows at least this
+// fraction of the factor (1 - rho_low) / (1 - rho_high).
+inline constexpr double kClaimHyperbolicFraction = 0.5;
 
 // The outcome of one experiment's check: every part with its numbers, and which ones differ.
 struct ClaimCheck {
@@ -79,5 +96,21 @@ ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows);
 // Experiment 7: failure rows per approach (no sweep); `heartbeat_interval_ms` bounds how far
 // the approaches' detection times may lie apart (they share one failure detector).
 ClaimCheck check_recovery_breakdown(const std::vector<ExperimentRow>& rows, double heartbeat_interval_ms);
+// capacity: fills every row's low_rate_p99_ms (the p99 of its approach and seed at the lowest
+// rate_tps) and sustained (p99 <= kCapacityLatencyFactor x that, latency growth <=
+// kCapacityGrowthFactor x that, run completed); rows without a rate are left alone.
+void annotate_capacity(std::vector<ExperimentRow>& rows);
+// The capacity of one approach in one seed: the highest rate_tps such that it and every lower
+// rate measured were sustained (0 when the lowest was not); per seed, over annotated rows.
+std::map<std::uint64_t, double> capacity_by_seed(const std::vector<ExperimentRow>& rows, const std::string& approach);
+// Experiment 8: failure-free rows of none, upstream, passive, active swept over rate_tps, annotated.
+ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows);
+// Experiment 9: failure rows of passive and active swept over fail_offset_ms, with
+// since_checkpoint_ms; `checkpoint_interval_ms` is the network's.
+ClaimCheck check_recovery_vs_phase(const std::vector<ExperimentRow>& rows, double checkpoint_interval_ms);
+// Experiment 10: failure rows of upstream, passive, active swept over chain_depth (victim stage1).
+ClaimCheck check_recovery_vs_depth(const std::vector<ExperimentRow>& rows);
+// Experiment 11: failure rows of upstream, passive, active swept over load (rho).
+ClaimCheck check_recovery_vs_load(const std::vector<ExperimentRow>& rows);
 
 }  // namespace hapair

@@ -174,6 +174,53 @@ class SectionReader {
   int line_ = 0;
 };
 
+
+// chain_depth: the network becomes source -> stage1 -> ... -> stageN -> sink, every stage a copy of
+// the first processing fragment (which must hold one operator with one input: a Filter or a Map),
+// its operator reading the previous stage's output; streams s1..sN. The source, the sink and
+// every knob stay.
+std::string rebuild_chain(Topology& t, std::int64_t depth) {
+  constexpr std::int64_t kChainDepthMax = 32;
+  if (depth < 1 || depth > kChainDepthMax)
+    return "chain_depth = " + std::to_string(depth) + ": must be from 1 to " + std::to_string(kChainDepthMax);
+  const FragmentSpec* source = nullptr;
+  const FragmentSpec* sink = nullptr;
+  const FragmentSpec* stage = nullptr;
+  std::size_t sources = 0, sinks = 0;
+  for (const FragmentSpec& f : t.fragments) {
+    if (f.kind == FragmentKind::source) {
+      source = &f;
+      ++sources;
+    } else if (f.kind == FragmentKind::sink) {
+      sink = &f;
+      ++sinks;
+    } else if (stage == nullptr) {
+      stage = &f;
+    }
+  }
+  if (sources != 1 || sinks != 1 || stage == nullptr)
+    return "chain_depth: the network must have one source, one sink and a processing fragment to copy";
+  if (stage->operators.size() != 1 || stage->operators[0].inputs.size() != 1 ||
+      (stage->operators[0].kind != OperatorKind::map && stage->operators[0].kind != OperatorKind::filter))
+    return "chain_depth: the first processing fragment, " + stage->name + ", must hold one Filter or Map to copy";
+  std::vector<FragmentSpec> chain = {*source};
+  std::string input = source->source.stream;
+  for (std::int64_t i = 1; i <= depth; ++i) {
+    FragmentSpec f = *stage;
+    f.name = "stage" + std::to_string(i);
+    f.operators[0].name = "op" + std::to_string(i);
+    f.operators[0].inputs = {input};
+    f.operators[0].output = "s" + std::to_string(i);
+    input = f.operators[0].output;
+    chain.push_back(std::move(f));
+  }
+  FragmentSpec end = *sink;
+  end.sink_inputs = {input};
+  chain.push_back(std::move(end));
+  t.fragments = std::move(chain);
+  return "";
+}
+
 }  // namespace
 
 std::string number_text(double v) {
@@ -272,17 +319,32 @@ std::string apply_approach(Topology& topology, const std::string& label) {
 
 const std::vector<std::string>& sweep_names() {
   static const std::vector<std::string> names = {"interval_ms", "checkpoint_interval_ms", "ack_interval_ms",
-                                                 "window_ms",   "rate_tps",               "conservative_retention_ms"};
+                                                 "window_ms",   "rate_tps",               "conservative_retention_ms",
+                                                 "load",        "chain_depth",            "fail_offset_ms"};
   return names;
 }
 
 std::string apply_sweep(Topology& topology, const std::string& sweep, double value) {
-  const bool whole = sweep != "rate_tps";
-  if (value <= 0 || (whole && !is_whole(value)))
-    return sweep + " = " + number_text(value) + ": must be a positive" + (whole ? " whole number" : " number");
+  const bool whole = sweep != "rate_tps" && sweep != "load";
+  // The failure's offset may be 0: the failure at fail_at_s itself.
+  const bool zero_allowed = sweep == "fail_offset_ms";
+  if (value < 0 || (value == 0 && !zero_allowed) || (whole && !is_whole(value)))
+    return sweep + " = " + number_text(value) + ": must be a " + (zero_allowed ? "non-negative" : "positive") +
+           (whole ? " whole number" : " number");
   const auto n = static_cast<std::int64_t>(value);
   Settings& s = topology.settings;
-  if (sweep == "interval_ms") {
+  if (sweep == "fail_offset_ms") {
+    // Moves the failure (experiments.cpp), not a knob of the network.
+    return "";
+  } else if (sweep == "load") {
+    if (value >= 1) return "load = " + number_text(value) + ": must be below 1 (a fragment busy all the time never catches up)";
+    if (s.operator_cost_us_per_tuple <= 0)
+      return "load: the network's operator_cost_us_per_tuple is 0, so no rate gives a load";
+    for (FragmentSpec& f : topology.fragments)
+      if (f.kind == FragmentKind::source) f.source.rate_tps = value * 1e6 / s.operator_cost_us_per_tuple;
+  } else if (sweep == "chain_depth") {
+    if (std::string problem = rebuild_chain(topology, n); !problem.empty()) return problem;
+  } else if (sweep == "interval_ms") {
     s.checkpoint_interval_ms = n;
     s.ack_interval_ms = n;
   } else if (sweep == "checkpoint_interval_ms") {

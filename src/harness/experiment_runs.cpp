@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,69 @@ std::uint64_t counter_sum(const RunResult& result, const std::string& name) {
     if (it != counters.end() && it->second > 0) sum += static_cast<std::uint64_t>(it->second);
   }
   return sum;
+}
+
+// The median latency of the last quarter of the delivery span minus the second quarter's.
+std::optional<double> latency_growth_ms(const RunResult& result) {
+  const std::vector<Delivery>& d = result.deliveries;
+  if (d.size() < 8) return std::nullopt;
+  TimeUs first = d.front().at_us, last = first;
+  for (const Delivery& x : d) {
+    first = std::min(first, x.at_us);
+    last = std::max(last, x.at_us);
+  }
+  const TimeUs span = last - first;
+  std::vector<double> second, fourth;
+  for (const Delivery& x : d) {
+    const double latency_ms = ms_from_us(x.at_us - x.tuple.ts_us);
+    if (x.at_us >= first + span / 4 && x.at_us < first + span / 2) second.push_back(latency_ms);
+    else if (x.at_us >= first + span * 3 / 4) fourth.push_back(latency_ms);
+  }
+  if (second.empty() || fourth.empty()) return std::nullopt;
+  return median_of(fourth) - median_of(second);
+}
+
+// F minus the victim's last checkpoint before F.
+std::optional<double> since_checkpoint_ms(const RunResult& result, NodeId victim, TimeUs failure_us) {
+  std::optional<TimeUs> last;
+  for (const TraceEvent& e : result.events)
+    if (e.kind == TraceKind::checkpoint && e.node == victim && e.at_us <= failure_us) last = e.at_us;
+  if (!last) return std::nullopt;
+  return ms_from_us(failure_us - *last);
+}
+
+// See ExperimentRow::replacement_output_ms.
+std::optional<double> replacement_output_ms(const Plan& plan, const RunResult& result, const RecoveryMetrics& rec,
+                                            NodeId victim) {
+  if (!rec.detection_ms) return std::nullopt;
+  const FragmentId fv = plan.nodes.at(victim).fragment;
+  // Ids survive to the sink only through Filters and Maps.
+  std::vector<FragmentId> todo(plan.fragments.at(fv).downstream);
+  std::set<FragmentId> seen;
+  while (!todo.empty()) {
+    const FragmentId f = todo.back();
+    todo.pop_back();
+    if (!seen.insert(f).second) continue;
+    if (plan.fragments.at(f).kind == FragmentKind::sink) continue;
+    for (const OperatorSpec& op : plan.spec(f).operators)
+      if (op.kind != OperatorKind::filter && op.kind != OperatorKind::map) return std::nullopt;
+    for (FragmentId d : plan.fragments.at(f).downstream) todo.push_back(d);
+  }
+  const std::vector<StreamId>& outputs = plan.fragments.at(fv).outputs;
+  std::optional<TupleId> after;
+  for (const TraceEvent& e : result.events) {
+    if (e.kind != TraceKind::replay_request || e.at_us < rec.failure_us) continue;
+    if (std::find(outputs.begin(), outputs.end(), e.stream()) == outputs.end()) continue;
+    const NodeId peer = e.node_of(TraceKey::peer);
+    if (peer == kNoNode || peer >= plan.nodes.size() || plan.nodes.at(peer).fragment != fv) continue;
+    after = e.id_of(TraceKey::after_id);
+    break;
+  }
+  if (!after) return std::nullopt;
+  const TimeUs from = rec.failure_us + static_cast<TimeUs>(std::llround(*rec.detection_ms * 1000.0));
+  for (const Delivery& d : result.deliveries)
+    if (d.at_us >= from && d.tuple.id > *after) return ms_from_us(d.at_us - rec.failure_us);
+  return std::nullopt;
 }
 
 // F to the first delivery at or after the detection (at or after F without one), whatever it
@@ -100,11 +164,20 @@ std::vector<Column> columns() {
   flag("catchup_reached_normal", [](const ExperimentRow& r) { return r.catchup_reached_normal; });
   real("replay_ms", "{:.3f}", [](const ExperimentRow& r) { return r.replay_ms; });
   real("output_resumed_ms", "{:.3f}", [](const ExperimentRow& r) { return r.output_resumed_ms; });
+  real("since_checkpoint_ms", "{:.3f}", [](const ExperimentRow& r) { return r.since_checkpoint_ms; });
+  real("replacement_output_ms", "{:.3f}", [](const ExperimentRow& r) { return r.replacement_output_ms; });
   count("tuples_in", [u](const ExperimentRow& r) { return u(r.tuples_in); });
   count("tuples_out", [u](const ExperimentRow& r) { return u(r.tuples_out); });
   real("throughput_tps", "{:.1f}", [](const ExperimentRow& r) { return std::optional<double>(r.throughput_tps); });
   real("latency_p50_ms", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p50_ms); });
   real("latency_p99_ms", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p99_ms); });
+  real("latency_growth_ms", "{:.3f}", [](const ExperimentRow& r) { return r.latency_growth_ms; });
+  real("low_rate_p99_ms", "{:.3f}", [](const ExperimentRow& r) { return r.low_rate_p99_ms; });
+  c.push_back(Column{"sustained",
+                     [](const ExperimentRow& r) { return r.sustained ? std::string(*r.sustained ? "true" : "false") : ""; },
+                     [](const ExperimentRow& r) {
+                       return r.sustained ? std::optional<double>(*r.sustained ? 1.0 : 0.0) : std::nullopt;
+                     }});
   count("bytes_total", [u](const ExperimentRow& r) { return u(r.bytes_total); });
   count("messages_total", [u](const ExperimentRow& r) { return u(r.messages_total); });
   real("cpu_s", "{:.6f}", [](const ExperimentRow& r) { return std::optional<double>(r.cpu_s); });
@@ -113,6 +186,9 @@ std::vector<Column> columns() {
   real("upstream_queue_tuples_max", "{:.0f}", [](const ExperimentRow& r) {
     return r.upstream_queue_tuples_max ? std::optional<double>(static_cast<double>(*r.upstream_queue_tuples_max))
                                        : std::nullopt;
+  });
+  real("queue_tuples_max_sum", "{:.0f}", [](const ExperimentRow& r) {
+    return r.queue_tuples_max_sum ? std::optional<double>(static_cast<double>(*r.queue_tuples_max_sum)) : std::nullopt;
   });
   real("baseline_bytes_total", "{:.0f}", [](const ExperimentRow& r) { return r.baseline_bytes_total; });
   real("baseline_cpu_s", "{:.6f}", [](const ExperimentRow& r) { return r.baseline_cpu_s; });
@@ -244,6 +320,7 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   r.throughput_tps = o.metrics.throughput_tps;
   r.latency_p50_ms = o.metrics.latency.p50_ms;
   r.latency_p99_ms = o.metrics.latency.p99_ms;
+  r.latency_growth_ms = latency_growth_ms(result);
   r.bytes_total = o.metrics.overhead.bytes_total;
   r.messages_total = o.metrics.overhead.messages_total;
   r.cpu_s = o.metrics.overhead.cpu_s;
@@ -256,6 +333,15 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
     if (f.kind == FragmentKind::operators) weakest = std::max(weakest, f.klass);
   r.network_class = to_string(weakest);
   const NodeId victim = plan.node_id(planned.victim);
+  if (victim != kNoNode && planned.failure && o.metrics.recovery) {
+    r.since_checkpoint_ms = since_checkpoint_ms(result, victim, o.metrics.recovery->failure_us);
+    r.replacement_output_ms = replacement_output_ms(plan, result, *o.metrics.recovery, victim);
+  }
+  if (!o.metrics.output_queue_tuples_max.empty()) {
+    std::int64_t sum = 0;
+    for (const auto& [node, max] : o.metrics.output_queue_tuples_max) sum += max;
+    r.queue_tuples_max_sum = sum;
+  }
   if (victim != kNoNode) {
     const PlanFragment& f = plan.fragments.at(plan.nodes.at(victim).fragment);
     if (f.standby != kNoNode) {

@@ -85,9 +85,29 @@ struct ExperimentRow {
   std::optional<double> detection_ms, takeover_ms, recovery_ms, catchup_ms, replay_ms, output_resumed_ms;
   std::string detector;  // which detector declared the victim failed ("" without detection)
   bool catchup_reached_normal = false;
+  // F minus the victim's last checkpoint before F (its "checkpoint" trace event): where in the
+  // checkpoint interval the failure fell; absent when the victim took none (not passive standby).
+  std::optional<double> since_checkpoint_ms;
+  // F to the first new output that the victim's replacement produced: the first new delivery at
+  // or after the detection whose id is above the after_id the victim's consumer asked the
+  // replacement to re-send after (its replay_request). recovery_ms can be earlier: output the
+  // old primary sent just before it died is still on its way through the servers downstream of
+  // it (a chain). Measured only where tuple ids survive from the victim's output to the sink:
+  // every fragment downstream of the victim holds only Filters and Maps, which keep their
+  // input's ids; absent otherwise.
+  std::optional<double> replacement_output_ms;
   // Throughput and latency.
   std::uint64_t tuples_in = 0, tuples_out = 0;
   double throughput_tps = 0, latency_p50_ms = 0, latency_p99_ms = 0;
+  // Whether latency grows over the run (a queue that grows): the median latency of the
+  // deliveries in the last quarter of the delivery span minus that of the second quarter (the
+  // first is left out as warm-up); absent with fewer than 8 deliveries.
+  std::optional<double> latency_growth_ms;
+  // Capacity (experiment capacity, filled after every run of the experiment is in): the p99
+  // latency of the same approach and seed at the lowest rate swept, and whether this run
+  // sustained its rate (experiment_claims.h, capacity_sustained).
+  std::optional<double> low_rate_p99_ms;
+  std::optional<bool> sustained;
   // Overhead: data-plane bytes/messages, CPU seconds and tuples processed summed over every node;
   // the victim's standby's CPU; the retained output queue of the victim's upstream neighbours
   // (max over their primaries of the "output_queue_tuples" samples).
@@ -96,6 +116,9 @@ struct ExperimentRow {
   std::map<std::string, std::uint64_t> bytes_by_kind;
   std::optional<double> standby_cpu_s;
   std::optional<std::int64_t> upstream_queue_tuples_max;
+  // The sum over every node of its largest output_queue_tuples sample: what the whole network
+  // retained at its peak (upper bound: the peaks need not coincide).
+  std::optional<std::int64_t> queue_tuples_max_sum;
   // Relative to the baseline: (run - baseline) / baseline in percent.
   std::optional<double> baseline_bytes_total, baseline_cpu_s, baseline_tuples_processed;
   std::optional<double> bandwidth_overhead_pct, cpu_overhead_pct, processing_overhead_pct;

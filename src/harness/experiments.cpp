@@ -58,6 +58,7 @@ class Planner {
     p.failure = failure;
     p.victim = victim;
     p.fail_at_s = setup_.fail_at_s.at(seed);
+    if (sweep == "fail_offset_ms" && x) p.fail_at_s = offset_failure_s(base, seed, *x);
     p.topology = base;
     p.topology.settings.seed = seed;
     if (!sweep.empty()) note(apply_sweep(p.topology, sweep, x.value_or(0)));
@@ -83,6 +84,17 @@ class Planner {
   std::vector<PlannedRun> runs;
 
  private:
+  // The failure of a fail_offset_ms run: the seed's offset from fail_at_s rounded down to whole
+  // checkpoint intervals (so every seed fails at the same phase of a different interval, as far
+  // as the checkpoints keep their schedule), plus the swept offset.
+  double offset_failure_s(const Topology& base, std::uint64_t seed, double offset_ms) const {
+    const double start_s = setup_.section.fail_at_s.value_or(0);
+    const double interval_s = static_cast<double>(base.settings.checkpoint_interval_ms) / 1000.0;
+    const double spread_s = setup_.fail_at_s.at(seed) - start_s;
+    const double whole_s = interval_s > 0 ? std::floor(spread_s / interval_s + 1e-9) * interval_s : 0.0;
+    return std::round((start_s + whole_s + offset_ms / 1000.0) * 1e6) / 1e6;
+  }
+
   void note(const std::string& problem) {
     if (!problem.empty() && seen_.insert(problem).second) problems_.push_back(problem);
   }
@@ -145,6 +157,9 @@ struct Definition {
   // may not (the run measured something else); the semantics table may (a verdict is a verdict,
   // and a precise approach must stay precise through a false detection too).
   bool uses_disturbed_runs = false;
+  // Fills figures that need every run of the experiment (capacity: the low-rate p99 each run is
+  // judged against) before the CSV is written; null: nothing to fill.
+  std::function<void(std::vector<ExperimentRow>&)> annotate = nullptr;
 };
 
 std::vector<Definition> definitions() {
@@ -205,6 +220,36 @@ std::vector<Definition> definitions() {
          return check_recovery_breakdown(rows, static_cast<double>(s.topology.settings.heartbeat_interval_ms));
        },
        {"detection_ms", "takeover_ms", "recovery_ms", "catchup_ms", "replay_ms"}},
+      {{"capacity", "the highest source rate each approach sustains, failure-free, at 100 us of CPU per operator tuple",
+        "upstream backup and passive standby sustain nearly the rate of no HA; active standby, whose standby repeats "
+        "all the processing on the same machine, about half"},
+       {"approaches", "sweeps", "victim"},
+       [](Planner& p, const Setup& s) { sweep_runs(p, s, false, false); },
+       [](const std::vector<ExperimentRow>& rows, const Setup&) { return check_capacity(rows); },
+       {"latency_p99_ms", "latency_growth_ms", "sustained", "cpu_s"},
+       false,
+       [](std::vector<ExperimentRow>& rows) { annotate_capacity(rows); }},
+      {{"recovery_vs_phase", "recovery time vs the failure's moment within the checkpoint interval",
+        "passive standby's recovery grows with the time since its last checkpoint and drops after each (a sawtooth); "
+        "active standby's does not depend on the moment"},
+       sweep_needs,
+       [](Planner& p, const Setup& s) { sweep_runs(p, s, true, false); },
+       [](const std::vector<ExperimentRow>& rows, const Setup& s) {
+         return check_recovery_vs_phase(rows, static_cast<double>(s.topology.settings.checkpoint_interval_ms));
+       },
+       {"recovery_ms", "since_checkpoint_ms", "replay_ms"}},
+      {{"recovery_vs_depth", "recovery time and retained queues vs the depth of a chain of servers (2 to 8)",
+        "upstream backup's retained queue and recovery grow with the chain's depth; the process pairs' do not"},
+       sweep_needs,
+       [](Planner& p, const Setup& s) { sweep_runs(p, s, true, false); },
+       [](const std::vector<ExperimentRow>& rows, const Setup&) { return check_recovery_vs_depth(rows); },
+       {"replacement_output_ms", "recovery_ms", "upstream_queue_tuples_max", "queue_tuples_max_sum"}},
+      {{"recovery_vs_load", "recovery and catch-up time vs the load rho of the failed server, up to 0.9",
+        "passive standby's and upstream backup's catch-up grow like 1/(1 - rho); active standby's stays flat"},
+       sweep_needs,
+       [](Planner& p, const Setup& s) { sweep_runs(p, s, true, false); },
+       [](const std::vector<ExperimentRow>& rows, const Setup&) { return check_recovery_vs_load(rows); },
+       {"recovery_ms", "catchup_ms", "latency_p99_ms"}},
   };
 }
 
@@ -255,7 +300,14 @@ std::optional<Setup> make_setup(const Definition& def, const ExperimentOptions& 
     s.section.fail_spread_s = s.section.quick_fail_spread_s;
     s.section.points = s.section.quick_points;
   }
-  const double last_failure_s = s.section.fail_at_s.value_or(0) + s.section.fail_spread_s;
+  double last_failure_s = s.section.fail_at_s.value_or(0) + s.section.fail_spread_s;
+  if (auto it = s.section.points.find("fail_offset_ms"); it != s.section.points.end() && !it->second.empty()) {
+    const double offset_s = *std::max_element(it->second.begin(), it->second.end()) / 1000.0;
+    last_failure_s += offset_s;
+    if (last_failure_s >= s.topology.settings.duration_s)
+      problems.push_back(path + ": fail_at_s + fail_spread_s + the largest fail_offset_ms = " + number_text(last_failure_s) +
+                         " s is not before duration_s " + number_text(s.topology.settings.duration_s));
+  }
   for (std::uint64_t seed : s.seeds)
     s.fail_at_s[seed] = failure_instant_s(s.section.fail_at_s.value_or(0), s.section.fail_spread_s, seed);
   if (!s.section.victim.empty()) check_victim(s.topology, s.section.victim, path, problems);
@@ -439,6 +491,7 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
     }
   }
   report.rows = std::move(executed.rows);
+  if (def->annotate) def->annotate(report.rows);
   // The medians printed are over the same rows the claim is checked on.
   std::vector<std::string> notes;
   const std::vector<ExperimentRow> claim_rows = def->uses_disturbed_runs ? report.rows : undisturbed_rows(report.rows, notes);
@@ -464,6 +517,7 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   const std::string base = options.out_dir + "/" + name;
   report.csv_path = base + ".csv";
   report.png_path = base + ".png";
+  report.pdf_path = base + ".pdf";
   std::string seeds = "seeds";
   for (std::uint64_t s : setup->seeds) seeds += " " + std::to_string(s);
   seeds += "\n# Every point ran once per seed. A run's seed is its [network] seed: it makes the sources' tuples\n"

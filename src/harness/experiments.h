@@ -1,6 +1,6 @@
 // The reproduction experiments (`hapair experiment NAME`): one per figure or table of the paper,
 // each configured by experiments/<name>/experiment.toml, each writing <name>.csv (one row per
-// run), <name>.png, <name>.txt (medians and the claim check), seed.txt, config.toml and
+// run), <name>.png and <name>.pdf, <name>.txt (medians and the claim check), seed.txt, config.toml and
 // version.txt, and per-run result folders, into its out directory, and each ending with a check
 // of the paper's claim on its own data.
 //
@@ -55,6 +55,7 @@ struct ExperimentReport {
   std::string out_dir;
   std::string csv_path;
   std::string png_path;
+  std::string pdf_path;  // the same plot as a vector graphic, beside the PNG
   std::string driver;
   std::vector<std::string> problems;  // the experiment could not be set up (bad config): nothing ran
   std::size_t runs = 0;

@@ -21,6 +21,7 @@ namespace {
 // counters describe the current incarnation only, in both drivers.
 bool adds_up_over_incarnations(const std::string& name) {
   return name.rfind("bytes_sent.", 0) == 0 || name.rfind("messages_sent.", 0) == 0 || name == "cpu_us" ||
+         name.rfind("cpu_us.", 0) == 0 ||
          name == "decode_dropped";
 }
 

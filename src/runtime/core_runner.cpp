@@ -11,6 +11,15 @@
 #include "protocols/check.h"
 
 namespace hapair {
+namespace {
+
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
 
 CoreRunner::CoreRunner(NodeCore& core, Transport& transport, NodeId self, const RunClock& clock,
                        CoreRunnerConfig config)
@@ -61,10 +70,13 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
 
   if (items[0].revents & ZMQ_POLLIN) {
     for (int i = 0; i < config_.receive_messages_per_turn_max; ++i) {
+      const std::int64_t before_ns = config_.cpu_by_kind ? thread_cpu_ns() : 0;
       std::optional<Envelope> envelope = transport_.try_receive();
       if (!envelope) break;
+      const std::size_t kind = envelope->body.index();
       handle(Received{std::move(*envelope)}, out);
       ++messages_handled_;
+      if (config_.cpu_by_kind) cpu_by_kind_.received_ns[kind] += thread_cpu_ns() - before_ns;
       // A node working through a backlog (a replay, a catch-up, operators with a real cost)
       // still keeps its timers, and learns of its partner's crash between two messages.
       const bool lost = peer_lost_if_reported(out);
@@ -79,7 +91,9 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
 bool CoreRunner::tick_if_due(CoreOutput& out) {
   if (!applier_.wake().due(clock_.now_us())) return false;
   applier_.wake().clear();
+  const std::int64_t before_ns = config_.cpu_by_kind ? thread_cpu_ns() : 0;
   handle(Tick{}, out);
+  if (config_.cpu_by_kind) cpu_by_kind_.timers_ns += thread_cpu_ns() - before_ns;
   return true;
 }
 
@@ -103,11 +117,6 @@ void CoreRunner::spend_operator_cost(const Effects& effects) {
 }
 
 void CoreRunner::spend_cpu_ns(std::int64_t spend_ns, bool interruptible) {
-  const auto thread_cpu_ns = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-  };
   const std::int64_t until = thread_cpu_ns() + spend_ns;
   for (std::uint32_t i = 1;; ++i) {
     const std::int64_t now = thread_cpu_ns();

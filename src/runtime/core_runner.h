@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <functional>
+#include <variant>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +53,20 @@ struct CoreRunnerConfig {
   // (CLOCK_THREAD_CPUTIME_ID), not wall-clock time: a node that is preempted while it works is
   // charged the same, not more.
   double operator_cost_us_per_tuple = 0.0;
+  // Whether to split the thread's CPU time by what it was spent on (cpu_by_kind()): reading the
+  // thread's CPU clock costs a system call (about 0.7 us on the development machine) per message
+  // and per timer, so the in-process one-hop benchmark leaves it off; node processes turn it on.
+  bool cpu_by_kind = false;
+};
+
+// The node thread's CPU time by what it was spent on (CoreRunnerConfig::cpu_by_kind): handling a
+// received message of each kind (decoding it, the core's handle(), the operator cost it charged
+// and encoding and sending what the core sent in answer), and the core's timers (Tick: batch
+// flushes, heartbeats, acknowledgements, checkpoints). The rest of the process's CPU (ZeroMQ's
+// I/O threads, polling, reports to the launcher) is in none of them.
+struct CpuByKind {
+  std::array<std::int64_t, std::variant_size_v<Message>> received_ns{};
+  std::int64_t timers_ns = 0;
 };
 
 class CoreRunner {
@@ -74,6 +90,8 @@ class CoreRunner {
 
   TimeUs next_wake_us() const { return applier_.wake().at_us(); }
   std::int64_t messages_handled() const { return messages_handled_; }
+  // All zero unless CoreRunnerConfig::cpu_by_kind.
+  const CpuByKind& cpu_by_kind() const { return cpu_by_kind_; }
 
  private:
   void handle(const Event& event, CoreOutput& out);
@@ -97,6 +115,7 @@ class CoreRunner {
   TimeUs last_now_us_ = 0;
   EffectsApplier applier_;
   std::int64_t messages_handled_ = 0;
+  CpuByKind cpu_by_kind_;
   bool started_ = false;
 };
 

@@ -187,7 +187,10 @@ class NodeHost {
   int loop() {
     CoreRunnerConfig runner_config = options_.runner;
     runner_config.operator_cost_us_per_tuple = plan_.settings().operator_cost_us_per_tuple;
+    // The counters cpu_us.<kind> and cpu_us.timers: where a node's CPU goes (hapair bench --chain).
+    runner_config.cpu_by_kind = true;
     CoreRunner runner(*core_, transport_, self_, *clock_, runner_config);
+    runner_ = &runner;
     if (watch_ && !watch_->empty()) {
       // A partner that exits after StopRun has not failed: a pending StopRun is read first.
       runner.set_partner_watch(&*watch_, [this] {
@@ -299,6 +302,12 @@ class NodeHost {
     transport_.add_metrics(metrics);
     metrics["decode_dropped"] = transport_.decode_dropped() + control_.decode_dropped();
     metrics["cpu_us"] = RunClock::process_cpu_us();
+    if (runner_ != nullptr) {
+      const CpuByKind& cpu = runner_->cpu_by_kind();
+      for (std::size_t k = 0; k < cpu.received_ns.size(); ++k)
+        if (cpu.received_ns[k] > 0) metrics[std::string("cpu_us.") + kMessageKindNames[k]] = cpu.received_ns[k] / 1000;
+      metrics["cpu_us.timers"] = cpu.timers_ns / 1000;
+    }
     metrics["deliveries_reported"] = deliveries_reported_;
     metrics["control_send_failed"] = control_.send_failed();
     metrics["control_unexpected"] = control_unexpected_;
@@ -350,6 +359,7 @@ class NodeHost {
   std::optional<PartnerWatch> watch_;
   std::optional<RunClock> clock_;
   CoreOutput out_;
+  const CoreRunner* runner_ = nullptr;  // loop()'s, while it runs (for cpu_us.<kind>)
   bool stop_requested_ = false;
   bool end_reported_ = false;
   TimeUs next_stats_us_ = 0;

@@ -1,0 +1,72 @@
+"""Plot of `hapair experiment capacity`: the sink's p99 latency against the source rate per approach
+(failure-free runs, 100 us of CPU per operator tuple; hollow markers: rates not sustained in that
+run), and the capacity of each approach: the highest rate it sustains (its p99 within 2x its
+low-rate p99 and no growing latency, at that rate and every lower one), per seed and as the median
+with its 95 % bootstrap CI, with the ratio to no HA.
+
+usage: /usr/bin/python3 capacity.py capacity.csv capacity.png
+(writes capacity.pdf beside the PNG)
+"""
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
+import hapair_plot as hp  # noqa: E402
+
+
+def capacity_by_seed(rows, approach):
+    """The rule of experiment_claims.cpp (capacity_by_seed): the highest rate such that it and every
+    lower rate measured in that seed were sustained."""
+    by_seed = {}
+    for r in hp.select(rows, approach=approach):
+        if r.get("sustained", "") not in ("true", "false"):
+            continue
+        by_seed.setdefault(r["seed"], {})[hp.num(r, "x")] = r["sustained"] == "true"
+    out = {}
+    for seed, rates in by_seed.items():
+        cap = 0.0
+        for rate in sorted(rates):
+            if not rates[rate]:
+                break
+            cap = rate
+        out[seed] = cap
+    return out
+
+
+def main(src, dst):
+    rows = hp.select(hp.read_rows(src), sweep="rate_tps", failure=False)
+    fig, (a, b) = hp.figure(2, height=3.7)
+    hp.draw_sweep(a, rows, "latency_p99_ms", "sink latency p99 (ms)", logx=False, thousands=True)
+    for r in rows:
+        if r.get("sustained") == "false":
+            colour, marker = hp.STYLE.get(r["approach"], ("black", "o"))
+            a.scatter([hp.num(r, "x")], [hp.num(r, "latency_p99_ms")], facecolors="none", edgecolors=colour,
+                      marker=marker, s=28, linewidths=0.8)
+    hp.log_y(a)
+    a.set_xlabel("source rate (tuples/s)")
+    hp.legend_above(a)
+    names = [n for n in hp.approaches(rows)]
+    caps = {n: capacity_by_seed(rows, n) for n in names}
+    none = hp.median(list(caps.get("none", {}).values())) if caps.get("none") else None
+    for i, n in enumerate(names):
+        vals = list(caps[n].values())
+        if not vals:
+            continue
+        colour, _ = hp.STYLE.get(n, ("black", "o"))
+        m = hp.median(vals)
+        lo, hi = hp.ci_median(vals)
+        b.bar(i, m, color=colour, width=0.6, alpha=0.85)
+        b.errorbar(i, m, yerr=[[m - lo], [hi - m]], color="black", capsize=3, linewidth=1)
+        b.scatter([i] * len(vals), vals, color="black", alpha=0.35, s=10, linewidths=0, zorder=3)
+        if none:
+            b.text(i, hi * 1.02 + 50, "%.2fx" % (m / none), ha="center", va="bottom", fontsize=8)
+    b.set_xticks(range(len(names)))
+    b.set_xticklabels(names)
+    b.set_ylabel("capacity (tuples/s): highest rate sustained")
+    b.set_ylim(0, max([max(v.values()) for v in caps.values() if v] + [1]) * 1.18)
+    b.grid(True, axis="y", alpha=0.3)
+    hp.finish(fig, dst, hp.title_of(rows, "capacity per approach: p99 latency vs source rate (hollow: not sustained) "
+                                    "and the highest rate sustained (labels: ratio to none)"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
