@@ -35,11 +35,11 @@ def capacity_by_seed(rows, approach):
 def main(src, dst):
     rows = hp.select(hp.read_rows(src), sweep="rate_tps", failure=False)
     fig, (a, b) = hp.figure(2, height=3.7)
-    hp.draw_sweep(a, rows, "latency_p99_ms", "sink latency p99 (ms)", logx=False, thousands=True)
+    hp.draw_sweep(a, rows, "latency_p99_steady_ms", "sink latency p99 after warm-up (ms)", logx=False, thousands=True)
     for r in rows:
         if r.get("sustained") == "false":
             colour, marker = hp.STYLE.get(r["approach"], ("black", "o"))
-            a.scatter([hp.num(r, "x")], [hp.num(r, "latency_p99_ms")], facecolors="none", edgecolors=colour,
+            a.scatter([hp.num(r, "x")], [hp.num(r, "latency_p99_steady_ms")], facecolors="none", edgecolors=colour,
                       marker=marker, s=28, linewidths=0.8)
     hp.log_y(a)
     a.set_xlabel("source rate (tuples/s)")

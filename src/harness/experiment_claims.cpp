@@ -469,13 +469,19 @@ void annotate_capacity(std::vector<ExperimentRow>& rows) {
     if (r.sweep != "rate_tps" || !r.x || r.failure) continue;
     auto key = std::make_pair(r.approach, r.seed);
     auto it = low.find(key);
-    if (it == low.end() || *r.x < it->second.first) low[key] = {*r.x, r.latency_p99_ms};
+    if (r.latency_p99_steady_ms && (it == low.end() || *r.x < it->second.first))
+      low[key] = {*r.x, *r.latency_p99_steady_ms};
   }
   for (ExperimentRow& r : rows) {
     if (r.sweep != "rate_tps" || !r.x || r.failure) continue;
-    const double p99 = low.at({r.approach, r.seed}).second;
+    auto it = low.find({r.approach, r.seed});
+    if (it == low.end()) {
+      r.sustained = false;
+      continue;
+    }
+    const double p99 = it->second.second;
     r.low_rate_p99_ms = p99;
-    const bool latency_ok = r.latency_p99_ms <= kCapacityLatencyFactor * p99;
+    const bool latency_ok = r.latency_p99_steady_ms && *r.latency_p99_steady_ms <= kCapacityLatencyFactor * p99;
     const bool steady = r.latency_growth_ms && *r.latency_growth_ms <= kCapacityGrowthFactor * p99;
     r.sustained = r.completed && r.errors.empty() && r.verdict == "precise" && latency_ok && steady;
   }

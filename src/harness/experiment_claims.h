@@ -48,8 +48,9 @@ inline constexpr double kClaimDoubleHighPct = 130.0;
 // "smaller queues": the exact rule's retained queue at most this fraction of the conservative one.
 inline constexpr double kClaimSmallerFactor = 0.9;
 
-// capacity: a rate is sustained when the run's sink p99 latency is at most this many times the
-// p99 of the same approach and seed at the lowest rate swept ...
+// capacity: a rate is sustained when the run's sink p99 latency after the warm-up
+// (ExperimentRow::latency_p99_steady_ms) is at most this many times that of the same approach and
+// seed at the lowest rate swept ...
 inline constexpr double kCapacityLatencyFactor = 2.0;
 // ... and its latency does not grow: the median latency of the run's last quarter exceeds that
 // of its second quarter by at most this many times that low-rate p99 (ExperimentRow::latency_growth_ms).
@@ -96,9 +97,9 @@ ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows);
 // Experiment 7: failure rows per approach (no sweep); `heartbeat_interval_ms` bounds how far
 // the approaches' detection times may lie apart (they share one failure detector).
 ClaimCheck check_recovery_breakdown(const std::vector<ExperimentRow>& rows, double heartbeat_interval_ms);
-// capacity: fills every row's low_rate_p99_ms (the p99 of its approach and seed at the lowest
-// rate_tps) and sustained (p99 <= kCapacityLatencyFactor x that, latency growth <=
-// kCapacityGrowthFactor x that, run completed); rows without a rate are left alone.
+// capacity: fills every row's low_rate_p99_ms (the steady p99 of its approach and seed at the
+// lowest rate_tps) and sustained (steady p99 <= kCapacityLatencyFactor x that, latency growth <=
+// kCapacityGrowthFactor x that, run completed and precise); rows without a rate are left alone.
 void annotate_capacity(std::vector<ExperimentRow>& rows);
 // The capacity of one approach in one seed: the highest rate_tps such that it and every lower
 // rate measured were sustained (0 when the lowest was not); per seed, over annotated rows.

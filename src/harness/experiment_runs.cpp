@@ -28,10 +28,15 @@ std::uint64_t counter_sum(const RunResult& result, const std::string& name) {
   return sum;
 }
 
-// The median latency of the last quarter of the delivery span minus the second quarter's.
-std::optional<double> latency_growth_ms(const RunResult& result) {
+// Latency after the warm-up: the p99 of the deliveries after the first quarter of the delivery
+// span, and the median latency of the last quarter minus the second quarter's.
+struct SteadyLatency {
+  std::optional<double> p99_ms, growth_ms;
+};
+SteadyLatency steady_latency(const RunResult& result) {
+  SteadyLatency out;
   const std::vector<Delivery>& d = result.deliveries;
-  if (d.size() < 8) return std::nullopt;
+  if (d.size() < 8) return out;
   TimeUs first = d.front().at_us, last = first;
   for (const Delivery& x : d) {
     first = std::min(first, x.at_us);
@@ -39,13 +44,19 @@ std::optional<double> latency_growth_ms(const RunResult& result) {
   }
   const TimeUs span = last - first;
   std::vector<double> second, fourth;
+  std::vector<TimeUs> after_warmup;
   for (const Delivery& x : d) {
-    const double latency_ms = ms_from_us(x.at_us - x.tuple.ts_us);
-    if (x.at_us >= first + span / 4 && x.at_us < first + span / 2) second.push_back(latency_ms);
-    else if (x.at_us >= first + span * 3 / 4) fourth.push_back(latency_ms);
+    const TimeUs latency_us = x.at_us - x.tuple.ts_us;
+    if (x.at_us >= first + span / 4) after_warmup.push_back(latency_us);
+    if (x.at_us >= first + span / 4 && x.at_us < first + span / 2) second.push_back(ms_from_us(latency_us));
+    else if (x.at_us >= first + span * 3 / 4) fourth.push_back(ms_from_us(latency_us));
   }
-  if (second.empty() || fourth.empty()) return std::nullopt;
-  return median_of(fourth) - median_of(second);
+  if (!after_warmup.empty()) {
+    std::sort(after_warmup.begin(), after_warmup.end());
+    out.p99_ms = ms_from_us(nearest_rank_percentile(after_warmup, 99.0));
+  }
+  if (!second.empty() && !fourth.empty()) out.growth_ms = median_of(fourth) - median_of(second);
+  return out;
 }
 
 // F minus the victim's last checkpoint before F.
@@ -171,6 +182,7 @@ std::vector<Column> columns() {
   real("throughput_tps", "{:.1f}", [](const ExperimentRow& r) { return std::optional<double>(r.throughput_tps); });
   real("latency_p50_ms", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p50_ms); });
   real("latency_p99_ms", "{:.3f}", [](const ExperimentRow& r) { return std::optional<double>(r.latency_p99_ms); });
+  real("latency_p99_steady_ms", "{:.3f}", [](const ExperimentRow& r) { return r.latency_p99_steady_ms; });
   real("latency_growth_ms", "{:.3f}", [](const ExperimentRow& r) { return r.latency_growth_ms; });
   real("low_rate_p99_ms", "{:.3f}", [](const ExperimentRow& r) { return r.low_rate_p99_ms; });
   c.push_back(Column{"sustained",
@@ -320,7 +332,9 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   r.throughput_tps = o.metrics.throughput_tps;
   r.latency_p50_ms = o.metrics.latency.p50_ms;
   r.latency_p99_ms = o.metrics.latency.p99_ms;
-  r.latency_growth_ms = latency_growth_ms(result);
+  const SteadyLatency steady = steady_latency(result);
+  r.latency_p99_steady_ms = steady.p99_ms;
+  r.latency_growth_ms = steady.growth_ms;
   r.bytes_total = o.metrics.overhead.bytes_total;
   r.messages_total = o.metrics.overhead.messages_total;
   r.cpu_s = o.metrics.overhead.cpu_s;

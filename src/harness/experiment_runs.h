@@ -99,13 +99,14 @@ struct ExperimentRow {
   // Throughput and latency.
   std::uint64_t tuples_in = 0, tuples_out = 0;
   double throughput_tps = 0, latency_p50_ms = 0, latency_p99_ms = 0;
-  // Whether latency grows over the run (a queue that grows): the median latency of the
-  // deliveries in the last quarter of the delivery span minus that of the second quarter (the
-  // first is left out as warm-up); absent with fewer than 8 deliveries.
-  std::optional<double> latency_growth_ms;
-  // Capacity (experiment capacity, filled after every run of the experiment is in): the p99
-  // latency of the same approach and seed at the lowest rate swept, and whether this run
-  // sustained its rate (experiment_claims.h, capacity_sustained).
+  // Latency after the warm-up (the first quarter of the delivery span, when the processes start
+  // and their queues settle, is left out): its p99, and whether it grows (a queue that grows):
+  // the median latency of the last quarter minus that of the second quarter. Absent with fewer
+  // than 8 deliveries.
+  std::optional<double> latency_p99_steady_ms, latency_growth_ms;
+  // Capacity (experiment capacity, filled after every run of the experiment is in): the steady
+  // p99 latency of the same approach and seed at the lowest rate swept, and whether this run
+  // sustained its rate (experiment_claims.h, annotate_capacity).
   std::optional<double> low_rate_p99_ms;
   std::optional<bool> sustained;
   // Overhead: data-plane bytes/messages, CPU seconds and tuples processed summed over every node;

@@ -226,7 +226,7 @@ std::vector<Definition> definitions() {
        {"approaches", "sweeps", "victim"},
        [](Planner& p, const Setup& s) { sweep_runs(p, s, false, false); },
        [](const std::vector<ExperimentRow>& rows, const Setup&) { return check_capacity(rows); },
-       {"latency_p99_ms", "latency_growth_ms", "sustained", "cpu_s"},
+       {"latency_p99_steady_ms", "latency_growth_ms", "sustained", "cpu_s"},
        false,
        [](std::vector<ExperimentRow>& rows) { annotate_capacity(rows); }},
       {{"recovery_vs_phase", "recovery time vs the failure's moment within the checkpoint interval",
