@@ -62,7 +62,8 @@ for approach in "${list[@]}"; do
   while kill -0 "$run" 2>/dev/null; do
     now=$(($(date +%s) - start))
     for pid in $(pgrep -f -- "node --topology $folder/tmp/" || true); do
-      name=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | sed -n '/^--name$/{n;p;}') || continue
+      # A process may end between pgrep and these reads: then it is skipped this second.
+      name=$({ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null | sed -n '/^--name$/{n;p;}') || continue
       rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
       fds=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l) || continue
       [ -n "$name" ] && [ -n "$rss" ] && echo "$now,$approach,$name,$pid,$rss,$fds" >>"$csv"

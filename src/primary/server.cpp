@@ -1,6 +1,7 @@
 #include "primary/server.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -97,6 +98,18 @@ void Server::trace_sent(Effects& eff, TimeUs now, NodeId to, const Message& body
                         .with(TraceKey::after_id, r->after_id);
     if (r->up_to > 0) e.with(TraceKey::last_id, r->up_to);
   }
+}
+
+void Server::count(const std::string& name, std::int64_t n) {
+  std::int64_t& c = counters_[name];
+  if (n > 0 && c > std::numeric_limits<std::int64_t>::max() - n) c = std::numeric_limits<std::int64_t>::max();
+  else if (n < 0 && c < std::numeric_limits<std::int64_t>::min() - n) c = std::numeric_limits<std::int64_t>::min();
+  else c += n;
+}
+
+std::int64_t Server::tuples_between(TupleId a, TupleId b) {
+  if (b <= a) return 0;
+  return static_cast<std::int64_t>(std::min<TupleId>(b - a, std::numeric_limits<std::int64_t>::max()));
 }
 
 TraceEvent& Server::trace(Effects& eff, TimeUs now, TraceKind kind) {
@@ -506,7 +519,7 @@ void Server::release_determinant_buffers() {
 
 void Server::trace_replay_gap(Effects& eff, TimeUs now, StreamId s, NodeId asker, TupleId after, TupleId trimmed,
                               const char* what) {
-  count("replay_gap_tuples", static_cast<std::int64_t>(trimmed - after));
+  count("replay_gap_tuples", tuples_between(after, trimmed));
   trace(eff, now, TraceKind::replay_gap)
       .with(TraceKey::stream, s)
       .with(TraceKey::peer, asker)

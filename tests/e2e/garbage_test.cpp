@@ -188,7 +188,7 @@ Flood flood(std::atomic<bool>& stop, std::size_t nodes) {
 
 }  // namespace
 
-TEST_CASE("garbage sent to every port of a running pipeline is counted and dropped; the run stays precise and nobody is taken for dead", "[e2e][garbage]") {
+TEST_CASE("garbage sent to every port of a running pipeline is counted and dropped, the run stays precise and nobody is taken for dead", "[e2e][garbage]") {
   for (const HaMode ha : {HaMode::upstream, HaMode::passive, HaMode::active}) {
     INFO("ha " << to_string(ha));
     auto plan = plan_of("", ha, 4.0);
