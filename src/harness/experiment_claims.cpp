@@ -483,7 +483,7 @@ void annotate_capacity(std::vector<ExperimentRow>& rows) {
     r.low_rate_p99_ms = p99;
     const bool latency_ok = r.latency_p99_steady_ms && *r.latency_p99_steady_ms <= kCapacityLatencyFactor * p99;
     const bool steady = r.latency_growth_ms && *r.latency_growth_ms <= kCapacityGrowthFactor * p99;
-    r.sustained = r.completed && r.errors.empty() && r.verdict == "precise" && latency_ok && steady;
+    r.sustained = r.completed && r.errors.empty() && r.verdict == "precise" && !r.disturbed && latency_ok && steady;
   }
 }
 
@@ -503,7 +503,7 @@ std::map<std::uint64_t, double> capacity_by_seed(const std::vector<ExperimentRow
   return out;
 }
 
-ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows) {
+ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows, bool shared_cores) {
   ClaimCheck c;
   std::map<std::string, std::map<std::uint64_t, double>> cap;
   std::map<std::string, double> median;
@@ -525,7 +525,9 @@ ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows) {
                                        (any ? (not_low.empty() ? std::string() : ": not " + not_low) : ": a row set is missing") + all);
   if (!any) return c;
   const double none = median["none"];
-  for (const std::string a : {"upstream", "passive"}) {
+  std::vector<std::string> near = {"upstream", "passive"};
+  if (!shared_cores) near.push_back("active");
+  for (const std::string& a : near) {
     const double ratio = none > 0 ? median[a] / none : 0.0;
     c.expect(ratio >= kClaimCapacityNearFactor,
              a + " sustains nearly the rate of no HA (" + a + " / none = " + kFactor(ratio) + ", needs >= " +
@@ -533,6 +535,7 @@ ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows) {
   }
   c.expect(median["active"] <= std::min(median["upstream"], median["passive"]),
            "active standby sustains the lowest rate of the HA approaches" + all);
+  if (!shared_cores) return c;
   const double ratio = none > 0 ? median["active"] / none : 0.0;
   c.expect(ratio >= kClaimCapacityHalfLow && ratio <= kClaimCapacityHalfHigh,
            "active standby, whose standbys repeat every operator's work on the same cores, sustains about half the rate "

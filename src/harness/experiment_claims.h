@@ -99,13 +99,18 @@ ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows);
 ClaimCheck check_recovery_breakdown(const std::vector<ExperimentRow>& rows, double heartbeat_interval_ms);
 // capacity: fills every row's low_rate_p99_ms (the steady p99 of its approach and seed at the
 // lowest rate_tps) and sustained (steady p99 <= kCapacityLatencyFactor x that, latency growth <=
-// kCapacityGrowthFactor x that, run completed and precise); rows without a rate are left alone.
+// kCapacityGrowthFactor x that, run completed, precise and undisturbed: a false takeover means
+// heartbeats came late, the node could not keep up); rows without a rate are left alone.
 void annotate_capacity(std::vector<ExperimentRow>& rows);
 // The capacity of one approach in one seed: the highest rate_tps such that it and every lower
 // rate measured were sustained (0 when the lowest was not); per seed, over annotated rows.
 std::map<std::uint64_t, double> capacity_by_seed(const std::vector<ExperimentRow>& rows, const std::string& approach);
 // Experiment 8: failure-free rows of none, upstream, passive, active swept over rate_tps, annotated.
-ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows);
+// `shared_cores`: every process of a run shares this machine's cores (real processes), so active
+// standby's standbys, which repeat all the processing, take cores from the primaries: it should
+// sustain about half of none's rate. Otherwise (the simulator: every node a machine of its own,
+// as in the paper) the standbys work elsewhere and active should sustain nearly none's rate too.
+ClaimCheck check_capacity(const std::vector<ExperimentRow>& rows, bool shared_cores);
 // Experiment 9: failure rows of passive and active swept over fail_offset_ms, with
 // since_checkpoint_ms; `checkpoint_interval_ms` is the network's.
 ClaimCheck check_recovery_vs_phase(const std::vector<ExperimentRow>& rows, double checkpoint_interval_ms);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -332,6 +333,22 @@ TEST_CASE("sweeps set their knobs and refuse values the network cannot take", "[
   CHECK_FALSE(t.settings.determinants);
   CHECK(apply_approach(t, "upstream_conservative") == "");
   CHECK(t.settings.trimming == TrimmingRule::conservative);
+  // The failure's moment moves, nothing of the network; 0 is the failure at fail_at_s itself.
+  CHECK(apply_sweep(t, "fail_offset_ms", 0) == "");
+  // load sets the source rate so that one operator tuple's cost keeps a server busy rho of the time.
+  t.settings.operator_cost_us_per_tuple = 100;
+  CHECK(apply_sweep(t, "load", 0.5) == "");
+  CHECK(t.fragments[0].source.rate_tps == 5000);
+  CHECK(apply_sweep(t, "load", 1.0).find("must be below 1") != std::string::npos);
+  t.settings.operator_cost_us_per_tuple = 0;
+  CHECK(apply_sweep(t, "load", 0.5).find("operator_cost_us_per_tuple is 0") != std::string::npos);
+  // chain_depth copies the first processing fragment (the Filter) into stage1 .. stageN.
+  Topology chain = default_topology();
+  CHECK(apply_sweep(chain, "chain_depth", 4) == "");
+  REQUIRE(chain.fragments.size() == 6);
+  CHECK(chain.fragments[4].name == "stage4");
+  CHECK(chain.fragments[4].operators[0].inputs == std::vector<std::string>{"s3"});
+  CHECK(apply_sweep(chain, "chain_depth", 33).find("must be from 1 to 32") != std::string::npos);
 }
 
 TEST_CASE("the recovery-vs-interval claim holds on rows of the paper's shape and names what differs otherwise",
@@ -473,6 +490,130 @@ TEST_CASE("the breakdown claim differs when a run's phases are out of order", "[
   rows[0].takeover_ms = 31.0;  // a takeover after the first new output
   CHECK(check_recovery_breakdown(rows, 10.0).line().find("upstream seed 1: detection 25.0 ms, takeover 31.0 ms") !=
         std::string::npos);
+}
+
+TEST_CASE("the capacity claim holds on the expected ordering and differs when active standby keeps up with no HA",
+          "[experiments][claims]") {
+  auto rate_row = [](const std::string& approach, double rate, bool sustained) {
+    ExperimentRow r;
+    r.approach = approach;
+    r.sweep = "rate_tps";
+    r.x = rate;
+    r.seed = 1;
+    r.sustained = sustained;
+    return r;
+  };
+  auto rows_with_active_up_to = [&](double active_max) {
+    std::vector<ExperimentRow> rows;
+    for (const std::string a : {"none", "upstream", "passive", "active"})
+      for (double rate : {1000.0, 2000.0, 3000.0, 4000.0})
+        rows.push_back(rate_row(a, rate, a != "active" || rate <= active_max));
+    return rows;
+  };
+  CHECK(check_capacity(rows_with_active_up_to(2000.0), true).line() == "claim holds");
+  // With a machine per node (the simulator) active standby should keep nearly none's rate.
+  CHECK(check_capacity(rows_with_active_up_to(4000.0), false).line() == "claim holds");
+  CHECK(check_capacity(rows_with_active_up_to(2000.0), false).line().find(
+            "active sustains nearly the rate of no HA (active / none = 0.50x, needs >= 0.80x") != std::string::npos);
+  // A rate above one that failed does not count, even when it was sustained.
+  std::vector<ExperimentRow> gap = rows_with_active_up_to(2000.0);
+  gap[1].sustained = false;  // none at 2000
+  CHECK(capacity_by_seed(gap, "none").at(1) == 1000.0);
+  const ClaimCheck same = check_capacity(rows_with_active_up_to(4000.0), true);
+  REQUIRE(same.differs.size() == 1);
+  CHECK(same.differs.front().find("sustains about half the rate of no HA (active / none = 1.00x, needs 0.35x .. 0.75x") !=
+        std::string::npos);
+  // Nothing sustained at the lowest rate differs too.
+  CHECK(check_capacity(rows_with_active_up_to(0.0), true).line().find("not active seed 1") != std::string::npos);
+}
+
+TEST_CASE("capacity: a rate is sustained when its steady p99 stays within 2x of the lowest rate's and does not grow",
+          "[experiments][claims]") {
+  auto run = [](double rate, double p99, double growth) {
+    ExperimentRow r;
+    r.approach = "none";
+    r.sweep = "rate_tps";
+    r.x = rate;
+    r.seed = 1;
+    r.completed = true;
+    r.verdict = "precise";
+    r.latency_p99_steady_ms = p99;
+    r.latency_growth_ms = growth;
+    return r;
+  };
+  std::vector<ExperimentRow> rows = {run(1000, 2.0, 0.1), run(2000, 3.9, 0.5), run(3000, 4.5, 0.2), run(4000, 3.0, 50.0),
+                                     run(5000, 2.0, 0.1)};
+  rows[4].disturbed = true;  // a false takeover: heartbeats came late
+  annotate_capacity(rows);
+  CHECK(rows[0].low_rate_p99_ms == 2.0);
+  CHECK(*rows[0].sustained);
+  CHECK(*rows[1].sustained);
+  CHECK_FALSE(*rows[2].sustained);  // p99 above 2x
+  CHECK_FALSE(*rows[3].sustained);  // latency grows: a growing queue
+  CHECK_FALSE(*rows[4].sustained);
+  CHECK(capacity_by_seed(rows, "none").at(1) == 2000.0);
+}
+
+TEST_CASE("the phase claim holds on a sawtooth and differs when passive standby ignores the checkpoint",
+          "[experiments][claims]") {
+  std::vector<ExperimentRow> rows;
+  for (double offset : {20.0, 100.0, 180.0, 220.0}) {
+    const double since = std::fmod(offset, 200.0);
+    ExperimentRow p = row("passive", "fail_offset_ms", offset, 10.0 + since / 2);
+    p.since_checkpoint_ms = since;
+    rows.push_back(p);
+    rows.push_back(row("active", "fail_offset_ms", offset, 12.0));
+  }
+  CHECK(check_recovery_vs_phase(rows, 200.0).line() == "claim holds");
+  for (ExperimentRow& r : rows)
+    if (r.approach == "passive") r.recovery_ms = 30.0;
+  const ClaimCheck c = check_recovery_vs_phase(rows, 200.0);
+  REQUIRE(c.differs.size() == 2);
+  CHECK(c.differs[0].find("1.00x, needs >= 1.20x") != std::string::npos);
+  CHECK(c.differs[1].find("not at fail_offset_ms 180 -> 220: 30.0 ms -> 30.0 ms") != std::string::npos);
+}
+
+TEST_CASE("the depth claim holds when only upstream backup grows with the chain and differs when a pair grows too",
+          "[experiments][claims]") {
+  std::vector<ExperimentRow> rows;
+  for (double depth : {2.0, 4.0, 8.0}) {
+    ExperimentRow u = row("upstream", "chain_depth", depth, 0);
+    u.replacement_output_ms = 10.0 * depth;
+    u.upstream_queue_tuples_max = static_cast<std::int64_t>(250 * depth);
+    rows.push_back(u);
+    for (const std::string a : {"passive", "active"}) {
+      ExperimentRow r = row(a, "chain_depth", depth, 0);
+      r.replacement_output_ms = 15.0;
+      rows.push_back(r);
+    }
+  }
+  CHECK(check_recovery_vs_depth(rows).line() == "claim holds");
+  for (ExperimentRow& r : rows)
+    if (r.approach == "passive") r.replacement_output_ms = 8.0 * *r.x;
+  const ClaimCheck c = check_recovery_vs_depth(rows);
+  REQUIRE(c.differs.size() == 1);
+  CHECK(c.differs.front().find("passive standby's recovery does not grow with the depth: medians span 48.0 ms") == 0);
+}
+
+TEST_CASE("the load claim holds when catch-up grows like 1/(1 - rho) and differs when it grows less",
+          "[experiments][claims]") {
+  auto load_rows = [](double upstream_at_high) {
+    std::vector<ExperimentRow> rows;
+    for (double rho : {0.3, 0.9}) {
+      for (const std::string a : {"passive", "upstream", "active"}) {
+        ExperimentRow r = row(a, "load", rho, 20.0);
+        r.catchup_reached_normal = true;
+        r.catchup_ms = a == "active" ? 12.0 : (rho == 0.3 ? 20.0 : (a == "upstream" ? upstream_at_high : 100.0));
+        rows.push_back(r);
+      }
+    }
+    return rows;
+  };
+  CHECK(check_recovery_vs_load(load_rows(120.0)).line() == "claim holds");
+  const ClaimCheck c = check_recovery_vs_load(load_rows(40.0));
+  REQUIRE(c.differs.size() == 1);
+  CHECK(c.differs.front().find("upstream backup's catch-up grows like 1/(1 - rho): 20.0 ms at rho 0.3 -> 40.0 ms at 0.9 "
+                               "(2.0x; 1/(1 - rho) grows 7.0x, needs >= 3.5x") == 0);
 }
 
 TEST_CASE("hapair experiment prints the claim outcome on its own line and lists the experiments", "[experiments][cli]") {
