@@ -51,9 +51,12 @@ def main(src, dst):
         width = (interval or 1.0) / 5.0
         bins = {}
         for x, y in pts:
-            bins.setdefault(int(x // width), []).append(y)
+            bins.setdefault(int(x // width), []).append((x, y))
         keys = sorted(bins)
-        hp.draw_errorbar(b, [(k + 0.5) * width for k in keys], [bins[k] for k in keys], colour, marker, n)
+        # Each bin's median drawn at the median time since the checkpoint of its runs (not at the
+        # bin's middle, which the interval estimated from the data need not match).
+        hp.draw_errorbar(b, [hp.median([x for x, _ in bins[k]]) for k in keys], [[y for _, y in bins[k]] for k in keys],
+                         colour, marker, n)
     b.set_xlabel("time since the victim's last checkpoint at the failure (ms)")
     b.set_ylabel("recovery time (ms)")
     b.set_ylim(bottom=0)
