@@ -202,10 +202,11 @@ TEST_CASE("a new restart-point generation from a consumer is owed a confirmation
   REQUIRE(out.size() == 1);
   CHECK(out[0].batch.tuples.empty());
   CHECK(out[0].batch.prev_id == 2);
-  CHECK(o.restart_points().at(kConsumerFragment).newest_generation() == 2);
+  CHECK(o.restart_points().stores().at(kConsumerFragment).newest_generation() == 2);
+  CHECK(out[0].batch.held_generation == 2);
   CHECK(o.confirm_forwarded(kConsumerFragment, 2));
   CHECK_FALSE(o.confirm_forwarded(kConsumerFragment, 1));
-  CHECK(o.forwarded_confirmed(kConsumerFragment) == 2);
+  CHECK(o.restart_points().forwarded_confirmed(kConsumerFragment) == 2);
 }
 
 TEST_CASE("the end of stream goes out after the last tuple and is acknowledged", "[roles][output_channel]") {
