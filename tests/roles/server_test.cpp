@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include "primary/server.h"
+#include "roles/role_test_support.h"
 
 using namespace hapair;
+using namespace hapair::test;
 
 namespace {
 
@@ -38,29 +40,8 @@ TupleBatch batch_of(StreamId s, TupleId prev, std::vector<double> values) {
   return b;
 }
 
-std::vector<TupleBatch> batches_to(const Effects& eff, NodeId to) {
-  std::vector<TupleBatch> out;
-  for (const auto& o : eff.sends)
-    if (o.to == to)
-      if (auto* b = std::get_if<TupleBatch>(&o.envelope.body)) out.push_back(*b);
-  return out;
-}
-
-template <typename T>
-std::vector<T> messages_to(const Effects& eff, NodeId to) {
-  std::vector<T> out;
-  for (const auto& o : eff.sends)
-    if (o.to == to)
-      if (auto* m = std::get_if<T>(&o.envelope.body)) out.push_back(*m);
-  return out;
-}
-
-std::vector<TupleId> ids(const std::vector<TupleBatch>& batches) {
-  std::vector<TupleId> out;
-  for (const auto& b : batches)
-    for (const auto& t : b.tuples) out.push_back(t.id);
-  return out;
-}
+std::vector<TupleBatch> batches_to(const Effects& eff, NodeId to) { return messages_to<TupleBatch>(eff, to); }
+std::vector<TupleId> ids(const std::vector<TupleBatch>& batches) { return ids_in(batches); }
 
 }  // namespace
 
