@@ -39,7 +39,7 @@ int bench_command(const Args& args) {
       ("batch-tuples", po::value<std::string>(&batch_text)->default_value(batch_text),
        "tuples per message, in both measurements, 1 .. 100000")
       ("repetitions", po::value<std::string>(&repetitions_text)->default_value(repetitions_text),
-       "runs of each measurement, 1 .. 100; the best counts")
+       "interleaved runs of both measurements, 1 .. 100; the median ratio counts, with its spread")
       ("timeout-s", po::value<std::string>(&timeout_text)->default_value(timeout_text),
        "give up on a measurement after this long, > 0 and <= 86400 s");
   po::variables_map vm;

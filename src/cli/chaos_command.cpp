@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "harness/chaos.h"
 #include "harness/input_checks.h"
+#include "harness/load.h"
 
 namespace hapair::cli {
 namespace {
@@ -42,7 +43,7 @@ int chaos_command(const Args& args) {
   namespace po = boost::program_options;
   ChaosOptions options;
   std::vector<std::string> approaches, faults, networks;
-  std::string pick = "turn", runs_text = "100", seed_text = "1", case_text, duration_text, timeout_text = "900";
+  std::string pick = "turn", runs_text = "100", seed_text = "1", case_text, duration_text, timeout_text = "900", jobs_text;
   bool no_isolate = false;
   po::options_description described("hapair chaos options");
   described.add_options()
@@ -64,6 +65,8 @@ int chaos_command(const Args& args) {
       ("run-timeout-s", po::value<std::string>(&timeout_text)->default_value("900"),
        "wall-clock bound of one run, > 0 and <= 86400 s; a run over it counts as hung")
       ("no-isolate", po::bool_switch(&no_isolate), "run every case in this process (default: each in a forked child)")
+      ("jobs", po::value<std::string>(&jobs_text),
+       "cases run at once, 1 .. 256 (default: every core with --driver sim, 1 with --driver real)")
       ("out", po::value<std::string>(&options.out_dir), "directory for chaos.csv, chaos.txt (with --case: the run's result files)");
   po::variables_map vm;
   try {
@@ -107,6 +110,11 @@ int chaos_command(const Args& args) {
     options.duration_s = real_number("--duration-s", duration_text, NumberRange{0.5, true, 600.0, "seconds"}, problems);
   if (auto t = real_number("--run-timeout-s", timeout_text, kTimeoutRange, problems)) options.run_timeout_s = *t;
   options.isolate = !no_isolate;
+  if (vm.count("jobs")) {
+    if (auto j = whole_number("--jobs", jobs_text, 1, 256, problems)) options.jobs = *j;
+  } else if (options.driver == "sim" && options.isolate) {
+    options.jobs = machine_cores();
+  }
   for (const auto& p : validate_chaos_options(options)) problems.push_back(p);
   if (!problems.empty()) return report_problems("hapair chaos", "bad options", problems);
 
@@ -118,7 +126,7 @@ int chaos_command(const Args& args) {
     std::fprintf(stderr, "run %zu/%zu (case %zu): %s\n", k + 1, n, c.index, c.description.c_str());
   };
   options.on_run = [](const ChaosRun& r) {
-    std::fprintf(stderr, "  -> %s, lost %llu, duplicates %llu%s: %s%s%s\n", r.verdict.c_str(),
+    std::fprintf(stderr, "  case %zu -> %s, lost %llu, duplicates %llu%s: %s%s%s\n", r.c.index, r.verdict.c_str(),
                  static_cast<unsigned long long>(r.lost), static_cast<unsigned long long>(r.duplicates),
                  r.completed ? "" : ", incomplete", to_string(r.klass), r.reason.empty() ? "" : ": ", r.reason.c_str());
   };

@@ -49,11 +49,18 @@ Topology one_hop_topology(const BenchOptions& options) {
   return t;
 }
 
-// The better of two measurements; a completed one beats one that did not complete, and among
-// failures the latest (its error is the one to report).
-ThroughputMeasurement best_of(const ThroughputMeasurement& best, ThroughputMeasurement next) {
-  if (best.completed && (!next.completed || next.tuples_per_s <= best.tuples_per_s)) return best;
-  return next;
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string spread(const std::vector<double>& v, double scale, const char* format) {
+  if (v.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return fmt::format(fmt::runtime(format), median(v) / scale) + " (" + fmt::format(fmt::runtime(format), *lo / scale) +
+         ".." + fmt::format(fmt::runtime(format), *hi / scale) + ")";
 }
 
 }  // namespace
@@ -68,13 +75,6 @@ BenchReport run_one_hop_bench(const BenchOptions& options) {
   }
 
   report.repetitions = std::max(options.repetitions, 1);
-  ThroughputMeasurement raw;
-  for (int i = 0; i < report.repetitions; ++i)
-    raw = best_of(raw, measure_raw_push_pull(options.tuples, options.batch_tuples, options.timeout_s));
-  report.raw_tuples_per_s = raw.tuples_per_s;
-  report.raw_seconds = raw.seconds;
-  if (!raw.completed) report.errors.push_back(raw.error);
-
   const Topology topology = one_hop_topology(options);
   Topology checked = topology;
   checked.fragments[0].source.rate_tps = kValidatedRateTps;
@@ -88,32 +88,37 @@ BenchReport run_one_hop_bench(const BenchOptions& options) {
   auto plan = std::make_shared<const Plan>(std::move(raised));
   const NodeId source = plan->node_id("source");
   const NodeId sink = plan->node_id("sink");
-  ThroughputMeasurement hop;
-  for (int i = 0; i < report.repetitions; ++i)
-    hop = best_of(hop, measure_one_hop(plan, source, sink, make_node_core, options.timeout_s));
-  report.hapair_tuples_per_s = hop.tuples_per_s;
-  report.hapair_seconds = hop.seconds;
-  if (hop.tuples > 0) report.hapair_bytes_per_tuple = hop.bytes / hop.tuples;
   // The source's schedule is in whole microseconds, so its count can differ slightly from the
   // requested one; every tuple it emits must arrive.
   const auto emitted = static_cast<std::int64_t>(
       source_tuple_count(plan->spec(plan->nodes[source].fragment).source, plan->settings().duration_s));
-  if (!hop.completed) report.errors.push_back(hop.error);
-  else if (hop.tuples != emitted)
-    report.errors.push_back("hapair delivered " + std::to_string(hop.tuples) + " tuples, but the source emits " +
-                            std::to_string(emitted));
-  if (raw.completed && hop.completed && raw.tuples_per_s > 0) report.ratio = hop.tuples_per_s / raw.tuples_per_s;
+  for (int i = 0; i < report.repetitions; ++i) {
+    const ThroughputMeasurement raw = measure_raw_push_pull(options.tuples, options.batch_tuples, options.timeout_s);
+    const ThroughputMeasurement hop = measure_one_hop(plan, source, sink, make_node_core, options.timeout_s);
+    if (!raw.completed) report.errors.push_back("raw, repetition " + std::to_string(i + 1) + ": " + raw.error);
+    if (!hop.completed) report.errors.push_back("hapair, repetition " + std::to_string(i + 1) + ": " + hop.error);
+    else if (hop.tuples != emitted)
+      report.errors.push_back("hapair delivered " + std::to_string(hop.tuples) + " tuples, but the source emits " +
+                              std::to_string(emitted));
+    if (!raw.completed || !hop.completed || hop.tuples != emitted || raw.tuples_per_s <= 0) continue;
+    report.raw_tuples_per_s.push_back(raw.tuples_per_s);
+    report.hapair_tuples_per_s.push_back(hop.tuples_per_s);
+    report.ratios.push_back(hop.tuples_per_s / raw.tuples_per_s);
+    if (hop.tuples > 0) report.hapair_bytes_per_tuple = hop.bytes / hop.tuples;
+  }
+  report.ratio = median(report.ratios);
   return report;
 }
 
 std::string format_bench_report(const BenchReport& r) {
   std::string out = fmt::format(
-      "one-hop throughput, {} tuples, {} tuples per message, tcp loopback, two threads in one process, best of {}\n"
-      "  raw ZeroMQ PUSH/PULL (40-byte records): {:>12.0f} tuples/s  ({:.3f} s)\n"
-      "  hapair source -> sink (cores, codec):   {:>12.0f} tuples/s  ({:.3f} s, {} wire bytes per tuple)\n"
-      "  ratio hapair / raw:                     {:>12.2f}  (target >= 0.50)\n",
-      r.tuples, r.batch_tuples, r.repetitions, r.raw_tuples_per_s, r.raw_seconds, r.hapair_tuples_per_s,
-      r.hapair_seconds, r.hapair_bytes_per_tuple, r.ratio);
+      "one-hop throughput, {} tuples, {} tuples per message, tcp loopback, two threads in one process;\n"
+      "{} interleaved repetitions ({} completed), median (min..max)\n"
+      "  raw ZeroMQ PUSH/PULL (40-byte records): {} M tuples/s\n"
+      "  hapair source -> sink (cores, codec):   {} M tuples/s ({} wire bytes per tuple)\n"
+      "  ratio hapair / raw, per repetition:     {}  (target >= 0.80)\n",
+      r.tuples, r.batch_tuples, r.repetitions, r.ratios.size(), spread(r.raw_tuples_per_s, 1e6, "{:.2f}"),
+      spread(r.hapair_tuples_per_s, 1e6, "{:.2f}"), r.hapair_bytes_per_tuple, spread(r.ratios, 1.0, "{:.2f}"));
   for (const std::string& e : r.errors) out += "  error: " + e + "\n";
   return out;
 }

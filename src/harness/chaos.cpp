@@ -17,11 +17,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -279,12 +282,38 @@ ChaosReport run_chaos(const ChaosOptions& options) {
   if (options.only_case) indexes.push_back(*options.only_case);
   else
     for (std::size_t i = 0; i < options.runs; ++i) indexes.push_back(i);
-  for (std::size_t k = 0; k < indexes.size(); ++k) {
-    const ChaosCase c = chaos_case(options, networks, indexes[k]);
-    if (options.on_case) options.on_case(k, indexes.size(), c);
-    ChaosRun r = options.isolate ? run_isolated(options, c) : run_chaos_case(options, c);
-    if (options.on_run) options.on_run(r);
-    report.runs.push_back(std::move(r));
+  if (options.jobs <= 1) {
+    for (std::size_t k = 0; k < indexes.size(); ++k) {
+      const ChaosCase c = chaos_case(options, networks, indexes[k]);
+      if (options.on_case) options.on_case(k, indexes.size(), c);
+      ChaosRun r = options.isolate ? run_isolated(options, c) : run_chaos_case(options, c);
+      if (options.on_run) options.on_run(r);
+      report.runs.push_back(std::move(r));
+    }
+  } else {
+    // `jobs` threads, each waiting for one forked child at a time (validate_chaos_options made
+    // sure runs are isolated): the work is in the children, the threads only wait and collect.
+    std::vector<ChaosCase> cases;
+    for (std::size_t index : indexes) cases.push_back(chaos_case(options, networks, index));
+    std::vector<std::optional<ChaosRun>> runs(cases.size());
+    std::mutex hooks;
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+      for (std::size_t k; (k = next++) < cases.size();) {
+        {
+          std::lock_guard<std::mutex> lock(hooks);
+          if (options.on_case) options.on_case(k, cases.size(), cases[k]);
+        }
+        ChaosRun r = run_isolated(options, cases[k]);
+        std::lock_guard<std::mutex> lock(hooks);
+        if (options.on_run) options.on_run(r);
+        runs[k] = std::move(r);
+      }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t j = 0; j < std::min(options.jobs, cases.size()); ++j) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    for (auto& r : runs) report.runs.push_back(std::move(*r));
   }
 
   if (!options.out_dir.empty()) {

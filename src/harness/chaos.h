@@ -80,6 +80,10 @@ struct ChaosOptions {
   // answered after run_timeout_s of wall-clock time is killed and counted as hung.
   bool isolate = true;
   double run_timeout_s = 900.0;
+  // Isolated runs at once (each a forked child): the simulator's cases are independent, so a
+  // campaign uses every core; the report is in case order whatever order they end in. Real runs
+  // take 1: two at once would disturb each other's timing.
+  std::size_t jobs = 1;
 
   // ---- hooks ----
   // Before each run: its position (from 0), the number of runs, the case.

@@ -283,6 +283,10 @@ std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
     problems.push_back("--runs " + std::to_string(o.runs) + ": must be from 1 to " + std::to_string(kChaosRunsMax));
   if (!(o.run_timeout_s > 0.0 && o.run_timeout_s <= 86'400.0))
     problems.push_back("--run-timeout-s " + shortest_text(o.run_timeout_s) + ": must be > 0 and <= 86400 s");
+  if (o.jobs == 0 || o.jobs > 256) problems.push_back("--jobs " + std::to_string(o.jobs) + ": must be from 1 to 256");
+  if (o.jobs > 1 && !o.isolate) problems.push_back("--jobs above 1 runs each case in its own child: not with --no-isolate");
+  if (o.jobs > 1 && o.driver == "real")
+    problems.push_back("--jobs above 1 needs --driver sim: real runs at once would disturb each other's timing");
   return problems;
 }
 

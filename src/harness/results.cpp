@@ -270,6 +270,19 @@ std::string metrics_csv(const RunResult& result) {
   return out;
 }
 
+std::string timeline_page(const RunResult& result, const SemanticsReport& semantics,
+                          const std::vector<Delivery>& reference, std::uint64_t seed, const std::string& version) {
+  const std::size_t entries = result.deliveries.size() + result.events.size();
+  if (entries <= kTimelineEntriesMax)
+    return timeline_html(timeline_data(result, semantics, reference, seed, version, timeline_title(result, seed)));
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hapair timeline</title></head><body>\n"
+      "<h1>{}</h1>\n<p>This run has {} outputs and {} trace events, more than the {} the timeline page draws. "
+      "Its trace is in trace.jsonl and events.csv, its output in output.csv, its figures in summary.json.</p>\n"
+      "</body></html>\n",
+      timeline_title(result, seed), result.deliveries.size(), result.events.size(), kTimelineEntriesMax);
+}
+
 std::string timeline_title(const RunResult& result, std::uint64_t seed) {
   if (!result.plan) return "hapair run";
   const Plan& plan = *result.plan;
@@ -293,8 +306,7 @@ std::string write_results(const std::string& dir, const RunResult& result, const
       {"trace.jsonl", trace_jsonl(result)},
       {"metrics.csv", metrics_csv(result)},
       {"config.toml", effective_config_text},
-      {"timeline.html",
-       timeline_html(timeline_data(result, semantics, reference, seed, version, timeline_title(result, seed)))},
+      {"timeline.html", timeline_page(result, semantics, reference, seed, version)},
   };
   for (const auto& [name, text] : files) {
     std::string error = write_file(base / name, text);

@@ -60,6 +60,11 @@ std::string write_results(const std::string& dir, const RunResult& result, const
                           std::uint64_t seed, const std::string& version, const std::vector<Delivery>& reference);
 // The heading of a run's timeline: approach, network, seed, driver and faults.
 std::string timeline_title(const RunResult& result, std::uint64_t seed);
+// A run with more outputs and trace events than this (a soak of half an hour) gets a short page
+// that says so instead of a timeline a browser could not hold.
+inline constexpr std::size_t kTimelineEntriesMax = 300'000;
+std::string timeline_page(const RunResult& result, const SemanticsReport& semantics,
+                          const std::vector<Delivery>& reference, std::uint64_t seed, const std::string& version);
 
 // The text of summary.json (what write_results() writes).
 std::string summary_json(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics,

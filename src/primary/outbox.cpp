@@ -1,11 +1,25 @@
 #include "primary/outbox.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace hapair {
 
 Outbox::Outbox(const NodeIdentity& node, const RouteTable& routes)
     : node_(node), routes_(routes), trace_data_plane_(node.settings().trace_level == TraceLevel::data) {}
+
+void Outbox::count(const std::string& name, std::int64_t n) {
+  std::int64_t& c = counters_[name];
+  if (n > 0 && c > std::numeric_limits<std::int64_t>::max() - n) c = std::numeric_limits<std::int64_t>::max();
+  else if (n < 0 && c < std::numeric_limits<std::int64_t>::min() - n) c = std::numeric_limits<std::int64_t>::min();
+  else c += n;
+}
+
+std::int64_t Outbox::tuples_between(TupleId a, TupleId b) {
+  if (b <= a) return 0;
+  return static_cast<std::int64_t>(std::min<TupleId>(b - a, std::numeric_limits<std::int64_t>::max()));
+}
 
 void Outbox::send(Effects& eff, TimeUs now, NodeId to, Message body) {
   HAPAIR_CHECK_MSG(to < node_.plan().nodes.size() && to != node_.self(), "send to node " << to << " from " << node_.self());

@@ -33,7 +33,11 @@ class Outbox {
   //   trace(eff, now, TraceKind::detection).with(TraceKey::failed, p);
   // A data-plane kind is recorded only at trace_level data (the returned event is then dropped).
   TraceEvent& trace(Effects& eff, TimeUs now, TraceKind kind);
-  void count(const std::string& name, std::int64_t n = 1) { counters_[name] += n; }
+  // Adds to a counter, saturating at the int64 range: a peer's absurd ids (a ReplayRequest after
+  // id 3 when 2^62 were sent) must not overflow a count (found by fuzz/envelope_fuzz).
+  void count(const std::string& name, std::int64_t n = 1);
+  // A count of tuples between two ids (b above a), for count(): at most INT64_MAX.
+  static std::int64_t tuples_between(TupleId a, TupleId b);
 
   // Whether data-plane trace kinds are recorded (trace_level = data).
   bool traces_data_plane() const { return trace_data_plane_; }

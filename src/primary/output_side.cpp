@@ -128,7 +128,7 @@ void OutputSide::on_level1_ack(TimeUs, NodeId from, const Level1Ack& ack) {
 
 void OutputSide::trace_replay_gap(Effects& eff, TimeUs now, StreamId s, NodeId asker, TupleId after, TupleId trimmed,
                                   const char* what) {
-  outbox_.count("replay_gap_tuples", static_cast<std::int64_t>(trimmed - after));
+  outbox_.count("replay_gap_tuples", Outbox::tuples_between(after, trimmed));
   outbox_.trace(eff, now, TraceKind::replay_gap)
       .with(TraceKey::stream, s)
       .with(TraceKey::peer, asker)

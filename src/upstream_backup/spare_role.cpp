@@ -182,7 +182,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     if (!after.count(s)) after[s] = o.trimmed_up_to;
     if (after[s] < o.trimmed_up_to) {
       // The upstream no longer holds what the restart point needs: a gap we cannot avoid.
-      server_.count("replay_gap_tuples", static_cast<std::int64_t>(o.trimmed_up_to - after[s]));
+      server_.count("replay_gap_tuples", Outbox::tuples_between(after[s], o.trimmed_up_to));
       server_.trace(eff, now, TraceKind::replay_gap)
           .with(TraceKey::stream, s)
           .with(TraceKey::after_id, after[s])

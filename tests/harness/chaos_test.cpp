@@ -193,8 +193,17 @@ TEST_CASE("chaos options are validated all at once", "[chaos]") {
   o.networks = {"nowhere"};
   o.duration_s = 0.1;
   o.runs = 0;
+  o.jobs = 4;
+  o.isolate = false;
   const auto problems = validate_chaos_options(o);
-  CHECK(problems.size() == 5);
+  // Each of the five, and --jobs without isolation; --jobs with a driver that is not sim (the
+  // unknown "cloud") is not refused for being real.
+  CHECK(problems.size() == 6);
+  ChaosOptions real;
+  real.driver = "real";
+  real.jobs = 2;
+  REQUIRE(validate_chaos_options(real).size() == 1);
+  CHECK(validate_chaos_options(real)[0].find("needs --driver sim") != std::string::npos);
 }
 
 // ---- classification ----------------------------------------------------------------------
@@ -449,6 +458,21 @@ TEST_CASE("the same chaos seed twice writes an identical chaos.csv", "[chaos]") 
   CHECK(chaos_csv(a) == csv_a);
   CHECK(std::count(csv_a.begin(), csv_a.end(), '\n') == 13);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("runs at once (--jobs) give the same report, in case order, as one at a time", "[chaos]") {
+  ChaosOptions o = sim_options(11, 12);
+  o.isolate = true;
+  const ChaosReport one = run_chaos(o);
+  o.jobs = 3;
+  std::vector<std::size_t> started;
+  o.on_case = [&](std::size_t k, std::size_t, const ChaosCase&) { started.push_back(k); };
+  const ChaosReport three = run_chaos(o);
+  CHECK(started.size() == 12);
+  REQUIRE(three.runs.size() == 12);
+  for (std::size_t i = 0; i < 12; ++i) CHECK(three.runs[i].c.index == i);
+  CHECK(chaos_csv(three) == chaos_csv(one));
+  CHECK(chaos_table(three) == chaos_table(one));
 }
 
 TEST_CASE("a single case repeats exactly the run of the campaign, in the library and from the command line", "[chaos]") {

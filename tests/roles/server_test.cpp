@@ -3,6 +3,8 @@
 // dropped by tuple id, upstream servers re-route and replay after a takeover).
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "primary/server.h"
 #include "roles/role_test_support.h"
 
@@ -174,4 +176,19 @@ TEST_CASE("held output goes out only as the release gate moves forward", "[roles
   Effects rest;
   server.outputs().pump(2, rest);
   CHECK(ids(batches_to(rest, f.aggregate)) == std::vector<TupleId>{3});
+}
+
+TEST_CASE("counters saturate instead of overflowing, whatever ids a peer names (found by envelope_fuzz)", "[roles][server]") {
+  const Fixture f(HaMode::upstream);
+  Server s(f.plan, f.filter);
+  const auto max = std::numeric_limits<std::int64_t>::max();
+  s.count("replay_gap_tuples", max - 5);
+  s.count("replay_gap_tuples", max - 5);
+  CHECK(s.metrics().at("replay_gap_tuples") == max);
+  s.count("replay_gap_tuples", 1);
+  CHECK(s.metrics().at("replay_gap_tuples") == max);
+  CHECK(Outbox::tuples_between(3, 3) == 0);
+  CHECK(Outbox::tuples_between(9, 3) == 0);
+  CHECK(Outbox::tuples_between(3, 9) == 6);
+  CHECK(Outbox::tuples_between(0, std::numeric_limits<TupleId>::max()) == max);
 }
