@@ -45,10 +45,10 @@ class ActivePrimarySide : public StatelessPrimarySide {
   void after_processing(TimeUs now, Effects& eff) override {
     if (determinants_) {
       determinants_->after_processing(now, eff);
-    } else if (server_.fragment() && server_.fragment()->is_nondeterministic()) {
+    } else if (nondeterministic()) {
       // Without a standby that follows them, the Union's recorded choices are of no use: drop
       // them so they do not pile up (a rejoining standby is bootstrapped from a checkpoint).
-      (void)server_.fragment()->take_determinants();
+      drop_determinants();
     }
   }
 
@@ -59,7 +59,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
   // Bootstrap: my full state now, then input from upstream after its input positions, then the
   // determinants of everything I do from here on.
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
-    if (server_.fragment()->is_nondeterministic()) (void)server_.fragment()->take_determinants();
+    if (nondeterministic()) drop_determinants();
     CheckpointContent state = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr);
     const Bytes payload = serialize_checkpoint(state);
     for (auto& c : chunk_checkpoint(state.id, false, 0, payload,
@@ -85,8 +85,13 @@ class ActivePrimarySide : public StatelessPrimarySide {
   }
 
  private:
-  bool ships_determinants() const {
-    return server_.node().settings().determinants && server_.fragment()->is_nondeterministic();
+  bool nondeterministic() const {
+    const Fragment* fragment = server_.workload().fragment();
+    return fragment && fragment->is_nondeterministic();
+  }
+  bool ships_determinants() const { return server_.node().settings().determinants && nondeterministic(); }
+  void drop_determinants() {
+    server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { (void)f.take_determinants(); });
   }
 
   std::optional<DeterminantShipper> determinants_;  // a non-deterministic fragment's live standby

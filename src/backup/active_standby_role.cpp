@@ -3,44 +3,34 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "primary/takeover.h"
-#include "primary/checkpoint_state.h"
 #include "backup/approaches.h"
+#include "primary/checkpoint_state.h"
 #include "primary/primary_role.h"
+#include "primary/takeover.h"
 
 namespace hapair {
 
-ActiveStandbyRole::ActiveStandbyRole(Server& server, bool bootstrapping)
-    : server_(server),
-      watch_(server),
-      bootstrapping_(bootstrapping) {}
-
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
+  const bool determinants = server_.node().settings().determinants;
+  // This copy follows the primary's interleaving (its determinants), so its output ids are the
+  // primary's. Without determinants they may name other tuples than the primary's, so the
+  // downstream's acknowledgements say nothing exact about my log: keep a margin of one
+  // flow-control window, which covers how far the two interleavings can drift apart.
+  if (determinants) server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { f.set_follow_determinants(true); });
+  const Fragment* fragment = server_.workload().fragment();
+  if (!determinants && fragment && fragment->is_nondeterministic())
+    server_.outputs().set_trim_margin(static_cast<TupleId>(server_.node().settings().inflight_tuples_max));
   server_.trace(eff, now, TraceKind::start)
       .with(TraceKey::role, Role::active_backup)
       .with(TraceKey::ha, HaMode::active)
-      .with(TraceKey::determinants, server_.node().settings().determinants);
+      .with(TraceKey::determinants, determinants);
 }
 
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
-  if (!successor_) watch_.send_heartbeat(now, eff);
-  if (!successor_ && watch_.check(now, eff)) {
-    if (bootstrapping_) {
-      // The primary died before this standby had its state: nothing to take over with.
-      server_.count("takeover_impossible_while_bootstrapping");
-      server_.trace(eff, now, TraceKind::detection)
-          .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
-          .with(TraceKey::detector, Detector::heartbeat)
-          .with(TraceKey::silent_us, now - watch_.last_heard_us())
-          .with_text("not bootstrapped: cannot take over");
-      return;
-    }
-    take_over(now, eff, Detector::heartbeat);
-    return;
-  }
-  server_.process_input(now, eff);
-  server_.send_level0_acks(now, eff, false);
+  if (watch_primary(now, eff)) return;
+  server_.workload().run(now, eff);
+  server_.inputs().send_level0_acks(now, eff, false);
   next_retransmit_us_ = server_.retransmit(now, eff);
 }
 
@@ -61,7 +51,7 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           if (from_primary && bootstrapping_) on_bootstrap_chunk(now, from, m, eff);
           else server_.count("unexpected_checkpoint_dropped");
         } else if constexpr (std::is_same_v<T, TupleBatch>) {
-          server_.accept_batch(now, from, m, eff);
+          server_.inputs().accept_batch(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Determinants>) {
           if (!from_primary) {
             server_.count("unexpected_determinants_dropped");
@@ -70,15 +60,15 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           // Acknowledge what is applied, cumulatively: records after a lost batch are not applied
           // (the primary re-sends from the gap), so acknowledging them would release output this
           // copy cannot reproduce.
-          const std::uint64_t applied = server_.apply_determinants(m);
+          const std::uint64_t applied = apply_determinants(m);
           if (applied > 0) server_.send(eff, now, from, DeterminantAck{m.op_index, applied});
         } else if constexpr (std::is_same_v<T, Level0Ack>) {
-          server_.on_level0_ack(now, from, m);
+          server_.outputs().on_level0_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
-          server_.on_level1_ack(now, from, m);
+          server_.outputs().on_level1_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Redirect>) {
           // A consumer's primary subscribes its rejoined standby: I track it, as my primary sends.
-          server_.on_redirect(now, from, m, eff);
+          server_.outputs().on_redirect(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (auto next = standby_learns_takeover(server_, now, m, eff, !bootstrapping_)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
@@ -87,8 +77,30 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
         }
       },
       env.body);
-  server_.process_input(now, eff);
-  server_.send_level0_acks(now, eff, false);
+  server_.workload().run(now, eff);
+  server_.inputs().send_level0_acks(now, eff, false);
+}
+
+std::uint64_t ActiveStandbyRole::apply_determinants(const Determinants& d) {
+  std::uint64_t before = 0;
+  std::uint64_t after = 0;
+  const bool applied = server_.workload().act_on_fragment([&](Fragment& f, FragmentOutputs& outs) {
+    before = f.determinants_applied(d.op_index);
+    f.add_determinants(d, outs);
+    after = f.determinants_applied(d.op_index);
+  });
+  if (!applied) {
+    server_.count("unexpected_determinants_dropped");
+    return 0;
+  }
+  server_.count("determinant_records_applied", static_cast<std::int64_t>(after - before));
+  if (after - before < d.records.size())
+    server_.count("determinant_records_not_applied", static_cast<std::int64_t>(d.records.size() - (after - before)));
+  return after;
+}
+
+void ActiveStandbyRole::release_determinant_buffers() {
+  server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs& outs) { f.release_buffered(outs); });
 }
 
 void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff) {
@@ -100,36 +112,32 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
     return;
   }
   // The primary recorded its interleaving; from here on this copy follows it.
-  if (server_.fragment() && server_.node().settings().determinants) server_.fragment()->set_follow_determinants(true);
-  server_.track_consumers_without_sending();
+  if (server_.node().settings().determinants)
+    server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { f.set_follow_determinants(true); });
+  server_.outputs().track_consumers_without_sending();
   bootstrapping_ = false;
   server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
-void ActiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
-  if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
+void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   if (bootstrapping_) {
+    // The primary died before this standby had its state: nothing to take over with.
     server_.count("takeover_impossible_while_bootstrapping");
     server_.trace(eff, now, TraceKind::detection)
-        .with(TraceKey::failed, primary)
-        .with(TraceKey::detector, lost.detector)
+        .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
+        .with(TraceKey::detector, detector)
         .with(TraceKey::silent_us, now - watch_.last_heard_us())
         .with_text("not bootstrapped: cannot take over");
     return;
   }
-  take_over(now, eff, lost.detector);
-}
-
-void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
   begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
-  const bool follow = server_.node().settings().determinants && server_.fragment() &&
-                      server_.fragment()->is_nondeterministic();
-  if (follow) server_.release_determinant_buffers();
+  const Fragment* fragment = server_.workload().fragment();
+  const bool follow = server_.node().settings().determinants && fragment && fragment->is_nondeterministic();
+  if (follow) release_determinant_buffers();
   // Fill whatever was in flight to me when the primary died.
-  server_.request_replay(now, eff, {}, 0);
-  const bool exact = !server_.fragment() || server_.fragment()->klass() != OperatorClass::arbitrary || follow;
+  server_.inputs().request_replay(now, eff, {}, 0);
+  const bool exact = !fragment || fragment->klass() != OperatorClass::arbitrary || follow;
   server_.trace(eff, now, TraceKind::takeover).with(TraceKey::ha, HaMode::active).with(TraceKey::exact_ids, exact);
   PrimaryOptions options;
   options.took_over = true;
@@ -139,7 +147,7 @@ void ActiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
 
 TimeUs ActiveStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  return std::min({watch_.next_wakeup_us(), server_.next_ack_due_us(), next_retransmit_us_});
+  return std::min({watch_.next_wakeup_us(), server_.inputs().next_ack_due_us(), next_retransmit_us_});
 }
 
 }  // namespace hapair

@@ -10,36 +10,39 @@
 // sending to the dead primary.
 //
 // Invariants: the standby never sends output before it takes over; determinants are
-// acknowledged only once stored.
+// acknowledged only once applied (cumulatively: records after a lost one are not); without
+// determinants, its log keeps one flow-control window more than acknowledgements allow.
 #pragma once
 
-#include "primary/primary_watch.h"
 #include "primary/checkpoint.h"
-#include "primary/role.h"
+#include "primary/standby_role.h"
 
 namespace hapair {
 
-class ActiveStandbyRole : public RoleBehaviour {
+class ActiveStandbyRole : public StandbyRole {
  public:
   // bootstrapping: a rejoined standby that must first install its primary's full checkpoint.
-  explicit ActiveStandbyRole(Server& server, bool bootstrapping = false);
+  explicit ActiveStandbyRole(Server& server, bool bootstrapping = false)
+      : StandbyRole(server), bootstrapping_(bootstrapping) {}
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
-  void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
-  std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
  private:
-  void take_over(TimeUs now, Effects& eff, Detector detector);
+  // Takes over (not while bootstrapping: without the primary's state there is nothing to take
+  // over with).
+  void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
   void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
+  // Applies the primary's determinants to my following fragment; outputs go to my log. Returns
+  // the number of the last record now applied for d.op_index (cumulative; 0: none).
+  std::uint64_t apply_determinants(const Determinants& d);
+  // At takeover: stop following and emit what waited for determinants, in arrival order.
+  void release_determinant_buffers();
 
-  Server& server_;
-  PrimaryWatch watch_;
   bool bootstrapping_ = false;
   CheckpointAssembler assembler_;
   TimeUs next_retransmit_us_ = kNever;
-  std::unique_ptr<RoleBehaviour> successor_;
 };
 
 }  // namespace hapair

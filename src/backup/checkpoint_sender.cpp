@@ -4,15 +4,15 @@ namespace hapair {
 
 CheckpointSender::CheckpointSender(Server& server, NodeId standby, bool restoring)
     : server_(server), standby_(standby), restoring_(restoring) {
-  hold_output_ = server_.fragment() && server_.fragment()->klass() == OperatorClass::arbitrary;
+  const Fragment* fragment = server_.workload().fragment();
+  hold_output_ = fragment && fragment->klass() == OperatorClass::arbitrary;
 }
 
 void CheckpointSender::on_start(TimeUs now) {
   next_due_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
   // What was produced before this standby existed is released already (nothing, at the start
   // of a run); from here on an arbitrary fragment's output waits for a covering checkpoint.
-  if (hold_output_)
-    server_.hold_outputs();
+  if (hold_output_) server_.outputs().hold_all();
 }
 
 void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
@@ -42,7 +42,7 @@ void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
   next_due_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
   CheckpointContent content = capture_checkpoint(server_, id, delta ? &*base_ : nullptr);
   std::vector<std::uint64_t> versions;
-  if (server_.fragment()) versions = server_.fragment()->state_versions();
+  if (const Fragment* fragment = server_.workload().fragment()) versions = fragment->state_versions();
   const Bytes payload = serialize_checkpoint(content);
   auto chunks = chunk_checkpoint(id, delta, content.base_id, payload,
                                  static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
@@ -85,7 +85,7 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
       server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}, {}});
   }
   if (hold_output_)
-    for (const auto& o : c.outputs) server_.release_output(o.stream, o.last_id);
+    for (const auto& o : c.outputs) server_.outputs().release(o.stream, o.last_id);
   base_ = base_of(c, in_flight_->versions);
   if (restoring_) {
     restoring_ = false;

@@ -7,13 +7,13 @@ DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_
 void DeterminantShipper::on_start() {
   // Output produced before this standby existed is released already; later output waits for
   // the standby's acknowledgement of the determinants it depends on.
-  server_.hold_outputs();
+  server_.outputs().hold_all();
 }
 
 void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
-  Fragment* f = server_.fragment();
-  if (!f) return;
-  for (auto& d : f->take_determinants()) {
+  std::vector<Determinants> taken;
+  if (!server_.workload().act_on_fragment([&](Fragment& f, FragmentOutputs&) { taken = f.take_determinants(); })) return;
+  for (auto& d : taken) {
     if (d.records.empty()) continue;
     sent_[d.op_index] = d.first_seq + d.records.size() - 1;
     server_.count("determinant_records_sent", static_cast<std::int64_t>(d.records.size()));
@@ -83,7 +83,7 @@ void DeterminantShipper::release() {
     if (!covered) break;
     for (const auto& [s, id] : h.up_to) {
       const ReleaseGate& gate = server_.outputs().at(s).gate();
-      if (!gate.held() || id > gate.limit()) server_.release_output(s, id);
+      if (!gate.held() || id > gate.limit()) server_.outputs().release(s, id);
     }
     holds_.pop_front();
   }

@@ -67,7 +67,7 @@ class PassivePrimarySide : public StatelessPrimarySide {
 
   // A level-1 ack of everything processed, to every node of each producer, when anything moved.
   void direct_acks(TimeUs now, Effects& eff) {
-    if (!server_.fragment() || server_.processing_paused()) return;
+    if (!server_.workload().fragment() || server_.workload().paused()) return;
     const auto acked = acked_positions(server_);
     std::map<StreamId, TupleId> processed;
     for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();

@@ -8,18 +8,12 @@
 
 namespace hapair {
 
-PassiveStandbyRole::PassiveStandbyRole(Server& server)
-    : server_(server), watch_(server) {}
-
 void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
   server_.trace(eff, now, TraceKind::start).with(TraceKey::role, Role::passive_backup).with(TraceKey::ha, HaMode::passive);
 }
 
-void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
-  if (!successor_) watch_.send_heartbeat(now, eff);
-  if (!successor_ && watch_.check(now, eff)) take_over(now, eff, Detector::heartbeat);
-}
+void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) { watch_primary(now, eff); }
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
@@ -63,13 +57,7 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
-void PassiveStandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
-  if (successor_ || lost.peer != primary || primary == server_.node().self()) return;
-  take_over(now, eff, lost.detector);
-}
-
-void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) {
+void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   const NodeId old = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
   (void)old;
   std::string how = "state=empty";
@@ -83,10 +71,10 @@ void PassiveStandbyRole::take_over(TimeUs now, Effects& eff, Detector detector) 
       how = "state=empty checkpoint_install_failed";
     }
   } else {
-    server_.reset_fragment();
+    server_.workload().reset();
   }
   // Re-send after the checkpoint's input positions (what the installed state has processed).
-  server_.request_replay(now, eff, {}, 0);
+  server_.inputs().request_replay(now, eff, {}, 0);
   server_.trace(eff, now, TraceKind::takeover)
       .with(TraceKey::ha, HaMode::passive)
       .with(TraceKey::exact_ids, true)

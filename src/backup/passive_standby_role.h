@@ -12,35 +12,26 @@
 // is never installed (counted); the standby takes over at most once.
 #pragma once
 
-#include <algorithm>
-
-#include "primary/primary_watch.h"
 #include "primary/checkpoint_state.h"
-#include "primary/role.h"
+#include "primary/standby_role.h"
 
 namespace hapair {
 
-class PassiveStandbyRole : public RoleBehaviour {
+class PassiveStandbyRole : public StandbyRole {
  public:
-  explicit PassiveStandbyRole(Server& server);
+  explicit PassiveStandbyRole(Server& server) : StandbyRole(server) {}
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
-  void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
-  TimeUs next_wakeup_us() const override {
-    return successor_ ? kNever : watch_.next_wakeup_us();
-  }
-  std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
+  TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_.next_wakeup_us(); }
 
  private:
   void on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
-  void take_over(TimeUs now, Effects& eff, Detector detector);
+  // Installs the last checkpoint and becomes the primary.
+  void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
 
-  Server& server_;
-  PrimaryWatch watch_;
   CheckpointAssembler assembler_;
   InstalledCheckpoint installed_;
-  std::unique_ptr<RoleBehaviour> successor_;
 };
 
 }  // namespace hapair

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "harness/input_checks.h"
 
 namespace hapair::cli {
@@ -49,11 +51,7 @@ std::optional<std::uint64_t> whole_number(const std::string& option, const std::
 
 namespace {
 
-std::string number_text(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.15g", v);
-  return buf;
-}
+std::string number_text(double v) { return fmt::format("{:.15g}", v); }
 
 }  // namespace
 

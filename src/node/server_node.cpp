@@ -24,13 +24,11 @@ ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self)
 
 Effects ServerNode::handle(TimeUs now, const Event& event) {
   Effects eff;
-  const std::uint64_t work_before = server_.tuples_processed_total();
-  const std::uint64_t operator_work_before = server_.operator_tuples_total();
   std::visit(
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, Start>) {
-          server_.set_driver_watches_partner(e.driver_watches_partner);
+          server_.pair().set_driver_watches_partner(e.driver_watches_partner);
           if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_, approach_);
           role_->on_start(now, eff);
         } else if constexpr (std::is_same_v<T, Tick>) {
@@ -45,7 +43,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
             return;
           }
           // An older epoch: dropped (counted), and the sender told who is primary now.
-          if (!server_.is_current(now, env, eff)) return;
+          if (!server_.pair().is_current(now, env, eff)) return;
           if (auto implied = server_.routes().implied_takeover(env)) {
             // The sender speaks in a newer epoch than we know: its Takeover was lost. Apply it
             // first, exactly as if it had arrived.
@@ -63,10 +61,6 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
   swap_roles(now, eff);
   server_.end_event(now, eff);
   eff.wake_at(role_->next_wakeup_us());
-  eff.finished = server_.finished();
-  eff.tuples_processed = server_.tuples_processed_total() - work_before;
-  eff.operator_tuples = server_.operator_tuples_total() - operator_work_before;
-  if (!server_.fatal_error().empty()) eff.fatal_error = server_.fatal_error();
   return eff;
 }
 

@@ -16,7 +16,7 @@ void StatelessPrimarySide::on_start(TimeUs now, NodeId /*standby*/) {
 void StatelessPrimarySide::on_tick(TimeUs now, Effects& /*eff*/) {
   if (now < next_forget_us_) return;
   // Cause bookkeeping of outputs every consumer has acknowledged is never needed again.
-  if (server_.fragment()) server_.fragment()->forget_up_to(acked_positions(server_));
+  server_.workload().forget_causes_up_to(acked_positions(server_));
   next_forget_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
 }
 

@@ -8,7 +8,7 @@ CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, con
   CheckpointContent c;
   c.id = id;
   c.epoch = server.routes().epoch();
-  const Fragment* fragment = server.fragment();
+  const Fragment* fragment = server.workload().fragment();
   const bool delta = delta_base != nullptr && fragment != nullptr;
   c.delta = delta;
   c.base_id = delta ? delta_base->id : 0;
@@ -81,14 +81,9 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointCon
 }
 
 bool install_checkpoint(Server& server, const CheckpointContent& full) {
-  if (server.node().kind() == FragmentKind::operators) {
-    server.reset_fragment();
-    if (!server.fragment()->restore(full.fragment_state)) {
-      server.reset_fragment();
-      return false;
-    }
-  }
-  server.install_positions(full);
+  if (!server.workload().restore(full.fragment_state)) return false;
+  server.inputs().restore(full.inputs);
+  server.outputs().restore(full.outputs);
   return true;
 }
 

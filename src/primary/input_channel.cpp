@@ -90,18 +90,16 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, 
   return queued;
 }
 
-void InputChannel::processed_tuple(const Tuple& t, TimeUs retention_us) {
+void InputChannel::processed_tuple(const Tuple& t) {
   HAPAIR_CHECK_MSG(queued_ > 0, "stream " << stream_ << " processed tuple " << t.id << " with nothing queued");
   --queued_;
   processed_ = t.id;
   ++processed_since_ack_;
-  if (retention_us > 0) {
-    horizon_.emplace_back(t.id, t.ts_us);
-    while (!horizon_.empty() && horizon_.front().second < t.ts_us - retention_us) {
-      beyond_horizon_ = horizon_.front().first;
-      horizon_.pop_front();
-    }
-  }
+  if (horizon_) horizon_->processed(t.id, t.ts_us);
+}
+
+void InputChannel::keep_horizon(TimeUs retention_us) {
+  if (!horizon_) horizon_.emplace(retention_us);
 }
 
 std::optional<Level0Ack> InputChannel::level0_due(TimeUs now, TimeUs interval_us, std::size_t half_window, bool force) {

@@ -17,6 +17,7 @@
 
 #include "protocols/duplicate_filter.h"
 #include "protocols/messages.h"
+#include "upstream_backup/conservative_horizon.h"
 
 namespace hapair {
 
@@ -66,8 +67,9 @@ class InputChannel {
   // Upstream backup: the newest restart-point generation the producer's primary says it holds
   // from us (TupleBatch.held_generation); reset when the producer's primary changes.
   std::uint64_t held_generation() const { return held_generation_; }
-  // Conservative trimming: the last processed id that fell out of the retention horizon.
-  TupleId beyond_horizon() const { return beyond_horizon_; }
+  // Conservative trimming (keep_horizon): the last processed id that fell out of the retention
+  // horizon (0 when none, or when no horizon is kept).
+  TupleId beyond_horizon() const { return horizon_ ? horizon_->beyond() : 0; }
   bool awaiting_producer() const { return awaiting_producer_; }
 
   // A batch from the producer's current primary: duplicates dropped, the rest appended to
@@ -76,10 +78,13 @@ class InputChannel {
   Accepted accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits, std::deque<InputItem>& queue,
                   NodeId from = kNoNode);
 
-  // The workload took a tuple (or the end of stream) of this stream. retention_us > 0: keep the
-  // conservative-trimming horizon.
-  void processed_tuple(const Tuple& t, TimeUs retention_us);
+  // The workload took a tuple (or the end of stream) of this stream.
+  void processed_tuple(const Tuple& t);
   void processed_end_of_stream() { eos_processed_ = true; }
+  // From now on, follow the conservative trimming rule's horizon of `retention_us` over the
+  // processed tuples (upstream backup without cause functions asks for it); a horizon kept
+  // already stays as it is.
+  void keep_horizon(TimeUs retention_us);
 
   // The level-0 ack that is due now (force: whatever the schedule), marked as sent.
   std::optional<Level0Ack> level0_due(TimeUs now, TimeUs interval_us, std::size_t half_window, bool force);
@@ -118,8 +123,7 @@ class InputChannel {
   std::size_t queued_ = 0;  // tuples of this stream waiting in the input queue
   bool replaying_ = false;  // receiving tuples flagged as replay
   std::uint64_t replayed_tuples_ = 0;
-  std::deque<std::pair<TupleId, TimeUs>> horizon_;  // processed (id, ts) within the horizon
-  TupleId beyond_horizon_ = 0;
+  std::optional<ConservativeHorizon> horizon_;
   // Accept the next batch whatever its prev_id (after asking for only new tuples).
   bool accept_any_prev_ = false;
   std::uint64_t held_generation_ = 0;

@@ -103,6 +103,7 @@ std::optional<std::vector<TupleBatch>> OutputChannel::gap_fill(NodeId n, TupleId
     TupleBatch b;
     b.stream = stream_;
     b.prev_id = prev;
+    b.held_generation = restart_points_.held_generation(c->fragment);
     while (i < queue_.size() && queue_.at(i).id <= up_to && b.tuples.size() < batch_tuples_max)
       b.tuples.push_back(queue_.at(i++));
     prev = b.tuples.back().id;
@@ -131,6 +132,7 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
       TupleBatch b;
       b.stream = stream_;
       b.prev_id = c.sent_up_to;
+      b.held_generation = restart_points_.held_generation(c.fragment);
       if (used == 0) c.progress_us = now;  // the retransmission clock starts with the first unacknowledged send
       b.tuples.reserve(end - start);
       for (std::size_t i = start; i < end; ++i) b.tuples.push_back(queue_.at(i));
@@ -159,6 +161,7 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
       TupleBatch b;
       b.stream = stream_;
       b.prev_id = c.sent_up_to;
+      b.held_generation = restart_points_.held_generation(c.fragment);
       b.replay = c.sent_up_to < c.replay_until;
       ++report.confirmations;
       out.push_back(OutgoingBatch{c.node, std::move(b)});
@@ -210,10 +213,7 @@ std::size_t OutputChannel::trim(TupleId margin) {
   TupleId trim_to = ~TupleId{0};
   for (const ConsumerState& c : consumers_) {
     TupleId pos = c.level0;
-    if (c.retention) {
-      auto rp = restart_points_.find(c.fragment);
-      pos = rp == restart_points_.end() ? 0 : std::min(pos, rp->second.trim_position());
-    }
+    if (c.retention) pos = std::min(pos, restart_points_.trim_position(c.fragment));
     trim_to = std::min(trim_to, pos);
   }
   trim_to = trim_to > margin ? trim_to - margin : 0;
@@ -276,10 +276,7 @@ std::size_t OutputChannel::release_all() {
 }
 
 void OutputChannel::add_level1(FragmentId d, NodeId from, const Level1Ack& ack) {
-  RestartPointStore& store = restart_points_[d];
-  const std::uint64_t before = store.newest_generation();
-  store.add(ack);
-  if (store.newest_generation() != before)
+  if (restart_points_.add(d, ack))
     for (ConsumerState& c : consumers_)
       if (c.node == from) c.confirm_owed = true;
 }
@@ -288,25 +285,16 @@ void OutputChannel::install(const DownstreamRestartPoints& forwarded) {
   HAPAIR_CHECK(forwarded.stream == stream_);
   queue_.trim_up_to(forwarded.trimmed_up_to);
   if (forwarded.consumer == kNoFragment) return;
-  RestartPointStore& store = restart_points_[forwarded.consumer];
-  for (const auto& p : forwarded.points) store.add(p);
+  restart_points_.install(forwarded.consumer, forwarded.points);
 }
 
 bool OutputChannel::confirm_forwarded(FragmentId d, std::uint64_t generation) {
-  std::uint64_t& confirmed = forwarded_confirmed_[d];
-  if (generation <= confirmed) return false;
-  confirmed = generation;
-  return true;
+  return restart_points_.confirm_forwarded(d, generation);
 }
 
 void OutputChannel::owe_confirmation(FragmentId d) {
   for (ConsumerState& c : consumers_)
     if (c.fragment == d) c.confirm_owed = true;
-}
-
-std::uint64_t OutputChannel::forwarded_confirmed(FragmentId d) const {
-  auto it = forwarded_confirmed_.find(d);
-  return it == forwarded_confirmed_.end() ? 0 : it->second;
 }
 
 void OutputChannel::restore(TupleId offset, TupleId trimmed_up_to, TupleId last_id, bool ended, const Tuples& tuples) {

@@ -1,8 +1,9 @@
 // One output stream of a node: its output queue (the retained log), a cursor per consumer node
 // (what was sent, what it acknowledged at level 0, whether it told us where to resume), the
 // flow-control window, retransmission with back-off, rebasing of ids after a takeover that
-// cannot regenerate them, the release gate that holds output back, and the restart points the
-// consumer fragments sent with their level-1 acks (upstream backup).
+// cannot regenerate them, the release gate that holds output back, and what the consumer
+// fragments sent with their level-1 acks (upstream_backup/consumer_restart_points.h, which it
+// consults for trimming and for the held generation every batch carries).
 //
 // Paper: output queues double as logs for recovery, trimmed by queue-trimming acknowledgements
 // (sections 2, 4.3); after a takeover they are re-sent and downstream drops duplicates by id.
@@ -19,7 +20,7 @@
 
 #include "protocols/messages.h"
 #include "protocols/output_queue.h"
-#include "upstream_backup/restart_point_store.h"
+#include "upstream_backup/consumer_restart_points.h"
 
 namespace hapair {
 
@@ -58,8 +59,9 @@ struct ConsumerState {
   // When the consumer last made progress (an ack that moved, or a send with nothing in flight):
   // no progress for the retransmission timeout with something unacknowledged means re-send.
   TimeUs progress_us = 0;
-  // Upstream backup: a new restart-point generation arrived from this consumer; tell it we hold
-  // it (held_generation), with an empty batch if no tuples go out.
+  // The held generation this consumer is told rose (a new restart-point generation arrived, or
+  // my upstream confirmed holding one): tell it with the next batch, an empty one if no tuples
+  // go out.
   bool confirm_owed = false;
 };
 
@@ -79,7 +81,10 @@ struct PumpReport {
 
 class OutputChannel {
  public:
-  OutputChannel(StreamId stream, std::size_t tuples_max) : stream_(stream), queue_(tuples_max) {}
+  // `restart_points`: what the stream keeps for its consumers, with the plan's policy
+  // (ConsumerRestartPoints::for_stream); a default one for a channel built on its own.
+  OutputChannel(StreamId stream, std::size_t tuples_max, ConsumerRestartPoints restart_points = {})
+      : stream_(stream), queue_(tuples_max), restart_points_(std::move(restart_points)) {}
 
   StreamId stream() const { return stream_; }
   const OutputQueue& queue() const { return queue_; }
@@ -139,18 +144,18 @@ class OutputChannel {
   // Opens the gate; returns how many queued tuples it held.
   std::size_t release_all();
 
-  // ---- restart points (upstream backup) -------------------------------------------------------
-  const std::map<FragmentId, RestartPointStore>& restart_points() const { return restart_points_; }
+  // ---- level-1 acks and restart points -----------------------------------------------------------
+  const ConsumerRestartPoints& restart_points() const { return restart_points_; }
   // A level-1 ack from consumer node `from` of fragment d; a new generation is owed a
   // confirmation (held_generation).
   void add_level1(FragmentId d, NodeId from, const Level1Ack& ack);
-  // Installs what an upstream forwarded (a recovery node restarted from a restart point).
+  // Installs what an upstream forwarded (a recovery node restarted from a restart point): the
+  // queue holds nothing at or below its trim position, and the consumer's points are back.
   void install(const DownstreamRestartPoints& forwarded);
   // My upstream holds `generation` of consumer d's points too; true when that is news.
   bool confirm_forwarded(FragmentId d, std::uint64_t generation);
   // Owes consumer fragment d's nodes a confirmation.
   void owe_confirmation(FragmentId d);
-  std::uint64_t forwarded_confirmed(FragmentId d) const;
 
   // ---- state transfer -------------------------------------------------------------------------
   // Installs a checkpoint's output queue (the gate opens).
@@ -167,10 +172,7 @@ class OutputChannel {
   std::vector<ConsumerState> consumers_;
   TupleId offset_ = 0;
   ReleaseGate gate_;
-  std::map<FragmentId, RestartPointStore> restart_points_;
-  // The newest generation of each consumer's restart points that my own upstream holds too
-  // (forwarded with a restart point of mine that every producer of mine confirmed holding).
-  std::map<FragmentId, std::uint64_t> forwarded_confirmed_;
+  ConsumerRestartPoints restart_points_;
 };
 
 }  // namespace hapair

@@ -8,16 +8,6 @@
 
 namespace hapair {
 
-namespace {
-
-bool all_consumers_ready(const Server& server) {
-  for (const auto& [s, o] : server.outputs())
-    if (!o.all_ready()) return false;
-  return true;
-}
-
-}  // namespace
-
 std::unique_ptr<PrimarySide> make_primary_side(const Approach& approach, Server& server, const PrimaryOptions& options) {
   if (server.node().kind() != FragmentKind::operators) return make_stateless_primary_side(server, options);
   return approach.primary_side(server, options);
@@ -40,7 +30,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     next_heartbeat_us_ = now;
     standby_detector_.start(now);
   }
-  if (!server_.own_heartbeats()) {
+  if (!server_.pair().own_heartbeats()) {
     standby_detector_.disable();
     next_heartbeat_us_ = kNever;
   }
@@ -48,7 +38,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
   if (server_.node().kind() == FragmentKind::source) next_source_us_ = now;
   if (options_.rebase_when_consumers_ready) {
     rebase_pending_ = true;
-    server_.set_processing_paused(true);
+    server_.workload().set_paused(true);
     maybe_finish_rebase(now, eff);
   }
   if (!options_.took_over)
@@ -80,13 +70,13 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, TupleBatch>) {
-          server_.accept_batch(now, from, m, eff);
+          server_.inputs().accept_batch(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Level0Ack>) {
-          server_.on_level0_ack(now, from, m);
+          server_.outputs().on_level0_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
-          server_.on_level1_ack(now, from, m);
+          server_.outputs().on_level1_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, ReplayRequest>) {
-          server_.on_replay_request(now, from, m, eff);
+          server_.outputs().on_replay_request(now, from, m, eff);
           maybe_finish_rebase(now, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (m.fragment == server_.node().fragment_id() && m.new_primary == server_.node().self() && m.epoch == server_.routes().epoch()) {
@@ -106,7 +96,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           // A standby's heartbeat: nothing to do.
         } else if constexpr (std::is_same_v<T, Redirect>) {
           // A consumer fragment's primary subscribes its rejoined active standby.
-          server_.on_redirect(now, from, m, eff);
+          server_.outputs().on_redirect(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Rejoin>) {
           on_rejoin(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, CheckpointAck>) {
@@ -176,11 +166,11 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // A new epoch names the pair: me as primary, the rejoined node as standby. The announcement
   // goes out before any state is captured, so upstream servers hold back trimming for the new
   // standby before the checkpoint position is fixed.
-  server_.form_pair(from, r.incarnation);  // what my Unions chose so far: in the epoch that ends
-  server_.announce_takeover(now, eff, from);
-  server_.send_routes_to(now, eff, from);
+  server_.pair().form_pair(from, r.incarnation);  // what my Unions chose so far: in the epoch that ends
+  server_.pair().announce_takeover(now, eff, from);
+  server_.pair().send_routes_to(now, eff, from);
   heartbeat_to_ = from;
-  next_heartbeat_us_ = server_.own_heartbeats() ? now : kNever;
+  next_heartbeat_us_ = server_.pair().own_heartbeats() ? now : kNever;
   standby_detector_.start(now);
   standby_loss_due_us_ = kNever;
   // My old standby asks to rejoin: it claims nothing. What a dissolution still held is released
@@ -207,7 +197,7 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   // sending to (and keeping input for) an active standby, and the old standby — told directly
   // now, and answered with this epoch whenever it speaks from the old one — rejoins instead of
   // acting on state from before the loss.
-  server_.dissolve_pair();
+  server_.pair().dissolve_pair();
   dissolved_epoch_ = server_.routes().epoch();
   // A closed connection means a dead process: nobody can claim this epoch but me. After a
   // silence, the standby may have been cut off and have taken over in the same epoch (the
@@ -218,11 +208,11 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   if (dissolve_pending_) {
     // Consumers confirm by saying where they resume (as after a takeover); producers by
     // echoing my route in answer to a replay request (request_confirmations).
-    server_.reset_consumers_awaiting_replay_request();
+    server_.outputs().reset_consumers_awaiting_replay_request();
     confirmed_producers_.clear();
     request_confirmations(now, eff);
   }
-  server_.announce_takeover(now, eff, lost);
+  server_.pair().announce_takeover(now, eff, lost);
   server_.count("standby_lost");
   server_.trace(eff, now, TraceKind::standby_lost)
       .with(TraceKey::standby, lost)
@@ -257,7 +247,7 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
   dissolve_pending_ = false;
   // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
   // acts for this fragment (every neighbour follows my epoch), so it goes out now.
-  const std::size_t released = server_.release_held_outputs();
+  const std::size_t released = server_.outputs().release_all_held();
   // A passive primary without a standby acknowledges what it processed, so upstream queues stay
   // bounded (as after a takeover); other modes' upstreams trim as before, now without the
   // standby (the announcement removed it from their consumers).
@@ -291,36 +281,36 @@ void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff
   // Every neighbour answered my claim before this one came (a standby that resumed and took
   // over on its old state): mine stands. A newer epoch makes that plain to everyone, the other
   // node included, which is fenced by it and rejoins.
-  server_.renew_claim();
+  server_.pair().renew_claim();
   dissolved_epoch_ = server_.routes().epoch();
-  server_.announce_takeover(now, eff, t.new_primary);
+  server_.pair().announce_takeover(now, eff, t.new_primary);
   server_.count("epoch_claims_renewed");
   server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, t.new_primary);
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {
   if (dissolve_pending_ && dissolve_confirmed()) release_held_output(now, eff);
-  if (server_.node().kind() == FragmentKind::source) next_source_us_ = server_.emit_source_tuples(now, eff);
-  server_.process_input(now, eff);
+  // A source emits what is due (its next tuple's time comes back), a fragment processes its input.
+  next_source_us_ = server_.workload().run(now, eff);
   side_->after_processing(now, eff);
-  server_.pump_outputs(now, eff);
-  server_.send_level0_acks(now, eff, false);
+  server_.outputs().pump(now, eff);
+  server_.inputs().send_level0_acks(now, eff, false);
   next_retransmit_us_ = server_.retransmit(now, eff);
   next_retransmit_us_ = std::min(next_retransmit_us_, side_->retransmit(now, eff));
   // Rewound consumers are re-sent at once.
-  server_.pump_outputs(now, eff);
+  server_.outputs().pump(now, eff);
 }
 
 void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
-  if (!rebase_pending_ || !all_consumers_ready(server_)) return;
-  server_.rebase_outputs();
+  if (!rebase_pending_ || !server_.outputs().all_ready()) return;
+  server_.outputs().rebase_all();
   rebase_pending_ = false;
-  server_.set_processing_paused(false);
+  server_.workload().set_paused(false);
   server_.trace(eff, now, TraceKind::rebased).with_text("output ids continue above what consumers accepted");
 }
 
 TimeUs PrimaryRole::next_wakeup_us() const {
-  TimeUs t = std::min({next_heartbeat_us_, next_source_us_, server_.next_ack_due_us(), side_->next_wakeup_us()});
+  TimeUs t = std::min({next_heartbeat_us_, next_source_us_, server_.inputs().next_ack_due_us(), side_->next_wakeup_us()});
   t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us(), standby_loss_due_us_});
   if (dissolve_pending_) t = std::min(t, next_confirmation_request_us_);
   return t;

@@ -9,7 +9,7 @@ PrimaryWatch::PrimaryWatch(Server& server)
 
 void PrimaryWatch::start(TimeUs now) {
   detector_.start(now);
-  if (!server_.own_heartbeats()) {
+  if (!server_.pair().own_heartbeats()) {
     detector_.disable();
     next_heartbeat_us_ = kNever;
   }

@@ -11,10 +11,10 @@ NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_hear
       .with(TraceKey::detector, detector)
       .with(TraceKey::silent_us, now - last_heard_us);
   // What my Unions chose so far was chosen as the standby, in the old epoch (collected first).
-  server.claim_own_fragment();
+  server.pair().claim_own_fragment();
   server.set_role(Role::primary);
-  server.reset_consumers_awaiting_replay_request();
-  server.announce_takeover(now, eff, old_primary);
+  server.outputs().reset_consumers_awaiting_replay_request();
+  server.pair().announce_takeover(now, eff, old_primary);
   server.count("takeovers");
   return old_primary;
 }

@@ -1,5 +1,5 @@
 // Every message kind hapair sends, as plain C++ values. The Cap'n Proto schema (wire.capnp)
-// mirrors these one to one and only codec.cpp converts between them.
+// mirrors these one to one and only the codec (codec.cpp, codec_decode.cpp) converts between them.
 //
 // Paper: tuple batches flow downstream; level-0 and level-1 queue-trimming acknowledgements flow
 // upstream (section 4.3); checkpoints flow from a primary to its passive standby (section 4.1);

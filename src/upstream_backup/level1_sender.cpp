@@ -12,6 +12,7 @@
 // producer lags, the current generation's acks are repeated every round and nothing newer is
 // sent; cause bookkeeping is forgotten only up to the restart point just sent.
 #include "upstream_backup/approaches.h"
+#include "upstream_backup/forwarded_points.h"
 #include "upstream_backup/level1_round.h"
 
 namespace hapair {
@@ -23,7 +24,14 @@ class Level1Sender : public PrimarySide {
   Level1Sender(Server& server, const PrimaryOptions& options)
       : server_(server), generation_(options.first_generation - 1) {}
 
-  void on_start(TimeUs now, NodeId /*standby*/) override { next_round_us_ = now + ack_interval_us(); }
+  void on_start(TimeUs now, NodeId /*standby*/) override {
+    next_round_us_ = now + ack_interval_us();
+    // Without cause functions the rounds acknowledge a fixed horizon of event time, which every
+    // input stream follows from now on.
+    const Settings& settings = server_.node().settings();
+    const TimeUs retention_us = us_from_ms(static_cast<double>(settings.conservative_retention_ms));
+    if (settings.trimming == TrimmingRule::conservative && retention_us > 0) server_.inputs().keep_horizon(retention_us);
+  }
 
   void on_tick(TimeUs now, Effects& eff) override {
     if (now < next_round_us_) return;
@@ -42,8 +50,8 @@ class Level1Sender : public PrimarySide {
   TimeUs ack_interval_us() const { return us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms)); }
 
   void round(TimeUs now, Effects& eff) {
-    Fragment* fragment = server_.fragment();
-    if (!fragment || server_.processing_paused()) return;
+    const Fragment* fragment = server_.workload().fragment();
+    if (!fragment || server_.workload().paused()) return;
     const auto acked = acked_positions(server_);
     std::map<StreamId, TupleId> processed;
     for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();
@@ -61,7 +69,7 @@ class Level1Sender : public PrimarySide {
   if (exact_trimming && !generation_acks_.empty()) {
     bool lagging = false;
     for (const auto& [s, ack] : generation_acks_) lagging |= server_.inputs().at(s).held_generation() < ack.generation;
-    if (!lagging) server_.confirm_forwarded(generation_acks_.begin()->second.forwarded);
+    if (!lagging) confirm_forwarded(server_, generation_acks_.begin()->second.forwarded);
     if (lagging) {
       // Every round: a lagging upstream may be a new primary that holds none of our restart
       // points yet, and until it does a failure of this fragment could not be recovered.
@@ -72,12 +80,12 @@ class Level1Sender : public PrimarySide {
         for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
         server_.count("level1_acks_repeated");
       }
-      fragment->forget_up_to(position);
+      server_.workload().forget_causes_up_to(position);
       return;
     }
   }
   std::vector<DownstreamRestartPoints> forwarded;
-  if (exact_trimming) forwarded = server_.downstream_restart_points();
+  if (exact_trimming) forwarded = downstream_restart_points(server_);
   if (position == last_position_ && processed == last_processed_ && forwarded == last_forwarded_)
     return;
   Level1Round round;
@@ -96,7 +104,7 @@ class Level1Sender : public PrimarySide {
     if (exact_trimming) generation_acks_[s] = ack;
     for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
   }
-  fragment->forget_up_to(position);
+  server_.workload().forget_causes_up_to(position);
   last_position_ = position;
   last_processed_ = processed;
   last_forwarded_ = std::move(forwarded);

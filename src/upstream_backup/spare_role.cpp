@@ -6,12 +6,10 @@
 #include "primary/takeover.h"
 #include "primary/primary_role.h"
 #include "upstream_backup/approaches.h"
+#include "upstream_backup/forwarded_points.h"
 #include "upstream_backup/restart_point_store.h"
 
 namespace hapair {
-
-SpareRole::SpareRole(Server& server)
-    : server_(server), watch_(server) {}
 
 void SpareRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
@@ -19,8 +17,7 @@ void SpareRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void SpareRole::on_tick(TimeUs now, Effects& eff) {
-  if (!successor_) watch_.send_heartbeat(now, eff);
-  if (!collecting_ && !successor_ && watch_.check(now, eff)) take_over(now, eff, Detector::heartbeat);
+  watch_primary(now, eff, !collecting_);
   if (collecting_ && now >= next_offer_request_us_) {
     // An offer, or our Takeover, was lost: announce again to the producers that have not
     // answered (a repeated Takeover makes them send their restart points again).
@@ -74,12 +71,12 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           offers_[m.stream] = m;
           if (offers_.size() == server_.inputs().size()) finish_upstream_backup_takeover(now, eff);
         } else if constexpr (std::is_same_v<T, ReplayRequest>) {
-          if (collecting_) server_.on_replay_request(now, from, m, eff);
+          if (collecting_) server_.outputs().on_replay_request(now, from, m, eff);
           else server_.count("unexpected_replay_request_dropped");
         } else if constexpr (std::is_same_v<T, Level0Ack>) {
-          server_.on_level0_ack(now, from, m);
+          server_.outputs().on_level0_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
-          server_.on_level1_ack(now, from, m);
+          server_.outputs().on_level1_ack(now, from, m);
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
         }
@@ -113,13 +110,8 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   server_.count("takeover_answers_deferred");
 }
 
-void SpareRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
-  if (collecting_ || successor_ || lost.peer != primary || primary == server_.node().self()) return;
-  take_over(now, eff, lost.detector);
-}
-
-void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
+void SpareRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
+  if (collecting_) return;  // taking over already
   failed_primary_ = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
   if (server_.node().mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
@@ -128,10 +120,10 @@ void SpareRole::take_over(TimeUs now, Effects& eff, Detector detector) {
     return;
   }
   // Amnesia: start from empty state; upstreams send only tuples that are new from now on.
-  server_.reset_fragment();
+  server_.workload().reset();
   std::map<StreamId, TupleId> after;
   for (const auto& [s, in] : server_.inputs()) after[s] = kReplayOnlyNew;
-  server_.request_replay(now, eff, after, 0);
+  server_.inputs().request_replay(now, eff, after, 0);
   server_.trace(eff, now, TraceKind::takeover)
       .with(TraceKey::ha, HaMode::amnesia)
       .with(TraceKey::exact_ids, false)
@@ -149,7 +141,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     offers.push_back(o);
     for (const auto& p : o.points) newest = std::max(newest, p.generation);
   }
-  server_.reset_fragment();
+  server_.workload().reset();
   std::map<StreamId, TupleId> after;
   std::uint64_t generation = 0;
   std::string how;
@@ -161,16 +153,20 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     generation = *g;
     const auto point = find_generation(offers, generation);
     auto positions = Fragment::replay_positions(point->restart_point);
-    if (!positions || !server_.fragment()->restart_from(point->restart_point)) {
+    bool restarted = false;
+    if (positions)
+      server_.workload().act_on_fragment(
+          [&](Fragment& f, FragmentOutputs&) { restarted = f.restart_from(point->restart_point); });
+    if (!restarted) {
       server_.count("corrupt_restart_point");
-      server_.reset_fragment();
+      server_.workload().reset();
       positions.reset();
       generation = 0;
-    } else if (!server_.install_downstream_restart_points(point->forwarded)) {
+    } else if (!install_downstream_restart_points(server_, point->forwarded)) {
       // The point does not say where my output queues begin once regenerated, so I could not
       // tell a downstream recovery node what I hold: restart as if there were no point.
       server_.count("restart_point_without_trim_positions");
-      server_.reset_fragment();
+      server_.workload().reset();
       positions.reset();
       generation = 0;
     }
@@ -186,7 +182,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     if (!after.count(s)) after[s] = o.trimmed_up_to;
     if (after[s] < o.trimmed_up_to) {
       // The upstream no longer holds what the restart point needs: a gap we cannot avoid.
-      server_.count("replay_gap_tuples", Server::tuples_between(after[s], o.trimmed_up_to));
+      server_.count("replay_gap_tuples", Outbox::tuples_between(after[s], o.trimmed_up_to));
       server_.trace(eff, now, TraceKind::replay_gap)
           .with(TraceKey::stream, s)
           .with(TraceKey::after_id, after[s])
@@ -212,8 +208,8 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     server_.count("restart_point_missing");
     server_.trace(eff, now, TraceKind::replay_gap).with_text("no restart point in common: output ids rebased; generations held:" + held);
   }
-  server_.request_replay(now, eff, after, generation);
-  const bool exact = !conservative && !without_point && server_.fragment()->klass() != OperatorClass::arbitrary;
+  server_.inputs().request_replay(now, eff, after, generation);
+  const bool exact = !conservative && !without_point && server_.workload().fragment()->klass() != OperatorClass::arbitrary;
   server_.trace(eff, now, TraceKind::takeover)
       .with(TraceKey::ha, server_.node().mode())
       .with(TraceKey::exact_ids, exact)

@@ -18,35 +18,31 @@
 
 #include <map>
 
-#include "primary/primary_watch.h"
-#include "primary/role.h"
+#include "primary/standby_role.h"
 
 namespace hapair {
 
-class SpareRole : public RoleBehaviour {
+class SpareRole : public StandbyRole {
  public:
-  explicit SpareRole(Server& server);
+  explicit SpareRole(Server& server) : StandbyRole(server) {}
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
-  void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
-  std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
 
  private:
-  void take_over(TimeUs now, Effects& eff, Detector detector);
+  // Takes over: amnesia restarts from empty state at once; upstream backup first collects every
+  // upstream's restart points (finish_upstream_backup_takeover). Once only.
+  void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
   void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
 
-  Server& server_;
-  PrimaryWatch watch_;
   bool collecting_ = false;
   TimeUs next_offer_request_us_ = kNever;
   NodeId failed_primary_ = kNoNode;
   std::map<StreamId, RestartPoints> offers_;
   // Takeovers of downstream fragments that arrived while I collected, answered once I restarted.
   std::map<FragmentId, Takeover> deferred_takeovers_;
-  std::unique_ptr<RoleBehaviour> successor_;
 };
 
 }  // namespace hapair

@@ -3,15 +3,71 @@
 
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "harness/run_once.h"
 #include "harness/topology_file.h"
 
 namespace hapair::e2e {
+
+// What /proc says of a process: its state letter ('Z': a zombie, which runs nothing), its parent
+// and its command line.
+struct ProcessInfo {
+  char state = 0;
+  pid_t parent = 0;
+  std::vector<std::string> args;
+};
+
+// Every process id in /proc now.
+inline std::vector<pid_t> process_ids() {
+  std::vector<pid_t> out;
+  DIR* proc = opendir("/proc");
+  if (!proc) return out;
+  while (dirent* entry = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (pid > 0) out.push_back(pid);
+  }
+  closedir(proc);
+  return out;
+}
+
+// nullopt when the process is gone (or ended between the reads).
+inline std::optional<ProcessInfo> process_info(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return std::nullopt;
+  ProcessInfo info;
+  std::istringstream rest(text.substr(close + 2));
+  rest >> info.state >> info.parent;
+  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  std::string arg;
+  for (char c : raw) {
+    if (c == '\0') {
+      info.args.push_back(arg);
+      arg.clear();
+    } else {
+      arg += c;
+    }
+  }
+  return info;
+}
+
+// Whether a command line is `hapair node ...`.
+inline bool is_hapair_node(const ProcessInfo& p) { return p.args.size() >= 2 && p.args[1] == "node"; }
 
 inline std::shared_ptr<const Plan> plan_of(const std::string& example, HaMode ha, double duration_s,
                                            void (*tweak)(Topology&) = nullptr) {

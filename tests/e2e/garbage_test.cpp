@@ -38,25 +38,10 @@ namespace {
 // The `hapair node` processes that are children of this test process.
 std::vector<pid_t> node_children() {
   std::vector<pid_t> out;
-  DIR* proc = opendir("/proc");
-  if (!proc) return out;
-  while (dirent* entry = readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 2));
-    char state = 0;
-    pid_t parent = 0;
-    rest >> state >> parent;
-    if (parent != getpid() || state == 'Z') continue;
-    std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    if (args.find(std::string("node") + '\0') != std::string::npos) out.push_back(pid);
+  for (pid_t pid : process_ids()) {
+    const auto p = process_info(pid);
+    if (p && p->parent == getpid() && p->state != 'Z' && is_hapair_node(*p)) out.push_back(pid);
   }
-  closedir(proc);
   return out;
 }
 

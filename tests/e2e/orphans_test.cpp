@@ -8,7 +8,6 @@
 // a measured duration.
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -28,6 +27,12 @@
 #include <thread>
 #include <vector>
 
+#include "e2e/e2e_support.h"
+
+using hapair::e2e::is_hapair_node;
+using hapair::e2e::process_ids;
+using hapair::e2e::process_info;
+
 namespace {
 
 struct Folder {
@@ -42,44 +47,19 @@ struct Folder {
   Folder& operator=(const Folder&) = delete;
 };
 
-std::vector<std::string> command_line(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  std::string arg;
-  for (char c : raw) {
-    if (c == '\0') {
-      args.push_back(arg);
-      arg.clear();
-    } else {
-      arg += c;
-    }
-  }
-  return args;
-}
-
 // The live `hapair node` processes whose command line names a path inside `folder`.
 std::vector<pid_t> nodes_of(const std::string& folder) {
   std::vector<pid_t> out;
-  DIR* proc = opendir("/proc");
-  if (!proc) return out;
-  while (dirent* entry = readdir(proc)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
-    if (pid <= 0) continue;
-    const auto args = command_line(pid);
-    if (args.size() < 2 || args[1] != "node") continue;
-    for (const auto& a : args)
+  for (pid_t pid : process_ids()) {
+    const auto p = process_info(pid);
+    // A zombie (killed, not yet reaped by its parent) runs nothing; it is its parent's to reap.
+    if (!p || !is_hapair_node(*p) || p->state == 'Z') continue;
+    for (const auto& a : p->args)
       if (a.find(folder) != std::string::npos) {
-        // A zombie (killed, not yet reaped by its parent) runs nothing; it is its parent's to reap.
-        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-        const auto close = text.rfind(')');
-        if (close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z') break;
         out.push_back(pid);
         break;
       }
   }
-  closedir(proc);
   return out;
 }
 

@@ -84,19 +84,19 @@ TEST_CASE("level-0 acks are due after the interval or half a window of processed
   std::deque<InputItem> queue;
   in.accept(0, batch(0, 1, 5), kLimits, queue);
   CHECK_FALSE(in.level0_due(0, 1'000, 3, false));  // nothing processed
-  in.processed_tuple(queue[0].tuple, 0);
+  in.processed_tuple(queue[0].tuple);
   CHECK(in.next_level0_due_us(1'000) == 1'000);
   CHECK_FALSE(in.level0_due(500, 1'000, 3, false));
-  in.processed_tuple(queue[1].tuple, 0);
-  in.processed_tuple(queue[2].tuple, 0);
+  in.processed_tuple(queue[1].tuple);
+  in.processed_tuple(queue[2].tuple);
   auto ack = in.level0_due(600, 1'000, 3, false);  // half a window processed
   REQUIRE(ack);
   CHECK(ack->up_to == 3);
   CHECK_FALSE(ack->end_of_stream);
   CHECK(in.next_level0_due_us(1'000) == kNever);
-  in.processed_tuple(queue[3].tuple, 0);
+  in.processed_tuple(queue[3].tuple);
   CHECK(in.level0_due(1'600, 1'000, 3, false));  // the interval passed
-  in.processed_tuple(queue[4].tuple, 0);
+  in.processed_tuple(queue[4].tuple);
   CHECK(in.level0_due(1'601, 1'000, 3, true));  // forced
   CHECK(in.queued() == 0);
 }
@@ -109,7 +109,7 @@ TEST_CASE("the end of stream is acknowledged once it is processed", "[roles][inp
   in.accept(0, b, kLimits, queue);
   REQUIRE(queue.size() == 2);
   CHECK(queue.back().eos);
-  in.processed_tuple(queue[0].tuple, 0);
+  in.processed_tuple(queue[0].tuple);
   in.processed_end_of_stream();
   auto ack = in.level0_due(0, 1'000'000, 100, false);
   REQUIRE(ack);
@@ -171,7 +171,8 @@ TEST_CASE("the conservative horizon moves with processed timestamps", "[roles][i
   InputChannel in(kStream, kProducer);
   std::deque<InputItem> queue;
   in.accept(0, batch(0, 1, 5), kLimits, queue);
-  for (const auto& item : queue) in.processed_tuple(item.tuple, 2'500);  // ts = id ms
+  in.keep_horizon(2'500);
+  for (const auto& item : queue) in.processed_tuple(item.tuple);  // ts = id ms
   // Tuples older than 2.5 ms before the newest (ts 5 ms) fell out: ids 1 and 2.
   CHECK(in.beyond_horizon() == 2);
 }

@@ -4,16 +4,11 @@
 // acknowledgements).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-
 #include "primary/output_channel.h"
+#include "roles/role_test_support.h"
 
 using namespace hapair;
+using hapair::test::aborts;
 
 namespace {
 
@@ -202,10 +197,11 @@ TEST_CASE("a new restart-point generation from a consumer is owed a confirmation
   REQUIRE(out.size() == 1);
   CHECK(out[0].batch.tuples.empty());
   CHECK(out[0].batch.prev_id == 2);
-  CHECK(o.restart_points().at(kConsumerFragment).newest_generation() == 2);
+  CHECK(o.restart_points().stores().at(kConsumerFragment).newest_generation() == 2);
+  CHECK(out[0].batch.held_generation == 2);
   CHECK(o.confirm_forwarded(kConsumerFragment, 2));
   CHECK_FALSE(o.confirm_forwarded(kConsumerFragment, 1));
-  CHECK(o.forwarded_confirmed(kConsumerFragment) == 2);
+  CHECK(o.restart_points().forwarded_confirmed(kConsumerFragment) == 2);
 }
 
 TEST_CASE("the end of stream goes out after the last tuple and is acknowledged", "[roles][output_channel]") {
@@ -221,25 +217,6 @@ TEST_CASE("the end of stream goes out after the last tuple and is acknowledged",
   CHECK(o.acked_to_end());
 }
 
-namespace {
-
-// True when `f` stops the process on a failed invariant (HAPAIR_CHECK aborts): run in a forked
-// child, whose stderr (the check's message) is discarded.
-template <typename F>
-bool aborts(F f) {
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stderr);
-    f();
-    std::_Exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-}
-
-}  // namespace
 
 TEST_CASE("the release gate stops the node rather than move back", "[roles][output_channel]") {
   CHECK(aborts([] {

@@ -62,7 +62,7 @@ TEST_CASE("primary watch suspects a primary not heard from for failure_timeout_m
 TEST_CASE("primary watch neither sends heartbeats nor suspects when the driver watches the partner", "[roles]") {
   const auto plan = passive_plan();
   Server server(plan, plan->node_id("aggregate.backup"));
-  server.set_driver_watches_partner(true);
+  server.pair().set_driver_watches_partner(true);
   PrimaryWatch watch(server);
   watch.start(0);
   Effects eff;

@@ -1,0 +1,117 @@
+#include "primary/pair_side.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace hapair {
+
+PairSide::PairSide(const NodeIdentity& node, RouteTable& routes, Outbox& outbox, std::function<void()> before_epoch_ends)
+    : node_(node), routes_(routes), outbox_(outbox), before_epoch_ends_(std::move(before_epoch_ends)) {}
+
+bool PairSide::is_current(TimeUs now, const Envelope& e, Effects& eff) {
+  if (e.header.sender >= node_.plan().nodes.size()) {
+    outbox_.count("unknown_sender_dropped");
+    return false;
+  }
+  if (routes_.is_stale(e)) {
+    outbox_.count("stale_dropped");
+    tell_route(now, e.header.sender, eff);
+    return false;
+  }
+  return true;
+}
+
+void PairSide::tell_route(TimeUs now, NodeId n, Effects& eff) {
+  if (!routes_.fencing_notice_due(n, now, node_.retransmit_us())) return;
+  outbox_.send(eff, now, n, routes_.statement_of(node_.plan().nodes[n].fragment));
+  outbox_.count("fencing_notices_sent");
+}
+
+void PairSide::echo_route(TimeUs now, NodeId to, Effects& eff) {
+  outbox_.send(eff, now, to, routes_.statement_of(node_.plan().nodes[to].fragment));
+  outbox_.count("route_echoes_sent");
+}
+
+TakeoverNews PairSide::learn(TimeUs now, const Takeover& t, Effects& eff, bool answer_ties) {
+  const TakeoverNews news = routes_.classify(t);
+  switch (news) {
+    case TakeoverNews::malformed:
+      outbox_.count("bad_takeover_dropped");
+      break;
+    case TakeoverNews::epoch_tie:
+      outbox_.count("stale_takeover_dropped");
+      if (answer_ties) {
+        // Another claim of an epoch whose first claim I follow: tell the claimant (a primary whose
+        // dissolution of its pair is still pending stops on it, PrimaryRole::on_standby_lost).
+        outbox_.count("epoch_ties_answered");
+        tell_route(now, t.new_primary, eff);
+      }
+      break;
+    case TakeoverNews::stale:
+      outbox_.count("stale_takeover_dropped");
+      break;
+    case TakeoverNews::repeat:
+      outbox_.count("repeated_takeovers");
+      break;
+    case TakeoverNews::newer:
+      // My own fragment's epoch changes: what my Unions chose so far belongs to the old one.
+      if (t.fragment == node_.fragment_id()) before_epoch_ends_();
+      routes_.follow(t);
+      break;
+  }
+  return news;
+}
+
+void PairSide::claim_own_fragment() {
+  before_epoch_ends_();
+  routes_.claim_as_primary();
+}
+
+void PairSide::form_pair(NodeId standby, std::uint64_t incarnation) {
+  before_epoch_ends_();
+  routes_.form_pair(standby, incarnation);
+}
+
+void PairSide::dissolve_pair() { routes_.dissolve_pair(); }
+
+void PairSide::renew_claim() { routes_.renew_claim(); }
+
+void PairSide::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
+  const Takeover t = routes_.statement_of(node_.fragment_id());
+  for (NodeId n : routes_.neighbour_nodes()) outbox_.send(eff, now, n, t);
+  if (old_primary != kNoNode && old_primary != node_.self()) outbox_.send(eff, now, old_primary, t);
+  routes_.announced(now, old_primary);
+}
+
+TimeUs PairSide::repeat_announcement(TimeUs now, Effects& eff, bool answered) {
+  if (!routes_.announcing()) return kNever;
+  const TimeUs rt = node_.retransmit_us();
+  if (answered) {
+    routes_.announcement_answered();
+  } else if (now - routes_.announced_us() >= rt) {
+    const Takeover t = routes_.statement_of(node_.fragment_id());
+    const auto neighbours = routes_.neighbour_nodes();
+    for (NodeId n : neighbours) outbox_.send(eff, now, n, t);
+    // The other node of my fragment too: cut off when I first announced, it may still act in
+    // the old epoch, or claim the same one (PrimaryRole::on_standby_lost).
+    const NodeId old = routes_.announced_old_primary();
+    if (old != kNoNode && old != node_.self() && std::find(neighbours.begin(), neighbours.end(), old) == neighbours.end())
+      outbox_.send(eff, now, old, t);
+    routes_.reannounced(now);
+    outbox_.count("takeover_announcements_repeated");
+  }
+  return routes_.announcing() ? routes_.announced_us() + rt : kNever;
+}
+
+void PairSide::send_routes_to(TimeUs now, Effects& eff, NodeId node) {
+  std::vector<FragmentId> fs = node_.fragment_plan().upstream;
+  fs.insert(fs.end(), node_.fragment_plan().downstream.begin(), node_.fragment_plan().downstream.end());
+  std::sort(fs.begin(), fs.end());
+  fs.erase(std::unique(fs.begin(), fs.end()), fs.end());
+  for (FragmentId f : fs) {
+    if (routes_.route(f).epoch == 0) continue;  // the plan's route: the node knows it
+    outbox_.send(eff, now, node, routes_.statement_of(f));
+  }
+}
+
+}  // namespace hapair

@@ -1,0 +1,175 @@
+#include "primary/workload.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "operators/source_generator.h"
+#include "protocols/check.h"
+
+namespace hapair {
+
+Workload::Workload(const NodeIdentity& node, const Role& role, const RouteTable& routes, Outbox& outbox,
+                   InputSide& inputs, OutputSide& outputs)
+    : node_(node), role_(role), routes_(routes), outbox_(outbox), inputs_(inputs), outputs_(outputs) {
+  if (node_.kind() == FragmentKind::operators) reset();
+  if (node_.kind() == FragmentKind::source)
+    source_count_ = source_tuple_count(node_.plan().spec(node_.fragment_id()).source, node_.settings().duration_s);
+}
+
+TimeUs Workload::run(TimeUs now, Effects& eff) {
+  const TimeUs next_source = node_.kind() == FragmentKind::source ? emit_source_tuples(now, eff) : kNever;
+  process_input(now, eff);
+  return next_source;
+}
+
+void Workload::on_queue_full(TimeUs now, Effects& eff, const std::string& what, const std::string& stream) {
+  const Settings& settings = node_.settings();
+  if (settings.queue_full_policy == QueueFullPolicy::error) {
+    if (fatal_error_.empty()) {
+      fatal_error_ = "output queue of " + what + " is full (" + std::to_string(settings.output_queue_tuples_max) +
+                     " tuples = output_queue_tuples_max) and queue_full_policy = error";
+      outbox_.trace(eff, now, TraceKind::fatal)
+          .with(TraceKey::reason, TraceReason::queue_full)
+          .with(TraceKey::stream, node_.plan().stream_id(stream))
+          .with_text(fatal_error_);
+    }
+    eff.fatal_error = fatal_error_;
+    return;
+  }
+  if (!input_blocked_) {
+    input_blocked_ = true;
+    outbox_.count("backpressure_episodes");
+    outbox_.trace(eff, now, TraceKind::backpressure).with(TraceKey::stream, node_.plan().stream_id(stream));
+  }
+}
+
+void Workload::process_input(TimeUs now, Effects& eff) {
+  if (paused_) return;
+  if (role_ != Role::primary && role_ != Role::active_backup) return;
+  while (inputs_.queued() > 0) {
+    std::string which;
+    if (outputs_.any_full(&which)) {
+      on_queue_full(now, eff, "stream '" + which + "' on node '" + node_.name() + "'", which);
+      return;
+    }
+    consume(now, *inputs_.take_next(), eff);
+  }
+  input_blocked_ = false;
+}
+
+void Workload::consume(TimeUs now, const InputItem& item, Effects& eff) {
+  FragmentOutputs outs;
+  if (item.eos) {
+    if (node_.kind() == FragmentKind::operators) {
+      fragment_->end_of_stream(item.stream, outs);
+      append_outputs(outs);
+      for (const auto& [s, o] : outputs_)
+        if (fragment_->output_ended(s)) outputs_.end_stream(s);
+    } else if (node_.kind() == FragmentKind::sink && inputs_.all_ended() && !end_of_output_traced_) {
+      end_of_output_traced_ = true;
+      outbox_.trace(eff, now, TraceKind::end_of_output);
+    }
+    return;
+  }
+  ++tuples_processed_;
+  if (node_.kind() == FragmentKind::operators) {
+    ++operator_tuples_;
+    fragment_->process(item.stream, item.tuple, outs);
+    append_outputs(outs);
+  } else if (node_.kind() == FragmentKind::sink) {
+    eff.deliveries.push_back(Delivery{now, item.stream, item.tuple, item.from, item.replayed});
+    ++tuples_delivered_;
+  }
+}
+
+void Workload::append_outputs(FragmentOutputs& outs) {
+  for (auto& out : outs) outputs_.append(out.stream, out.tuple);
+  outs.clear();
+}
+
+TimeUs Workload::emit_source_tuples(TimeUs now, Effects& eff) {
+  HAPAIR_CHECK(node_.kind() == FragmentKind::source);
+  const SourceSpec& spec = node_.plan().spec(node_.fragment_id()).source;
+  const Settings& settings = node_.settings();
+  const StreamId s = outputs_.begin()->first;
+  const OutputQueue& queue = outputs_.at(s).queue();
+  while (next_source_id_ <= source_count_ && source_tuple_time_us(spec, next_source_id_) <= now) {
+    if (queue.full()) {
+      on_queue_full(now, eff, "source '" + node_.name() + "'", node_.plan().streams[s].name);
+      return kNever;  // woken again by the acknowledgement that makes room
+    }
+    input_blocked_ = false;
+    outputs_.append(s, source_tuple(spec, settings.seed, next_source_id_));
+    ++next_source_id_;
+    ++tuples_emitted_;
+  }
+  if (next_source_id_ > source_count_) {
+    outputs_.end_stream(s);
+    return kNever;
+  }
+  // Batch what falls due within one flush interval into one wake-up.
+  const TimeUs next = source_tuple_time_us(spec, next_source_id_);
+  const TimeUs flush = us_from_ms(static_cast<double>(settings.batch_flush_ms));
+  const TupleId batch_last = std::min<TupleId>(source_count_, next_source_id_ + settings.batch_tuples - 1);
+  return std::max(next, std::min(next + flush, source_tuple_time_us(spec, batch_last)));
+}
+
+// ---- the fragment's state ---------------------------------------------------------------------
+
+void Workload::reset() {
+  if (node_.kind() != FragmentKind::operators) return;
+  collect_merge_order();
+  fragment_ = std::make_unique<Fragment>(node_.plan(), node_.fragment_id());
+}
+
+bool Workload::restore(const Bytes& state) {
+  if (node_.kind() != FragmentKind::operators) return true;
+  reset();
+  if (fragment_->restore(state)) return true;
+  reset();
+  return false;
+}
+
+void Workload::forget_causes_up_to(const std::map<StreamId, TupleId>& acked_outputs) {
+  if (fragment_) fragment_->forget_up_to(acked_outputs);
+}
+
+bool Workload::act_on_fragment(const std::function<void(Fragment&, FragmentOutputs&)>& act) {
+  if (!fragment_) return false;
+  FragmentOutputs outs;
+  act(*fragment_, outs);
+  append_outputs(outs);
+  return true;
+}
+
+// ---- what the checker and the metrics read ----------------------------------------------------
+
+void Workload::collect_merge_order() {
+  if (!fragment_) return;
+  for (auto& [op, seg] : fragment_->take_merge_order())
+    merge_collected_.push_back(MergeOrder{node_.self(), routes_.epoch(), role_ == Role::primary, seg.following, op,
+                                          seg.first_output, std::move(seg.runs)});
+}
+
+void Workload::report_merge_orders(Effects& eff) {
+  if (merge_collected_.empty()) return;
+  if (eff.merge_orders.empty()) {
+    eff.merge_orders.swap(merge_collected_);
+  } else {
+    eff.merge_orders.insert(eff.merge_orders.end(), std::make_move_iterator(merge_collected_.begin()),
+                            std::make_move_iterator(merge_collected_.end()));
+    merge_collected_.clear();
+  }
+}
+
+void Workload::add_metrics(Metrics& m) const {
+  auto put = [&](const char* name, std::uint64_t v) {
+    if (v) m[name] += static_cast<std::int64_t>(v);
+  };
+  put("tuples_processed", tuples_processed_);
+  put("tuples_delivered", tuples_delivered_);
+  put("tuples_emitted", tuples_emitted_);
+  if (fragment_) m["operator_buffered_tuples"] = static_cast<std::int64_t>(fragment_->buffered_tuples());
+}
+
+}  // namespace hapair
