@@ -9,9 +9,18 @@
 // Needs root, `ip` and `nft`; otherwise skipped with a message saying why.
 #include "e2e/e2e_support.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <thread>
 
 #include "harness/net_isolation.h"
 
@@ -26,10 +35,10 @@ FaultSpec partition(const std::string& a, const std::string& b, double at_s, dou
   return f;
 }
 
-// What `ip` lists of this process's naming scheme (namespaces, root links): empty when the run
-// cleaned up.
-std::string leftovers() {
-  const std::string prefix = isolation_prefix(::getpid());
+// What `ip` lists of the naming scheme of launcher `pid` (namespaces, root links): empty when
+// the run cleaned up.
+std::string leftovers(pid_t pid = ::getpid()) {
+  const std::string prefix = isolation_prefix(pid);
   std::string found;
   for (const char* command : {"ip netns list 2>/dev/null", "ip -o link show 2>/dev/null"}) {
     FILE* p = ::popen(command, "r");
@@ -80,6 +89,40 @@ RunOutcome run_partitioned(const std::shared_ptr<const Plan>& plan, const std::s
   return o;
 }
 
+// Polls `state` every 20 ms until it holds or `timeout_s` passed; whether it held.
+bool wait_for(const std::function<bool()>& state, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (state()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return state();
+}
+
+// Whether process `pid` runs (exists and is no zombie).
+bool alive(pid_t pid) {
+  std::FILE* stat = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!stat) return false;
+  char text[512] = {};
+  const std::size_t n = std::fread(text, 1, sizeof text - 1, stat);
+  std::fclose(stat);
+  const std::string s(text, n);
+  const auto close = s.rfind(')');
+  return close != std::string::npos && close + 2 < s.size() && s[close + 2] != 'Z';
+}
+
+// The live processes in network namespace `name`.
+std::vector<pid_t> namespace_processes(const std::string& name) {
+  std::vector<pid_t> out;
+  FILE* p = ::popen(("ip netns pids " + name + " 2>/dev/null").c_str(), "r");
+  if (!p) return out;
+  char line[64];
+  while (std::fgets(line, sizeof line, p))
+    if (const pid_t pid = std::atoi(line); pid > 0 && alive(pid)) out.push_back(pid);
+  ::pclose(p);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a real partition between a primary and its backup: the backup takes over, the old primary is fenced, and the output is precise", "[e2e][partition]") {
@@ -118,4 +161,44 @@ TEST_CASE("with nodes in namespaces, a SIGKILLed primary is replaced and its res
       run_partitioned(plan, "source", "sink", 0.5, 1.5, {crash("aggregate", 1.0), restart("aggregate", 1.5)});
   CHECK(count_events(*plan, o.result, "takeover", "aggregate.backup") == 1);
   CHECK(count_events(*plan, o.result, "restart", "aggregate") == 1);
+}
+
+TEST_CASE("a launcher with nodes in namespaces that is interrupted or killed with -9 leaves no namespace, link or node", "[e2e][partition]") {
+  if (skipped()) return;
+  for (int sig : {SIGINT, SIGKILL}) {
+    INFO("signal " << sig);
+    // A 60 s run whose partition (of two nodes that never talk) comes late: only the namespaces
+    // matter here.
+    const pid_t launcher = ::fork();
+    REQUIRE(launcher >= 0);
+    if (launcher == 0) {
+      const int null_fd = ::open("/dev/null", O_WRONLY);
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+      for (int s : {SIGINT, SIGTERM, SIGABRT, SIGSEGV}) ::signal(s, SIG_DFL);  // not the test framework's
+      ::execl(HAPAIR_BINARY, HAPAIR_BINARY, "run", "--ha", "passive", "--duration-s", "60", "--partition",
+              "source-sink@50+1", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Running: every node process lives in its namespace.
+    const std::size_t node_count = make_plan(default_topology()).nodes.size();
+    std::vector<pid_t> nodes;
+    const bool started = wait_for(
+        [&] {
+          nodes.clear();
+          for (std::size_t i = 0; i < node_count; ++i)
+            for (pid_t pid : namespace_processes(node_namespace_name(launcher, i))) nodes.push_back(pid);
+          return nodes.size() == node_count;
+        },
+        60);
+    CHECK(started);
+    CHECK_FALSE(leftovers(launcher).empty());
+    ::kill(launcher, sig);
+    int status = 0;
+    ::waitpid(launcher, &status, 0);
+    // The launcher itself (SIGINT), or its watcher process (kill -9), removes everything; the
+    // nodes die with the launcher (parent-death signal).
+    CHECK(wait_for([&] { return leftovers(launcher).empty(); }, 30));
+    CHECK(wait_for([&] { return std::none_of(nodes.begin(), nodes.end(), alive); }, 30));
+  }
 }

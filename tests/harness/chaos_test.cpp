@@ -169,6 +169,7 @@ TEST_CASE("the real driver draws only crash, pause and restart by default, and n
   }
   // Partitions only where this machine can place nodes in network namespaces (as root with ip
   // and nft); loss never.
+  o.runs = 1;
   o.faults = {ChaosFault::partition};
   CHECK(validate_chaos_options(o).empty() == net_isolation_unavailable().empty());
   o.faults = {ChaosFault::loss};
