@@ -89,16 +89,6 @@ RunOutcome run_partitioned(const std::shared_ptr<const Plan>& plan, const std::s
   return o;
 }
 
-// Polls `state` every 20 ms until it holds or `timeout_s` passed; whether it held.
-bool wait_for(const std::function<bool()>& state, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (state()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return state();
-}
-
 // Whether process `pid` runs (exists and is no zombie).
 bool alive(pid_t pid) {
   std::FILE* stat = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
