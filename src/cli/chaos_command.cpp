@@ -16,6 +16,7 @@
 #include "harness/chaos.h"
 #include "harness/input_checks.h"
 #include "harness/load.h"
+#include "harness/net_isolation.h"
 
 namespace hapair::cli {
 namespace {
@@ -35,6 +36,12 @@ std::vector<std::string> split_list(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+// Whether --driver real can draw partitions here, for the help.
+std::string real_partitions_here() {
+  const std::string reason = net_isolation_unavailable();
+  return reason.empty() ? "available here" : "not available here (" + reason + ")";
 }
 
 }  // namespace
@@ -57,7 +64,9 @@ int chaos_command(const Args& args) {
       ("pick", po::value<std::string>(&pick)->default_value("turn"),
        "turn: the approaches in turn (case i gets approach i mod n); random: a random one per case")
       ("faults", po::value<std::vector<std::string>>(&faults),
-       ("comma-separated fault kinds to draw from (default: all the driver supports): " + allowed_chaos_faults()).c_str())
+       ("comma-separated fault kinds to draw from (default: all the driver supports): " + allowed_chaos_faults() +
+        ". --driver real supports crash, pause, restart and, as root with ip and nft, partition (each node in a "
+        "network namespace, cut with nftables): " + real_partitions_here()).c_str())
       ("networks", po::value<std::vector<std::string>>(&networks),
        "comma-separated example networks (default: default,chain,join,union,union_join)")
       ("networks-dir", po::value<std::string>(&options.networks_dir), "where NAME.toml files are (default: experiments/networks)")
@@ -79,7 +88,8 @@ int chaos_command(const Args& args) {
                 << "the verdict; 1 when any run was a violation (each is printed with the command that\n"
                 << "reproduces it); 2 for bad input (options, networks; nothing ran).\n"
                 << "Examples:\n  hapair chaos --runs 1000 --driver sim --out out/chaos\n"
-                << "  hapair chaos --runs 20 --driver real --approaches passive,active --faults crash,pause\n";
+                << "  hapair chaos --runs 20 --driver real --approaches passive,active --faults crash,pause\n"
+                << "  sudo hapair chaos --runs 40 --driver real --faults partition,crash   (real partitions)\n";
       return 0;
     }
     po::notify(vm);
@@ -115,6 +125,9 @@ int chaos_command(const Args& args) {
   } else if (options.driver == "sim" && options.isolate) {
     options.jobs = machine_cores();
   }
+  // The real driver's default kinds as this machine can inject them, named, so that the reproduce
+  // commands draw the same cases on another machine.
+  if (options.faults.empty() && options.driver == "real") options.faults = chaos_faults_possible(options.driver);
   for (const auto& p : validate_chaos_options(options)) problems.push_back(p);
   if (!problems.empty()) return report_problems("hapair chaos", "bad options", problems);
 

@@ -13,6 +13,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "harness/guarantee.h"
+#include "harness/net_isolation.h"
 #include "harness/run_once.h"
 
 namespace hapair::cli {
@@ -35,7 +36,7 @@ int run_command(const Args& args) {
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
-      ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver sim)")
+      ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
       ("trace", po::value<std::string>(&trace_text),
        ("trace events the nodes record: " + allowed_trace_levels() +
@@ -109,8 +110,12 @@ int run_command(const Args& args) {
     if (auto fault = parse_partition_fault(p, error)) request.faults.push_back(*fault);
     else problems.push_back("--partition " + error);
   }
-  if (!partitions.empty() && driver != "sim")
-    problems.push_back("--partition needs --driver sim (real links are cut in the network-namespace test; see docs/FAULTS.md)");
+  if (!partitions.empty() && driver == "real" && manual)
+    problems.push_back("--partition is not supported with --manual: the launcher places only the processes it starts "
+                       "in network namespaces");
+  else if (!partitions.empty() && driver == "real")
+    if (const std::string reason = net_isolation_unavailable(); !reason.empty())
+      problems.push_back("--partition: " + real_partition_refusal(reason));
   PlanLoad load = load_plan(topology_path, overrides);
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan)

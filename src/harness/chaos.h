@@ -43,9 +43,14 @@ inline constexpr ChaosFault kChaosFaults[] = {ChaosFault::crash,   ChaosFault::p
 const char* to_string(ChaosFault);
 std::optional<ChaosFault> parse_chaos_fault(const std::string&);
 std::string allowed_chaos_faults();  // "crash, pause, partition, restart, loss, duplication"
-// The kinds a driver can inject: every kind in the simulator; crash, pause and restart with real
-// processes (a real partition needs network namespaces: tests/e2e/netns_test.cpp).
+// The kinds a driver draws by default: every kind in the simulator; crash, pause and restart with
+// real processes. The same for every machine, so a case is the same everywhere.
 std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver);
+// The kinds a driver can inject here: the default ones, and with real processes partition too when
+// this machine can place nodes in network namespaces and cut them with nftables (as root with
+// `ip` and `nft`: net_isolation.h). `hapair chaos --driver real` without --faults draws from
+// these, naming them in its reproduce commands.
+std::vector<ChaosFault> chaos_faults_possible(const std::string& driver);
 
 // The example networks a campaign draws from (experiments/networks/<name>.toml; "default" is the
 // built-in default network).

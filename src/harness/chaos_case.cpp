@@ -19,6 +19,7 @@
 
 #include "harness/csv.h"
 #include "harness/input_checks.h"
+#include "harness/net_isolation.h"
 #include "harness/plots.h"
 #include "harness/topology_file.h"
 #include "protocols/check.h"
@@ -261,6 +262,12 @@ std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver) {
   return {std::begin(kChaosFaults), std::end(kChaosFaults)};
 }
 
+std::vector<ChaosFault> chaos_faults_possible(const std::string& driver) {
+  std::vector<ChaosFault> kinds = chaos_faults_for_driver(driver);
+  if (driver == "real" && net_isolation_unavailable().empty()) kinds.push_back(ChaosFault::partition);
+  return kinds;
+}
+
 // ---- options and networks ----------------------------------------------------------------
 
 std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
@@ -273,10 +280,14 @@ std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
     if (!known && o.networks_dir.empty())
       problems.push_back(unknown_choice("network", n, "an example network", {std::begin(kChaosNetworks), std::end(kChaosNetworks)}));
   }
-  const auto possible = chaos_faults_for_driver(o.driver);
-  for (ChaosFault k : o.faults)
-    if (!contains(possible, k))
+  const auto possible = chaos_faults_possible(o.driver);
+  for (ChaosFault k : o.faults) {
+    if (contains(possible, k)) continue;
+    if (k == ChaosFault::partition && o.driver == "real")
+      problems.push_back(real_partition_refusal(net_isolation_unavailable()));
+    else
       problems.push_back(std::string("fault kind ") + to_string(k) + " cannot be injected with --driver " + o.driver);
+  }
   if (o.duration_s && !(*o.duration_s >= 0.5 && *o.duration_s <= 600.0))
     problems.push_back("--duration-s " + shortest_text(*o.duration_s) + ": must be from 0.5 to 600 s (faults fall in its middle)");
   if (!o.only_case && (o.runs == 0 || o.runs > kChaosRunsMax))

@@ -1,6 +1,7 @@
 #include "harness/child_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -101,17 +102,32 @@ ChildProcess ChildProcess::spawn(const ExecSpec& spec, std::string& error) {
       return {};
     }
   }
+  int namespace_fd = -1;
+  if (!spec.network_namespace.empty()) {
+    namespace_fd = ::open(spec.network_namespace.c_str(), O_RDONLY | O_CLOEXEC);
+    if (namespace_fd < 0) {
+      error = "cannot open the network namespace " + spec.network_namespace + ": " + std::strerror(errno);
+      if (output_fd >= 0) ::close(output_fd);
+      return {};
+    }
+  }
+  const std::string setns_failed = "hapair: cannot enter the network namespace " + spec.network_namespace + "\n";
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     error = std::string("cannot fork: ") + std::strerror(errno);
     if (output_fd >= 0) ::close(output_fd);
+    if (namespace_fd >= 0) ::close(namespace_fd);
     return {};
   }
   if (pid == 0) {
     if (output_fd >= 0) {
       ::dup2(output_fd, STDOUT_FILENO);
       ::dup2(output_fd, STDERR_FILENO);
+    }
+    if (namespace_fd >= 0 && ::setns(namespace_fd, CLONE_NEWNET) != 0) {
+      write_all(STDERR_FILENO, setns_failed);
+      ::_exit(127);
     }
     if (spec.close_other_descriptors) ::close_range(3, ~0U, 0);
     if (spec.die_with_parent) {
@@ -124,6 +140,7 @@ ChildProcess ChildProcess::spawn(const ExecSpec& spec, std::string& error) {
     ::_exit(127);
   }
   if (output_fd >= 0) ::close(output_fd);
+  if (namespace_fd >= 0) ::close(namespace_fd);
   return ChildProcess(pid);
 }
 

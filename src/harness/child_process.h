@@ -47,6 +47,10 @@ struct ExecSpec {
   std::vector<std::string> environment;  // "NAME=value" entries set on top of this process's
   bool die_with_parent = false;          // PR_SET_PDEATHSIG(SIGKILL): dies when we die
   bool close_other_descriptors = false;  // close every descriptor but stdin, stdout and stderr
+  // A network namespace to run in (a path such as /var/run/netns/NAME): the child joins it with
+  // setns(2) before exec, so the program's pid is the child's (no wrapper like `ip netns exec`,
+  // whose mount-namespace set-up can take a good part of a second on a loaded machine).
+  std::string network_namespace;
 };
 
 // Writes all of `bytes` to `fd`, retrying short writes and EINTR; false when a write failed.

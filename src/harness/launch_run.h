@@ -1,7 +1,7 @@
 // The state of one real run while the launcher drives it (launcher.h): the per-node process
 // state and the Launch object whose members are defined in three files along the run's seams:
 // launcher.cpp (setup, starting the nodes, the run loop), launcher_faults.cpp (performing the
-// fault actions: SIGKILL, SIGSTOP/SIGCONT, restart) and launcher_results.cpp (the control
+// fault actions: SIGKILL, SIGSTOP/SIGCONT, restart, nftables cuts between network namespaces) and launcher_results.cpp (the control
 // messages, stopping and reaping every node, the RunResult).
 //
 // Paper: section 6's experiments, one process per server; a crash is a SIGKILL (fail-stop,
@@ -26,6 +26,7 @@
 #include "harness/child_process.h"
 #include "harness/launcher.h"
 #include "harness/launcher_supervision.h"
+#include "harness/net_isolation.h"
 #include "protocols/quiet_drain.h"
 #include "runtime/control_server.h"
 #include "runtime/run_clock.h"
@@ -74,6 +75,8 @@ class Launch {
   // ---- setup (launcher.cpp) ---------------------------------------------------------------
   bool check_faults();
   bool prepare_files();
+  bool isolate_nodes();
+  void remove_isolation();
   void print_manual_instructions();
   bool spawn_all();
   bool spawn(NodeId id, bool rejoin = false);
@@ -92,6 +95,7 @@ class Launch {
   // ---- fault actions (launcher_faults.cpp) ------------------------------------------------
   void perform(const FaultAction& action);
   void restart(NodeId id, TimeUs now);
+  void partition(const FaultAction& action, bool cut);
 
   // ---- messages, the end and the result (launcher_results.cpp) ----------------------------
   void on_message(const ControlServer::Incoming& incoming, bool stopping);
@@ -106,6 +110,7 @@ class Launch {
   void echo_log(NodeId id);
   void error(const std::string& message) { result_.errors.push_back(message); }
   void say(const std::string& text) const;
+  std::string isolated_bind(NodeId id) const;
   static std::string format_seconds(double s) { return fmt::format("{:g}", s); }
   static bool interrupted() { return interrupt_signal() != 0; }
   TimeUs now_or_zero() const { return clock_ ? clock_->now_us() : 0; }
@@ -127,7 +132,12 @@ class Launch {
   std::string advertised_;
   std::string log_dir_;
   bool log_dir_is_temp_ = false;
-  std::optional<TempDirWatch> temp_dir_watch_;  // only for a temporary log_dir_
+  std::optional<CleanupWatch> temp_dir_watch_;  // only for a temporary log_dir_
+  // Partition faults: every node in a network namespace of its own (net_isolation.h), removed
+  // after the nodes were reaped; the watch removes them if the launcher dies first.
+  bool wants_isolation_ = false;
+  std::unique_ptr<NetIsolation> isolation_;
+  std::optional<CleanupWatch> isolation_watch_;
   std::string topology_path_;
   std::int64_t unknown_messages_ = 0;
 };

@@ -23,6 +23,7 @@
 
 #include "harness/launch_run.h"
 #include "harness/topology_file.h"
+#include "runtime/crash_line.h"
 #include "sim/faults.h"
 
 namespace hapair {
@@ -30,9 +31,13 @@ namespace launcher {
 
 RunResult Launch::run() {
   InterruptGuard interrupt_guard;
-  if (!check_faults() || !prepare_files()) return finish_result();
+  if (!check_faults() || !prepare_files() || !isolate_nodes()) return finish_result();
+  // With the nodes in namespaces of their own, they reach the launcher at its end of their bridge.
+  std::string control_bind = options_.control_bind;
+  if (isolation_ && control_bind == LaunchOptions{}.control_bind)
+    control_bind = "tcp://" + isolation_->launcher_address() + ":*";
   try {
-    control_ = std::make_unique<ControlServer>(options_.control_bind);
+    control_ = std::make_unique<ControlServer>(control_bind);
   } catch (const std::exception& e) {
     error(e.what());
     return finish_result();
@@ -52,14 +57,20 @@ RunResult Launch::run() {
 // ---- setup ------------------------------------------------------------------------------
 
 // Every problem of the fault schedule at once (the simulator's rules: known nodes, times,
-// durations, restarts only of crashed nodes), plus what real processes cannot do.
+// durations, restarts only of crashed nodes), plus what real processes cannot do here.
 bool Launch::check_faults() {
   bool ok = true;
   for (const FaultSpec& fault : options_.faults) {
-    if (fault.kind == FaultKind::partition) {
-      error("fault kind partition is not supported with real processes (crash, pause and restart are; the "
-            "simulator has partitions)");
-      ok = false;
+    if (fault.kind == FaultKind::partition && !wants_isolation_) {
+      wants_isolation_ = true;
+      if (options_.manual) {
+        error("fault kind partition is not supported in manual mode: the launcher places only the processes it "
+              "starts in network namespaces (cut the links by hand, as tests/e2e/netns_test.cpp does)");
+        ok = false;
+      } else if (const std::string reason = net_isolation_unavailable(); !reason.empty()) {
+        error(real_partition_refusal(reason));
+        ok = false;
+      }
     } else if (fault.kind == FaultKind::restart && options_.manual) {
       error("fault restart of " + fault.node + " is not supported in manual mode: the launcher can only restart "
             "a process it started (restart it by hand with `hapair node ... --rejoin --bind ENDPOINT`)");
@@ -89,7 +100,7 @@ bool Launch::prepare_files() {
     }
     log_dir_ = pattern;
     log_dir_is_temp_ = true;
-    temp_dir_watch_.emplace(log_dir_);
+    temp_dir_watch_.emplace(std::vector<std::string>{"/bin/rm", "-rf", "--", log_dir_});
   } else {
     log_dir_ = options_.log_dir;
     if (mkdir(log_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -109,6 +120,26 @@ bool Launch::prepare_files() {
     }
   }
   return true;
+}
+
+// A schedule with a partition: the namespaces, links and nftables sets its cuts need, and a
+// watcher that removes them should the launcher die before remove_isolation().
+bool Launch::isolate_nodes() {
+  if (!wants_isolation_) return true;
+  std::string why;
+  isolation_ = NetIsolation::create(nodes_.size(), why);
+  if (!isolation_) {
+    error(why);
+    return false;
+  }
+  isolation_watch_.emplace(isolation_->cleanup_command());
+  return true;
+}
+
+// After every node was reaped (finish_result()).
+void Launch::remove_isolation() {
+  isolation_.reset();
+  isolation_watch_.reset();
 }
 
 void Launch::print_manual_instructions() {
@@ -136,6 +167,7 @@ bool Launch::spawn(NodeId id, bool rejoin) {
   spec.argv = {options_.hapair_binary, "node",    "--topology", topology_path_,
                "--name",               node.name, "--control",  advertised_};
   if (rejoin) spec.argv.insert(spec.argv.end(), {"--rejoin", "--bind", node.endpoint});
+  if (!rejoin && isolation_) spec.argv.insert(spec.argv.end(), {"--bind", isolated_bind(id)});
   if (rejoin && !node.crash_line.empty()) spec.argv.insert(spec.argv.end(), {"--crash-line", node.crash_line});
   spec.output_path = node.log_path;
   spec.append_output = rejoin;
@@ -144,6 +176,7 @@ bool Launch::spawn(NodeId id, bool rejoin) {
   spec.close_other_descriptors = true;
   // The child dies with the launcher, whatever kills the launcher.
   spec.die_with_parent = true;
+  if (isolation_) spec.network_namespace = isolation_->node_namespace_path(id);
   std::string why;
   node.process = ChildProcess::spawn(spec, why);
   if (!node.process.running()) {
@@ -210,7 +243,7 @@ void Launch::run_until_done() {
     while (next_action_ < actions_.size() && actions_[next_action_].at_us <= now) {
       const FaultAction action = actions_[next_action_++];
       perform(action);
-      if (action.kind == FaultAction::Kind::pause)
+      if (action.kind == FaultAction::Kind::pause || action.kind == FaultAction::Kind::partition)
         insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
     }
     if (options_.live_faults) perform_live_faults(now);
@@ -316,6 +349,15 @@ void Launch::receive_burst(TimeUs wait_us, bool stopping) {
 }
 
 // ---- helpers ----------------------------------------------------------------------------
+
+// Node id's data endpoint in its namespace: the topology's port when it names one.
+std::string Launch::isolated_bind(NodeId id) const {
+  std::string host;
+  std::string port;
+  const std::string& wanted = plan_.nodes[id].endpoint;
+  if (wanted.empty() || !split_tcp_endpoint(wanted, host, port) || port.empty()) port = "*";
+  return "tcp://" + isolation_->node_address(id) + ":" + port;
+}
 
 void Launch::echo_log(NodeId id) {
   const NodeState& node = nodes_[id];

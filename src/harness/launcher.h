@@ -4,7 +4,8 @@
 // Paper: the experiments of section 6 run each server as its own process and kill one; here a
 // crash fault is a real SIGKILL of the node's process (fail-stop, section 2) and a pause is a
 // SIGSTOP/SIGCONT pair (a server that stops and comes back, which the paper assumed away); a
-// restart starts a crashed node's process again (`hapair node --rejoin`, bound to its old data
+// partition cuts two nodes apart in the kernel (each node in its own network namespace, nftables
+// DROP rules, net_isolation.h); a restart starts a crashed node's process again (`hapair node --rejoin`, bound to its old data
 // endpoint) so that it rejoins as the standby and the pair is restored (docs/FAULTS.md, "Who may act as primary").
 //
 // What it does: binds a ROUTER for control, starts every node (or, in manual mode, prints the
@@ -36,8 +37,10 @@ struct LaunchOptions {
   // The effective topology file every node reads. Empty: the launcher writes the plan's
   // topology (write_topology) as topology.conf into log_dir and hands out that.
   std::string topology_path;
-  // Crash, pause and restart (not in manual mode); partitions are the simulator's. Checked with
-  // validate_faults (sim/faults.h) before anything starts.
+  // Crash, pause, restart and partition (the last two not in manual mode). A partition needs
+  // root, `ip` and `nft`: with one in the schedule every node runs in a network namespace of its
+  // own and a partition is nftables DROP rules between two of them (net_isolation.h); without,
+  // nothing changes. Checked with validate_faults (sim/faults.h) before anything starts.
   std::vector<FaultSpec> faults;
   // Called about every 100 ms of the run with the seconds elapsed since the epoch and the
   // configured duration_s.

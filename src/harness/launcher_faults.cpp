@@ -1,9 +1,10 @@
 // The fault actions of a real run (launch_run.h): a crash is a SIGKILL of the node's process (a
 // Kill message in manual mode), a pause a SIGSTOP and its resume a SIGCONT, a restart a new
-// process that rejoins the fragment as the standby, bound to the node's old data endpoint.
+// process that rejoins the fragment as the standby, bound to the node's old data endpoint, and a
+// partition nftables DROP rules between the two nodes' network namespaces until its heal.
 //
 // Paper: Hwang et al. (ICDE 2005) assume fail-stop crashes (section 2) and restore nothing; the
-// pause and the restart are the failures docs/FAULTS.md adds.
+// pause, the partition and the restart are the failures docs/FAULTS.md adds.
 //
 // Invariant: the failure event of a crash carries the instant of the SIGKILL on the nodes' clock,
 // and a restarted node keeps the driver counters of its earlier incarnations.
@@ -75,8 +76,36 @@ void Launch::perform(const FaultAction& action) {
       restart(action.node, now);
       return;
     case FaultAction::Kind::partition:
+      partition(action, true);
+      return;
     case FaultAction::Kind::heal:
-      return;  // refused by check_faults()
+      partition(action, false);
+      return;
+  }
+}
+
+// A partition between two nodes, or its heal: nftables drops in both nodes' network namespaces
+// (net_isolation.h), whether the processes run, are paused or crashed (a restarted node comes
+// back into the same namespace, still cut off until the heal). The trace events are the
+// simulator's, at the instant the rules are in place (nft takes some milliseconds).
+void Launch::partition(const FaultAction& action, bool cut) {
+  std::string why;
+  const bool done = cut ? isolation_->cut(action.node, action.peer, why) : isolation_->heal(action.node, action.peer, why);
+  const TimeUs now = clock_->now_us();
+  if (!done) {
+    error(std::string(cut ? "cannot cut " : "cannot heal ") + nodes_[action.node].name + "<->" +
+          nodes_[action.peer].name + ": " + why);
+    abort_run_ = true;
+    return;
+  }
+  if (cut) {
+    result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure)
+                                 .with(TraceKey::fault, FaultKind::partition)
+                                 .with(TraceKey::peer, action.peer)
+                                 .with(TraceKey::duration_us, action.duration_us));
+  } else {
+    result_.events.push_back(
+        TraceEvent(now, action.node, TraceKind::heal).with(TraceKey::fault, FaultKind::partition).with(TraceKey::peer, action.peer));
   }
 }
 

@@ -201,6 +201,7 @@ bool Launch::reap(NodeId id, bool stopping) {
 }
 
 RunResult Launch::finish_result() {
+  remove_isolation();  // every node was reaped (stop_all)
   for (const NodeState& node : nodes_)
     if (node.fatal && !node.fatal_traced)
       error("node " + node.name + " exited with a fatal error (exit code " + std::to_string(kNodeExitFatal) +

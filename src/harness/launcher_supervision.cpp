@@ -1,5 +1,5 @@
 // Process supervision for the launcher (launcher_supervision.h): the interrupt guard, the
-// temporary-folder watcher and the text helpers.
+// cleanup watcher and the text helpers.
 //
 // Paper: section 6's one-process-per-server experiments; nothing here is protocol logic.
 //
@@ -48,12 +48,13 @@ InterruptGuard::~InterruptGuard() {
   if (sig != 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) raise(sig);
 }
 
-TempDirWatch::TempDirWatch(const std::string& dir) {
+CleanupWatch::CleanupWatch(const std::vector<std::string>& command) {
+  if (command.empty()) return;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;
   // Prepared before fork(): the launcher has threads (ZeroMQ's), so the child may only make
   // async-signal-safe calls until it execs.
-  std::vector<std::string> args = {"/bin/rm", "-rf", "--", dir};
+  std::vector<std::string> args = command;
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -77,7 +78,7 @@ TempDirWatch::TempDirWatch(const std::string& dir) {
     ssize_t n = 0;
     do n = read(STDIN_FILENO, &byte, 1);
     while (n < 0 && errno == EINTR);
-    if (n == 1) _exit(0);  // the launcher finished and took care of the folder
+    if (n == 1) _exit(0);  // the launcher finished and cleaned up itself
     execv(argv[0], argv.data());
     _exit(127);
   }
@@ -86,7 +87,7 @@ TempDirWatch::TempDirWatch(const std::string& dir) {
   write_fd_ = fds[1];
 }
 
-TempDirWatch::~TempDirWatch() {
+CleanupWatch::~CleanupWatch() {
   if (pid_ < 0) return;
   const char done = 'd';
   [[maybe_unused]] const ssize_t ignored = write(write_fd_, &done, 1);

@@ -1,6 +1,6 @@
 // Process supervision for the launcher of real runs (launcher.h): the deferred SIGINT/SIGTERM
-// handling of a run, the watcher that removes a run's temporary folder when the launcher dies
-// without doing it, and the small text helpers the launcher prints with.
+// handling of a run, the watcher that removes a run's temporary folder (or network namespaces)
+// when the launcher dies without doing it, and the small text helpers the launcher prints with.
 //
 // Paper: the experiments of section 6 run each server as its own process; these pieces keep
 // those processes and their files from outliving the run that started them (fail-stop crashes
@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace hapair::launcher {
 
@@ -40,19 +41,21 @@ class InterruptGuard {
   struct sigaction old_term_;
 };
 
-// Removes a run's temporary folder when the launcher dies without doing it (kill -9, a test
-// framework's timeout, a chaos run killed as hung): a small child process that is not a node,
-// does not die with the launcher and waits for the end of a pipe the launcher holds. When the
-// launcher finishes, it says so through the pipe and the child just exits; when the pipe closes
-// without a word, the launcher is gone (its nodes went with it, PR_SET_PDEATHSIG) and the child
-// becomes `rm -rf FOLDER`.
-class TempDirWatch {
+// Cleans up after the launcher when it dies without doing it (kill -9, a test framework's
+// timeout, a chaos run killed as hung): a small child process that is not a node, does not die
+// with the launcher and waits for the end of a pipe the launcher holds. When the launcher
+// finishes, it says so through the pipe and the child just exits; when the pipe closes without a
+// word, the launcher is gone (its nodes went with it, PR_SET_PDEATHSIG) and the child becomes
+// `command`: `rm -rf FOLDER` for a run's temporary folder, the removal of a run's network
+// namespaces (net_isolation.h).
+class CleanupWatch {
  public:
-  explicit TempDirWatch(const std::string& dir);
-  // The launcher is done with the folder (removed or kept on purpose): the child exits.
-  ~TempDirWatch();
-  TempDirWatch(const TempDirWatch&) = delete;
-  TempDirWatch& operator=(const TempDirWatch&) = delete;
+  // command[0] is an absolute path.
+  explicit CleanupWatch(const std::vector<std::string>& command);
+  // The launcher is done (cleaned up, or kept on purpose): the child exits.
+  ~CleanupWatch();
+  CleanupWatch(const CleanupWatch&) = delete;
+  CleanupWatch& operator=(const CleanupWatch&) = delete;
 
  private:
   pid_t pid_ = -1;

@@ -6,14 +6,17 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -157,6 +160,16 @@ inline std::uint64_t recount_lost(const std::vector<Delivery>& reference, const 
   for (const auto& [k, n] : balance)
     if (n > 0) lost += static_cast<std::uint64_t>(n);
   return lost;
+}
+
+// Polls `state` every 20 ms until it holds or `timeout_s` passed; whether it held.
+inline bool wait_for(const std::function<bool()>& state, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (state()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return state();
 }
 
 }  // namespace hapair::e2e

@@ -104,9 +104,18 @@ Bytes garbage(Rng& rng, std::uint64_t i, std::size_t nodes) {
     case 5: return envelope(Checkpoint{rng.next_u64(), false, 0, 0, 1, random_bytes(rng, 64)}, stranger, 7);
     case 6: return envelope(ReplayRequest{static_cast<StreamId>(rng.below(4)), rng.next_u64(), 3, 0}, stranger, kEpochMax);
     default: {  // a valid message with its bytes flipped here and there
-      Bytes b = envelope(Level0Ack{1, i, false}, stranger, 0);
-      for (int k = 0; k < 3; ++k) b[rng.below(b.size())] ^= static_cast<std::uint8_t>(1 + rng.below(255));
-      return b;
+      // Flipped bytes can turn the stranger into a node of the run: a well-formed message in a
+      // real node's name (an ack of tuples nobody received) is impersonation, which the
+      // fail-stop model leaves out (messages are not authenticated), not garbage. Such flips
+      // are drawn again.
+      const Bytes clean = envelope(Level0Ack{1, i, false}, stranger, 0);
+      for (;;) {
+        Bytes b = clean;
+        for (int k = 0; k < 3; ++k) b[rng.below(b.size())] ^= static_cast<std::uint8_t>(1 + rng.below(255));
+        DecodeStats stats;
+        const std::optional<Envelope> e = decode(b, stats);
+        if (!e || e->header.sender >= nodes) return b;
+      }
     }
   }
 }

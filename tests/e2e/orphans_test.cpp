@@ -35,6 +35,8 @@ using hapair::e2e::process_info;
 
 namespace {
 
+using hapair::e2e::wait_for;
+
 struct Folder {
   std::string path;
   Folder() {
@@ -69,16 +71,6 @@ std::vector<std::string> run_folders(const std::string& folder) {
   for (const auto& e : std::filesystem::directory_iterator(folder))
     if (e.path().filename().string().rfind("hapair-run-", 0) == 0) out.push_back(e.path().string());
   return out;
-}
-
-// Polls `state` until it holds or `timeout_s` passed; whether it held.
-bool wait_for(const std::function<bool()>& state, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (state()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return state();
 }
 
 // Starts `hapair ARGS` in a new process group with TMPDIR=folder, its output in folder/out.log.

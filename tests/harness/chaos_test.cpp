@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "harness/chaos.h"
+#include "harness/net_isolation.h"
 #include "harness/run_once.h"
 #include "harness/topology_file.h"
 #include "protocols/plan.h"
@@ -154,7 +155,7 @@ TEST_CASE("chaos cases have valid schedules of every kind, inside the run, on ev
   CHECK(seen_approaches.size() == 5);
 }
 
-TEST_CASE("the real driver draws only crash, pause and restart, and no network loss", "[chaos]") {
+TEST_CASE("the real driver draws only crash, pause and restart by default, and no network loss", "[chaos]") {
   ChaosOptions o = sim_options(3, 0);
   o.driver = "real";
   const auto nets = networks(o);
@@ -166,7 +167,12 @@ TEST_CASE("the real driver draws only crash, pause and restart, and no network l
     CHECK(c.topology.sim.duplication_ratio == 0.0);
     CHECK(c.topology.settings.failure_timeout_ms >= 50);
   }
+  // Partitions only where this machine can place nodes in network namespaces (as root with ip
+  // and nft); loss never.
+  o.runs = 1;
   o.faults = {ChaosFault::partition};
+  CHECK(validate_chaos_options(o).empty() == net_isolation_unavailable().empty());
+  o.faults = {ChaosFault::loss};
   CHECK_FALSE(validate_chaos_options(o).empty());
 }
 
