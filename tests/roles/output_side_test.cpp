@@ -19,7 +19,7 @@ void append(Outputs& o, StreamId s, TupleId first, TupleId last) {
 
 }  // namespace
 
-TEST_CASE("a primary's output side sends to every consumer node; a standby's only tracks them", "[roles][output_side]") {
+TEST_CASE("a primary's output side sends to every consumer node, a standby's only tracks them", "[roles][output_side]") {
   Outputs primary(default_plan(HaMode::active), "filter");
   const StreamId small = primary.stream("small");
   append(primary, small, 1, 3);
