@@ -17,14 +17,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <thread>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -59,14 +60,29 @@ ChaosRun died(const ChaosCase& c, const std::string& what) {
   return r;
 }
 
-ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
+// One case running in a forked child. Children are forked and watched from one thread only:
+// a fork while another thread of the campaign holds a lock (the allocator's: AddressSanitizer's
+// deadlocked that way with --jobs) would leave the child waiting for it forever.
+struct IsolatedRun {
+  ChaosCase c;
+  ChildProcess child;
+  int result_fd = -1;
+  int error_fd = -1;
+  std::string answer, errors;
+  bool answer_done = false, errors_done = false;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+std::unique_ptr<IsolatedRun> start_isolated(const ChaosOptions& options, const ChaosCase& c) {
   int result_pipe[2];
   int error_pipe[2];
   HAPAIR_CHECK_MSG(::pipe2(result_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
   HAPAIR_CHECK_MSG(::pipe2(error_pipe, O_CLOEXEC) == 0, "pipe2: " << std::strerror(errno));
   std::string fork_error;
   const pid_t parent = ::getpid();
-  ChildProcess child = ChildProcess::fork_call(
+  auto run = std::make_unique<IsolatedRun>();
+  run->c = c;
+  run->child = ChildProcess::fork_call(
       [&] {
         // The case dies with the campaign (kill -9 of `hapair chaos`), and its nodes with it.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -78,55 +94,101 @@ ChaosRun run_isolated(const ChaosOptions& options, const ChaosCase& c) {
         return 0;
       },
       fork_error);
-  HAPAIR_CHECK_MSG(child.running(), fork_error);
+  HAPAIR_CHECK_MSG(run->child.running(), fork_error);
   ::close(result_pipe[1]);
   ::close(error_pipe[1]);
-  std::string answer, errors;
-  bool answer_done = false, errors_done = false, hung = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.run_timeout_s);
-  // Until the child closed its answer pipe (it does so by exiting); its stderr is kept (the last
-  // bytes) to say why a run died.
-  while (!answer_done) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      hung = true;
-      break;
-    }
-    pollfd fds[2] = {{result_pipe[0], POLLIN, 0}, {error_pipe[0], static_cast<short>(errors_done ? 0 : POLLIN), 0}};
-    const int ready = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    char buf[4096];
-    if (fds[0].revents != 0) {
-      const ssize_t n = ::read(result_pipe[0], buf, sizeof buf);
-      if (n > 0) answer.append(buf, static_cast<std::size_t>(n));
-      else if (n == 0 || errno != EINTR) answer_done = true;
-    }
-    if (!errors_done && fds[1].revents != 0) {
-      const ssize_t n = ::read(error_pipe[0], buf, sizeof buf);
-      if (n > 0) {
-        errors.append(buf, static_cast<std::size_t>(n));
-        if (errors.size() > 8192) errors.erase(0, errors.size() - 4096);
-      } else if (n == 0 || errno != EINTR) {
-        errors_done = true;
-      }
+  run->result_fd = result_pipe[0];
+  run->error_fd = error_pipe[0];
+  run->deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options.run_timeout_s));
+  return run;
+}
+
+// Reads what a child's pipes hold after poll(2) said so (`result_events`, `error_events`): its
+// answer until it closes the pipe (it does so by exiting), and the last bytes of its stderr, kept
+// to say why a run died.
+void read_isolated(IsolatedRun& run, short result_events, short error_events) {
+  char buf[4096];
+  if (result_events != 0) {
+    const ssize_t n = ::read(run.result_fd, buf, sizeof buf);
+    if (n > 0) run.answer.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR) run.answer_done = true;
+  }
+  if (!run.errors_done && error_events != 0) {
+    const ssize_t n = ::read(run.error_fd, buf, sizeof buf);
+    if (n > 0) {
+      run.errors.append(buf, static_cast<std::size_t>(n));
+      if (run.errors.size() > 8192) run.errors.erase(0, run.errors.size() - 4096);
+    } else if (n == 0 || errno != EINTR) {
+      run.errors_done = true;
     }
   }
-  const std::optional<ChildExit> exit = hung ? child.kill_and_wait() : child.wait();
-  ::close(result_pipe[0]);
-  ::close(error_pipe[0]);
+}
+
+// The run's result once it answered, or once it `hung` (then it is killed).
+ChaosRun finish_isolated(const ChaosOptions& options, IsolatedRun& run, bool hung) {
+  const std::optional<ChildExit> exit = hung ? run.child.kill_and_wait() : run.child.wait();
+  ::close(run.result_fd);
+  ::close(run.error_fd);
+  const ChaosCase& c = run.c;
   if (hung)
     return died(c, "the run hung: no answer after " + shortest_text(options.run_timeout_s) + " s of wall-clock time");
   ChaosRun r;
   r.c = c;
-  const std::string bad_answer = exit && exit->clean() ? read_chaos_run_json(answer, r) : std::string();
+  const std::string bad_answer = exit && exit->clean() ? read_chaos_run_json(run.answer, r) : std::string();
   if (!exit || !exit->clean() || !bad_answer.empty()) {
     std::string what = "the run died: " + (exit ? exit->describe() : std::string("its end was not seen"));
     if (!bad_answer.empty()) what += ", and its answer was unreadable (" + bad_answer + ")";
-    const std::string last = last_line(errors);
+    const std::string last = last_line(run.errors);
     if (!last.empty()) what += ": " + last;
     return died(c, what);
   }
   return r;
+}
+
+// Runs cases 0 .. count-1 (`case_of(k)` draws case k, `started(k, c)` is told as it starts) in
+// forked children, at most `jobs` at once, from this thread alone; `done(k, run)` is called as
+// case k ends.
+void run_isolated(const ChaosOptions& options, std::size_t count, std::size_t jobs,
+                  const std::function<ChaosCase(std::size_t)>& case_of,
+                  const std::function<void(std::size_t, const ChaosCase&)>& started,
+                  const std::function<void(std::size_t, ChaosRun)>& done) {
+  std::map<std::size_t, std::unique_ptr<IsolatedRun>> running;
+  std::size_t next = 0;
+  while (next < count || !running.empty()) {
+    while (running.size() < std::max<std::size_t>(jobs, 1) && next < count) {
+      const ChaosCase c = case_of(next);
+      started(next, c);
+      running[next] = start_isolated(options, c);
+      ++next;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    long long wait_ms = 1000;
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> owner;
+    for (auto& [k, run] : running) {
+      wait_ms = std::min<long long>(
+          wait_ms, std::max<long long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(run->deadline - now).count()));
+      fds.push_back({run->result_fd, POLLIN, 0});
+      fds.push_back({run->error_fd, static_cast<short>(run->errors_done ? 0 : POLLIN), 0});
+      owner.push_back(k);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+    if (ready < 0 && errno == EINTR) continue;
+    for (std::size_t i = 0; i < owner.size(); ++i) read_isolated(*running[owner[i]], fds[2 * i].revents, fds[2 * i + 1].revents);
+    const auto after = std::chrono::steady_clock::now();
+    for (auto it = running.begin(); it != running.end();) {
+      IsolatedRun& run = *it->second;
+      const bool hung = !run.answer_done && after >= run.deadline;
+      if (run.answer_done || hung) {
+        const std::size_t k = it->first;
+        ChaosRun r = finish_isolated(options, run, hung);
+        it = running.erase(it);
+        done(k, std::move(r));
+      } else {
+        ++it;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -282,37 +344,27 @@ ChaosReport run_chaos(const ChaosOptions& options) {
   if (options.only_case) indexes.push_back(*options.only_case);
   else
     for (std::size_t i = 0; i < options.runs; ++i) indexes.push_back(i);
-  if (options.jobs <= 1) {
+  if (!options.isolate) {
     for (std::size_t k = 0; k < indexes.size(); ++k) {
       const ChaosCase c = chaos_case(options, networks, indexes[k]);
       if (options.on_case) options.on_case(k, indexes.size(), c);
-      ChaosRun r = options.isolate ? run_isolated(options, c) : run_chaos_case(options, c);
+      ChaosRun r = run_chaos_case(options, c);
       if (options.on_run) options.on_run(r);
       report.runs.push_back(std::move(r));
     }
   } else {
-    // `jobs` threads, each waiting for one forked child at a time (validate_chaos_options made
-    // sure runs are isolated): the work is in the children, the threads only wait and collect.
-    std::vector<ChaosCase> cases;
-    for (std::size_t index : indexes) cases.push_back(chaos_case(options, networks, index));
-    std::vector<std::optional<ChaosRun>> runs(cases.size());
-    std::mutex hooks;
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-      for (std::size_t k; (k = next++) < cases.size();) {
-        {
-          std::lock_guard<std::mutex> lock(hooks);
-          if (options.on_case) options.on_case(k, cases.size(), cases[k]);
-        }
-        ChaosRun r = run_isolated(options, cases[k]);
-        std::lock_guard<std::mutex> lock(hooks);
-        if (options.on_run) options.on_run(r);
-        runs[k] = std::move(r);
-      }
-    };
-    std::vector<std::thread> threads;
-    for (std::size_t j = 0; j < std::min(options.jobs, cases.size()); ++j) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
+    // Up to `jobs` forked children at once (validate_chaos_options allows more than one only in
+    // the simulator), all started and watched from this thread; the report keeps case order.
+    std::vector<std::optional<ChaosRun>> runs(indexes.size());
+    run_isolated(
+        options, indexes.size(), options.jobs, [&](std::size_t k) { return chaos_case(options, networks, indexes[k]); },
+        [&](std::size_t k, const ChaosCase& c) {
+          if (options.on_case) options.on_case(k, indexes.size(), c);
+        },
+        [&](std::size_t k, ChaosRun r) {
+          if (options.on_run) options.on_run(r);
+          runs[k] = std::move(r);
+        });
     for (auto& r : runs) report.runs.push_back(std::move(*r));
   }
 
