@@ -10,6 +10,10 @@
 
 namespace hapair {
 
+namespace {
+constexpr int kPeerReconnectIntervalMs = 5;
+}  // namespace
+
 std::optional<Envelope> FrameDecoder::decode(const void* data, std::size_t size) {
   std::optional<Envelope> envelope = hapair::decode(static_cast<const std::uint8_t*>(data), size, stats_, limits_);
   if (!envelope) {
@@ -84,6 +88,12 @@ bool Transport::try_send(Peer& peer, zmq::message_t& frame, std::size_t kind) {
     peer.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
     peer.socket->set(zmq::sockopt::linger, 0);
     peer.socket->set(zmq::sockopt::sndhwm, config_.send_hwm_messages);
+    // A restarted peer binds the same endpoint again; ZeroMQ finds it at its next reconnect
+    // attempt, 100 ms after the last by default. Every message to it waits that long, including
+    // the answer to its Rejoin: a partner killed within those 100 ms left it rejoining forever
+    // (cases 316 and 526 of the real campaign, docs/FAULTS.md). 5 ms: a refused connect to a
+    // dead peer every 5 ms costs little on a loopback or LAN.
+    peer.socket->set(zmq::sockopt::reconnect_ivl, kPeerReconnectIntervalMs);
     peer.socket->connect(peer.endpoint);
   }
   const auto size = static_cast<std::int64_t>(frame.size());
