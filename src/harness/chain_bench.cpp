@@ -71,15 +71,6 @@ name = "sink"
 input = "totals"
 )toml";
 
-std::uint64_t counter_sum(const RunResult& result, const std::string& name) {
-  std::uint64_t sum = 0;
-  for (const auto& [node, counters] : result.counters) {
-    auto it = counters.find(name);
-    if (it != counters.end() && it->second > 0) sum += static_cast<std::uint64_t>(it->second);
-  }
-  return sum;
-}
-
 std::string folder_of(const ChainBenchRun& r) {
   return r.approach + "_rep" + std::to_string(r.repetition) + (r.attempt ? "_rerun" + std::to_string(r.attempt) : "");
 }

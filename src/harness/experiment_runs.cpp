@@ -19,15 +19,6 @@ std::optional<double> pct(double run, double base) {
   return 100.0 * (run - base) / base;
 }
 
-std::uint64_t counter_sum(const RunResult& result, const std::string& name) {
-  std::uint64_t sum = 0;
-  for (const auto& [node, counters] : result.counters) {
-    auto it = counters.find(name);
-    if (it != counters.end() && it->second > 0) sum += static_cast<std::uint64_t>(it->second);
-  }
-  return sum;
-}
-
 // Latency after the warm-up: the p99 of the deliveries after the first quarter of the delivery
 // span, and the median latency of the last quarter minus the second quarter's.
 struct SteadyLatency {

@@ -399,4 +399,13 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
   return s.str();
 }
 
+std::uint64_t counter_sum(const RunResult& result, const std::string& name) {
+  std::uint64_t sum = 0;
+  for (const auto& [node, counters] : result.counters) {
+    auto it = counters.find(name);
+    if (it != counters.end() && it->second > 0) sum += static_cast<std::uint64_t>(it->second);
+  }
+  return sum;
+}
+
 }  // namespace hapair

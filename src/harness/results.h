@@ -70,6 +70,9 @@ std::string timeline_page(const RunResult& result, const SemanticsReport& semant
 std::string summary_json(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics,
                          std::uint64_t seed, const std::string& version);
 // The texts of the CSV files (what write_results() writes).
+// The sum of counter `name` over every node of the run (negative values count as none).
+std::uint64_t counter_sum(const RunResult& result, const std::string& name);
+
 std::string output_csv(const RunResult& result);
 std::string events_csv(const RunResult& result);
 // trace.jsonl: one JSON object a line per trace event (docs/TRACE.md): t_us, node, kind, then
