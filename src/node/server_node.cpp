@@ -37,6 +37,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
           role_->on_peer_lost(now, e, eff);
         } else {
           const Envelope& env = e.envelope;
+          if (!server_.pair().from_a_peer(env)) return;
           // A rejoining node speaks from an old epoch by definition: its request is not stale.
           if (std::holds_alternative<Rejoin>(env.body)) {
             role_->on_message(now, env, eff);

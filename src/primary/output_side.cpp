@@ -145,13 +145,18 @@ void OutputSide::on_replay_request(TimeUs now, NodeId from, const ReplayRequest&
   }
   OutputChannel& o = it->second;
   const FragmentId d = node_.plan().nodes[from].fragment;
+  if (!o.has_consumer(from) && !consumes(node_.plan(), req.stream, d)) {
+    // The requester's fragment does not read this stream (a forged or corrupt request).
+    outbox_.count("unexpected_replay_request_dropped");
+    return;
+  }
   if (!o.has_consumer(from)) {
     const auto nodes = pair_.routes().input_nodes_of(d);
     if (std::find(nodes.begin(), nodes.end(), from) == nodes.end()) {
       outbox_.count("unexpected_replay_request_dropped");
       // A node of a consumer fragment that is not the one I follow asks as its primary: tell it
       // who is (it claimed an epoch another node claimed first, or missed its fencing).
-      if (consumes(node_.plan(), req.stream, d)) pair_.tell_route(now, from, eff);
+      pair_.tell_route(now, from, eff);
       return;
     }
     ConsumerState c = make_consumer(from, d);
@@ -191,7 +196,8 @@ void OutputSide::on_redirect(TimeUs now, NodeId from, const Redirect& r, Effects
   OutputChannel& o = it->second;
   const FragmentId d = node_.plan().nodes[r.consumer].fragment;
   // Only the consumer fragment's current primary may (un)subscribe its standby.
-  if (pair_.routes().route(d).primary != from || node_.plan().nodes[from].fragment != d) {
+  if (pair_.routes().route(d).primary != from || node_.plan().nodes[from].fragment != d ||
+      r.consumer == node_.self() || !consumes(node_.plan(), r.stream, d)) {
     outbox_.count("unexpected_redirect_dropped");
     return;
   }

@@ -8,11 +8,14 @@ namespace hapair {
 PairSide::PairSide(const NodeIdentity& node, RouteTable& routes, Outbox& outbox, std::function<void()> before_epoch_ends)
     : node_(node), routes_(routes), outbox_(outbox), before_epoch_ends_(std::move(before_epoch_ends)) {}
 
+bool PairSide::from_a_peer(const Envelope& e) {
+  if (e.header.sender < node_.plan().nodes.size() && e.header.sender != node_.self()) return true;
+  outbox_.count("unknown_sender_dropped");
+  return false;
+}
+
 bool PairSide::is_current(TimeUs now, const Envelope& e, Effects& eff) {
-  if (e.header.sender >= node_.plan().nodes.size()) {
-    outbox_.count("unknown_sender_dropped");
-    return false;
-  }
+  if (!from_a_peer(e)) return false;
   if (routes_.is_stale(e)) {
     outbox_.count("stale_dropped");
     tell_route(now, e.header.sender, eff);

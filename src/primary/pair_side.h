@@ -35,6 +35,10 @@ class PairSide {
   // (or from no node of the plan); a stale sender is told who the primary is now (tell_route),
   // so a paused or partitioned old primary learns it is fenced.
   bool is_current(TimeUs now, const Envelope& e, Effects& eff);
+  // False (and counted as unknown_sender_dropped) when the sender is no node of the plan or is
+  // this node itself: no node sends to itself, so such an envelope is forged or corrupt, and
+  // answering it would address a node that does not exist (or loop back).
+  bool from_a_peer(const Envelope& e);
   // Tells node n the route I follow for its fragment (a fencing notice), at most once per
   // retransmit timeout per node. Sent to a stale sender, to a node of a producer or consumer
   // that acts as its fragment's primary when it is not, and to the claimant of an epoch whose

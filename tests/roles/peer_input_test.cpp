@@ -15,7 +15,8 @@ namespace {
 TEST_CASE("a primary without a standby drops a Rejoin that claims to come from no node", "[roles][fuzz]") {
   // fuzz/envelope_fuzz: under ha none the fragment has no partner (its standby is kNoNode), and a
   // Rejoin from sender kNoNode naming node kNoNode passed for one from the partner; the primary
-  // then looked up node 0xffff's name and threw std::length_error.
+  // then looked up node 0xffff's name and threw std::length_error. (Now every envelope from no
+  // node of the plan is dropped before any role sees it.)
   Topology t = default_topology();
   t.settings.ha = HaMode::none;
   const auto plan = std::make_shared<const Plan>(make_plan(t));
@@ -29,7 +30,67 @@ TEST_CASE("a primary without a standby drops a Rejoin that claims to come from n
         core->handle(1000, Received{Envelope{Header{kNoNode, 0, 1000}, Rejoin{fragment, kNoNode, incarnation}}});
     for (const Outgoing& out : eff.sends) CHECK(out.to != kNoNode);
   }
-  CHECK(core->metrics().at("unexpected_rejoin_dropped") == 2);
+  CHECK(core->metrics().at("unknown_sender_dropped") == 2);
+}
+
+
+// A running passive-standby network's filter primary, its plan, and what it has sent so far.
+struct RunningFilter {
+  std::shared_ptr<const Plan> plan;
+  std::unique_ptr<NodeCore> core;
+  NodeId self = kNoNode;
+  StreamId small = kNoStream;
+};
+
+RunningFilter running_filter() {
+  Topology t = default_topology();
+  t.settings.ha = HaMode::passive;
+  RunningFilter f;
+  f.plan = std::make_shared<const Plan>(make_plan(t));
+  f.self = f.plan->node_id("filter");
+  f.small = f.plan->stream_id("small");
+  f.core = make_node_core(f.plan, f.self);
+  f.core->handle(0, Start{});
+  // Some input, so the filter has output queued for whoever is (wrongly) made its consumer.
+  TupleBatch b;
+  b.stream = f.plan->stream_id("raw");
+  for (TupleId id = 1; id <= 50; ++id) b.tuples.push_back(Tuple{id, 1000, 1, 1.0});
+  f.core->handle(1000, Received{Envelope{Header{f.plan->node_id("source"), 0, 1000}, b}});
+  return f;
+}
+
+TEST_CASE("an envelope in the receiver's own name is dropped, never answered to itself (found by envelope_fuzz)", "[roles][fuzz]") {
+  // fuzz/envelope_fuzz (CI, seed 1): a ReplayRequest whose header named the receiving primary as
+  // its sender made it its own consumer (it is a node of its own fragment's input list), and the
+  // next pump sent a batch to itself: Outbox's invariant fired.
+  RunningFilter f = running_filter();
+  for (const Message& body : {Message{ReplayRequest{f.small, 0, 0, 0}}, Message{Heartbeat{}},
+                              Message{Redirect{f.small, f.self, true, 0}}}) {
+    const Effects eff = f.core->handle(2000, Received{Envelope{Header{f.self, 0, 2000}, body}});
+    for (const Outgoing& out : eff.sends) CHECK(out.to != f.self);
+    const Effects later = f.core->handle(3000, Tick{});
+    for (const Outgoing& out : later.sends) CHECK(out.to != f.self);
+  }
+  CHECK(f.core->metrics().at("unknown_sender_dropped") == 3);
+}
+
+TEST_CASE("a replay request or redirect for a stream the requester's fragment does not read is dropped (found by envelope_fuzz)", "[roles][fuzz]") {
+  // The source node is the primary of its fragment and a node of its own input list; asking the
+  // filter for the filter's output made it a consumer of a stream it does not read.
+  RunningFilter f = running_filter();
+  const NodeId source = f.plan->node_id("source");
+  const NodeId sink = f.plan->node_id("sink");
+  const Effects a = f.core->handle(2000, Received{Envelope{Header{source, 0, 2000}, ReplayRequest{f.small, 0, 0, 0}}});
+  const Effects b = f.core->handle(2100, Received{Envelope{Header{source, 0, 2100}, Redirect{f.small, source, true, 0}}});
+  const Effects c = f.core->handle(2200, Received{Envelope{Header{sink, 0, 2200}, Redirect{f.small, sink, true, 0}}});
+  const Effects later = f.core->handle(3000, Tick{});
+  for (const Effects* eff : {&a, &b, &c, &later})
+    for (const Outgoing& out : eff->sends) {
+      const bool batch_to_wrong_node = std::holds_alternative<TupleBatch>(out.envelope.body) && (out.to == source || out.to == sink);
+      CHECK_FALSE(batch_to_wrong_node);
+    }
+  CHECK(f.core->metrics().at("unexpected_replay_request_dropped") == 1);
+  CHECK(f.core->metrics().at("unexpected_redirect_dropped") == 2);
 }
 
 }  // namespace
