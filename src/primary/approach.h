@@ -69,6 +69,10 @@ struct Approach {
   // The standby's end (the role a planned standby starts in; rejoined: a restarted node named
   // the standby again, which installs fresh state from its primary). Null: no standby.
   std::unique_ptr<RoleBehaviour> (*standby_role)(Server& server, bool rejoined);
+  // The standby holds none of its primary's state (amnesia, upstream backup: it recovers from
+  // its upstreams). Then a restarted node whose partner is lost too can take over its fragment
+  // like a standby would (RejoiningRole): nothing of its partner's is needed.
+  bool standby_holds_no_state = false;
 };
 
 // The primary's end that only forgets cause bookkeeping every consumer acknowledged and, when a

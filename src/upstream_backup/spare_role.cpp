@@ -235,8 +235,8 @@ std::unique_ptr<RoleBehaviour> make_spare_role(Server& server, bool /*rejoined*/
 
 }  // namespace
 
-Approach upstream_backup_approach() { return Approach{HaMode::upstream, &make_level1_sender, &make_spare_role}; }
-Approach amnesia_approach() { return Approach{HaMode::amnesia, &make_stateless_primary_side, &make_spare_role}; }
+Approach upstream_backup_approach() { return Approach{HaMode::upstream, &make_level1_sender, &make_spare_role, true}; }
+Approach amnesia_approach() { return Approach{HaMode::amnesia, &make_stateless_primary_side, &make_spare_role, true}; }
 
 TimeUs SpareRole::next_wakeup_us() const {
   if (successor_) return kNever;

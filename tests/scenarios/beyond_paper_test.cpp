@@ -247,3 +247,45 @@ TEST_CASE("a rejoined active standby is subscribed upstream at its bootstrap pos
   CHECK(it->second.at("tuples_processed") > 0);
   CHECK(o.report.verdict == "precise");
 }
+
+TEST_CASE("a restarted node whose partner dies while it rejoins takes over its fragment (stateless standbys)", "[scenarios]") {
+  // The real campaign (cases 316 and 526, amnesia): the acting primary accepted the restarted
+  // node's Rejoin and was killed before its answer arrived, or before it read the Rejoin at all.
+  // The restarted node stayed rejoining and nobody was primary: output stopped. Under amnesia
+  // and upstream backup the standby holds no state of its primary, so the restarted node can
+  // take over like a standby (after learning the fragment's epoch from its neighbours).
+  // Links take 100 us and the partner accepts the Rejoin 123 us after the restart. Variants: the
+  // partner is killed 50 us after the restart (it never reads the Rejoin); or it accepts, its
+  // answer is lost (a cut of the pair's link from 130 to 230 us, as a kill loses what ZeroMQ had
+  // not sent) and it is killed at 200 us; and the same, then the partner restarts too, so both
+  // nodes of the pair ask each other to rejoin.
+  struct Variant {
+    double kill_after_s;
+    bool answer_lost;
+    bool partner_restarts;
+  };
+  for (HaMode ha : {HaMode::upstream, HaMode::amnesia}) {
+    for (Variant v : {Variant{50e-6, false, false}, Variant{200e-6, true, false}, Variant{200e-6, true, true}}) {
+      INFO("ha=" << to_string(ha) << " partner killed " << v.kill_after_s * 1e6 << " us after the restart"
+                 << (v.answer_lost ? ", its answer lost" : "") << (v.partner_restarts ? ", then restarted" : ""));
+      const std::string partner = "aggregate.spare";
+      std::vector<FaultSpec> faults = {fault(FaultKind::crash, "aggregate", 0.6), fault(FaultKind::restart, "aggregate", 1.0),
+                                       fault(FaultKind::crash, partner, 1.0 + v.kill_after_s)};
+      if (v.answer_lost) faults.push_back(fault(FaultKind::partition, "aggregate", 1.00013, 100e-6, partner));
+      if (v.partner_restarts) faults.push_back(fault(FaultKind::restart, partner, 1.3));
+      auto o = run(network("", ha, 3.0), faults);
+      for (const auto& e : o.result.errors) UNSCOPED_INFO("error: " << e);
+      REQUIRE(o.result.completed);
+      CHECK(o.count("takeover") == 2);
+      // The restarted node found itself orphaned (its partner lost, or rejoining too) and took
+      // over: named standby by its neighbours' route (the partner had accepted) or as an orphan.
+      std::size_t orphaned = 0;
+      for (const auto& e : o.result.events)
+        orphaned += e.kind == TraceKind::rejoin_requested && e.text.find("orphaned") != std::string::npos;
+      CHECK(orphaned == 1);
+      CHECK(o.has("rejoined"));
+      if (ha == HaMode::upstream) CHECK(o.report.verdict == "precise");
+      if (v.partner_restarts) CHECK(o.has("pair_restored"));
+    }
+  }
+}
