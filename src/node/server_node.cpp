@@ -67,8 +67,10 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
 
 void ServerNode::swap_roles(TimeUs now, Effects& eff) {
   while (auto next = role_->take_successor()) {
+    const std::optional<PeerLost> loss = role_->take_partner_loss();
     role_ = std::move(next);
     role_->on_start(now, eff);
+    if (loss) role_->on_peer_lost(now, *loss, eff);
     // A fenced primary (paused, or cut off, while its standby took over) holds only stale
     // state: it rejoins its fragment as the new standby, restoring the pair.
     if (server_.role() == Role::fenced) {

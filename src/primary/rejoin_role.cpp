@@ -44,14 +44,15 @@ void RejoiningRole::on_tick(TimeUs now, Effects& eff) {
 
 void RejoiningRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
   if (successor_ || lost.peer != partner_ || partner_ == kNoNode) return;
-  orphaned(now, eff, "partner lost");
+  orphaned(now, eff, "partner lost", lost);
 }
 
-void RejoiningRole::orphaned(TimeUs now, Effects& eff, const char* why) {
+void RejoiningRole::orphaned(TimeUs now, Effects& eff, const char* why, PeerLost loss) {
   if (!approach_.standby_holds_no_state) {
     server_.count("partner_lost_while_rejoining");
     return;
   }
+  partner_loss_ = loss;
   if (orphan_claim_us_ != kNever) return;  // asked already
   server_.count("rejoins_orphaned");
   server_.trace(eff, now, TraceKind::rejoin_requested).with(TraceKey::partner, partner_).with_text(std::string("orphaned: ") + why);
@@ -65,7 +66,7 @@ void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
     // keeps asking it.
     if (env.header.sender == partner_ && r->fragment == server_.node().fragment_id() &&
         server_.node().self() == server_.node().fragment_plan().primary)
-      orphaned(now, eff, "partner rejoining too");
+      orphaned(now, eff, "partner rejoining too", PeerLost{partner_, Detector::heartbeat});
     else
       server_.count("rejoining_dropped");
     return;

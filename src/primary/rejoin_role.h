@@ -14,7 +14,8 @@
 // amnesia, upstream backup), I learn my fragment's current route from my neighbours (a
 // Heartbeat in my old epoch makes each that knows a newer one answer with it, PairSide::tell_route),
 // wait one retransmit timeout for the answers, and then become the standby role: it finds the
-// primary it watches silent and takes over in an epoch above every one my neighbours told me.
+// primary it watches lost (I hand it my partner's loss) and takes over in an epoch above every
+// one my neighbours told me.
 // With a state-holding standby (passive, active) both copies of the state are gone: I stay
 // rejoining (counted), as the fail-stop model of one failure per pair allows.
 //
@@ -23,6 +24,8 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "primary/approach.h"
 #include "primary/role.h"
@@ -39,11 +42,12 @@ class RejoiningRole : public RoleBehaviour {
   void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override { return successor_ ? kNever : std::min(next_request_us_, orphan_claim_us_); }
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
+  std::optional<PeerLost> take_partner_loss() override { return std::exchange(partner_loss_, std::nullopt); }
 
  private:
   void request(TimeUs now, Effects& eff);
   // My partner cannot answer (lost, or rejoining itself): ask the neighbours for my route.
-  void orphaned(TimeUs now, Effects& eff, const char* why);
+  void orphaned(TimeUs now, Effects& eff, const char* why, PeerLost loss);
   void become_standby(TimeUs now, Effects& eff, NodeId primary, std::uint64_t epoch, bool orphan);
 
   Server& server_;
@@ -54,6 +58,9 @@ class RejoiningRole : public RoleBehaviour {
   TimeUs next_request_us_ = kNever;
   // Orphaned: when I become the standby role and let it take over (kNever: not orphaned).
   TimeUs orphan_claim_us_ = kNever;
+  // Orphaned: my partner's loss, for the standby role I become (it would never hear it again:
+  // the driver reports a loss once, and a rejoining partner sends no heartbeats).
+  std::optional<PeerLost> partner_loss_;
   std::unique_ptr<RoleBehaviour> successor_;
 };
 

@@ -5,6 +5,8 @@
 // when they take over.
 #pragma once
 
+#include <optional>
+
 #include <memory>
 
 #include "primary/server.h"
@@ -25,6 +27,10 @@ class RoleBehaviour {
   virtual TimeUs next_wakeup_us() const = 0;
   // A role that hands over (a standby that took over) returns its successor once.
   virtual std::unique_ptr<RoleBehaviour> take_successor() { return nullptr; }
+  // Taken right after take_successor: a loss of the partner this role learned and its successor
+  // must act on (the driver reports a loss once; an orphaned rejoining node hands its partner's
+  // loss to the standby role it becomes). Given to the successor's on_peer_lost after its on_start.
+  virtual std::optional<PeerLost> take_partner_loss() { return std::nullopt; }
 };
 
 }  // namespace hapair
