@@ -88,7 +88,7 @@ TEST_CASE("a rejoining node named standby by a neighbour's route after its partn
   CHECK(t->epoch == 3);
 }
 
-TEST_CASE("two rejoining nodes of a pair: the plan's primary takes over, the other keeps asking; state-holding standbys wait", "[roles][rejoin]") {
+TEST_CASE("two rejoining nodes of a pair: the plan's primary takes over and the other keeps asking, state-holding standbys wait", "[roles][rejoin]") {
   {
     Restarted r = restarted(HaMode::upstream);
     r.core->handle(1'002'000, Received{Envelope{Header{r.partner, 0, 1'002'000}, Rejoin{r.fragment, r.partner, 1'001'000}}});
