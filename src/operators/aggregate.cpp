@@ -1,6 +1,7 @@
 #include "operators/aggregate.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "operators/state_io.h"
@@ -58,7 +59,9 @@ Aggregate::Aggregate(const OperatorSpec& spec)
 
 TimeUs Aggregate::first_window_start_us(TimeUs ts_us) const {
   // Window k contains ts iff k*slide <= ts < k*slide + window, i.e. (ts - window) / slide < k.
-  return (floor_div(ts_us - config_.window_us, config_.slide_us) + 1) * config_.slide_us;
+  // A timestamp within one window of the smallest TimeUs (only a forged one) counts from there.
+  const TimeUs ts = std::max(ts_us, std::numeric_limits<TimeUs>::min() + config_.window_us);
+  return (floor_div(ts - config_.window_us, config_.slide_us) + 1) * config_.slide_us;
 }
 
 double Aggregate::result(const Accumulator& a) const {

@@ -64,7 +64,7 @@ std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
 
 TakeoverNews RouteTable::classify(const Takeover& t) const {
   if (t.fragment >= plan_->fragments.size() || t.new_primary >= plan_->nodes.size() ||
-      plan_->nodes[t.new_primary].fragment != t.fragment)
+      plan_->nodes[t.new_primary].fragment != t.fragment || t.epoch > kEpochFollowMax)
     return TakeoverNews::malformed;
   const Route& r = routes_[t.fragment];
   const bool repeat = t.epoch == r.epoch && t.new_primary == r.primary && t.fragment != own_;

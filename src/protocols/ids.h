@@ -27,6 +27,11 @@ using Epoch = std::uint64_t;
 // run comes near it; the codec refuses anything above it, which leaves 2^64 - 2^48 advances
 // before a node that followed the highest accepted epoch could overflow its own.
 inline constexpr Epoch kEpochMax = Epoch{1} << 48;
+// The largest epoch a node follows (RouteTable::classify: a higher one is malformed). Below the
+// codec's bound by 2^47, so the claims a node makes above what it followed still encode (an
+// announced epoch of exactly kEpochMax, followed and then claimed above, made a node send
+// what no receiver decodes: found by envelope_fuzz).
+inline constexpr Epoch kEpochFollowMax = kEpochMax / 2;
 
 inline constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
 inline constexpr FragmentId kNoFragment = std::numeric_limits<FragmentId>::max();

@@ -54,6 +54,11 @@ TEST_CASE("a takeover is followed only when it names a newer epoch", "[roles][ro
   // A node of another fragment cannot be a fragment's primary.
   CHECK(routes.classify(Takeover{agg, plan->node_id("sink"), 2, kNoNode, 0}) == TakeoverNews::malformed);
   CHECK(routes.classify(Takeover{static_cast<FragmentId>(99), backup, 2, kNoNode, 0}) == TakeoverNews::malformed);
+  // An epoch no run reaches (found by envelope_fuzz: followed at the codec's bound, the next
+  // claim above it could not be encoded): refused, and the largest followed one leaves room.
+  CHECK(routes.classify(Takeover{agg, backup, kEpochFollowMax + 1, kNoNode, 0}) == TakeoverNews::malformed);
+  CHECK(routes.classify(Takeover{agg, backup, kEpochMax, kNoNode, 0}) == TakeoverNews::malformed);
+  CHECK(routes.classify(Takeover{agg, backup, kEpochFollowMax, kNoNode, 0}) == TakeoverNews::newer);
 }
 
 TEST_CASE("a message from an older epoch is stale and one from a newer epoch implies a takeover", "[roles][route_table]") {
