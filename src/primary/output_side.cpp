@@ -163,12 +163,15 @@ void OutputSide::on_replay_request(TimeUs now, NodeId from, const ReplayRequest&
     c.sends = role_ == Role::primary;
     o.add_consumer(c);
   }
-  if (req.up_to > 0 && o.ready(from)) {
+  // A gap fill whose start I trimmed already cannot be filled: the consumer would ask forever
+  // (an amnesia primary that took a stale batch, queued for its killed predecessor, as its start;
+  // docs/FAULTS.md). It is served as a replay from there: what I still hold follows `after_id`,
+  // so the consumer accepts it, the trimmed part is the (traced) gap, the rest it kept is dropped
+  // as duplicates.
+  if (req.up_to > 0 && o.ready(from) && req.after_id >= o.queue().trimmed_up_to()) {
     // A gap fill: the consumer kept what came after the lost batch; re-send only the gap.
     auto batches = o.gap_fill(from, req.after_id, req.up_to, static_cast<std::size_t>(node_.settings().batch_tuples));
     if (!batches) return;
-    if (req.after_id < o.queue().trimmed_up_to())
-      trace_replay_gap(eff, now, req.stream, from, req.after_id, o.queue().trimmed_up_to(), "gap fill");
     for (TupleBatch& b : *batches) {
       tuples_sent_ += b.tuples.size();
       outbox_.count("tuples_gap_filled", static_cast<std::int64_t>(b.tuples.size()));
@@ -180,10 +183,13 @@ void OutputSide::on_replay_request(TimeUs now, NodeId from, const ReplayRequest&
   // Echo the route I follow for the requester's fragment: proof, sent only after its request
   // reached me, that I serve it in that epoch (a primary that dissolved its pair waits for it,
   // PrimaryRole::on_standby_lost; data alone may have been on the way since before).
-  if (role_ == Role::primary && from == pair_.routes().route(d).primary) pair_.echo_route(now, from, eff);
+  const bool gap_fill = req.up_to > 0;
+  if (role_ == Role::primary && !gap_fill && from == pair_.routes().route(d).primary) pair_.echo_route(now, from, eff);
   const bool only_new = req.after_id == kReplayOnlyNew;
   const TupleId trimmed = o.queue().trimmed_up_to();
-  if (o.resume(from, req.after_id, only_new, now) > 0) trace_replay_gap(eff, now, req.stream, from, req.after_id, trimmed, "");
+  if (o.resume(from, req.after_id, only_new, now) > 0)
+    trace_replay_gap(eff, now, req.stream, from, req.after_id, trimmed, gap_fill ? "gap fill of trimmed tuples" : "");
+  if (gap_fill) outbox_.count("gap_fills_of_trimmed");
   if (!only_new) outbox_.count("replay_requests_served");
 }
 

@@ -168,3 +168,32 @@ TEST_CASE("a confirmation from my upstream owes a batch only to a consumer with 
   CHECK(messages_to<TupleBatch>(confirmed, o.id("merge"))[0].held_generation == 1);
   CHECK_FALSE(o.outputs.confirm_forwarded(small, merge, 1));
 }
+
+TEST_CASE("a gap fill asked from before what was trimmed is served as a replay from there", "[roles][output_side]") {
+  // Real campaign case 316 with ZeroMQ's 100 ms reconnect: an amnesia primary took a stale batch
+  // as its start and asked, every retransmit timeout, for a gap its producer had trimmed; the gap
+  // fill sent nothing and the output stopped. Now what is still held follows the asked position.
+  Outputs o(default_plan(HaMode::amnesia), "filter");
+  const StreamId small = o.stream("small");
+  const NodeId agg = o.id("aggregate");
+  append(o, small, 1, 10);
+  Effects sent;
+  o.outputs.pump(0, sent);
+  o.outputs.on_level0_ack(0, agg, Level0Ack{small, 10, false});
+  REQUIRE(o.outputs.at(small).queue().trimmed_up_to() == 10);
+  append(o, small, 11, 15);
+  Effects more;
+  o.outputs.pump(0, more);
+  Effects eff;
+  o.outputs.on_replay_request(1000, agg, ReplayRequest{small, 4, 0, 10}, eff);
+  o.outputs.pump(1000, eff);
+  const auto batches = messages_to<TupleBatch>(eff, agg);
+  REQUIRE_FALSE(batches.empty());
+  CHECK(batches.front().prev_id == 4);
+  CHECK(ids_in(batches) == std::vector<TupleId>{11, 12, 13, 14, 15});
+  CHECK(o.outbox.counters().at("gap_fills_of_trimmed") == 1);
+  // A gap inside what is held is still filled by itself.
+  Effects inside;
+  o.outputs.on_replay_request(2000, agg, ReplayRequest{small, 11, 0, 13}, inside);
+  CHECK(ids_in(messages_to<TupleBatch>(inside, agg)) == std::vector<TupleId>{12, 13});
+}
