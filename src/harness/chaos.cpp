@@ -207,8 +207,13 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   request.driver = options.driver;
   request.faults = c.faults;
   request.hapair_binary = options.hapair_binary;
+  // A real campaign writes every run's files and keeps those of a violation in cases/case-N/
+  // (trace, timeline, output): a real run's timing is not reproduced by its command every time.
+  const bool keep_if_violation = !options.only_case && !options.out_dir.empty() && options.driver == "real";
   if (options.only_case && !options.out_dir.empty())
     request.out_dir = options.out_dir + "/case-" + std::to_string(c.index);
+  else if (keep_if_violation)
+    request.out_dir = options.out_dir + "/cases/case-" + std::to_string(c.index);
   RunOutcome outcome = run_once(plan, request, reference);
   if (options.tamper) options.tamper(c, outcome);
   ChaosRun r;
@@ -246,6 +251,10 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   if (r.klass != ChaosClass::violation && !failures.empty()) {
     r.klass = ChaosClass::violation;
     r.reason = "the harness failed: " + failures.front();
+  }
+  if (keep_if_violation && r.klass != ChaosClass::violation) {
+    std::error_code ec;
+    std::filesystem::remove_all(request.out_dir, ec);
   }
   return r;
 }

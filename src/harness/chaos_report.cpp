@@ -152,6 +152,9 @@ std::string chaos_table(const ChaosReport& report) {
            "\n    reproduce: " + chaos_reproduce_command(o, r.c.index) + "\n";
     if (!o.out_dir.empty())
       out += "    or: " + chaos_run_command(r.c, o.driver, o.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".toml") + "\n";
+    if (!o.out_dir.empty() && o.driver == "real" && !o.only_case)
+      out += "    this run's files (trace.jsonl, timeline.html, output.csv): " + o.out_dir + "/cases/case-" +
+             std::to_string(r.c.index) + "/\n";
   }
   return out;
 }
