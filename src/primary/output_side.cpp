@@ -145,12 +145,12 @@ void OutputSide::on_replay_request(TimeUs now, NodeId from, const ReplayRequest&
   }
   OutputChannel& o = it->second;
   const FragmentId d = node_.plan().nodes[from].fragment;
-  if (!o.has_consumer(from) && !consumes(node_.plan(), req.stream, d)) {
-    // The requester's fragment does not read this stream (a forged or corrupt request).
-    outbox_.count("unexpected_replay_request_dropped");
-    return;
-  }
   if (!o.has_consumer(from)) {
+    if (!consumes(node_.plan(), req.stream, d)) {
+      // The requester's fragment does not read this stream (a forged or corrupt request).
+      outbox_.count("unexpected_replay_request_dropped");
+      return;
+    }
     const auto nodes = pair_.routes().input_nodes_of(d);
     if (std::find(nodes.begin(), nodes.end(), from) == nodes.end()) {
       outbox_.count("unexpected_replay_request_dropped");

@@ -5,9 +5,8 @@
 // when they take over.
 #pragma once
 
-#include <optional>
-
 #include <memory>
+#include <optional>
 
 #include "primary/server.h"
 
