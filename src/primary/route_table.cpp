@@ -51,11 +51,26 @@ bool RouteTable::is_stale(const Envelope& e) const {
   return e.header.epoch < routes_[plan_->nodes[sender].fragment].epoch;
 }
 
+namespace {
+// What only its fragment's primary sends: data downstream, a standby's feed, a standby's
+// subscription, restart points, level-1 acks. An active standby also acknowledges its input
+// (level-0) and asks its upstreams to replay at its bootstrap: neither says who is primary (real campaign case 604: a node that missed two epochs of
+// a fragment followed its active standby as primary from a level-0 ack, and the output stopped).
+bool only_a_primary_sends(const Message& m) {
+  return std::holds_alternative<TupleBatch>(m) || std::holds_alternative<Level1Ack>(m) ||
+         std::holds_alternative<Checkpoint>(m) || std::holds_alternative<Determinants>(m) ||
+         std::holds_alternative<Redirect>(m) || std::holds_alternative<RestartPoints>(m);
+}
+}  // namespace
+
 std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   if (std::holds_alternative<Takeover>(e.body)) return std::nullopt;
   const NodeId n = e.header.sender;
   if (n >= plan_->nodes.size()) return std::nullopt;
   const FragmentId f = plan_->nodes[n].fragment;
+  // Only an active standby talks to nodes outside its pair (its input's producers): what it sends
+  // them does not make it the primary.
+  if (plan_->fragments[f].ha == HaMode::active && !only_a_primary_sends(e.body)) return std::nullopt;
   const Route& r = routes_[f];
   if (e.header.epoch <= r.epoch) return std::nullopt;
   // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
