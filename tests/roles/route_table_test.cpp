@@ -85,24 +85,28 @@ TEST_CASE("an active standby's acks and replay requests in a newer epoch do not 
   // fragment's primary; the output stopped.
   auto plan = default_plan(HaMode::active);
   RouteTable routes(*plan, plan->node_id("filter"));
-  const FragmentId agg = plan->fragment_id("aggregate");
-  const NodeId primary = plan->node_id("aggregate");
   const NodeId standby = plan->node_id("aggregate.backup");
   const StreamId small = plan->stream_id("small");
   CHECK_FALSE(routes.implied_takeover(from(standby, 2, Level0Ack{small, 5, false})));
   CHECK_FALSE(routes.implied_takeover(from(standby, 2, ReplayRequest{small, 0, 0, 0})));
+  CHECK_FALSE(routes.implied_takeover(from(standby, 2, Heartbeat{})));
   // Data, or anything else only a primary sends, still implies it.
   auto implied = routes.implied_takeover(from(standby, 2, TupleBatch{}));
   REQUIRE(implied);
   CHECK(implied->new_primary == standby);
+  CHECK(implied->epoch == 2);
   // Passive standby: a standby talks only to its primary, so any message to another node in a
   // newer epoch comes from the primary (a lost Takeover), acks included.
   auto passive_plan = default_plan(HaMode::passive);
   RouteTable passive(*passive_plan, passive_plan->node_id("filter"));
   CHECK(passive.implied_takeover(from(passive_plan->node_id("aggregate.backup"), 1,
                                       Level0Ack{passive_plan->stream_id("small"), 5, false})));
-  (void)agg;
-  (void)primary;
+  // Inside its own pair, any message in a newer epoch does: the primary's heartbeat tells a
+  // resumed standby that the pair was dissolved while it was paused.
+  RouteTable own(*plan, standby);
+  auto dissolved = own.implied_takeover(from(plan->node_id("aggregate"), 1, Heartbeat{}));
+  REQUIRE(dissolved);
+  CHECK(dissolved->new_primary == plan->node_id("aggregate"));
 }
 
 TEST_CASE("a fencing notice goes to a node that is not its fragment's primary, once per interval", "[roles][route_table]") {
