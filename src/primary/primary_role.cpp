@@ -205,6 +205,10 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   // answered mine, what was held stays held, and nothing is acknowledged upstream, so that the
   // standby's claim can still win without a trace of mine (on_competing_claim).
   dissolve_pending_ = detector != Detector::connection;
+  // The announcement goes first: a producer echoes the route it follows in answer to my replay
+  // request, and my request alone does not tell it the new epoch (an active standby sends
+  // replay requests too, RouteTable::implied_takeover).
+  server_.pair().announce_takeover(now, eff, lost);
   if (dissolve_pending_) {
     // Consumers confirm by saying where they resume (as after a takeover); producers by
     // echoing my route in answer to a replay request (request_confirmations).
@@ -212,7 +216,6 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
     confirmed_producers_.clear();
     request_confirmations(now, eff);
   }
-  server_.pair().announce_takeover(now, eff, lost);
   server_.count("standby_lost");
   server_.trace(eff, now, TraceKind::standby_lost)
       .with(TraceKey::standby, lost)

@@ -51,11 +51,27 @@ bool RouteTable::is_stale(const Envelope& e) const {
   return e.header.epoch < routes_[plan_->nodes[sender].fragment].epoch;
 }
 
+namespace {
+// What only its fragment's primary sends to other fragments: data, level-1 acks, a standby's
+// feed, subscriptions of a rejoined standby, restart points. An active standby also acknowledges
+// its input (level-0), asks its producers to replay, and sends heartbeats: none of these says who
+// is primary (real campaign case 604, docs/FAULTS.md).
+bool only_a_primary_sends(const Message& m) {
+  return std::holds_alternative<TupleBatch>(m) || std::holds_alternative<Level1Ack>(m) ||
+         std::holds_alternative<Checkpoint>(m) || std::holds_alternative<Determinants>(m) ||
+         std::holds_alternative<Redirect>(m) || std::holds_alternative<RestartPoints>(m);
+}
+}  // namespace
+
 std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   if (std::holds_alternative<Takeover>(e.body)) return std::nullopt;
   const NodeId n = e.header.sender;
   if (n >= plan_->nodes.size()) return std::nullopt;
   const FragmentId f = plan_->nodes[n].fragment;
+  // Only an active standby talks to nodes outside its pair (its input's producers): what it sends
+  // them does not make it the primary. Inside the pair any message in a newer epoch does: the
+  // partner's heartbeat tells a resumed standby that its pair was dissolved.
+  if (f != own_ && plan_->fragments[f].ha == HaMode::active && !only_a_primary_sends(e.body)) return std::nullopt;
   const Route& r = routes_[f];
   if (e.header.epoch <= r.epoch) return std::nullopt;
   // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.

@@ -55,7 +55,8 @@ class RouteTable {
   // fragment older than the one followed.
   bool is_stale(const Envelope& e) const;
   // A message from a newer epoch than I know of its fragment: the sender took over and its
-  // Takeover did not reach me (lost); the Takeover it implies.
+  // Takeover did not reach me (lost, or not read yet); the Takeover it implies. From another
+  // active fragment only what a primary alone sends implies one (its standby acks and asks too).
   std::optional<Takeover> implied_takeover(const Envelope& e) const;
 
   TakeoverNews classify(const Takeover& t) const;

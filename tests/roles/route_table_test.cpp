@@ -79,6 +79,36 @@ TEST_CASE("a message from an older epoch is stale and one from a newer epoch imp
   CHECK_FALSE(routes.implied_takeover(from(backup, 2, Takeover{agg, backup, 2, kNoNode, 0})));
 }
 
+TEST_CASE("an active standby's acks and replay requests in a newer epoch do not make it the primary", "[roles][route_table]") {
+  // Real campaign case 604: a node that missed two epochs of an active fragment (its standby
+  // declared lost, then taken back) read the standby's level-0 ack first and followed it as the
+  // fragment's primary; the output stopped.
+  auto plan = default_plan(HaMode::active);
+  RouteTable routes(*plan, plan->node_id("filter"));
+  const NodeId standby = plan->node_id("aggregate.backup");
+  const StreamId small = plan->stream_id("small");
+  CHECK_FALSE(routes.implied_takeover(from(standby, 2, Level0Ack{small, 5, false})));
+  CHECK_FALSE(routes.implied_takeover(from(standby, 2, ReplayRequest{small, 0, 0, 0})));
+  CHECK_FALSE(routes.implied_takeover(from(standby, 2, Heartbeat{})));
+  // Data, or anything else only a primary sends, still implies it.
+  auto implied = routes.implied_takeover(from(standby, 2, TupleBatch{}));
+  REQUIRE(implied);
+  CHECK(implied->new_primary == standby);
+  CHECK(implied->epoch == 2);
+  // Passive standby: a standby talks only to its primary, so any message to another node in a
+  // newer epoch comes from the primary (a lost Takeover), acks included.
+  auto passive_plan = default_plan(HaMode::passive);
+  RouteTable passive(*passive_plan, passive_plan->node_id("filter"));
+  CHECK(passive.implied_takeover(from(passive_plan->node_id("aggregate.backup"), 1,
+                                      Level0Ack{passive_plan->stream_id("small"), 5, false})));
+  // Inside its own pair, any message in a newer epoch does: the primary's heartbeat tells a
+  // resumed standby that the pair was dissolved while it was paused.
+  RouteTable own(*plan, standby);
+  auto dissolved = own.implied_takeover(from(plan->node_id("aggregate"), 1, Heartbeat{}));
+  REQUIRE(dissolved);
+  CHECK(dissolved->new_primary == plan->node_id("aggregate"));
+}
+
 TEST_CASE("a fencing notice goes to a node that is not its fragment's primary, once per interval", "[roles][route_table]") {
   auto plan = default_plan(HaMode::passive);
   RouteTable routes(*plan, plan->node_id("filter"));
