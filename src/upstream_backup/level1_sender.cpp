@@ -10,7 +10,9 @@
 //
 // Invariants: a round never acknowledges beyond what was processed (make_level1_round); while a
 // producer lags, the current generation's acks are repeated every round and nothing newer is
-// sent; cause bookkeeping is forgotten only up to the restart point just sent.
+// sent; a round that would repeat the last one goes out once more (producers trim to the older
+// of their last two generations), and only then do rounds pause until something moves; cause
+// bookkeeping is forgotten only up to the restart point just sent.
 #include "upstream_backup/approaches.h"
 #include "upstream_backup/forwarded_points.h"
 #include "upstream_backup/level1_round.h"
@@ -86,8 +88,15 @@ class Level1Sender : public PrimarySide {
   }
   std::vector<DownstreamRestartPoints> forwarded;
   if (exact_trimming) forwarded = downstream_restart_points(server_);
-  if (position == last_position_ && processed == last_processed_ && forwarded == last_forwarded_)
-    return;
+  // A producer trims only to the older of the last two generations it holds (RestartPointStore),
+  // so a round that would repeat the last one still goes out once: it makes the last one the
+  // older one, and the producer trims as far as it allows. Only then do the rounds stop. Without
+  // it, once nothing here moves any more (my producer blocked on its full output queue, my
+  // aggregate waiting for the input that closes its window) the producer keeps for ever what my
+  // last round released, and stays blocked on it: the chain bench's stall (docs/PERFORMANCE.md).
+  const bool repeats = position == last_position_ && processed == last_processed_ && forwarded == last_forwarded_;
+  if (repeats && repeated_) return;
+  repeated_ = repeats;
   Level1Round round;
   if (server_.node().settings().trimming == TrimmingRule::conservative) {
     std::map<StreamId, TupleId> horizon;
@@ -109,6 +118,7 @@ class Level1Sender : public PrimarySide {
   last_processed_ = processed;
   last_forwarded_ = std::move(forwarded);
   server_.count("level1_rounds");
+  if (repeats) server_.count("level1_rounds_repeated");
   }
 
   Server& server_;
@@ -122,6 +132,9 @@ class Level1Sender : public PrimarySide {
   std::map<StreamId, TupleId> last_position_;
   std::map<StreamId, TupleId> last_processed_;
   std::vector<DownstreamRestartPoints> last_forwarded_;
+  // The last round repeated the one before (same positions, processed ids and forwarded
+  // points): the producers trim as far as it allows, and no round is due until something moves.
+  bool repeated_ = false;
 };
 
 }  // namespace
