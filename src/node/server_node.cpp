@@ -54,7 +54,11 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
             t.body = *implied;
             role_->on_message(now, t, eff);
             swap_roles(now, eff);
+          } else {
+            // A newer epoch that names no primary (an active standby's ack): ask the sender.
+            server_.pair().ask_route(now, env, eff);
           }
+          server_.pair().answer_old_statement(now, env, eff);
           role_->on_message(now, env, eff);
         }
       },

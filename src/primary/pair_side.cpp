@@ -35,6 +35,22 @@ void PairSide::echo_route(TimeUs now, NodeId to, Effects& eff) {
   outbox_.count("route_echoes_sent");
 }
 
+void PairSide::ask_route(TimeUs now, const Envelope& e, Effects& eff) {
+  if (routes_.newer_epoch_without_route(e)) exchange_route(now, e.header.sender, true, eff);
+}
+
+void PairSide::answer_old_statement(TimeUs now, const Envelope& e, Effects& eff) {
+  if (routes_.old_statement_of_mine(e)) exchange_route(now, e.header.sender, false, eff);
+}
+
+void PairSide::exchange_route(TimeUs now, NodeId n, bool asking, Effects& eff) {
+  if (!routes_.route_exchange_due(n, asking, now, node_.retransmit_us())) return;
+  // Asking: the route I follow for n's fragment. Answering: my own fragment's.
+  const FragmentId f = asking ? node_.plan().nodes[n].fragment : node_.fragment_id();
+  outbox_.send(eff, now, n, routes_.statement_of(f));
+  outbox_.count(asking ? "route_queries_sent" : "old_statements_answered");
+}
+
 TakeoverNews PairSide::learn(TimeUs now, const Takeover& t, Effects& eff, bool answer_ties) {
   const TakeoverNews news = routes_.classify(t);
   switch (news) {

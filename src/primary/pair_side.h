@@ -48,6 +48,14 @@ class PairSide {
   // Echoes to `to` the route I follow for its fragment: proof, sent only after its request
   // reached me, that I serve it in that epoch.
   void echo_route(TimeUs now, NodeId to, Effects& eff);
+  // The envelope's sender knows a newer epoch of its fragment than I do, and its message does
+  // not say who is primary (RouteTable::newer_epoch_without_route): I send it the route I follow
+  // for its fragment, and it answers with its own (answer_old_statement). Once per retransmit
+  // timeout per node.
+  void ask_route(TimeUs now, const Envelope& e, Effects& eff);
+  // A node of another fragment told me an older route of my own fragment than mine (it asks,
+  // or it echoes what it follows): I tell it mine. Once per retransmit timeout per node.
+  void answer_old_statement(TimeUs now, const Envelope& e, Effects& eff);
 
   // How a Takeover relates to what I follow: counted; a newer one is followed. answer_ties:
   // another claim of a neighbour's current epoch is answered with a fencing notice (a node that
@@ -83,6 +91,8 @@ class PairSide {
   bool own_heartbeats() const { return !driver_watches_partner_; }
 
  private:
+  void exchange_route(TimeUs now, NodeId n, bool asking, Effects& eff);
+
   const NodeIdentity& node_;
   RouteTable& routes_;
   Outbox& outbox_;

@@ -78,6 +78,18 @@ std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   return Takeover{f, n, e.header.epoch, r.primary == n ? r.standby : kNoNode, r.primary == n ? r.standby_incarnation : 0};
 }
 
+bool RouteTable::newer_epoch_without_route(const Envelope& e) const {
+  if (std::holds_alternative<Takeover>(e.body) || e.header.sender >= plan_->nodes.size()) return false;
+  const FragmentId f = plan_->nodes[e.header.sender].fragment;
+  return f != own_ && e.header.epoch > routes_[f].epoch && !implied_takeover(e);
+}
+
+bool RouteTable::old_statement_of_mine(const Envelope& e) const {
+  const auto* t = std::get_if<Takeover>(&e.body);
+  if (!t || e.header.sender >= plan_->nodes.size() || plan_->nodes[e.header.sender].fragment == own_) return false;
+  return t->fragment == own_ && t->epoch < routes_[own_].epoch;
+}
+
 TakeoverNews RouteTable::classify(const Takeover& t) const {
   if (t.fragment >= plan_->fragments.size() || t.new_primary >= plan_->nodes.size() ||
       plan_->nodes[t.new_primary].fragment != t.fragment || t.epoch > kEpochFollowMax)
@@ -139,6 +151,14 @@ bool RouteTable::fencing_notice_due(NodeId n, TimeUs now, TimeUs interval_us) {
   auto it = fencing_sent_us_.find(n);
   if (it != fencing_sent_us_.end() && now - it->second < interval_us) return false;
   fencing_sent_us_[n] = now;
+  return true;
+}
+
+bool RouteTable::route_exchange_due(NodeId n, bool asking, TimeUs now, TimeUs interval_us) {
+  if (n >= plan_->nodes.size() || n == self_) return false;
+  auto it = route_exchange_us_.find({n, asking});
+  if (it != route_exchange_us_.end() && now - it->second < interval_us) return false;
+  route_exchange_us_[{n, asking}] = now;
   return true;
 }
 

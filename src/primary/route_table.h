@@ -12,6 +12,7 @@
 
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "protocols/messages.h"
@@ -58,6 +59,13 @@ class RouteTable {
   // Takeover did not reach me (lost, or not read yet); the Takeover it implies. From another
   // active fragment only what a primary alone sends implies one (its standby acks and asks too).
   std::optional<Takeover> implied_takeover(const Envelope& e) const;
+  // A message from a newer epoch of another fragment that implies no takeover (an active
+  // standby's ack, say): the route I follow for that fragment is out of date, and the sender
+  // knows a newer one (PairSide::ask_route).
+  bool newer_epoch_without_route(const Envelope& e) const;
+  // A statement of my own fragment's route older than mine, from a node of another fragment:
+  // that node follows an old route and is answered with mine (PairSide::answer_old_statement).
+  bool old_statement_of_mine(const Envelope& e) const;
 
   TakeoverNews classify(const Takeover& t) const;
   // Follows a Takeover classified as newer.
@@ -85,6 +93,9 @@ class RouteTable {
   // Whether node n is due a notice of the route I follow for its fragment (not its current
   // primary, at most once per `interval_us`); records it as sent when it is.
   bool fencing_notice_due(NodeId n, TimeUs now, TimeUs interval_us);
+  // Whether node n is due a route query (asking) or an answer to its old statement of my
+  // fragment's route (!asking), at most once per `interval_us` each; records it as sent when it is.
+  bool route_exchange_due(NodeId n, bool asking, TimeUs now, TimeUs interval_us);
 
  private:
   void advance_own_epoch();
@@ -97,6 +108,7 @@ class RouteTable {
   NodeId announce_old_primary_ = kNoNode;
   TimeUs announced_us_ = 0;
   std::map<NodeId, TimeUs> fencing_sent_us_;
+  std::map<std::pair<NodeId, bool>, TimeUs> route_exchange_us_;
 };
 
 }  // namespace hapair

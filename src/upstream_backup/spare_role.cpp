@@ -43,6 +43,7 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           if (collecting_ && m.fragment != server_.node().fragment_id()) {
             on_takeover_while_collecting(now, m, eff);
           } else if (collecting_) {
+            if (m.epoch == server_.routes().epoch() && m.new_primary != server_.node().self()) epoch_tie_seen_ = true;
             if (server_.on_takeover(now, m, eff)) {
               // A newer epoch of my fragment names another primary while I collect restart
               // points: my takeover was superseded (my primary had dissolved the pair without me
@@ -77,6 +78,8 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           server_.outputs().on_level0_ack(now, from, m);
         } else if constexpr (std::is_same_v<T, Level1Ack>) {
           server_.outputs().on_level1_ack(now, from, m);
+        } else if constexpr (std::is_same_v<T, Rejoin>) {
+          on_rejoin_while_collecting(now, from, m, eff);
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
         }
@@ -108,6 +111,27 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   }
   deferred_takeovers_[t.fragment] = t;
   server_.count("takeover_answers_deferred");
+}
+
+void SpareRole::on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
+  const FragmentId own = server_.node().fragment_id();
+  const PlanFragment& f = server_.node().fragment_plan();
+  const NodeId partner = server_.node().self() == f.primary ? f.standby : f.primary;
+  // My old primary dissolved the pair without me in the epoch I then claimed; some neighbours
+  // follow its claim (they heard it first) and so never send me their restart points, and it
+  // lost to mine (it rejoins). Until I have restarted I cannot take it as my standby: a newer
+  // epoch of my own brings those neighbours over, as a primary's renewed claim does
+  // (PrimaryRole::on_competing_claim). Its later requests are answered once I am primary.
+  if (!collecting_ || !epoch_tie_seen_ || partner == kNoNode || from != partner || r.node != from || r.fragment != own) {
+    server_.count("unexpected_rejoin_dropped");
+    return;
+  }
+  epoch_tie_seen_ = false;
+  server_.pair().renew_claim();
+  server_.pair().announce_takeover(now, eff, from);
+  next_offer_request_us_ = now + server_.node().retransmit_us();
+  server_.count("epoch_claims_renewed");
+  server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, from);
 }
 
 void SpareRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {

@@ -36,6 +36,9 @@ class SpareRole : public StandbyRole {
   void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
   void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
+  // My old primary, fenced by my claim, asks to rejoin while some neighbour still follows its
+  // claim of the same epoch: mine is renewed in a newer epoch (see on_message).
+  void on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);
 
   bool collecting_ = false;
   TimeUs next_offer_request_us_ = kNever;
@@ -43,6 +46,8 @@ class SpareRole : public StandbyRole {
   std::map<StreamId, RestartPoints> offers_;
   // Takeovers of downstream fragments that arrived while I collected, answered once I restarted.
   std::map<FragmentId, Takeover> deferred_takeovers_;
+  // A neighbour told me it follows another node's claim of the epoch I claimed (an epoch tie).
+  bool epoch_tie_seen_ = false;
 };
 
 }  // namespace hapair

@@ -6,6 +6,7 @@
 
 #include "harness/checker.h"
 #include "harness/reference.h"
+#include "harness/run_once.h"
 #include "harness/topology_file.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -288,4 +289,27 @@ TEST_CASE("a restarted node whose partner dies while it rejoins takes over its f
       if (v.partner_restarts) CHECK(o.has("pair_restored"));
     }
   }
+}
+
+TEST_CASE("an upstream-backup spare that won an epoch tie renews its claim when its old primary rejoins (union_join campaign case 12)", "[scenarios]") {
+  // `hapair chaos --runs 200 --driver sim --seed 1 --networks union_join`, case 12, with 4 %
+  // message loss: the spare is paused past the timeout, the primary declares it lost (epoch 1)
+  // while cut off from one producer (s2). The resumed spare takes over in epoch 1 too; s2 follows
+  // it, s1 and the sink follow the primary's claim, heard first. The primary, its dissolution
+  // unconfirmed, loses and rejoins; but the spare, collecting restart points, never got s1's
+  // (s1 answers its claim with the other one) and dropped every Rejoin: the output went quiet.
+  auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/tests/scenarios/data/union_join_chaos_case12.toml");
+  REQUIRE(load.topology.has_value());
+  const auto plan = std::make_shared<const Plan>(make_plan(*load.topology));
+  SimOptions options;
+  options.faults = {fault(FaultKind::pause, "pair.spare", 0.828, 0.148), fault(FaultKind::partition, "pair", 0.873, 0.279, "s2")};
+  Outcome o;
+  o.result = run_simulation(plan, options);
+  // Judged as `hapair chaos` judges it: against the merge order the run's Union really chose.
+  const Reference reference = compute_reference(*plan);
+  o.report = judge_run(judge_against(*plan, reference, o.result), reference);
+  require_precise(o);
+  CHECK(o.report.lost == 0);
+  CHECK(o.count("claim_renewed") >= 1);
+  CHECK(o.has("pair_restored"));
 }
