@@ -63,6 +63,18 @@ std::string spread(const std::vector<double>& v, double scale, const char* forma
          ".." + fmt::format(fmt::runtime(format), *hi / scale) + ")";
 }
 
+void add_cpu(BenchReport::CpuPerTuple& cpu, const ThroughputMeasurement& m) {
+  const double per_tuple = 1e9 / static_cast<double>(std::max<std::int64_t>(m.tuples, 1));
+  cpu.sender_ns.push_back(m.sender_cpu_s * per_tuple);
+  cpu.receiver_ns.push_back(m.receiver_cpu_s * per_tuple);
+  cpu.io_ns.push_back(std::max(0.0, m.process_cpu_s - m.sender_cpu_s - m.receiver_cpu_s) * per_tuple);
+}
+
+std::string cpu_line(const BenchReport::CpuPerTuple& cpu) {
+  return fmt::format("sender {}, receiver {}, ZeroMQ I/O {}", spread(cpu.sender_ns, 1.0, "{:.0f}"),
+                     spread(cpu.receiver_ns, 1.0, "{:.0f}"), spread(cpu.io_ns, 1.0, "{:.0f}"));
+}
+
 }  // namespace
 
 BenchReport run_one_hop_bench(const BenchOptions& options) {
@@ -104,6 +116,8 @@ BenchReport run_one_hop_bench(const BenchOptions& options) {
     report.raw_tuples_per_s.push_back(raw.tuples_per_s);
     report.hapair_tuples_per_s.push_back(hop.tuples_per_s);
     report.ratios.push_back(hop.tuples_per_s / raw.tuples_per_s);
+    add_cpu(report.raw_cpu, raw);
+    add_cpu(report.hapair_cpu, hop);
     if (hop.tuples > 0) report.hapair_bytes_per_tuple = hop.bytes / hop.tuples;
   }
   report.ratio = median(report.ratios);
@@ -116,9 +130,12 @@ std::string format_bench_report(const BenchReport& r) {
       "{} interleaved repetitions ({} completed), median (min..max)\n"
       "  raw ZeroMQ PUSH/PULL (40-byte records): {} M tuples/s\n"
       "  hapair source -> sink (cores, codec):   {} M tuples/s ({} wire bytes per tuple)\n"
-      "  ratio hapair / raw, per repetition:     {}  (target >= 0.80)\n",
+      "  ratio hapair / raw, per repetition:     {}  (target >= 0.80)\n"
+      "  CPU ns per tuple, raw:    {}\n"
+      "  CPU ns per tuple, hapair: {}\n",
       r.tuples, r.batch_tuples, r.repetitions, r.ratios.size(), spread(r.raw_tuples_per_s, 1e6, "{:.2f}"),
-      spread(r.hapair_tuples_per_s, 1e6, "{:.2f}"), r.hapair_bytes_per_tuple, spread(r.ratios, 1.0, "{:.2f}"));
+      spread(r.hapair_tuples_per_s, 1e6, "{:.2f}"), r.hapair_bytes_per_tuple, spread(r.ratios, 1.0, "{:.2f}"),
+      cpu_line(r.raw_cpu), cpu_line(r.hapair_cpu));
   for (const std::string& e : r.errors) out += "  error: " + e + "\n";
   return out;
 }

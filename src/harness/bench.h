@@ -39,6 +39,12 @@ struct BenchReport {
   std::vector<double> hapair_tuples_per_s;
   std::vector<double> ratios;               // hapair / raw of the same repetition
   std::int64_t hapair_bytes_per_tuple = 0;  // encoded tuple-batch bytes / tuples
+  // CPU nanoseconds per tuple of each completed repetition: the sending thread, the receiving
+  // thread and ZeroMQ's I/O thread (the process's CPU minus the two), raw and hapair.
+  struct CpuPerTuple {
+    std::vector<double> sender_ns, receiver_ns, io_ns;
+  };
+  CpuPerTuple raw_cpu, hapair_cpu;
   double ratio = 0.0;                       // the median of `ratios` (0: none completed)
   std::vector<std::string> errors;          // a measurement that did not complete says why
 };

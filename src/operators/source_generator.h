@@ -8,8 +8,29 @@
 
 #include "protocols/topology.h"
 #include "protocols/tuple.h"
+#include "protocols/tuple_recipe.h"
 
 namespace hapair {
+
+// One source's generator: what source_tuple() computes, with what depends on the spec alone
+// (the stream name's hash) computed once. A source's output queue recomputes its retained
+// tuples with it (protocols/tuple_recipe.h).
+class SourceGenerator final : public TupleRecipe {
+ public:
+  SourceGenerator(SourceSpec spec, std::uint64_t seed);
+  Tuple tuple(TupleId i) const override;
+  void append_tuples(TupleId first, std::size_t count, Tuples& out) const override;
+  // Scheduled emission time of tuple i (source_tuple_time_us).
+  TimeUs time_us(TupleId i) const;
+  // The largest id whose scheduled time is at or before `now` (0: none).
+  TupleId last_due_by(TimeUs now) const;
+  const SourceSpec& spec() const { return spec_; }
+
+ private:
+  SourceSpec spec_;
+  std::uint64_t seed_;
+  std::uint64_t stream_hash_;
+};
 
 Tuple source_tuple(const SourceSpec& spec, std::uint64_t seed, TupleId i);
 // Number of tuples a source emits in a run of `duration_s`: the ids with ts < duration.

@@ -28,7 +28,7 @@ CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, con
       if (it != delta_base->output_last_ids.end()) after = it->second;
     }
     out.tuples.reserve(q.size());
-    for (std::size_t i = q.index_after(after); i < q.size(); ++i) out.tuples.push_back(q.at(i));
+    q.copy_to(q.index_after(after), q.size(), out.tuples);
     c.outputs.push_back(std::move(out));
   }
   return c;

@@ -124,9 +124,8 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
       const std::size_t used = inflight(c);
       if (used >= inflight_max) break;
       const std::size_t start = queue_.index_after(c.sent_up_to);
-      std::size_t end = start;
       const std::size_t stop = std::min(queue_.size(), start + std::min(batch_max, inflight_max - used));
-      while (end < stop && queue_.at(end).id <= limit) ++end;
+      const std::size_t end = std::max(start, std::min(stop, queue_.index_after(limit)));
       const bool at_end = queue_.ended() && limit == queue_.last_id() && end == queue_.size();
       if (end == start && !(at_end && !c.eos_sent)) break;
       TupleBatch b;
@@ -135,7 +134,7 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
       b.held_generation = restart_points_.held_generation(c.fragment);
       if (used == 0) c.progress_us = now;  // the retransmission clock starts with the first unacknowledged send
       b.tuples.reserve(end - start);
-      for (std::size_t i = start; i < end; ++i) b.tuples.push_back(queue_.at(i));
+      queue_.copy_to(start, end, b.tuples);
       if (!b.tuples.empty()) {
         HAPAIR_CHECK_MSG(b.tuples.front().id > c.sent_up_to,
                          "stream " << stream_ << " re-sends " << b.tuples.front().id << " at cursor " << c.sent_up_to);

@@ -83,8 +83,10 @@ class OutputChannel {
  public:
   // `restart_points`: what the stream keeps for its consumers, with the plan's policy
   // (ConsumerRestartPoints::for_stream); a default one for a channel built on its own.
-  OutputChannel(StreamId stream, std::size_t tuples_max, ConsumerRestartPoints restart_points = {})
-      : stream_(stream), queue_(tuples_max), restart_points_(std::move(restart_points)) {}
+  // `recipe`: a source's stream, whose queue recomputes its tuples (protocols/tuple_recipe.h).
+  OutputChannel(StreamId stream, std::size_t tuples_max, ConsumerRestartPoints restart_points = {},
+                std::shared_ptr<const TupleRecipe> recipe = nullptr)
+      : stream_(stream), queue_(tuples_max, std::move(recipe)), restart_points_(std::move(restart_points)) {}
 
   StreamId stream() const { return stream_; }
   const OutputQueue& queue() const { return queue_; }
@@ -95,6 +97,11 @@ class OutputChannel {
 
   // Appends an operator output (internal id), applying the offset.
   void append(Tuple t);
+  // A source's stream: appends its ids up to `last` (never rebased: the offset stays 0).
+  void extend_to(TupleId last) {
+    HAPAIR_CHECK_MSG(offset_ == 0, "stream " << stream_ << " is recomputed and rebased");
+    queue_.extend_to(last);
+  }
   void end_stream() { queue_.end_stream(); }
 
   // ---- consumers ------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 #include "primary/output_side.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
+#include "operators/source_generator.h"
 #include "primary/input_channel.h"  // kReplayOnlyNew
 #include "protocols/check.h"
 
@@ -21,8 +23,12 @@ OutputSide::OutputSide(const NodeIdentity& node, const Role& role, Outbox& outbo
     : node_(node), role_(role), outbox_(outbox), pair_(pair) {
   const Plan& plan = node_.plan();
   const auto queue_max = static_cast<std::size_t>(node_.settings().output_queue_tuples_max);
+  // A source's tuples are a pure function of their ids: its queue recomputes what it retains.
+  std::shared_ptr<const TupleRecipe> recipe;
+  if (node_.kind() == FragmentKind::source)
+    recipe = std::make_shared<SourceGenerator>(plan.spec(node_.fragment_id()).source, node_.settings().seed);
   for (StreamId s : node_.fragment_plan().outputs) {
-    OutputChannel o(s, queue_max, ConsumerRestartPoints::for_stream(plan, node_.fragment_id(), s));
+    OutputChannel o(s, queue_max, ConsumerRestartPoints::for_stream(plan, node_.fragment_id(), s), recipe);
     for (FragmentId d : plan.streams[s].consumers)
       for (NodeId n : pair_.routes().input_nodes_of(d)) {
         ConsumerState c = make_consumer(n, d);
@@ -67,6 +73,8 @@ bool OutputSide::any_full(std::string* which) const {
 }
 
 void OutputSide::append(StreamId s, const Tuple& t) { channel(s).append(t); }
+
+void OutputSide::extend_source(StreamId s, TupleId last) { channel(s).extend_to(last); }
 
 void OutputSide::end_stream(StreamId s) {
   OutputChannel& o = channel(s);

@@ -56,6 +56,8 @@ class OutputSide {
   // ---- the workload's output ---------------------------------------------------------------------
   // Appends an operator output (internal id) to stream s.
   void append(StreamId s, const Tuple& t);
+  // A source's stream s: appends its tuples up to id `last` (its queue recomputes them).
+  void extend_source(StreamId s, TupleId last);
   // Stream s will have no more tuples (its end of stream follows the last one).
   void end_stream(StreamId s);
 

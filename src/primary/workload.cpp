@@ -12,8 +12,10 @@ Workload::Workload(const NodeIdentity& node, const Role& role, const RouteTable&
                    InputSide& inputs, OutputSide& outputs)
     : node_(node), role_(role), routes_(routes), outbox_(outbox), inputs_(inputs), outputs_(outputs) {
   if (node_.kind() == FragmentKind::operators) reset();
-  if (node_.kind() == FragmentKind::source)
-    source_count_ = source_tuple_count(node_.plan().spec(node_.fragment_id()).source, node_.settings().duration_s);
+  if (node_.kind() == FragmentKind::source) {
+    source_.emplace(node_.plan().spec(node_.fragment_id()).source, node_.settings().seed);
+    source_count_ = source_tuple_count(source_->spec(), node_.settings().duration_s);
+  }
 }
 
 TimeUs Workload::run(TimeUs now, Effects& eff) {
@@ -88,30 +90,35 @@ void Workload::append_outputs(FragmentOutputs& outs) {
 }
 
 TimeUs Workload::emit_source_tuples(TimeUs now, Effects& eff) {
-  HAPAIR_CHECK(node_.kind() == FragmentKind::source);
-  const SourceSpec& spec = node_.plan().spec(node_.fragment_id()).source;
+  HAPAIR_CHECK(node_.kind() == FragmentKind::source && source_);
   const Settings& settings = node_.settings();
   const StreamId s = outputs_.begin()->first;
   const OutputQueue& queue = outputs_.at(s).queue();
-  while (next_source_id_ <= source_count_ && source_tuple_time_us(spec, next_source_id_) <= now) {
-    if (queue.full()) {
+  // Every tuple due by now, as far as the queue has room: its queue recomputes the tuples
+  // (protocols/tuple_recipe.h), so emitting is moving the last id.
+  const TupleId due = std::min(source_count_, source_->last_due_by(now));
+  if (next_source_id_ <= due) {
+    const TupleId last = std::min<TupleId>(due, next_source_id_ - 1 + queue.room());
+    if (last >= next_source_id_) {
+      input_blocked_ = false;
+      outputs_.extend_source(s, last);
+      tuples_emitted_ += last - next_source_id_ + 1;
+      next_source_id_ = last + 1;
+    }
+    if (next_source_id_ <= due) {
       on_queue_full(now, eff, "source '" + node_.name() + "'", node_.plan().streams[s].name);
       return kNever;  // woken again by the acknowledgement that makes room
     }
-    input_blocked_ = false;
-    outputs_.append(s, source_tuple(spec, settings.seed, next_source_id_));
-    ++next_source_id_;
-    ++tuples_emitted_;
   }
   if (next_source_id_ > source_count_) {
     outputs_.end_stream(s);
     return kNever;
   }
   // Batch what falls due within one flush interval into one wake-up.
-  const TimeUs next = source_tuple_time_us(spec, next_source_id_);
+  const TimeUs next = source_->time_us(next_source_id_);
   const TimeUs flush = us_from_ms(static_cast<double>(settings.batch_flush_ms));
   const TupleId batch_last = std::min<TupleId>(source_count_, next_source_id_ + settings.batch_tuples - 1);
-  return std::max(next, std::min(next + flush, source_tuple_time_us(spec, batch_last)));
+  return std::max(next, std::min(next + flush, source_->time_us(batch_last)));
 }
 
 // ---- the fragment's state ---------------------------------------------------------------------

@@ -18,10 +18,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "operators/fragment.h"
+#include "operators/source_generator.h"
 #include "primary/input_side.h"
 #include "primary/node_identity.h"
 #include "primary/outbox.h"
@@ -96,6 +98,7 @@ class Workload {
   std::string fatal_error_;
   std::vector<MergeOrder> merge_collected_;  // collected, not yet reported (one event's worth)
   // sources
+  std::optional<SourceGenerator> source_;  // a source's schedule
   TupleId next_source_id_ = 1;
   TupleId source_count_ = 0;
   // sinks

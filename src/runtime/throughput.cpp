@@ -1,5 +1,7 @@
 #include "runtime/throughput.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -27,6 +29,18 @@ std::uint64_t get_u64(const std::uint8_t* in) {
   return v;
 }
 
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 void finish_rate(ThroughputMeasurement& m, TimeUs elapsed_us) {
   m.seconds = static_cast<double>(std::max<TimeUs>(elapsed_us, 1)) / 1e6;
   if (m.completed) m.tuples_per_s = static_cast<double>(m.tuples) / m.seconds;
@@ -44,8 +58,11 @@ ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t ba
   const std::string endpoint = pull.get(zmq::sockopt::last_endpoint);
 
   std::atomic<bool> stop{false};
+  const double process_before = process_cpu_s();
+  const double receiver_before = thread_cpu_s();
   const RunClock clock = RunClock::starting_now();
   std::thread sender([&] {
+    const double sender_before = thread_cpu_s();
     zmq::socket_t push(context, zmq::socket_type::push);
     push.set(zmq::sockopt::linger, 0);
     push.set(zmq::sockopt::sndtimeo, 100);  // so that `stop` is seen while ZeroMQ pushes back
@@ -66,6 +83,7 @@ ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t ba
       while (!stop && !push.send(frame, zmq::send_flags::none)) {
       }
     }
+    m.sender_cpu_s = thread_cpu_s() - sender_before;
     // Closing the socket (linger 0) would discard what is still queued: wait for the receiver.
     while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
@@ -100,8 +118,10 @@ ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t ba
       last_arrival_us = clock.now_us();
     }
   }
+  m.receiver_cpu_s = thread_cpu_s() - receiver_before;
   stop = true;
   sender.join();
+  m.process_cpu_s = process_cpu_s() - process_before;
   m.completed = m.tuples == tuples;
   if (!m.completed) m.error = "raw ZeroMQ: only " + std::to_string(m.tuples) + " of " + std::to_string(tuples) + " tuples arrived in time";
   finish_rate(m, last_arrival_us);
@@ -129,8 +149,12 @@ ThroughputMeasurement measure_one_hop(std::shared_ptr<const Plan> plan, NodeId p
 
   std::atomic<bool> stop{false};
   std::string producer_error;
+  const double process_before = process_cpu_s();
+  const double consumer_before = thread_cpu_s();
+  std::atomic<double> producer_cpu_at_finish{0.0};
   const RunClock clock = RunClock::starting_now();
   std::thread producer_thread([&] {
+    const double producer_before = thread_cpu_s();
     try {
       CoreRunner runner(*producer_core, producer_transport, producer, clock);
       CoreOutput out;
@@ -139,6 +163,7 @@ ThroughputMeasurement measure_one_hop(std::shared_ptr<const Plan> plan, NodeId p
         runner.turn(out, nullptr, 5'000);
         out.deliveries.clear();
         out.traces.clear();
+        producer_cpu_at_finish = thread_cpu_s() - producer_before;
       }
       producer_error = out.fatal_error;
     } catch (const std::exception& e) {
@@ -161,6 +186,9 @@ ThroughputMeasurement measure_one_hop(std::shared_ptr<const Plan> plan, NodeId p
       }
       out.traces.clear();
     }
+    m.receiver_cpu_s = thread_cpu_s() - consumer_before;
+    m.process_cpu_s = process_cpu_s() - process_before;
+    m.sender_cpu_s = producer_cpu_at_finish;
     m.completed = out.finished && out.fatal_error.empty();
     if (!out.fatal_error.empty()) m.error = plan->nodes[consumer].name + ": " + out.fatal_error;
     else if (!out.finished) m.error = "hapair: the consumer did not finish within " + std::to_string(timeout_s) + " s";

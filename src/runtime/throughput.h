@@ -28,6 +28,11 @@ struct ThroughputMeasurement {
   std::int64_t bytes = 0;       // their bytes
   double seconds = 0.0;         // from the sender's start to the last tuple's arrival
   double tuples_per_s = 0.0;
+  // CPU seconds of the measurement: the sending thread, the receiving thread and the whole
+  // process (the rest is ZeroMQ's I/O thread, which moves the bytes for both sides).
+  double sender_cpu_s = 0.0;
+  double receiver_cpu_s = 0.0;
+  double process_cpu_s = 0.0;
   bool completed = false;
   std::string error;            // why not completed
 };

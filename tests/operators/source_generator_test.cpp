@@ -114,3 +114,63 @@ TEST_CASE("source tuple count agrees with counting ids one by one", "[source]") 
   }
   CHECK(source_tuple_count(spec_of("in", 2e6 / 2000000.7, 4), 2.0000005) == 2);
 }
+
+TEST_CASE("a source generator gives what the formula gives, floor and sign of zero included", "[source]") {
+  // The formula written out (std::floor, the division), against the generator's faster path.
+  auto formula = [](const SourceSpec& spec, std::uint64_t seed, TupleId i) {
+    const std::uint64_t position = mix64(hash_name(spec.stream), i);
+    Rng r = Rng::derive(seed, position);
+    Tuple t;
+    t.id = i;
+    t.ts_us = static_cast<TimeUs>(std::floor(static_cast<double>(i) * 1e6 / spec.rate_tps));
+    t.key = static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(spec.key_count)));
+    double v = 0.0;
+    switch (spec.values.kind) {
+      case DistributionKind::uniform: v = r.uniform(spec.values.a, spec.values.b); break;
+      case DistributionKind::normal: v = r.normal(spec.values.a, spec.values.b); break;
+      case DistributionKind::exponential: v = r.exponential(spec.values.a); break;
+    }
+    t.value = spec.integer_values ? std::floor(v) : v;
+    t.lineage = position;
+    return t;
+  };
+  int compared = 0;
+  for (const ValueDistribution values : {ValueDistribution{DistributionKind::uniform, -1.5, 1.5},
+                                         ValueDistribution{DistributionKind::uniform, 0.0, 1e17},
+                                         ValueDistribution{DistributionKind::normal, 0.0, 3.0},
+                                         ValueDistribution{DistributionKind::exponential, 2.0, 0.0}}) {
+    for (const bool integer : {true, false}) {
+      SourceSpec s = spec_of("gen", 1234.5, 7);
+      s.values = values;
+      s.integer_values = integer;
+      const SourceGenerator g(s, 77);
+      Tuples batch;
+      g.append_tuples(1, 3000, batch);
+      REQUIRE(batch.size() == 3000);
+      for (TupleId i = 1; i <= 3000; ++i) {
+        const Tuple want = formula(s, 77, i);
+        const Tuple got = g.tuple(i);
+        REQUIRE(got == want);
+        REQUIRE(std::signbit(got.value) == std::signbit(want.value));  // floor(-0.3) is -1, floor(-0.0) is -0
+        REQUIRE(batch[i - 1] == want);
+        REQUIRE(source_tuple(s, 77, i) == want);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 4 * 2 * 3000);
+}
+
+TEST_CASE("last_due_by is the largest id whose scheduled time has come", "[source]") {
+  for (const double rate : {1.0, 3.0, 7.0, 1234.5, 2000.0, 1e6, 1e9}) {
+    const SourceGenerator g(spec_of("in", rate, 8), 1);
+    for (TimeUs now : {TimeUs{0}, TimeUs{1}, TimeUs{333333}, TimeUs{999999}, TimeUs{1000000}, TimeUs{2500000}, TimeUs{123456789}}) {
+      const TupleId n = g.last_due_by(now);
+      INFO("rate " << rate << " now " << now << " last due " << n);
+      if (n > 0) CHECK(g.time_us(n) <= now);
+      CHECK(g.time_us(n + 1) > now);
+    }
+  }
+  const SourceGenerator stopped(spec_of("in", 0.0, 8), 1);
+  CHECK(stopped.last_due_by(1'000'000) == 0);
+}

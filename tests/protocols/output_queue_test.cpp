@@ -1,0 +1,135 @@
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <memory>
+
+#include "protocols/output_queue.h"
+#include "protocols/rng.h"
+
+using namespace hapair;
+
+namespace {
+
+Tuple tuple_of(TupleId id) { return Tuple{id, static_cast<TimeUs>(id * 10), static_cast<std::int64_t>(id % 7), static_cast<double>(id) / 2, mix64(id)}; }
+
+class CountingRecipe final : public TupleRecipe {
+ public:
+  Tuple tuple(TupleId id) const override {
+    ++asked;
+    return tuple_of(id);
+  }
+  mutable std::int64_t asked = 0;
+};
+
+// Every observable of the queue against a plain deque of the retained tuples.
+void require_same(const OutputQueue& q, const std::deque<Tuple>& model) {
+  REQUIRE(q.size() == model.size());
+  REQUIRE(q.empty() == model.empty());
+  for (std::size_t i = 0; i < model.size(); ++i) {
+    REQUIRE(q.at(i) == model[i]);
+    REQUIRE(q.id_at(i) == model[i].id);
+  }
+  Tuples all;
+  q.copy_to(0, q.size(), all);
+  REQUIRE(all.size() == model.size());
+  for (std::size_t i = 0; i < model.size(); ++i) REQUIRE(all[i] == model[i]);
+  if (!model.empty()) {
+    REQUIRE(q.index_after(0) == 0);
+    REQUIRE(q.index_after(model.front().id) == 1);
+    REQUIRE(q.index_after(model.back().id) == model.size());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a stored output queue keeps its tuples across wrap-around, growth and shrinking", "[output_queue]") {
+  OutputQueue q(1'000'000);
+  std::deque<Tuple> model;
+  Rng rng(5);
+  TupleId next = 1;
+  TupleId trimmed = 0;
+  // Random runs of appends (ids with gaps, as operators' outputs may have) and trims, so the
+  // ring wraps, doubles and halves many times.
+  for (int step = 0; step < 400; ++step) {
+    const auto appends = static_cast<int>(rng.below(step < 200 ? 3000 : 300));
+    for (int i = 0; i < appends; ++i) {
+      next += 1 + rng.below(3);
+      q.append(tuple_of(next));
+      model.push_back(tuple_of(next));
+    }
+    if (!model.empty() && rng.chance(0.7)) {
+      const TupleId up_to = model[rng.below(model.size())].id;
+      std::size_t dropped = 0;
+      while (!model.empty() && model.front().id <= up_to) {
+        model.pop_front();
+        ++dropped;
+      }
+      CHECK(q.trim_up_to(up_to) == (up_to > trimmed ? dropped : 0));
+      trimmed = std::max(trimmed, up_to);
+    }
+    require_same(q, model);
+    REQUIRE(q.trimmed_up_to() == trimmed);
+    REQUIRE(q.last_id() == (next == 1 ? 0 : next));
+  }
+  // A range in the middle, across wherever the ring wraps.
+  if (model.size() > 10) {
+    Tuples part;
+    q.copy_to(3, model.size() - 2, part);
+    REQUIRE(part.size() == model.size() - 5);
+    for (std::size_t i = 0; i < part.size(); ++i) CHECK(part[i] == model[i + 3]);
+  }
+  CHECK(q.trim_up_to(q.last_id()) == model.size());
+  CHECK(q.empty());
+  CHECK(q.count_between(0, q.last_id()) == 0);
+}
+
+TEST_CASE("a stored output queue is bounded and restores in order", "[output_queue]") {
+  OutputQueue q(3);
+  q.append(tuple_of(5));
+  q.append(tuple_of(6));
+  q.append(tuple_of(9));
+  CHECK(q.full());
+  CHECK(q.room() == 0);
+  CHECK(q.count_between(5, 9) == 2);
+  q.reset(4, 20, false);
+  CHECK(q.trimmed_up_to() == 4);
+  CHECK(q.empty());
+  q.restore_append(tuple_of(11));
+  CHECK(q.at(0) == tuple_of(11));
+  CHECK(q.last_id() == 20);
+}
+
+TEST_CASE("a recomputed output queue retains a range of ids and reads them from its recipe", "[output_queue]") {
+  auto recipe = std::make_shared<CountingRecipe>();
+  OutputQueue q(1000, recipe);
+  CHECK(q.recomputed());
+  std::deque<Tuple> model;
+  q.extend_to(0);
+  CHECK(q.empty());
+  q.extend_to(250);
+  for (TupleId i = 1; i <= 250; ++i) model.push_back(tuple_of(i));
+  CHECK(recipe->asked == 0);  // extending computes nothing
+  require_same(q, model);
+  CHECK(q.room() == 750);
+
+  CHECK(q.trim_up_to(100) == 100);
+  model.erase(model.begin(), model.begin() + 100);
+  require_same(q, model);
+  CHECK(q.count_between(0, 1000) == 150);
+  CHECK(q.count_between(120, 130) == 10);
+  CHECK(q.index_after(50) == 0);
+  CHECK(q.trim_up_to(90) == 0);  // never backwards
+
+  // Trimmed to the end, then extended again: the new ids follow the last one.
+  CHECK(q.trim_up_to(250) == 150);
+  CHECK(q.empty());
+  q.extend_to(260);
+  model.clear();
+  for (TupleId i = 251; i <= 260; ++i) model.push_back(tuple_of(i));
+  require_same(q, model);
+  q.extend_to(1260);
+  CHECK(q.full());
+  q.end_stream();
+  CHECK(q.ended());
+  CHECK(q.last_id() == 1260);
+}
