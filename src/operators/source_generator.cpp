@@ -67,7 +67,26 @@ Tuple SourceGenerator::tuple(TupleId i) const { return make_tuple(spec_, seed_, 
 void SourceGenerator::append_tuples(TupleId first, std::size_t count, Tuples& out) const {
   const std::size_t at = out.size();
   out.resize(at + count);
-  for (std::size_t k = 0; k < count; ++k) out[at + k] = tuple(first + k);
+  Tuple* to = out.data() + at;
+  if (spec_.values.kind != DistributionKind::uniform || spec_.key_count <= 0) {
+    for (std::size_t k = 0; k < count; ++k) to[k] = tuple(first + k);
+    return;
+  }
+  // The common case, uniform values, with the spec read once: the same arithmetic as
+  // make_tuple() (Rng::first_two gives what its first two draws give).
+  const auto keys = static_cast<std::uint64_t>(spec_.key_count);
+  const double lo = spec_.values.a;
+  const double width = spec_.values.b - spec_.values.a;
+  const bool integer = spec_.integer_values;
+  const double rate = spec_.rate_tps;
+  for (std::size_t k = 0; k < count; ++k) {
+    const TupleId i = first + k;
+    const std::uint64_t position = mix64(stream_hash_, i);
+    const Rng::Pair draws = Rng::first_two(mix64(seed_, position));
+    const double v = lo + width * Rng::unit_from_bits(draws.second);
+    to[k] = Tuple{i, time_of(rate, i), static_cast<std::int64_t>(Rng::below(draws.first, keys)), integer ? floor_exact(v) : v,
+                  position};
+  }
 }
 
 Tuple source_tuple(const SourceSpec& spec, std::uint64_t seed, TupleId i) {

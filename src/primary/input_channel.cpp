@@ -7,7 +7,7 @@
 namespace hapair {
 
 Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits,
-                              std::deque<InputItem>& queue, NodeId from) {
+                              InputQueue& queue, NodeId from) {
   HAPAIR_CHECK_MSG(batch.stream == stream_, "batch of stream " << batch.stream << " on input " << stream_);
   Accepted out;
   held_generation_ = std::max(held_generation_, batch.held_generation);
@@ -45,7 +45,7 @@ Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLi
 }
 
 std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits,
-                                          std::deque<InputItem>& queue, Accepted& out) {
+                                          InputQueue& queue, Accepted& out) {
   std::size_t queued = 0;
   for (const Tuple& t : batch.tuples) {
     if (t.id <= accepted_.last_accepted()) {
@@ -62,7 +62,7 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, 
       continue;
     }
     accepted_.accept(t.id);
-    queue.push_back(InputItem{stream_, t, false, from, batch.replay});
+    queue.push_tuple(stream_, from, batch.replay, t);
     ++queued_;
     ++queued;
   }
@@ -81,7 +81,7 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, 
   if (batch.end_of_stream && eos_received_) eos_acked_ = false;  // a repeat: acknowledge it again
   if (batch.end_of_stream && !eos_received_) {
     eos_received_ = true;
-    queue.push_back(InputItem{stream_, Tuple{}, true, from, batch.replay});
+    queue.push_end_of_stream(stream_, from, batch.replay);
     if (replaying_) {
       replaying_ = false;
       out.replay_changes.emplace_back(replayed_tuples_);
@@ -90,12 +90,15 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, 
   return queued;
 }
 
-void InputChannel::processed_tuple(const Tuple& t) {
-  HAPAIR_CHECK_MSG(queued_ > 0, "stream " << stream_ << " processed tuple " << t.id << " with nothing queued");
-  --queued_;
-  processed_ = t.id;
-  ++processed_since_ack_;
-  if (horizon_) horizon_->processed(t.id, t.ts_us);
+void InputChannel::processed_tuples(const Tuple* first, std::size_t count) {
+  if (count == 0) return;
+  HAPAIR_CHECK_MSG(queued_ >= count, "stream " << stream_ << " processed " << count << " tuples from " << first->id
+                                                << " with " << queued_ << " queued");
+  queued_ -= count;
+  processed_ = first[count - 1].id;
+  processed_since_ack_ += count;
+  if (horizon_)
+    for (std::size_t i = 0; i < count; ++i) horizon_->processed(first[i].id, first[i].ts_us);
 }
 
 void InputChannel::keep_horizon(TimeUs retention_us) {

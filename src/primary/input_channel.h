@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "primary/input_queue.h"
 #include "protocols/duplicate_filter.h"
 #include "protocols/messages.h"
 #include "upstream_backup/conservative_horizon.h"
@@ -23,14 +24,6 @@ namespace hapair {
 
 // ReplayRequest::after_id meaning "send only tuples that are new from now on" (amnesia).
 inline constexpr TupleId kReplayOnlyNew = ~TupleId{0};
-
-struct InputItem {
-  StreamId stream = kNoStream;
-  Tuple tuple;
-  bool eos = false;  // end-of-stream marker instead of a tuple
-  NodeId from = kNoNode;  // the producer's node that sent it (a sink reports it with the delivery)
-  bool replayed = false;  // it came in a replayed batch
-};
 
 struct InputLimits {
   std::size_t window_tuples = 0;      // inflight_tuples_max: the most a producer has in flight
@@ -75,11 +68,13 @@ class InputChannel {
   // A batch from the producer's current primary: duplicates dropped, the rest appended to
   // `queue`; a batch beyond a lost one is kept until the gap is filled.
   // `from`: the node that sent the batch (recorded with each queued tuple).
-  Accepted accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits, std::deque<InputItem>& queue,
+  Accepted accept(TimeUs now, const TupleBatch& batch, const InputLimits& limits, InputQueue& queue,
                   NodeId from = kNoNode);
 
   // The workload took a tuple (or the end of stream) of this stream.
-  void processed_tuple(const Tuple& t);
+  void processed_tuple(const Tuple& t) { processed_tuples(&t, 1); }
+  // ... or `count` consecutive queued tuples at once.
+  void processed_tuples(const Tuple* first, std::size_t count);
   void processed_end_of_stream() { eos_processed_ = true; }
   // From now on, follow the conservative trimming rule's horizon of `retention_us` over the
   // processed tuples (upstream backup without cause functions asks for it); a horizon kept
@@ -106,7 +101,7 @@ class InputChannel {
   void restore(TupleId processed, bool eos_processed);
 
  private:
-  std::size_t accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits, std::deque<InputItem>& queue,
+  std::size_t accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits, InputQueue& queue,
                               Accepted& out);
   void clear_stash();
   void forget_replay();

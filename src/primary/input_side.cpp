@@ -97,17 +97,16 @@ void InputSide::send_level0_acks(TimeUs now, Effects& eff, bool force) {
       for (NodeId n : pair_.routes().input_nodes_of(in.producer())) outbox_.send(eff, now, n, *ack);
 }
 
-std::optional<InputItem> InputSide::take_next() {
-  if (queue_.empty()) return std::nullopt;
-  InputItem item = std::move(queue_.front());
-  queue_.pop_front();
-  InputChannel& in = channels_.at(item.stream);
-  if (item.eos) {
+void InputSide::take_front(std::size_t n) {
+  const InputQueue::Run& run = queue_.front();
+  InputChannel& in = channels_.at(run.stream);
+  if (run.eos) {
     in.processed_end_of_stream();
   } else {
-    in.processed_tuple(item.tuple);
+    HAPAIR_CHECK_MSG(n <= run.items(), "take " << n << " of a run of " << run.items());
+    in.processed_tuples(run.first(), n);
   }
-  return item;
+  queue_.pop_front(n);
 }
 
 void InputSide::request_replay(TimeUs now, Effects& eff, const std::map<StreamId, TupleId>& after,

@@ -58,8 +58,12 @@ class InputSide {
   // Level-0 acks for processed input (to the producer's primary and active backup), when due
   // (or always when force).
   void send_level0_acks(TimeUs now, Effects& eff, bool force);
-  // The workload takes the next queued item; it is marked processed on its stream.
-  std::optional<InputItem> take_next();
+  // The oldest run of queued items (queued() > 0): tuples of one stream from one sender, or an
+  // end of stream (primary/input_queue.h).
+  const InputQueue::Run& front_run() const { return queue_.front(); }
+  // The workload takes the first n items of the oldest run; they are marked processed on their
+  // stream. (A run's tuples stay readable until the call that takes its last one.)
+  void take_front(std::size_t n);
 
   // ---- replay ------------------------------------------------------------------------------------
   // Asks every input stream's producer to re-send after `after` (per stream), e.g. after a
@@ -88,7 +92,7 @@ class InputSide {
   Outbox& outbox_;
   PairSide& pair_;
   Channels channels_;
-  std::deque<InputItem> queue_;
+  InputQueue queue_;
   std::uint64_t duplicates_dropped_ = 0;
 };
 

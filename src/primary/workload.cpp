@@ -48,39 +48,52 @@ void Workload::on_queue_full(TimeUs now, Effects& eff, const std::string& what, 
 void Workload::process_input(TimeUs now, Effects& eff) {
   if (paused_) return;
   if (role_ != Role::primary && role_ != Role::active_backup) return;
+  const bool sink = node_.kind() == FragmentKind::sink;
+  // A sink delivers everything queued: room for it at once, not a reallocation every doubling.
+  if (sink) eff.deliveries.reserve(eff.deliveries.size() + inputs_.queued());
   while (inputs_.queued() > 0) {
-    std::string which;
-    if (outputs_.any_full(&which)) {
+    // Before every input: an operator whose output queue is full applies the queue-full policy
+    // (a sink has no output queue).
+    if (!sink && outputs_.any_full(nullptr)) {
+      std::string which;
+      outputs_.any_full(&which);
       on_queue_full(now, eff, "stream '" + which + "' on node '" + node_.name() + "'", which);
       return;
     }
-    consume(now, *inputs_.take_next(), eff);
+    const InputQueue::Run& run = inputs_.front_run();
+    const StreamId stream = run.stream;
+    if (run.eos) {
+      inputs_.take_front(1);
+      end_of_stream(now, stream, eff);
+    } else if (sink) {
+      // A sink delivers the whole run.
+      const std::size_t n = run.items();
+      const Tuple* t = run.first();
+      for (std::size_t i = 0; i < n; ++i) eff.deliveries.push_back(Delivery{now, stream, t[i], run.from, run.replayed});
+      tuples_processed_ += n;
+      tuples_delivered_ += n;
+      inputs_.take_front(n);
+    } else {
+      const Tuple t = *run.first();
+      inputs_.take_front(1);
+      ++tuples_processed_;
+      ++operator_tuples_;
+      fragment_->process(stream, t, outs_);
+      append_outputs(outs_);
+    }
   }
   input_blocked_ = false;
 }
 
-void Workload::consume(TimeUs now, const InputItem& item, Effects& eff) {
-  FragmentOutputs outs;
-  if (item.eos) {
-    if (node_.kind() == FragmentKind::operators) {
-      fragment_->end_of_stream(item.stream, outs);
-      append_outputs(outs);
-      for (const auto& [s, o] : outputs_)
-        if (fragment_->output_ended(s)) outputs_.end_stream(s);
-    } else if (node_.kind() == FragmentKind::sink && inputs_.all_ended() && !end_of_output_traced_) {
-      end_of_output_traced_ = true;
-      outbox_.trace(eff, now, TraceKind::end_of_output);
-    }
-    return;
-  }
-  ++tuples_processed_;
+void Workload::end_of_stream(TimeUs now, StreamId stream, Effects& eff) {
   if (node_.kind() == FragmentKind::operators) {
-    ++operator_tuples_;
-    fragment_->process(item.stream, item.tuple, outs);
-    append_outputs(outs);
-  } else if (node_.kind() == FragmentKind::sink) {
-    eff.deliveries.push_back(Delivery{now, item.stream, item.tuple, item.from, item.replayed});
-    ++tuples_delivered_;
+    fragment_->end_of_stream(stream, outs_);
+    append_outputs(outs_);
+    for (const auto& [s, o] : outputs_)
+      if (fragment_->output_ended(s)) outputs_.end_stream(s);
+  } else if (node_.kind() == FragmentKind::sink && inputs_.all_ended() && !end_of_output_traced_) {
+    end_of_output_traced_ = true;
+    outbox_.trace(eff, now, TraceKind::end_of_output);
   }
 }
 

@@ -80,7 +80,8 @@ class Workload {
  private:
   TimeUs emit_source_tuples(TimeUs now, Effects& eff);
   void process_input(TimeUs now, Effects& eff);
-  void consume(TimeUs now, const InputItem& item, Effects& eff);
+  // An end of stream taken from the input queue.
+  void end_of_stream(TimeUs now, StreamId stream, Effects& eff);
   void append_outputs(FragmentOutputs& outs);
   // Queue full: a fatal error under policy "error", back-pressure otherwise.
   void on_queue_full(TimeUs now, Effects& eff, const std::string& what, const std::string& stream);
@@ -93,6 +94,7 @@ class Workload {
   OutputSide& outputs_;
 
   std::unique_ptr<Fragment> fragment_;
+  FragmentOutputs outs_;  // one input's outputs, reused (empty between inputs)
   bool paused_ = false;
   bool input_blocked_ = false;
   std::string fatal_error_;

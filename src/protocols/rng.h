@@ -36,9 +36,7 @@ class Rng {
   double next_unit() { return unit_from_bits(next_u64()); }
   double uniform(double lo, double hi) { return lo + (hi - lo) * next_unit(); }
   // Uniform integer in [0, n), n > 0, without modulo bias worth caring about (128-bit multiply).
-  std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next_u64()) * n) >> 64);
-  }
+  std::uint64_t below(std::uint64_t n) { return below(next_u64(), n); }
   bool chance(double p) { return next_unit() < p; }
   double normal(double mean, double stddev) {
     // Box-Muller; log/cos/sqrt are correctly rounded enough on glibc for identical runs.
@@ -50,6 +48,21 @@ class Rng {
   double exponential(double mean) {
     double u = next_unit();
     return -mean * std::log(1.0 - u);
+  }
+  // The first two outputs of Rng(seed), without the state word they do not read (the hot path
+  // of a source's uniform tuples: a key and a value per tuple). Same numbers as next_u64() twice.
+  struct Pair {
+    std::uint64_t first, second;
+  };
+  static Pair first_two(std::uint64_t seed) {
+    std::uint64_t x = seed;
+    const std::uint64_t s0 = mix64(x += 0x9e3779b97f4a7c15ULL);
+    const std::uint64_t s1 = mix64(x += 0x9e3779b97f4a7c15ULL);
+    const std::uint64_t s2 = mix64(x += 0x9e3779b97f4a7c15ULL);
+    return Pair{rotl(s1 * 5, 7) * 9, rotl((s1 ^ s2 ^ s0) * 5, 7) * 9};
+  }
+  static std::uint64_t below(std::uint64_t bits, std::uint64_t n) {
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
   }
   // A child generator for a named purpose, independent of how much this one was used.
   static Rng derive(std::uint64_t seed, std::uint64_t purpose) { return Rng(mix64(seed, purpose)); }

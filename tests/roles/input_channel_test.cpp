@@ -27,7 +27,7 @@ const InputLimits kLimits{8, 100, 5'000};
 
 TEST_CASE("an input channel queues new tuples in order and drops re-sent ones by id", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   Accepted a = in.accept(0, batch(0, 1, 3), kLimits, queue);
   CHECK(a.queued == 3);
   CHECK(a.duplicates == 0);
@@ -47,7 +47,7 @@ TEST_CASE("an input channel queues new tuples in order and drops re-sent ones by
 
 TEST_CASE("a batch beyond a lost one is stashed and the gap alone is asked for", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   in.accept(0, batch(0, 1, 2), kLimits, queue);
   // 3..4 were lost; 5..6 arrive with prev_id 4.
   Accepted a = in.accept(100, batch(4, 5, 6), kLimits, queue);
@@ -67,13 +67,13 @@ TEST_CASE("a batch beyond a lost one is stashed and the gap alone is asked for",
   CHECK(a.queued == 6);
   CHECK(in.last_accepted() == 8);
   std::vector<TupleId> ids;
-  for (const auto& item : queue) ids.push_back(item.tuple.id);
+  for (const auto& item : queue.items()) ids.push_back(item.tuple.id);
   CHECK(ids == std::vector<TupleId>{1, 2, 3, 4, 5, 6, 7, 8});
 }
 
 TEST_CASE("the gap stash holds at most one flow-control window", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   in.accept(0, batch(0, 1, 1), kLimits, queue);
   CHECK_FALSE(in.accept(1, batch(5, 6, 10), kLimits, queue).stash_overflow);  // 5 tuples
   CHECK(in.accept(2, batch(10, 11, 14), kLimits, queue).stash_overflow);      // 5 + 4 > 8
@@ -81,35 +81,35 @@ TEST_CASE("the gap stash holds at most one flow-control window", "[roles][input_
 
 TEST_CASE("level-0 acks are due after the interval or half a window of processed tuples", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   in.accept(0, batch(0, 1, 5), kLimits, queue);
   CHECK_FALSE(in.level0_due(0, 1'000, 3, false));  // nothing processed
-  in.processed_tuple(queue[0].tuple);
+  in.processed_tuple(queue.at(0).tuple);
   CHECK(in.next_level0_due_us(1'000) == 1'000);
   CHECK_FALSE(in.level0_due(500, 1'000, 3, false));
-  in.processed_tuple(queue[1].tuple);
-  in.processed_tuple(queue[2].tuple);
+  in.processed_tuple(queue.at(1).tuple);
+  in.processed_tuple(queue.at(2).tuple);
   auto ack = in.level0_due(600, 1'000, 3, false);  // half a window processed
   REQUIRE(ack);
   CHECK(ack->up_to == 3);
   CHECK_FALSE(ack->end_of_stream);
   CHECK(in.next_level0_due_us(1'000) == kNever);
-  in.processed_tuple(queue[3].tuple);
+  in.processed_tuple(queue.at(3).tuple);
   CHECK(in.level0_due(1'600, 1'000, 3, false));  // the interval passed
-  in.processed_tuple(queue[4].tuple);
+  in.processed_tuple(queue.at(4).tuple);
   CHECK(in.level0_due(1'601, 1'000, 3, true));  // forced
   CHECK(in.queued() == 0);
 }
 
 TEST_CASE("the end of stream is acknowledged once it is processed", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   TupleBatch b = batch(0, 1, 1);
   b.end_of_stream = true;
   in.accept(0, b, kLimits, queue);
   REQUIRE(queue.size() == 2);
   CHECK(queue.back().eos);
-  in.processed_tuple(queue[0].tuple);
+  in.processed_tuple(queue.at(0).tuple);
   in.processed_end_of_stream();
   auto ack = in.level0_due(0, 1'000'000, 100, false);
   REQUIRE(ack);
@@ -119,7 +119,7 @@ TEST_CASE("the end of stream is acknowledged once it is processed", "[roles][inp
 
 TEST_CASE("a replay request is repeated until the producer answers", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   in.accept(0, batch(0, 1, 4), kLimits, queue);
   const ReplayRequest r = in.ask_replay(100, 2, 7);
   CHECK(r == ReplayRequest{kStream, 2, 7, 0});
@@ -145,7 +145,7 @@ TEST_CASE("a replay request is repeated until the producer answers", "[roles][in
 
 TEST_CASE("after asking for only new tuples the next batch is taken whatever its prev_id", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   in.ask_replay(0, kReplayOnlyNew, 0);
   Accepted a = in.accept(1, batch(40, 41, 42), kLimits, queue);
   CHECK_FALSE(a.gap_detected);
@@ -156,7 +156,7 @@ TEST_CASE("after asking for only new tuples the next batch is taken whatever its
 
 TEST_CASE("a new producer primary holds none of my restart points until it says so", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   TupleBatch b = batch(0, 1, 2);
   b.held_generation = 5;
   in.accept(0, b, kLimits, queue);
@@ -169,10 +169,10 @@ TEST_CASE("a new producer primary holds none of my restart points until it says 
 
 TEST_CASE("the conservative horizon moves with processed timestamps", "[roles][input_channel]") {
   InputChannel in(kStream, kProducer);
-  std::deque<InputItem> queue;
+  InputQueue queue;
   in.accept(0, batch(0, 1, 5), kLimits, queue);
   in.keep_horizon(2'500);
-  for (const auto& item : queue) in.processed_tuple(item.tuple);  // ts = id ms
+  for (const auto& item : queue.items()) in.processed_tuple(item.tuple);  // ts = id ms
   // Tuples older than 2.5 ms before the newest (ts 5 ms) fell out: ids 1 and 2.
   CHECK(in.beyond_horizon() == 2);
 }

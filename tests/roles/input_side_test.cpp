@@ -16,6 +16,20 @@ using Inputs = Parts;
 
 }  // namespace
 
+namespace {
+
+// The workload's way of taking one item: the front run's first, marked processed.
+std::optional<InputItem> take_next(InputSide& inputs) {
+  if (inputs.queued() == 0) return std::nullopt;
+  const InputQueue::Run& run = inputs.front_run();
+  const InputItem item = run.eos ? InputItem{run.stream, Tuple{}, true, run.from, run.replayed}
+                                 : InputItem{run.stream, *run.first(), false, run.from, run.replayed};
+  inputs.take_front(1);
+  return item;
+}
+
+}  // namespace
+
 TEST_CASE("an input side queues what the producer's primary sends, drops the rest and tells an impostor",
           "[roles][input_side]") {
   Inputs in(default_plan(HaMode::passive), "aggregate");
@@ -43,13 +57,41 @@ TEST_CASE("an item leaves the input queue only to be processed, marked processed
   b.end_of_stream = true;
   in.inputs.accept_batch(0, in.id("filter"), b, eff);
   CHECK(in.inputs.queued() == 3);  // two tuples and the end of stream
-  CHECK(in.inputs.take_next()->tuple.id == 1);
+  CHECK(take_next(in.inputs)->tuple.id == 1);
   CHECK(in.inputs.at(small).processed() == 1);
-  CHECK(in.inputs.take_next()->tuple.id == 2);
+  CHECK(take_next(in.inputs)->tuple.id == 2);
   CHECK_FALSE(in.inputs.all_ended());
-  CHECK(in.inputs.take_next()->eos);
+  CHECK(take_next(in.inputs)->eos);
   CHECK(in.inputs.all_ended());
-  CHECK_FALSE(in.inputs.take_next().has_value());
+  CHECK_FALSE(take_next(in.inputs).has_value());
+}
+
+TEST_CASE("the workload takes a run of queued tuples at once, each marked processed", "[roles][input_side]") {
+  Inputs in(default_plan(HaMode::none), "aggregate");
+  const StreamId small = in.stream("small");
+  Effects eff;
+  in.inputs.accept_batch(0, in.id("filter"), batch_after(small, 0, 5), eff);
+  TupleBatch more = batch_after(small, 5, 2);
+  more.end_of_stream = true;
+  in.inputs.accept_batch(1, in.id("filter"), more, eff);
+  CHECK(in.inputs.queued() == 8);
+  // The two batches' tuples form one run (same stream, sender and replay flag), the end of
+  // stream its own.
+  REQUIRE(in.inputs.front_run().items() == 7);
+  CHECK(in.inputs.front_run().first()->id == 1);
+  in.inputs.take_front(3);
+  CHECK(in.inputs.at(small).processed() == 3);
+  CHECK(in.inputs.at(small).queued() == 4);
+  CHECK(in.inputs.front_run().first()->id == 4);
+  in.inputs.take_front(4);
+  CHECK(in.inputs.at(small).processed() == 7);
+  CHECK(in.inputs.at(small).queued() == 0);
+  REQUIRE(in.inputs.queued() == 1);
+  CHECK(in.inputs.front_run().eos);
+  CHECK_FALSE(in.inputs.all_ended());
+  in.inputs.take_front(1);
+  CHECK(in.inputs.all_ended());
+  CHECK(in.inputs.queued() == 0);
 }
 
 TEST_CASE("level-0 acks go to the producer's primary and its active standby", "[roles][input_side]") {
@@ -57,7 +99,7 @@ TEST_CASE("level-0 acks go to the producer's primary and its active standby", "[
   const StreamId small = in.stream("small");
   Effects eff;
   in.inputs.accept_batch(0, in.id("filter"), batch_after(small, 0, 3), eff);
-  while (in.inputs.take_next()) {
+  while (take_next(in.inputs)) {
   }
   CHECK(in.inputs.next_ack_due_us() == us_from_ms(static_cast<double>(in.node.settings().ack_interval_ms)));
   Effects acks;
@@ -123,10 +165,10 @@ TEST_CASE("with upstream backup's conservative rule every stream follows a horiz
   const StreamId small = in.stream("small");
   Effects eff;
   in.inputs.accept_batch(0, in.id("filter"), batch_after(small, 0, 10), eff);  // ts 0.5 ms apart
-  in.inputs.take_next();
+  take_next(in.inputs);
   CHECK(in.inputs.at(small).beyond_horizon() == 0);  // no horizon kept: nothing named
   in.inputs.keep_horizon(2'000);
-  while (in.inputs.take_next()) {
+  while (take_next(in.inputs)) {
   }
   // The newest (id 10) is at 5 ms: ids at or before 2.5 ms (5) are out (id 1 was taken before).
   CHECK(in.inputs.at(small).beyond_horizon() == 5);
