@@ -47,24 +47,39 @@ Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLi
 std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits,
                                           InputQueue& queue, Accepted& out) {
   std::size_t queued = 0;
-  for (const Tuple& t : batch.tuples) {
-    if (t.id <= accepted_.last_accepted()) {
-      if (out.duplicates == 0 || t.id < out.duplicate_first) out.duplicate_first = t.id;
-      out.duplicate_last = std::max(out.duplicate_last, t.id);
-      ++out.duplicates;
-      ack_owed_ = true;  // the sender re-sent: our acknowledgement may have been lost
-      continue;
+  // The common case: every tuple is new, in increasing order, and within the queue's bound.
+  // Queued as one range; what the loop below would do, tuple by tuple.
+  const std::size_t n = batch.tuples.size();
+  const bool all_new = n > 0 && batch.tuples.front().id > accepted_.last_accepted() &&
+                       queued_ + n <= limits.queue_tuples_max &&
+                       std::adjacent_find(batch.tuples.begin(), batch.tuples.end(), [](const Tuple& a, const Tuple& b) {
+                         return b.id <= a.id;
+                       }) == batch.tuples.end();
+  if (all_new) {
+    accepted_.accept(batch.tuples.back().id);
+    queue.push_tuples(stream_, from, batch.replay, batch.tuples.data(), n);
+    queued_ += n;
+    queued = n;
+  } else {
+    for (const Tuple& t : batch.tuples) {
+      if (t.id <= accepted_.last_accepted()) {
+        if (out.duplicates == 0 || t.id < out.duplicate_first) out.duplicate_first = t.id;
+        out.duplicate_last = std::max(out.duplicate_last, t.id);
+        ++out.duplicates;
+        ack_owed_ = true;  // the sender re-sent: our acknowledgement may have been lost
+        continue;
+      }
+      if (queued_ >= limits.queue_tuples_max) {
+        // The producer sent beyond its credit; the tuple is not accepted, so a later replay or
+        // re-send can still deliver it. Counted, never silent.
+        ++out.overflow_dropped;
+        continue;
+      }
+      accepted_.accept(t.id);
+      queue.push_tuple(stream_, from, batch.replay, t);
+      ++queued_;
+      ++queued;
     }
-    if (queued_ >= limits.queue_tuples_max) {
-      // The producer sent beyond its credit; the tuple is not accepted, so a later replay or
-      // re-send can still deliver it. Counted, never silent.
-      ++out.overflow_dropped;
-      continue;
-    }
-    accepted_.accept(t.id);
-    queue.push_tuple(stream_, from, batch.replay, t);
-    ++queued_;
-    ++queued;
   }
   if (batch.replay) {
     if (!replaying_) {
@@ -105,10 +120,10 @@ void InputChannel::keep_horizon(TimeUs retention_us) {
   if (!horizon_) horizon_.emplace(retention_us);
 }
 
-std::optional<Level0Ack> InputChannel::level0_due(TimeUs now, TimeUs interval_us, std::size_t half_window, bool force) {
+std::optional<Level0Ack> InputChannel::level0_due(TimeUs now, TimeUs interval_us, std::size_t ack_every, bool force) {
   const bool owed = ack_owed_ || (eos_processed_ && !eos_acked_);
   if (processed_ <= level0_sent_ && !owed) return std::nullopt;
-  const bool due = force || owed || now >= level0_sent_us_ + interval_us || processed_since_ack_ >= half_window;
+  const bool due = force || owed || now >= level0_sent_us_ + interval_us || processed_since_ack_ >= ack_every;
   if (!due) return std::nullopt;
   level0_sent_ = processed_;
   level0_sent_us_ = now;

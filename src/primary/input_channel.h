@@ -81,8 +81,9 @@ class InputChannel {
   // already stays as it is.
   void keep_horizon(TimeUs retention_us);
 
-  // The level-0 ack that is due now (force: whatever the schedule), marked as sent.
-  std::optional<Level0Ack> level0_due(TimeUs now, TimeUs interval_us, std::size_t half_window, bool force);
+  // The level-0 ack that is due now (after interval_us, after ack_every processed tuples, or
+  // force: whatever the schedule), marked as sent.
+  std::optional<Level0Ack> level0_due(TimeUs now, TimeUs interval_us, std::size_t ack_every, bool force);
   // When the next level-0 ack falls due by the interval (kNever: nothing unacknowledged).
   TimeUs next_level0_due_us(TimeUs interval_us) const;
 

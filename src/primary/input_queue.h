@@ -49,6 +49,13 @@ class InputQueue {
     runs_.back().tuples.push_back(t);
     ++size_;
   }
+  // Appends count tuples (the caller checked their order).
+  void push_tuples(StreamId stream, NodeId from, bool replayed, const Tuple* first, std::size_t count) {
+    if (count == 0) return;
+    if (runs_.empty() || !same_run(runs_.back(), stream, from, replayed)) runs_.push_back(Run{stream, from, replayed, false, {}, 0});
+    runs_.back().tuples.insert(runs_.back().tuples.end(), first, first + count);
+    size_ += count;
+  }
   void push_end_of_stream(StreamId stream, NodeId from, bool replayed) {
     runs_.push_back(Run{stream, from, replayed, true, {}, 0});
     ++size_;

@@ -91,9 +91,11 @@ std::size_t InputSide::accept_batch(TimeUs now, NodeId from, const TupleBatch& b
 
 void InputSide::send_level0_acks(TimeUs now, Effects& eff, bool force) {
   const TimeUs interval = us_from_ms(static_cast<double>(node_.settings().ack_interval_ms));
-  const auto half_window = static_cast<std::size_t>(std::max<std::int64_t>(1, node_.settings().inflight_tuples_max / 2));
+  // Every quarter of the producer's window at the latest: it can go on sending while the ack
+  // is on its way (with a half, a loaded machine that is slow to wake the producer stalled it).
+  const auto ack_every = static_cast<std::size_t>(std::max<std::int64_t>(1, node_.settings().inflight_tuples_max / 4));
   for (auto& [s, in] : channels_)
-    if (auto ack = in.level0_due(now, interval, half_window, force))
+    if (auto ack = in.level0_due(now, interval, ack_every, force))
       for (NodeId n : pair_.routes().input_nodes_of(in.producer())) outbox_.send(eff, now, n, *ack);
 }
 

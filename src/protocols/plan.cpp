@@ -220,6 +220,9 @@ struct Validator {
     if (s.inflight_tuples_max < s.batch_tuples)
       add(w, "[network] inflight_tuples_max = " + num(s.inflight_tuples_max) + ": must be >= batch_tuples (" +
                  num(s.batch_tuples) + "), or a full batch could never be sent");
+    if (s.input_queue_tuples_max >= 1 && s.inflight_tuples_max > s.input_queue_tuples_max)
+      add(w, "[network] inflight_tuples_max = " + num(s.inflight_tuples_max) + ": must be <= input_queue_tuples_max (" +
+                 num(s.input_queue_tuples_max) + "), or a producer may send more than its consumer queues");
     at_least("conservative_retention_ms", s.conservative_retention_ms, 1);
     positive_seconds("drain_timeout_s", s.drain_timeout_s);
     positive_seconds("drain_quiet_s", s.drain_quiet_s);

@@ -160,7 +160,7 @@ struct Settings {
   std::int64_t checkpoint_chunk_bytes = 1 << 20;
   std::int64_t output_queue_tuples_max = 1'000'000;  // retained output per stream
   std::int64_t input_queue_tuples_max = 100'000;     // accepted but not yet processed input
-  std::int64_t inflight_tuples_max = 20'000;         // sent beyond the last level-0 ack
+  std::int64_t inflight_tuples_max = 100'000;        // sent beyond the last level-0 ack
   QueueFullPolicy queue_full_policy = QueueFullPolicy::backpressure;
   bool determinants = true;                // active standby: ship Union's interleaving
   TrimmingRule trimming = TrimmingRule::exact;
