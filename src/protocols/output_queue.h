@@ -11,10 +11,11 @@
 // outputs of the one input being processed may take the queue past the bound by their count.
 //
 // Two kinds of storage, the same queue to every caller:
-// - stored (operators): one ring of tuples whose capacity is a power of two, doubled when full
-//   and halved when trimmed to an eighth, so appending, indexing and trimming touch no
-//   allocator on the data path (a deque allocated and freed a block every 12 tuples) and a
-//   range of tuples is at most two contiguous copies;
+// - stored (operators): chunks of 4096 tuples, taken from a few kept spare chunks or the
+//   allocator and given back as the queue is trimmed, so appending, indexing and trimming touch
+//   the allocator once per 4096 tuples, a queue that grows to a million tuples copies none of
+//   them (a doubling ring copied them all, twice over, and zeroed its new memory first), and a
+//   range of tuples is a copy per chunk it spans;
 // - recomputed (sources, protocols/tuple_recipe.h): the retained tuples are consecutive ids
 //   whose content is a pure function of the id, so the queue keeps only the range and asks the
 //   recipe for a tuple when one is read. Appending is extend_to(); append() is refused.
@@ -22,7 +23,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <deque>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "protocols/check.h"
@@ -106,12 +109,12 @@ class OutputQueue {
       recipe_->append_tuples(first_id_ + begin, end - begin, out);
       return;
     }
-    const std::size_t mask = ring_.size() - 1;
     while (begin < end) {
-      const std::size_t first = (head_ + begin) & mask;
-      const std::size_t run = std::min(end - begin, ring_.size() - first);
-      out.insert(out.end(), ring_.begin() + static_cast<std::ptrdiff_t>(first),
-                 ring_.begin() + static_cast<std::ptrdiff_t>(first + run));
+      const std::size_t at = head_ + begin;
+      const Tuple* chunk = chunks_[at / kChunkTuples].get();
+      const std::size_t offset = at % kChunkTuples;
+      const std::size_t run = std::min(end - begin, kChunkTuples - offset);
+      out.insert(out.end(), chunk + offset, chunk + offset + run);
       begin += run;
     }
   }
@@ -120,14 +123,18 @@ class OutputQueue {
   std::size_t trim_up_to(TupleId up_to) {
     if (up_to <= trimmed_up_to_) return 0;
     const std::size_t n = index_after(up_to);
+    size_ -= n;
+    trimmed_up_to_ = up_to;
     if (recipe_) {
       first_id_ += n;
     } else {
-      head_ = size_ == n ? 0 : (head_ + n) & (ring_.size() - 1);
+      head_ += n;
+      while (head_ >= kChunkTuples || (size_ == 0 && !chunks_.empty())) {
+        release(std::move(chunks_.front()));
+        chunks_.pop_front();
+        head_ = head_ >= kChunkTuples ? head_ - kChunkTuples : 0;
+      }
     }
-    size_ -= n;
-    trimmed_up_to_ = up_to;
-    if (!recipe_ && ring_.size() > kShrinkAboveSlots && size_ * 8 <= ring_.size()) resize_ring(ring_.size() / 2);
     return n;
   }
 
@@ -136,6 +143,10 @@ class OutputQueue {
   // no standby and is never rebased).
   void reset(TupleId trimmed_up_to, TupleId last_id, bool ended) {
     HAPAIR_CHECK_MSG(!recipe_, "a recomputed queue is never restored");
+    while (!chunks_.empty()) {
+      release(std::move(chunks_.front()));
+      chunks_.pop_front();
+    }
     head_ = 0;
     size_ = 0;
     trimmed_up_to_ = trimmed_up_to;
@@ -152,27 +163,41 @@ class OutputQueue {
   }
 
  private:
-  const Tuple& slot(std::size_t index) const { return ring_[(head_ + index) & (ring_.size() - 1)]; }
+  static constexpr std::size_t kChunkTuples = 4096;  // 160 KiB
+  static constexpr std::size_t kSpareChunksMax = 4;   // kept for reuse instead of freed
+  // Raw storage: a Tuple is an implicit-lifetime aggregate, so a slot is created by the copy
+  // that fills it, and a fresh chunk is not zeroed first.
+  struct FreeChunk {
+    void operator()(Tuple* p) const { ::operator delete(p); }
+  };
+  using Chunk = std::unique_ptr<Tuple[], FreeChunk>;
+
+  const Tuple& slot(std::size_t index) const {
+    const std::size_t at = head_ + index;
+    return chunks_[at / kChunkTuples][at % kChunkTuples];
+  }
   void push(const Tuple& t) {
-    if (size_ == ring_.size()) grow();
-    ring_[(head_ + size_) & (ring_.size() - 1)] = t;
+    const std::size_t at = head_ + size_;
+    if (at / kChunkTuples == chunks_.size()) chunks_.push_back(acquire());
+    chunks_[at / kChunkTuples][at % kChunkTuples] = t;
     ++size_;
   }
-  // A ring doubles when full (from 64 tuples) and halves when trimmed to an eighth, so a queue
-  // that once held many tuples gives the memory back, and never resizes back and forth.
-  static constexpr std::size_t kShrinkAboveSlots = 4096;
-  void grow() { resize_ring(ring_.empty() ? 64 : ring_.size() * 2); }
-  void resize_ring(std::size_t slots) {
-    HAPAIR_CHECK(slots >= size_);
-    std::vector<Tuple> next(slots);
-    for (std::size_t i = 0; i < size_; ++i) next[i] = slot(i);
-    ring_.swap(next);
-    head_ = 0;
+  Chunk acquire() {
+    if (spare_.empty()) return Chunk(static_cast<Tuple*>(::operator new(kChunkTuples * sizeof(Tuple))));
+    Chunk c = std::move(spare_.back());
+    spare_.pop_back();
+    return c;
+  }
+  void release(Chunk c) {
+    if (spare_.size() < kSpareChunksMax) spare_.push_back(std::move(c));
   }
 
   std::size_t tuples_max_;
   std::shared_ptr<const TupleRecipe> recipe_;  // set: a recomputed queue
-  std::vector<Tuple> ring_;  // stored: capacity a power of two (or 0); the log is size_ slots from head_
+  // Stored: the log is size_ slots from slot head_ of the first chunk (head_ < kChunkTuples);
+  // no chunk without a retained tuple.
+  std::deque<Chunk> chunks_;
+  std::vector<Chunk> spare_;
   std::size_t head_ = 0;
   TupleId first_id_ = 1;     // recomputed: the id of the oldest retained tuple
   std::size_t size_ = 0;

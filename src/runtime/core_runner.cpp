@@ -79,7 +79,14 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
       if (config_.cpu_by_kind) cpu_by_kind_.received_ns[kind] += thread_cpu_ns() - before_ns;
       // A node working through a backlog (a replay, a catch-up, operators with a real cost)
       // still keeps its timers, and learns of its partner's crash between two messages.
-      const bool lost = peer_lost_if_reported(out);
+      bool lost = false;
+      if (watch_) {
+        const TimeUs at = clock_.now_us();
+        if (at >= next_watch_us_) {
+          next_watch_us_ = at + config_.watch_between_messages_us;
+          lost = peer_lost_if_reported(out);
+        }
+      }
       if (tick_if_due(out) || lost) transport_.flush();
     }
   }

@@ -57,6 +57,11 @@ struct CoreRunnerConfig {
   // thread's CPU clock costs a system call (about 0.7 us on the development machine) per message
   // and per timer, so the in-process one-hop benchmark leaves it off; node processes turn it on.
   bool cpu_by_kind = false;
+  // Between two messages of a backlog the runner asks the partner watch for a report at most
+  // this often: each ask is a system call per watched line, and a node working through a
+  // backlog of 100-tuple batches asked several times per batch. A crash is still learnt within
+  // this long of the message being handled (the line itself reports it in under a millisecond).
+  TimeUs watch_between_messages_us = 200;
 };
 
 // The node thread's CPU time by what it was spent on (CoreRunnerConfig::cpu_by_kind): handling a
@@ -113,6 +118,7 @@ class CoreRunner {
   std::int64_t owed_cost_ns_ = 0;
   std::function<bool()> peer_lost_allowed_;
   TimeUs last_now_us_ = 0;
+  TimeUs next_watch_us_ = 0;  // when to ask the partner watch between two messages again
   EffectsApplier applier_;
   std::int64_t messages_handled_ = 0;
   CpuByKind cpu_by_kind_;

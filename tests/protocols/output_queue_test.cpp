@@ -133,3 +133,32 @@ TEST_CASE("a recomputed output queue retains a range of ids and reads them from 
   CHECK(q.ended());
   CHECK(q.last_id() == 1260);
 }
+
+TEST_CASE("a stored output queue spans many chunks and gives them back as it is trimmed", "[output_queue]") {
+  OutputQueue q(100'000);
+  std::deque<Tuple> model;
+  for (TupleId id = 1; id <= 20'000; ++id) {
+    q.append(tuple_of(id * 2));
+    model.push_back(tuple_of(id * 2));
+  }
+  require_same(q, model);
+  // Ranges that start and end inside different chunks (4096 tuples each).
+  Tuples part;
+  q.copy_to(4000, 12'500, part);
+  REQUIRE(part.size() == 8'500);
+  for (std::size_t i = 0; i < part.size(); ++i) REQUIRE(part[i] == model[4000 + i]);
+  CHECK(q.index_after(2 * 9000) == 9000);
+  CHECK(q.trim_up_to(2 * 9000) == 9000);
+  model.erase(model.begin(), model.begin() + 9000);
+  require_same(q, model);
+  for (TupleId id = 20'001; id <= 30'000; ++id) {
+    q.append(tuple_of(id * 2));
+    model.push_back(tuple_of(id * 2));
+  }
+  require_same(q, model);
+  CHECK(q.trim_up_to(2 * 30'000) == model.size());
+  CHECK(q.empty());
+  q.append(tuple_of(60'002));
+  CHECK(q.at(0) == tuple_of(60'002));
+  CHECK(q.index_after(60'001) == 0);
+}
