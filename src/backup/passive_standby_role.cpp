@@ -45,16 +45,17 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
         .with(TraceKey::reason, TraceReason::corrupt);
     return;
   }
-  if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), *content, installed_)) {
+  const std::uint64_t id = content->id;
+  if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), std::move(*content), installed_)) {
     server_.count("unappliable_checkpoint_dropped");
     server_.trace(eff, now, TraceKind::checkpoint_rejected)
-        .with(TraceKey::checkpoint, content->id)
+        .with(TraceKey::checkpoint, id)
         .with(TraceKey::reason, TraceReason::does_not_apply);
     return;
   }
   server_.count("checkpoints_installed");
-  server_.trace(eff, now, TraceKind::checkpoint_installed).with(TraceKey::checkpoint, content->id);
-  server_.send(eff, now, from, CheckpointAck{content->id});
+  server_.trace(eff, now, TraceKind::checkpoint_installed).with(TraceKey::checkpoint, id);
+  server_.send(eff, now, from, CheckpointAck{id});
 }
 
 void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {

@@ -29,6 +29,9 @@ Tuple read_tuple(ByteReader& r) {
 
 Bytes serialize_checkpoint(const CheckpointContent& c) {
   ByteWriter w;
+  std::size_t size = 64 + c.fragment_state.size() + 17 * c.inputs.size();
+  for (const auto& o : c.outputs) size += 41 + 40 * o.tuples.size();
+  w.reserve(size);
   w.u64(kMagic);
   w.u64(c.id);
   w.u8(c.delta ? 1 : 0);

@@ -1,6 +1,7 @@
 #include "primary/checkpoint_state.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hapair {
 
@@ -42,7 +43,7 @@ CheckpointBase base_of(const CheckpointContent& captured, std::vector<std::uint6
   return b;
 }
 
-bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointContent& received,
+bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent received,
                       InstalledCheckpoint& current) {
   CheckpointContent next;
   if (!received.delta) {
@@ -50,14 +51,14 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointCon
       Fragment probe(plan, fragment);
       if (!probe.restore(received.fragment_state)) return false;
     }
-    next = received;
+    next = std::move(received);
   } else {
     if (current.id == 0 || received.base_id != current.id) return false;
-    next = received;
+    next = std::move(received);
     next.delta = false;
     next.base_id = 0;
     Fragment f(plan, fragment);
-    if (!f.restore(current.full.fragment_state) || !f.apply_delta(received.fragment_state)) return false;
+    if (!f.restore(current.full.fragment_state) || !f.apply_delta(next.fragment_state)) return false;
     next.fragment_state = f.snapshot();
     // Output queues: the base's retained tuples, trimmed, plus what was appended since.
     for (auto& out : next.outputs) {
@@ -75,7 +76,7 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointCon
       out.tuples = std::move(merged);
     }
   }
-  current.id = received.id;
+  current.id = next.id;
   current.full = std::move(next);
   return true;
 }

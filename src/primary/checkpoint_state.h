@@ -33,8 +33,9 @@ struct InstalledCheckpoint {
 };
 
 // Applies a received checkpoint (full, or a delta on `current`) into a new full copy; false when
-// it does not apply (wrong base, corrupt fragment state) — then `current` is unchanged.
-bool apply_checkpoint(const Plan& plan, FragmentId fragment, const CheckpointContent& received,
+// it does not apply (wrong base, corrupt fragment state) — then `current` is unchanged. Taken by
+// value: a full checkpoint's tuples move into `current` instead of being copied once more.
+bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent received,
                       InstalledCheckpoint& current);
 
 // Installs a full checkpoint into the server: fragment state, input positions, output queues.

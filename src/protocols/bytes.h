@@ -17,8 +17,13 @@ class ByteWriter {
  public:
   void u8(std::uint8_t v) { out_.push_back(v); }
   void u64(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    // Little endian whatever the machine; one append, not eight (a checkpoint writes five per
+    // retained tuple).
+    std::uint8_t le[8];
+    for (int i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    out_.insert(out_.end(), le, le + 8);
   }
+  void reserve(std::size_t bytes) { out_.reserve(bytes); }
   void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
   void f64(double v) {
     std::uint64_t bits;
