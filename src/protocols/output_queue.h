@@ -138,11 +138,10 @@ class OutputQueue {
     return n;
   }
 
-  // Restores a queue from a checkpoint: the retained tuples, the trim position and the last id.
-  // Only stored queues are restored (a source, the one fragment with a recomputed queue, has
-  // no standby and is never rebased).
+  // Empties the queue at a trim position and last id (a restarted node's fresh start, or a
+  // checkpoint's positions before its tuples follow by restore_append).
   void reset(TupleId trimmed_up_to, TupleId last_id, bool ended) {
-    HAPAIR_CHECK_MSG(!recipe_, "a recomputed queue is never restored");
+    first_id_ = last_id + 1;
     while (!chunks_.empty()) {
       release(std::move(chunks_.front()));
       chunks_.pop_front();
@@ -154,9 +153,10 @@ class OutputQueue {
     ended_ = ended;
   }
   // Appends while restoring; bypasses the "id > last" check against the restored last id only
-  // in that the tuples must still be in order.
+  // in that the tuples must still be in order. Only stored queues hold restored tuples (a
+  // source, the one fragment with a recomputed queue, has no standby and is never rebased).
   void restore_append(const Tuple& t) {
-    HAPAIR_CHECK_MSG(!recipe_, "a recomputed queue is never restored");
+    HAPAIR_CHECK_MSG(!recipe_, "a recomputed queue is never restored from tuples");
     HAPAIR_CHECK_MSG(size_ == 0 || t.id > slot(size_ - 1).id, "restored ids must grow");
     HAPAIR_CHECK(t.id <= last_id_);
     push(t);

@@ -132,6 +132,21 @@ TEST_CASE("a recomputed output queue retains a range of ids and reads them from 
   q.end_stream();
   CHECK(q.ended());
   CHECK(q.last_id() == 1260);
+
+  // A restarted source starts afresh (RejoiningRole resets every output queue): empty, and
+  // extended again from the reset position.
+  q.reset(0, 0, false);
+  CHECK(q.empty());
+  CHECK_FALSE(q.ended());
+  CHECK(q.last_id() == 0);
+  q.extend_to(3);
+  model.clear();
+  for (TupleId i = 1; i <= 3; ++i) model.push_back(tuple_of(i));
+  require_same(q, model);
+  q.reset(40, 50, false);
+  q.extend_to(52);
+  CHECK(q.at(0) == tuple_of(51));
+  CHECK(q.size() == 2);
 }
 
 TEST_CASE("a stored output queue spans many chunks and gives them back as it is trimmed", "[output_queue]") {

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "node/node_factory.h"
+#include "operators/source_generator.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"
 
@@ -123,6 +124,39 @@ TEST_CASE("two rejoining nodes of a pair: the plan's primary takes over and the 
     CHECK(claim(tick, r.fragment, r.self) == nullptr);
     CHECK(r.core->metrics().at("partner_lost_while_rejoining") == 1);
   }
+}
+
+}  // namespace
+}  // namespace hapair
+
+namespace hapair {
+namespace {
+
+TEST_CASE("a restarted source starts afresh: its recomputed output queue is reset, anything it sends is the seed's",
+          "[roles][rejoin][fuzz]") {
+  // Found by envelope_fuzz: a source started as restarted resets its output queue through the
+  // rejoining role (Server::become_standby), and a recomputed queue refused the reset.
+  const Topology t = default_topology();
+  auto plan = std::make_shared<const Plan>(make_plan(t));
+  const NodeId source = plan->node_id("source");
+  auto core = make_node_core(plan, source);
+  Start start;
+  start.restarted = true;
+  core->handle(1'000'000, start);
+  CHECK(core->metrics().at("output_queue_tuples") == 0);
+  std::size_t checked = 0;
+  for (TimeUs now = 1'000'000; now <= 4'000'000; now += 5'000) {
+    const Effects eff = core->handle(now, Tick{});
+    for (const Outgoing& o : eff.sends)
+      if (const auto* b = std::get_if<TupleBatch>(&o.envelope.body))
+        for (const Tuple& tuple : b->tuples) {
+          REQUIRE(tuple == source_tuple(plan->spec(plan->nodes[source].fragment).source, t.settings.seed, tuple.id));
+          ++checked;
+        }
+  }
+  // Nobody answers a source's Rejoin here, so it stays rejoining and sends no tuples.
+  CHECK(checked == 0);
+  CHECK(core->metrics().at("output_queue_tuples") == 0);
 }
 
 }  // namespace
