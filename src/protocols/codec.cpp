@@ -327,7 +327,7 @@ void put(Body::Builder body, const DeliveryBatch& m) {
 
 }  // namespace
 
-Bytes encode(const Envelope& envelope) {
+void encode_into(const Envelope& envelope, const std::function<std::uint8_t*(std::size_t)>& room) {
   capnp::MallocMessageBuilder builder(list_size(envelope_words(envelope)));
   auto root = builder.initRoot<wire::Envelope>();
   auto header = root.initHeader();
@@ -337,12 +337,20 @@ Bytes encode(const Envelope& envelope) {
   auto body = root.initBody();
   std::visit([&body](const auto& m) { put(body, m); }, envelope.body);
 
-  // The same bytes capnp::messageToFlatArray() returns, written straight into the result.
-  Bytes out(capnp::computeSerializedSizeInWords(builder) * sizeof(capnp::word));
-  kj::ArrayOutputStream stream(kj::arrayPtr(out.data(), out.size()));
+  // The same bytes capnp::messageToFlatArray() returns, written straight into the caller's room.
+  const std::size_t size = capnp::computeSerializedSizeInWords(builder) * sizeof(capnp::word);
+  std::uint8_t* out = room(size);
+  kj::ArrayOutputStream stream(kj::arrayPtr(out, size));
   capnp::writeMessage(stream, builder);
-  HAPAIR_CHECK_MSG(stream.getArray().size() == out.size(),
-                   "wrote " << stream.getArray().size() << " of " << out.size() << " bytes");
+  HAPAIR_CHECK_MSG(stream.getArray().size() == size, "wrote " << stream.getArray().size() << " of " << size << " bytes");
+}
+
+Bytes encode(const Envelope& envelope) {
+  Bytes out;
+  encode_into(envelope, [&out](std::size_t size) {
+    out.resize(size);
+    return out.data();
+  });
   return out;
 }
 

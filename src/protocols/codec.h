@@ -9,9 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "protocols/bytes.h"
 #include "protocols/messages.h"
@@ -33,10 +35,16 @@ struct DecodeStats {
 };
 
 Bytes encode(const Envelope& envelope);
+// The same bytes, written into memory the caller provides: `room(size)` returns size writable
+// bytes (a transport's message, so the encoded batch is not copied once more).
+void encode_into(const Envelope& envelope, const std::function<std::uint8_t*(std::size_t)>& room);
 
-// nullopt means dropped; stats says why (last_error, dropped_by_reason).
+// nullopt means dropped; stats says why (last_error, dropped_by_reason). `scratch`: where an
+// unaligned frame is copied to be read (capnp reads aligned words only), kept by the caller so a
+// stream of frames does not allocate one buffer each (frames above 64 KiB, and nullptr: a buffer
+// of their own, so a huge frame does not leave a huge scratch behind).
 std::optional<Envelope> decode(const std::uint8_t* data, std::size_t size, DecodeStats& stats,
-                               const DecodeLimits& limits = {});
+                               const DecodeLimits& limits = {}, std::vector<std::uint64_t>* scratch = nullptr);
 inline std::optional<Envelope> decode(const Bytes& b, DecodeStats& stats, const DecodeLimits& limits = {}) {
   return decode(b.data(), b.size(), stats, limits);
 }

@@ -338,7 +338,7 @@ const char* reason_of(const kj::Exception& e) {
 }  // namespace
 
 std::optional<Envelope> decode(const std::uint8_t* data, std::size_t size, DecodeStats& stats,
-                               const DecodeLimits& limits) {
+                               const DecodeLimits& limits, std::vector<std::uint64_t>* scratch) {
   HAPAIR_CHECK_MSG(limits.traversal_limit_words > 0 && limits.nesting_limit > 0,
                    "traversal_limit_words=" << limits.traversal_limit_words
                                             << " nesting_limit=" << limits.nesting_limit);
@@ -355,12 +355,15 @@ std::optional<Envelope> decode(const std::uint8_t* data, std::size_t size, Decod
     const std::size_t words = size / sizeof(capnp::word);
     // capnp 0.9 refuses unaligned input, and ZeroMQ frames often are unaligned: read in place
     // only when the input happens to be aligned, otherwise from an aligned copy.
-    kj::Array<capnp::word> aligned_copy;
+    static_assert(sizeof(std::uint64_t) == sizeof(capnp::word) && alignof(std::uint64_t) >= alignof(capnp::word));
+    std::vector<std::uint64_t> own;
     const capnp::word* begin = reinterpret_cast<const capnp::word*>(data);
     if (reinterpret_cast<std::uintptr_t>(data) % alignof(capnp::word) != 0) {
-      aligned_copy = kj::heapArray<capnp::word>(words);
-      std::memcpy(aligned_copy.begin(), data, size);
-      begin = aligned_copy.begin();
+      constexpr std::size_t kScratchWordsMax = 8192;  // 64 KiB: every data batch, no checkpoint chunk
+      std::vector<std::uint64_t>& aligned = scratch && words <= kScratchWordsMax ? *scratch : own;
+      if (aligned.size() < words) aligned.resize(words);
+      std::memcpy(aligned.data(), data, size);
+      begin = reinterpret_cast<const capnp::word*>(aligned.data());
     }
     capnp::ReaderOptions options;
     options.traversalLimitInWords = limits.traversal_limit_words;

@@ -15,7 +15,8 @@ constexpr int kPeerReconnectIntervalMs = 5;
 }  // namespace
 
 std::optional<Envelope> FrameDecoder::decode(const void* data, std::size_t size) {
-  std::optional<Envelope> envelope = hapair::decode(static_cast<const std::uint8_t*>(data), size, stats_, limits_);
+  std::optional<Envelope> envelope =
+      hapair::decode(static_cast<const std::uint8_t*>(data), size, stats_, limits_, &scratch_);
   if (!envelope) {
     const auto n = static_cast<std::int64_t>(stats_.dropped);
     if (worth_logging(n))
@@ -75,8 +76,12 @@ void Transport::send(NodeId to, const Envelope& envelope) {
     return;
   }
   Peer& peer = it->second;
-  const Bytes bytes = encode(envelope);
-  zmq::message_t frame(bytes.data(), bytes.size());
+  // Encoded straight into ZeroMQ's message: no buffer of our own to fill, copy and free.
+  zmq::message_t frame;
+  encode_into(envelope, [&frame](std::size_t size) {
+    frame.rebuild(size);
+    return static_cast<std::uint8_t*>(frame.data());
+  });
   if (!peer.outbox.empty()) flush_peer(peer);
   if (peer.outbox.empty() && try_send(peer, frame, kind)) return;
   ++counters_.send_retries;

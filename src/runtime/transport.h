@@ -88,6 +88,7 @@ class FrameDecoder {
   std::string log_name_;
   DecodeLimits limits_;
   DecodeStats stats_;
+  std::vector<std::uint64_t> scratch_;  // aligned copies of unaligned frames, reused
 };
 
 // zmq::poll that treats an interrupted wait (EINTR: a signal arrived) as a wait in which nothing

@@ -196,6 +196,44 @@ TEST_CASE("decode accepts encoded bytes at odd, unaligned offsets", "[codec]") {
   }
 }
 
+TEST_CASE("encode_into writes encode's bytes, and decode reads unaligned frames through a reused scratch", "[codec]") {
+  std::vector<std::uint64_t> scratch;
+  for (const Envelope& sample : all_samples()) {
+    INFO("kind " << message_kind_name(sample.body));
+    const Bytes bytes = encode(sample);
+    Bytes into;
+    std::size_t asked = 0;
+    encode_into(sample, [&](std::size_t size) {
+      asked = size;
+      into.assign(size, 0xee);
+      return into.data();
+    });
+    REQUIRE(asked == bytes.size());
+    REQUIRE(into == bytes);
+    for (std::size_t offset : {1u, 3u}) {
+      Bytes buffer(offset + bytes.size(), 0xee);
+      std::memcpy(buffer.data() + offset, bytes.data(), bytes.size());
+      DecodeStats stats;
+      const auto decoded = decode(buffer.data() + offset, bytes.size(), stats, {}, &scratch);
+      REQUIRE(decoded.has_value());
+      REQUIRE(*decoded == sample);
+    }
+  }
+  // The scratch holds the largest small frame, and a frame above 64 KiB does not grow it.
+  CHECK(!scratch.empty());
+  CHECK(scratch.size() <= 8192);
+  const Envelope big = envelope_of(Checkpoint{7, false, 0, 0, 1, pattern_bytes(1u << 20, 5)});
+  const Bytes big_bytes = encode(big);
+  Bytes shifted(big_bytes.size() + 1);
+  std::memcpy(shifted.data() + 1, big_bytes.data(), big_bytes.size());
+  DecodeStats stats;
+  const std::size_t before = scratch.size();
+  const auto decoded = decode(shifted.data() + 1, big_bytes.size(), stats, {}, &scratch);
+  REQUIRE(decoded.has_value());
+  CHECK(*decoded == big);
+  CHECK(scratch.size() == before);
+}
+
 TEST_CASE("every truncation of an encoded message is dropped and counted", "[codec]") {
   for (const Envelope& sample : all_samples()) {
     const Bytes bytes = encode(sample);
