@@ -44,11 +44,7 @@ class InputQueue {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
-  void push_tuple(StreamId stream, NodeId from, bool replayed, const Tuple& t) {
-    if (runs_.empty() || !same_run(runs_.back(), stream, from, replayed)) runs_.push_back(Run{stream, from, replayed, false, {}, 0});
-    runs_.back().tuples.push_back(t);
-    ++size_;
-  }
+  void push_tuple(StreamId stream, NodeId from, bool replayed, const Tuple& t) { push_tuples(stream, from, replayed, &t, 1); }
   // Appends count tuples (the caller checked their order).
   void push_tuples(StreamId stream, NodeId from, bool replayed, const Tuple* first, std::size_t count) {
     if (count == 0) return;

@@ -97,10 +97,6 @@ class OutputQueue {
     HAPAIR_CHECK_MSG(index < size_, "index=" << index << " size=" << size_);
     return recipe_ ? recipe_->tuple(first_id_ + index) : slot(index);
   }
-  TupleId id_at(std::size_t index) const {
-    HAPAIR_CHECK_MSG(index < size_, "index=" << index << " size=" << size_);
-    return recipe_ ? first_id_ + index : slot(index).id;
-  }
   // Appends the retained tuples [begin, end) to `out`: at most two contiguous copies, or the
   // recipe's tuples.
   void copy_to(std::size_t begin, std::size_t end, Tuples& out) const {

@@ -27,7 +27,6 @@ void require_same(const OutputQueue& q, const std::deque<Tuple>& model) {
   REQUIRE(q.empty() == model.empty());
   for (std::size_t i = 0; i < model.size(); ++i) {
     REQUIRE(q.at(i) == model[i]);
-    REQUIRE(q.id_at(i) == model[i].id);
   }
   Tuples all;
   q.copy_to(0, q.size(), all);
