@@ -60,12 +60,12 @@ class ActivePrimarySide : public StatelessPrimarySide {
   // determinants of everything I do from here on.
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
     if (nondeterministic()) drop_determinants();
-    CheckpointContent state = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr);
-    const Bytes payload = serialize_checkpoint(state);
-    for (auto& c : chunk_checkpoint(state.id, false, 0, payload,
-                                    static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes)))
+    CapturedCheckpoint captured = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr,
+                                                     static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
+    const CheckpointContent& state = captured.summary;
+    for (auto& c : checkpoint_messages(state.id, false, 0, std::move(captured.chunks)))
       server_.send(eff, now, standby, std::move(c));
-    server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(payload.size()));
+    server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(captured.payload_bytes));
     for (const auto& in : state.inputs) {
       const FragmentId producer = server_.inputs().at(in.stream).producer();
       // Every node that sends me this stream (an active producer's standby tracks it too).

@@ -40,23 +40,25 @@ void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
   const bool delta = server_.node().settings().checkpoint_mode == CheckpointMode::delta && base_.has_value();
   const std::uint64_t id = next_id_++;
   next_due_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
-  CheckpointContent content = capture_checkpoint(server_, id, delta ? &*base_ : nullptr);
+  CapturedCheckpoint captured = capture_checkpoint(server_, id, delta ? &*base_ : nullptr,
+                                                   static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
+  CheckpointContent& content = captured.summary;
   std::vector<std::uint64_t> versions;
   if (const Fragment* fragment = server_.workload().fragment()) versions = fragment->state_versions();
-  const Bytes payload = serialize_checkpoint(content);
-  auto chunks = chunk_checkpoint(id, delta, content.base_id, payload,
-                                 static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
+  const std::size_t payload_bytes = captured.payload_bytes;
+  auto chunks = checkpoint_messages(id, delta, content.base_id, std::move(captured.chunks));
+  const std::size_t chunk_count = chunks.size();
   for (auto& c : chunks) server_.send(eff, now, standby_, std::move(c));
   server_.count("checkpoints_sent");
-  server_.count("checkpoint_payload_bytes", static_cast<std::int64_t>(payload.size()));
+  server_.count("checkpoint_payload_bytes", static_cast<std::int64_t>(payload_bytes));
   server_.count(delta ? "checkpoint_delta_payload_bytes" : "checkpoint_full_payload_bytes",
-                static_cast<std::int64_t>(payload.size()));
+                static_cast<std::int64_t>(payload_bytes));
   server_.count(delta ? "checkpoints_delta" : "checkpoints_full");
   server_.trace(eff, now, TraceKind::checkpoint)
       .with(TraceKey::checkpoint, id)
       .with(TraceKey::mode, delta ? CheckpointMode::delta : CheckpointMode::full)
-      .with(TraceKey::bytes, payload.size())
-      .with(TraceKey::chunks, chunks.size())
+      .with(TraceKey::bytes, payload_bytes)
+      .with(TraceKey::chunks, chunk_count)
       .with(TraceKey::standby, standby_);
   for (const auto& in : content.inputs) {
     server_.trace(eff, now, TraceKind::checkpoint_covers)
@@ -64,8 +66,6 @@ void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
         .with(TraceKey::stream, in.stream)
         .with(TraceKey::position, in.processed);
   }
-  for (auto& o : content.outputs) o.tuples.clear();
-  content.fragment_state.clear();
   in_flight_ = InFlight{std::move(content), std::move(versions)};
   in_flight_sent_us_ = now;
   if (ack_timeout_us_ == 0) ack_timeout_us_ = base_ack_timeout_us();

@@ -13,6 +13,7 @@
 // checkpoint it was based on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -51,15 +52,47 @@ struct CheckpointContent {
   friend bool operator==(const CheckpointContent&, const CheckpointContent&) = default;
 };
 
+// Writes a checkpoint's payload in parts, straight into chunks of at most chunk_bytes each: a
+// primary writes its output queues' tuples into the chunks it sends without first copying them
+// into a CheckpointContent. Order: head(), then for each of its outputs output_head() and that
+// many tuples (in runs), then take_chunks(). serialize_checkpoint() is the same layout in one piece.
+// Tuples are written as five little-endian 64-bit fields, a whole run at once on a little-endian
+// machine (the layout of Tuple in memory).
+class CheckpointPayloadWriter {
+ public:
+  explicit CheckpointPayloadWriter(std::size_t chunk_bytes);
+  // Everything but the outputs' tuples; `c.outputs` gives the outputs (their tuples are not read).
+  void head(const CheckpointContent& c);
+  void output_head(const CheckpointOutput& o, std::size_t tuple_count);
+  void tuples(const Tuple* first, std::size_t n);
+  std::size_t bytes() const { return bytes_; }
+  // The payload's chunks (at least one); checks every announced output and tuple was written.
+  std::vector<Bytes> take_chunks();
+
+ private:
+  void put(const void* data, std::size_t n);
+  void u8(std::uint8_t v) { put(&v, 1); }
+  void u64(std::uint64_t v);
+
+  std::size_t chunk_bytes_;
+  std::vector<Bytes> chunks_;
+  std::size_t bytes_ = 0;
+  std::size_t outputs_left_ = 0;
+  std::size_t tuples_left_ = 0;
+  bool head_written_ = false;
+};
+
 Bytes serialize_checkpoint(const CheckpointContent& c);
 std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload);
 
-// Splits a payload into chunks of at most chunk_bytes.
-std::vector<Checkpoint> chunk_checkpoint(std::uint64_t id, bool delta, std::uint64_t base_id, const Bytes& payload,
-                                         std::size_t chunk_bytes);
+// The chunk messages of one checkpoint, the payload's chunks moved into them.
+std::vector<Checkpoint> checkpoint_messages(std::uint64_t id, bool delta, std::uint64_t base_id,
+                                            std::vector<Bytes> chunks);
 
 // Reassembles the chunks of one checkpoint at a time; a chunk of a newer checkpoint discards an
-// unfinished older one (bounded: at most one payload in assembly).
+// unfinished older one (bounded: at most one payload in assembly). Chunks arriving in order
+// (the usual case: one connection) are appended to the payload at once; a chunk ahead of its
+// turn waits in its slot until those before it have come.
 class CheckpointAssembler {
  public:
   // Returns the whole payload when this chunk completes its checkpoint; nullopt otherwise.
@@ -71,7 +104,9 @@ class CheckpointAssembler {
  private:
   std::uint64_t id_ = 0;
   std::uint32_t count_ = 0;
-  std::vector<std::optional<Bytes>> chunks_;
+  Bytes whole_;                               // chunks 0 .. next_ - 1
+  std::uint32_t next_ = 0;                    // the next chunk to append
+  std::map<std::uint32_t, Bytes> ahead_;      // chunks after next_ that came early
   std::uint32_t have_ = 0;
   std::uint64_t rejected_ = 0;
   std::uint64_t discarded_ = 0;

@@ -5,8 +5,10 @@
 
 namespace hapair {
 
-CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base) {
-  CheckpointContent c;
+CapturedCheckpoint capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base,
+                                      std::size_t chunk_bytes) {
+  CapturedCheckpoint captured;
+  CheckpointContent& c = captured.summary;
   c.id = id;
   c.epoch = server.routes().epoch();
   const Fragment* fragment = server.workload().fragment();
@@ -15,6 +17,8 @@ CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, con
   c.base_id = delta ? delta_base->id : 0;
   if (fragment) c.fragment_state = delta ? fragment->snapshot_delta(delta_base->fragment_versions) : fragment->snapshot();
   for (const auto& [s, in] : server.inputs()) c.inputs.push_back(CheckpointInput{s, in.processed(), in.eos_processed()});
+  std::vector<const OutputQueue*> queues;
+  std::vector<std::size_t> firsts;
   for (const auto& [s, o] : server.outputs()) {
     CheckpointOutput out;
     out.stream = s;
@@ -28,11 +32,21 @@ CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, con
       auto it = delta_base->output_last_ids.find(s);
       if (it != delta_base->output_last_ids.end()) after = it->second;
     }
-    out.tuples.reserve(q.size());
-    q.copy_to(q.index_after(after), q.size(), out.tuples);
     c.outputs.push_back(std::move(out));
+    queues.push_back(&q);
+    firsts.push_back(q.index_after(after));
   }
-  return c;
+  CheckpointPayloadWriter w(chunk_bytes);
+  w.head(c);
+  for (std::size_t i = 0; i < c.outputs.size(); ++i) {
+    const OutputQueue& q = *queues[i];
+    w.output_head(c.outputs[i], q.size() - firsts[i]);
+    q.for_each_run(firsts[i], q.size(), [&w](const Tuple* first, std::size_t n) { w.tuples(first, n); });
+  }
+  captured.payload_bytes = w.bytes();
+  captured.chunks = w.take_chunks();
+  c.fragment_state.clear();
+  return captured;
 }
 
 CheckpointBase base_of(const CheckpointContent& captured, std::vector<std::uint64_t> versions) {
@@ -54,25 +68,35 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent r
     next = std::move(received);
   } else {
     if (current.id == 0 || received.base_id != current.id) return false;
+    Fragment f(plan, fragment);
+    if (!f.restore(current.full.fragment_state) || !f.apply_delta(received.fragment_state)) return false;
+    // Output queues: the base's retained tuples, trimmed, plus what was appended since. Every
+    // stream is checked before any is changed, so a delta that does not apply leaves `current`
+    // as it was.
+    std::vector<CheckpointOutput*> olds;
+    for (const auto& out : received.outputs) {
+      CheckpointOutput* old = nullptr;
+      for (auto& o : current.full.outputs)
+        if (o.stream == out.stream) old = &o;
+      if (!old || std::find(olds.begin(), olds.end(), old) != olds.end()) return false;
+      TupleId last = !old->tuples.empty() && old->tuples.back().id > out.trimmed_up_to ? old->tuples.back().id : 0;
+      for (const Tuple& t : out.tuples) {
+        if (last != 0 && t.id <= last) return false;
+        last = t.id;
+      }
+      olds.push_back(old);
+    }
     next = std::move(received);
     next.delta = false;
     next.base_id = 0;
-    Fragment f(plan, fragment);
-    if (!f.restore(current.full.fragment_state) || !f.apply_delta(next.fragment_state)) return false;
     next.fragment_state = f.snapshot();
-    // Output queues: the base's retained tuples, trimmed, plus what was appended since.
-    for (auto& out : next.outputs) {
-      const CheckpointOutput* old = nullptr;
-      for (const auto& o : current.full.outputs)
-        if (o.stream == out.stream) old = &o;
-      if (!old) return false;
-      Tuples merged;
-      for (const Tuple& t : old->tuples)
-        if (t.id > out.trimmed_up_to) merged.push_back(t);
-      for (const Tuple& t : out.tuples) {
-        if (!merged.empty() && t.id <= merged.back().id) return false;
-        merged.push_back(t);
-      }
+    for (std::size_t i = 0; i < next.outputs.size(); ++i) {
+      CheckpointOutput& out = next.outputs[i];
+      Tuples merged = std::move(olds[i]->tuples);
+      const TupleId trimmed = out.trimmed_up_to;
+      merged.erase(merged.begin(), std::partition_point(merged.begin(), merged.end(),
+                                                        [trimmed](const Tuple& t) { return t.id <= trimmed; }));
+      merged.insert(merged.end(), out.tuples.begin(), out.tuples.end());
       out.tuples = std::move(merged);
     }
   }

@@ -21,8 +21,17 @@ struct CheckpointBase {
   std::map<StreamId, TupleId> output_last_ids;
 };
 
+// A checkpoint captured and written in one pass: its payload in chunks of at most chunk_bytes
+// (the output queues' tuples copied straight from the queues into them) and its summary (the
+// positions: no tuples, no fragment state).
+struct CapturedCheckpoint {
+  CheckpointContent summary;
+  std::vector<Bytes> chunks;
+  std::size_t payload_bytes = 0;
+};
 // delta_base == nullptr: a full checkpoint.
-CheckpointContent capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base);
+CapturedCheckpoint capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base,
+                                      std::size_t chunk_bytes);
 // The base a later delta refers to; `versions` are the fragment's state versions at capture.
 CheckpointBase base_of(const CheckpointContent& captured, std::vector<std::uint64_t> versions);
 

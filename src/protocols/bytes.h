@@ -38,6 +38,11 @@ class ByteWriter {
     u64(s.size());
     out_.insert(out_.end(), s.begin(), s.end());
   }
+  // n bytes as they are (no length before them).
+  void raw(const void* data, std::size_t n) {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    out_.insert(out_.end(), p, p + n);
+  }
   const Bytes& data() const { return out_; }
   Bytes take() { return std::move(out_); }
 
@@ -81,6 +86,13 @@ class ByteReader {
     std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
     pos_ += n;
     return s;
+  }
+  // n bytes as they are into `out`; false (and ok() false) when fewer remain.
+  bool raw(void* out, std::size_t n) {
+    if (!need(n)) return false;
+    if (n > 0) std::memcpy(out, data_ + pos_, n);
+    pos_ += n;
+    return true;
   }
   // A count read from the blob, refused when it claims more elements than bytes remain
   // (each element takes at least min_element_bytes).

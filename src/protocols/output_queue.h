@@ -97,7 +97,7 @@ class OutputQueue {
     HAPAIR_CHECK_MSG(index < size_, "index=" << index << " size=" << size_);
     return recipe_ ? recipe_->tuple(first_id_ + index) : slot(index);
   }
-  // Appends the retained tuples [begin, end) to `out`: at most two contiguous copies, or the
+  // Appends the retained tuples [begin, end) to `out`: a copy per chunk spanned, or the
   // recipe's tuples.
   void copy_to(std::size_t begin, std::size_t end, Tuples& out) const {
     HAPAIR_CHECK_MSG(begin <= end && end <= size_, "range [" << begin << ", " << end << ") of " << size_);
@@ -105,12 +105,32 @@ class OutputQueue {
       recipe_->append_tuples(first_id_ + begin, end - begin, out);
       return;
     }
+    for_each_run(begin, end, [&out](const Tuple* first, std::size_t n) { out.insert(out.end(), first, first + n); });
+  }
+
+  // Calls fn(const Tuple* first, std::size_t n) for the retained tuples [begin, end) in order,
+  // one contiguous run at a time (a chunk's part, or up to 4096 of the recipe's tuples made for
+  // the call): a checkpoint writes them without copying them out first.
+  template <typename Fn>
+  void for_each_run(std::size_t begin, std::size_t end, Fn&& fn) const {
+    HAPAIR_CHECK_MSG(begin <= end && end <= size_, "range [" << begin << ", " << end << ") of " << size_);
+    if (recipe_) {
+      Tuples made;
+      while (begin < end) {
+        const std::size_t run = std::min(end - begin, kChunkTuples);
+        made.clear();
+        recipe_->append_tuples(first_id_ + begin, run, made);
+        fn(static_cast<const Tuple*>(made.data()), run);
+        begin += run;
+      }
+      return;
+    }
     while (begin < end) {
       const std::size_t at = head_ + begin;
       const Tuple* chunk = chunks_[at / kChunkTuples].get();
       const std::size_t offset = at % kChunkTuples;
       const std::size_t run = std::min(end - begin, kChunkTuples - offset);
-      out.insert(out.end(), chunk + offset, chunk + offset + run);
+      fn(static_cast<const Tuple*>(chunk + offset), run);
       begin += run;
     }
   }

@@ -1,5 +1,6 @@
 #include "runtime/node_host.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +22,16 @@
 
 namespace hapair {
 namespace {
+
+// glibc gives every allocation above its mmap threshold (128 KiB, raised as such blocks are freed)
+// fresh pages from the kernel and returns the heap's free top above its trim threshold: each
+// checkpoint, chunk and big ZeroMQ message then paid page faults and zeroing of new pages
+// (measured: 15 % of passive standby's extra CPU in the chain bench, docs/PERFORMANCE.md). A node
+// reuses freed memory instead; its queues are bounded, so what it keeps is bounded too.
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
 
 // Thrown out of the loop when a setup step fails; run_node_process prints it and exits 1.
 struct SetupError : std::runtime_error {
@@ -371,6 +382,7 @@ class NodeHost {
 }  // namespace
 
 int run_node_process(const NodeProcessOptions& options) {
+  keep_freed_memory();
   const std::string who = "hapair node " + options.node_name;
   if (!options.plan) {
     std::fprintf(stderr, "%s: no plan given\n", who.c_str());

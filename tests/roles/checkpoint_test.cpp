@@ -1,0 +1,220 @@
+// Passive-standby checkpoints (primary/checkpoint.h, primary/checkpoint_state.h): the payload
+// written in chunks straight from the output queues, its reassembly from chunks in any order,
+// and a delta applied on the installed copy. Paper: section 4.1 (the primary checkpoints its
+// operators' state and its queues; the backup installs only whole checkpoints).
+#include <catch2/catch.hpp>
+
+#include "primary/checkpoint.h"
+#include "primary/checkpoint_state.h"
+#include "roles/role_test_support.h"
+
+using namespace hapair;
+using namespace hapair::test;
+
+namespace {
+
+CheckpointContent sample_content() {
+  CheckpointContent c;
+  c.id = 7;
+  c.delta = true;
+  c.base_id = 6;
+  c.epoch = 3;
+  c.fragment_state = {1, 2, 3, 250};
+  c.inputs = {{1, 100, false}, {4, 42, true}};
+  CheckpointOutput a;
+  a.stream = 2;
+  a.offset = 5;
+  a.trimmed_up_to = 10;
+  a.last_id = 13;
+  a.tuples = {Tuple{11, -5, -1, -0.0, 1}, Tuple{12, 0, 9, 1e300, ~0ULL}, Tuple{13, 77, 0, -2.5, 3}};
+  CheckpointOutput b;
+  b.stream = 3;
+  b.ended = true;
+  c.outputs = {a, b};
+  return c;
+}
+
+Bytes joined(const std::vector<Bytes>& chunks) {
+  Bytes out;
+  for (const Bytes& c : chunks) out.insert(out.end(), c.begin(), c.end());
+  return out;
+}
+
+Checkpoint chunk_of(std::uint64_t id, std::uint32_t index, std::uint32_t count, Bytes payload) {
+  Checkpoint c;
+  c.checkpoint_id = id;
+  c.chunk_index = index;
+  c.chunk_count = count;
+  c.payload = std::move(payload);
+  return c;
+}
+
+// A passive primary filter whose output stream "small" holds ids first..last.
+void append(Server& s, StreamId stream, TupleId first, TupleId last) {
+  for (TupleId id = first; id <= last; ++id)
+    s.outputs().append(stream, Tuple{id, static_cast<TimeUs>(id) * 10, static_cast<std::int64_t>(id % 3), 0.5 * id, id});
+}
+
+CheckpointContent parsed(const CapturedCheckpoint& captured) {
+  auto c = parse_checkpoint(joined(captured.chunks));
+  REQUIRE(c.has_value());
+  return *c;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint payload written in chunks is the serialized payload cut at the chunk size", "[roles][checkpoint]") {
+  const CheckpointContent c = sample_content();
+  const Bytes whole = serialize_checkpoint(c);
+  for (std::size_t chunk_bytes : {std::size_t{1}, std::size_t{7}, std::size_t{40}, whole.size(), whole.size() + 100}) {
+    CheckpointPayloadWriter w(chunk_bytes);
+    w.head(c);
+    for (const auto& o : c.outputs) {
+      w.output_head(o, o.tuples.size());
+      // In runs of one tuple: a run may end anywhere in a chunk.
+      for (const Tuple& t : o.tuples) w.tuples(&t, 1);
+    }
+    CHECK(w.bytes() == whole.size());
+    const std::vector<Bytes> chunks = w.take_chunks();
+    CHECK(chunks.size() == (whole.size() + chunk_bytes - 1) / chunk_bytes);
+    for (std::size_t i = 0; i + 1 < chunks.size(); ++i) CHECK(chunks[i].size() == chunk_bytes);
+    CHECK(joined(chunks) == whole);
+  }
+  const auto back = parse_checkpoint(whole);
+  REQUIRE(back.has_value());
+  CHECK(*back == c);
+  CHECK(std::signbit(back->outputs[0].tuples[0].value));
+  // The tuples' bytes are little-endian fields in order: id 11 starts the first tuple.
+  const std::size_t first_tuple = whole.size() - 41 - 3 * 40;  // before a's three tuples and b's head
+  CHECK(whole[first_tuple] == 11);
+  CHECK(whole[first_tuple + 1] == 0);
+  // A truncated payload does not parse.
+  CHECK_FALSE(parse_checkpoint(Bytes(whole.begin(), whole.end() - 1)).has_value());
+}
+
+TEST_CASE("a checkpoint payload writer refuses parts out of order or short of what it announced", "[roles][checkpoint]") {
+  const CheckpointContent c = sample_content();
+  CHECK(aborts([&] {
+    CheckpointPayloadWriter w(64);
+    w.output_head(c.outputs[0], 1);  // before the head
+  }));
+  CHECK(aborts([&] {
+    CheckpointPayloadWriter w(64);
+    w.head(c);
+    w.output_head(c.outputs[0], 1);
+    w.tuples(c.outputs[0].tuples.data(), 2);  // more than announced
+  }));
+  CHECK(aborts([&] {
+    CheckpointPayloadWriter w(64);
+    w.head(c);
+    w.output_head(c.outputs[0], 0);
+    (void)w.take_chunks();  // output b missing
+  }));
+  CHECK_FALSE(aborts([&] {
+    CheckpointPayloadWriter w(64);
+    w.head(c);
+    w.output_head(c.outputs[0], 0);
+    w.output_head(c.outputs[1], 0);
+    (void)w.take_chunks();
+  }));
+}
+
+TEST_CASE("a checkpoint's chunks are reassembled in any order, duplicates and stale chunks ignored", "[roles][checkpoint]") {
+  const Bytes a{1, 2, 3}, b{4, 5}, c{6};
+  const Bytes whole{1, 2, 3, 4, 5, 6};
+  {
+    CheckpointAssembler in_order;
+    CHECK_FALSE(in_order.add(chunk_of(1, 0, 3, a)));
+    CHECK_FALSE(in_order.add(chunk_of(1, 1, 3, b)));
+    CHECK(in_order.add(chunk_of(1, 2, 3, c)) == whole);
+  }
+  {
+    CheckpointAssembler shuffled;
+    CHECK_FALSE(shuffled.add(chunk_of(1, 2, 3, c)));
+    CHECK_FALSE(shuffled.add(chunk_of(1, 2, 3, c)));  // a duplicate of an early chunk
+    CHECK_FALSE(shuffled.add(chunk_of(1, 0, 3, a)));
+    CHECK_FALSE(shuffled.add(chunk_of(1, 0, 3, a)));  // a duplicate of an appended chunk
+    CHECK(shuffled.add(chunk_of(1, 1, 3, b)) == whole);
+    CHECK_FALSE(shuffled.add(chunk_of(1, 1, 3, b)));  // late: its checkpoint is complete
+    CHECK(shuffled.rejected() == 1);
+    // The next checkpoint, a single chunk.
+    CHECK(shuffled.add(chunk_of(2, 0, 1, b)) == b);
+  }
+  {
+    CheckpointAssembler newer;
+    CHECK_FALSE(newer.add(chunk_of(1, 0, 2, a)));
+    CHECK_FALSE(newer.add(chunk_of(2, 1, 2, b)));  // checkpoint 1 is given up
+    CHECK(newer.discarded_incomplete() == 1);
+    CHECK_FALSE(newer.add(chunk_of(1, 1, 2, b)));  // older than the one in assembly
+    CHECK_FALSE(newer.add(chunk_of(2, 0, 3, a)));  // a count that disagrees
+    CHECK(newer.rejected() == 2);
+    CHECK(newer.add(chunk_of(2, 0, 2, a)) == Bytes{1, 2, 3, 4, 5});
+  }
+  {
+    // A huge claimed count with one chunk: nothing is allocated for the missing ones.
+    CheckpointAssembler huge;
+    CHECK_FALSE(huge.add(chunk_of(1, 4000000000U, 4000000001U, a)));
+    CHECK_FALSE(huge.add(chunk_of(1, 0, 4000000001U, a)));
+  }
+}
+
+TEST_CASE("a primary's checkpoint holds its output queues' retained tuples; a delta only those appended since",
+          "[roles][checkpoint]") {
+  auto plan = default_plan(HaMode::passive, [](Settings& s) { s.checkpoint_mode = CheckpointMode::delta; });
+  Server primary(plan, plan->node_id("filter"));
+  const StreamId small = plan->stream_id("small");
+  append(primary, small, 1, 5000);  // more than one of the queue's storage chunks (4096)
+
+  const CapturedCheckpoint full = capture_checkpoint(primary, 1, nullptr, 1000);
+  CHECK(full.chunks.size() == (full.payload_bytes + 999) / 1000);
+  CHECK(full.summary.outputs.size() == 1);
+  CHECK(full.summary.outputs[0].tuples.empty());  // the summary keeps positions only
+  CHECK(full.summary.fragment_state.empty());
+  const CheckpointContent full_content = parsed(full);
+  REQUIRE(full_content.outputs.size() == 1);
+  const CheckpointOutput& out = full_content.outputs[0];
+  CHECK(out.last_id == 5000);
+  REQUIRE(out.tuples.size() == 5000);
+  for (std::size_t i = 0; i < out.tuples.size(); ++i) REQUIRE(out.tuples[i] == primary.outputs().at(small).queue().at(i));
+
+  InstalledCheckpoint installed;
+  REQUIRE(apply_checkpoint(*plan, plan->fragment_id("filter"), full_content, installed));
+  CHECK(installed.id == 1);
+
+  append(primary, small, 5001, 5100);
+  const CheckpointBase base = base_of(full.summary, primary.workload().fragment()->state_versions());
+  const CapturedCheckpoint delta = capture_checkpoint(primary, 2, &base, 1 << 20);
+  CheckpointContent delta_content = parsed(delta);
+  CHECK(delta_content.delta);
+  CHECK(delta_content.base_id == 1);
+  REQUIRE(delta_content.outputs[0].tuples.size() == 100);
+  CHECK(delta_content.outputs[0].tuples.front().id == 5001);
+
+  SECTION("applied on the installed copy: the base's tuples after the new trim point, then the new ones") {
+    delta_content.outputs[0].trimmed_up_to = 4990;  // downstream acknowledged up to 4990 meanwhile
+    REQUIRE(apply_checkpoint(*plan, plan->fragment_id("filter"), delta_content, installed));
+    CHECK(installed.id == 2);
+    CHECK_FALSE(installed.full.delta);
+    const Tuples& kept = installed.full.outputs[0].tuples;
+    REQUIRE(kept.size() == 110);
+    for (std::size_t i = 0; i < kept.size(); ++i) REQUIRE(kept[i] == primary.outputs().at(small).queue().at(4990 + i));
+  }
+  SECTION("a delta whose tuples do not follow the installed ones leaves the installed copy as it was") {
+    delta_content.outputs[0].tuples.front().id = 4999;
+    const CheckpointContent before = installed.full;
+    CHECK_FALSE(apply_checkpoint(*plan, plan->fragment_id("filter"), delta_content, installed));
+    CHECK(installed.id == 1);
+    CHECK(installed.full == before);
+  }
+  SECTION("a delta on another base, or naming a stream twice, does not apply") {
+    CheckpointContent other_base = delta_content;
+    other_base.base_id = 9;
+    CHECK_FALSE(apply_checkpoint(*plan, plan->fragment_id("filter"), other_base, installed));
+    CheckpointContent twice = delta_content;
+    twice.outputs.push_back(twice.outputs[0]);
+    twice.outputs[1].tuples.clear();
+    const CheckpointContent before = installed.full;
+    CHECK_FALSE(apply_checkpoint(*plan, plan->fragment_id("filter"), twice, installed));
+    CHECK(installed.full == before);
+  }
+}
