@@ -158,6 +158,7 @@ Topology chain_bench_topology(const ChainBenchOptions& options, HaMode ha) {
   t.settings.duration_s = (static_cast<double>(options.tuples) + 0.5) / kChainSourceRateTps;
   t.settings.checkpoint_interval_ms = options.checkpoint_interval_ms;
   t.settings.ack_interval_ms = options.checkpoint_interval_ms;
+  t.settings.checkpoint_mode = options.checkpoint_mode;
   // Every queue may retain the whole run's tuples: under upstream backup a producer's queue is
   // trimmed only on the level-1 rounds (every ack interval), and with a bound just below what the
   // source emits (the default 1,000,000 against 1,000,009) the source waited for the rounds to
@@ -231,6 +232,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
   report.repetitions = options.repetitions;
   report.reruns_max = options.reruns_max;
   report.checkpoint_interval_ms = options.checkpoint_interval_ms;
+  report.checkpoint_mode = options.checkpoint_mode;
   report.cores = options.cores != 0 ? options.cores : machine_cores();
   report.network = "source -> filter (Filter) -> map (Map) -> aggregate (Aggregate) -> sink, no operator cost";
 
@@ -309,8 +311,9 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
 std::string chain_bench_table(const ChainBenchReport& report) {
   std::string out = fmt::format(
       "chain throughput: {}\n{} tuples per run, source as fast as flow control lets it, driver {}, {} core(s); "
-      "{} repetitions in interleaved order; passive checkpoints (and every ack) every {} ms\n",
-      report.network, report.tuples, report.driver, report.cores, report.repetitions, report.checkpoint_interval_ms);
+      "{} repetitions in interleaved order; passive checkpoints ({}) and every ack every {} ms\n",
+      report.network, report.tuples, report.driver, report.cores, report.repetitions, to_string(report.checkpoint_mode),
+      report.checkpoint_interval_ms);
   out += "median (min..max) over the used runs; ratio = throughput over none's of the same repetition\n\n";
   constexpr const char* kRow = "{:<9} {:>4}  {:<28} {:<20} {:<7} {:<34} {}\n";
   out += fmt::format(kRow, "approach", "runs", "tuples/s", "ratio to none", "target", "verdict", "CPU load %");
@@ -369,7 +372,7 @@ std::string chain_bench_csv(const ChainBenchReport& report) {
     out += "," + f + "_median," + f + "_min," + f + "_max";
   for (const std::string& k : bytes_kinds) out += ",bytes_per_tuple." + k + "_median,bytes_per_tuple." + k + "_min,bytes_per_tuple." + k + "_max";
   for (const std::string& k : cpu_kinds) out += ",cpu_us_per_tuple." + k + "_median,cpu_us_per_tuple." + k + "_min,cpu_us_per_tuple." + k + "_max";
-  out += ",tuples,repetitions,checkpoint_interval_ms,driver,cores\n";
+  out += ",tuples,repetitions,checkpoint_interval_ms,checkpoint_mode,driver,cores\n";
   for (const ChainBenchRow& r : report.rows) {
     CsvRow row;
     row.field(r.approach).number(r.runs);
@@ -388,7 +391,8 @@ std::string chain_bench_csv(const ChainBenchReport& report) {
       auto it = r.cpu_us_per_tuple_by_kind.find(k);
       csv_spread(row, it == r.cpu_us_per_tuple_by_kind.end() ? Spread{} : it->second, 4);
     }
-    row.number(report.tuples).number(report.repetitions).number(report.checkpoint_interval_ms).field(report.driver);
+    row.number(report.tuples).number(report.repetitions).number(report.checkpoint_interval_ms);
+    row.field(to_string(report.checkpoint_mode)).field(report.driver);
     row.number(report.cores);
     out += row.line();
   }

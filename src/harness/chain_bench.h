@@ -58,6 +58,7 @@ struct ChainBenchOptions {
   std::size_t reruns_max = 2;        // per disturbed run
   std::vector<HaMode> approaches = {HaMode::none, HaMode::upstream, HaMode::passive, HaMode::active};
   std::int64_t checkpoint_interval_ms = 100;  // passive standby's (and every approach's ack interval)
+  CheckpointMode checkpoint_mode = CheckpointMode::full;  // passive standby's (the networks' default)
   std::uint64_t seed = 1;
   std::string out_dir;  // chain_bench.csv, chain_bench_runs.csv, chain_bench.txt, config.toml ("" none)
   std::string hapair_binary = "/proc/self/exe";
@@ -102,6 +103,7 @@ struct ChainBenchReport {
   std::int64_t tuples = 0;
   std::size_t repetitions = 0, reruns_max = 0;
   std::int64_t checkpoint_interval_ms = 0;
+  CheckpointMode checkpoint_mode = CheckpointMode::full;
   unsigned cores = 1;
   std::string network;  // "source -> filter -> map -> aggregate -> sink"
   std::vector<ChainBenchRun> runs;  // in the order they ran, reruns included

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 
@@ -37,6 +38,14 @@ void require_same(const OutputQueue& q, const std::deque<Tuple>& model) {
     REQUIRE(q.index_after(model.front().id) == 1);
     REQUIRE(q.index_after(model.back().id) == model.size());
   }
+  // index_after at ids in the queue, in its gaps and around it, against the model.
+  const std::size_t step = model.size() / 40 + 1;
+  for (std::size_t i = 0; i < model.size(); i += step)
+    for (TupleId after : {model[i].id - 1, model[i].id, model[i].id + 1}) {
+      const auto expected = std::upper_bound(model.begin(), model.end(), after,
+                                             [](TupleId a, const Tuple& t) { return a < t.id; }) - model.begin();
+      REQUIRE(q.index_after(after) == static_cast<std::size_t>(expected));
+    }
 }
 
 }  // namespace
@@ -175,4 +184,23 @@ TEST_CASE("a stored output queue spans many chunks and gives them back as it is 
   q.append(tuple_of(60'002));
   CHECK(q.at(0) == tuple_of(60'002));
   CHECK(q.index_after(60'001) == 0);
+}
+
+TEST_CASE("a stored output queue finds positions in runs of consecutive ids and across their gaps", "[output_queue]") {
+  OutputQueue q(100'000);
+  std::deque<Tuple> model;
+  for (TupleId id = 1; id <= 9000; ++id) {
+    if (id > 5000 && id < 5010) continue;  // one gap
+    q.append(tuple_of(id));
+    model.push_back(tuple_of(id));
+  }
+  q.trim_up_to(3000);
+  while (model.front().id <= 3000) model.pop_front();
+  for (TupleId after = 2990; after <= 9010; ++after) {
+    const auto expected = std::upper_bound(model.begin(), model.end(), after,
+                                           [](TupleId a, const Tuple& t) { return a < t.id; }) - model.begin();
+    REQUIRE(q.index_after(after) == static_cast<std::size_t>(expected));
+  }
+  CHECK(q.index_after(5005) == 2000);  // in the gap: the first retained id after it is 5010
+  CHECK(q.count_between(4000, 6000) == 1991);
 }

@@ -80,5 +80,21 @@ TEST_CASE("the chain bench in the simulator reports every approach with its rati
   CHECK(chain_bench_csv(r).find("approach") == 0);
 }
 
+TEST_CASE("the chain bench runs passive standby with delta checkpoints when asked, and says so", "[bench]") {
+  ChainBenchOptions o;
+  o.driver = "sim";
+  o.tuples = 2'000;
+  o.repetitions = 1;
+  o.approaches = {HaMode::none, HaMode::passive};
+  o.checkpoint_mode = CheckpointMode::delta;
+  CHECK(chain_bench_topology(o, HaMode::passive).settings.checkpoint_mode == CheckpointMode::delta);
+  const ChainBenchReport r = run_chain_bench(o);
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[1].runs == 1);
+  for (const ChainBenchRun& run : r.runs) CHECK(run.verdict == "precise");
+  CHECK_THAT(chain_bench_table(r), Catch::Contains("passive checkpoints (delta)"));
+  CHECK_THAT(chain_bench_csv(r), Catch::Contains(",delta,sim,"));
+}
+
 }  // namespace
 }  // namespace hapair
