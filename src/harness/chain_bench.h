@@ -53,7 +53,10 @@ inline constexpr double kChainSourceRateTps = 1e7;
 
 struct ChainBenchOptions {
   std::string driver = "real";  // "real" or "sim"
-  std::int64_t tuples = 1'000'000;   // tuples the source emits in each run
+  // Tuples the source emits in each run: about a second of the chain at full speed, so a run
+  // measures the steady state (a quarter-second run of 1 M tuples spent a good part of itself
+  // touching fresh memory and on the first checkpoint and level-1 rounds: docs/PERFORMANCE.md).
+  std::int64_t tuples = 4'000'000;
   std::size_t repetitions = 5;
   std::size_t reruns_max = 2;        // per disturbed run
   std::vector<HaMode> approaches = {HaMode::none, HaMode::upstream, HaMode::passive, HaMode::active};
