@@ -158,7 +158,7 @@ TEST_CASE("a checkpoint's chunks are reassembled in any order, duplicates and st
   }
 }
 
-TEST_CASE("a primary's checkpoint holds its output queues' retained tuples; a delta only those appended since",
+TEST_CASE("a primary's checkpoint holds its output queues' retained tuples, a delta only those appended since",
           "[roles][checkpoint]") {
   auto plan = default_plan(HaMode::passive, [](Settings& s) { s.checkpoint_mode = CheckpointMode::delta; });
   Server primary(plan, plan->node_id("filter"));
