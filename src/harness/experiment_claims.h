@@ -97,8 +97,9 @@ ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows);
 // Experiment 7: failure rows per approach (no sweep); `heartbeat_interval_ms` bounds how far
 // the approaches' detection times may lie apart (they share one failure detector).
 ClaimCheck check_recovery_breakdown(const std::vector<ExperimentRow>& rows, double heartbeat_interval_ms);
-// capacity: fills every row's low_rate_p99_ms (the steady p99 of its approach and seed at the
-// lowest rate_tps) and sustained (steady p99 <= kCapacityLatencyFactor x that, latency growth <=
+// capacity: fills every row's low_rate_p99_ms (the steady p99 at the lowest rate_tps of no HA in
+// the same seed: one yardstick for every approach; of the row's own approach when the rows have
+// no none) and sustained (steady p99 <= kCapacityLatencyFactor x that, latency growth <=
 // kCapacityGrowthFactor x that, run completed, precise and undisturbed: a false takeover means
 // heartbeats came late, the node could not keep up); rows without a rate are left alone.
 void annotate_capacity(std::vector<ExperimentRow>& rows);

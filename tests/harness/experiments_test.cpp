@@ -552,6 +552,22 @@ TEST_CASE("capacity: a rate is sustained when its steady p99 stays within 2x of 
   CHECK_FALSE(*rows[3].sustained);  // latency grows: a growing queue
   CHECK_FALSE(*rows[4].sustained);
   CHECK(capacity_by_seed(rows, "none").at(1) == 2000.0);
+
+  // Every approach of a seed is judged by no HA's low-rate p99: upstream's own, higher, would
+  // have let its 3000 tuples/s pass (4.5 <= 2 x 2.4) at a latency none fails with.
+  std::vector<ExperimentRow> both = {run(1000, 2.0, 0.1), run(2000, 3.9, 0.5), run(1000, 2.4, 0.1), run(2000, 3.9, 0.5),
+                                     run(3000, 4.5, 0.2)};
+  for (std::size_t i = 2; i < both.size(); ++i) both[i].approach = "upstream";
+  annotate_capacity(both);
+  CHECK(both[2].low_rate_p99_ms == 2.0);
+  CHECK(*both[3].sustained);
+  CHECK_FALSE(*both[4].sustained);
+  CHECK(capacity_by_seed(both, "upstream").at(1) == 2000.0);
+  // Without none rows, an approach is judged by its own.
+  std::vector<ExperimentRow> alone(both.begin() + 2, both.end());
+  annotate_capacity(alone);
+  CHECK(alone[0].low_rate_p99_ms == 2.4);
+  CHECK(*alone[2].sustained);
 }
 
 TEST_CASE("the phase claim holds on a sawtooth and differs when passive standby ignores the checkpoint",
