@@ -79,10 +79,12 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent r
       for (auto& o : current.full.outputs)
         if (o.stream == out.stream) old = &o;
       if (!old || std::find(olds.begin(), olds.end(), old) != olds.end()) return false;
-      TupleId last = !old->tuples.empty() && old->tuples.back().id > out.trimmed_up_to ? old->tuples.back().id : 0;
+      // The ids after the trim point must grow: the base's kept tuples, then the delta's.
+      const bool kept = !old->tuples.empty() && old->tuples.back().id > out.trimmed_up_to;
+      const Tuple* last = kept ? &old->tuples.back() : nullptr;
       for (const Tuple& t : out.tuples) {
-        if (last != 0 && t.id <= last) return false;
-        last = t.id;
+        if (last != nullptr && t.id <= last->id) return false;
+        last = &t;
       }
       olds.push_back(old);
     }

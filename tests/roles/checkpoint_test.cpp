@@ -206,6 +206,14 @@ TEST_CASE("a primary's checkpoint holds its output queues' retained tuples, a de
     CHECK(installed.id == 1);
     CHECK(installed.full == before);
   }
+  SECTION("a delta whose own ids do not grow does not apply, even at id 0") {
+    delta_content.outputs[0].trimmed_up_to = 5000;  // nothing of the base kept
+    delta_content.outputs[0].tuples.resize(2);
+    delta_content.outputs[0].tuples[0].id = 0;
+    delta_content.outputs[0].tuples[1].id = 0;
+    CHECK_FALSE(apply_checkpoint(*plan, plan->fragment_id("filter"), delta_content, installed));
+    CHECK(installed.id == 1);
+  }
   SECTION("a delta on another base, or naming a stream twice, does not apply") {
     CheckpointContent other_base = delta_content;
     other_base.base_id = 9;
