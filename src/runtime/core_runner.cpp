@@ -43,8 +43,8 @@ void CoreRunner::start(CoreOutput& out, bool restarted) {
   transport_.flush();
 }
 
-bool CoreRunner::peer_lost_if_reported(CoreOutput& out, std::optional<bool> polled) {
-  if (!watch_ || !polled.value_or(watch_->pending())) return false;
+bool CoreRunner::peer_lost_if_reported(CoreOutput& out) {
+  if (!watch_ || !watch_->pending()) return false;
   const std::vector<PeerLost> lost = watch_->take_lost();
   if (lost.empty() || (peer_lost_allowed_ && !peer_lost_allowed_())) return false;
   for (const PeerLost& l : lost) handle(l, out);
@@ -62,14 +62,11 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   if (applier_.wake().at_us() != kNever) wait = std::min(wait, applier_.wake().at_us() - now);
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
 
-  std::vector<zmq::pollitem_t>& items = poll_items_;
-  items.clear();
-  items.push_back({transport_.inbox().handle(), 0, ZMQ_POLLIN, 0});
+  std::vector<zmq::pollitem_t> items = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0}};
   if (also_poll) items.push_back({also_poll->handle(), 0, ZMQ_POLLIN, 0});
-  const std::size_t watch_items = items.size();
   if (watch_) watch_->add_poll_items(items);
   poll_sockets(items.data(), items.size(), wait);
-  if (watch_) peer_lost_if_reported(out, watch_->polled_pending(items, watch_items));
+  peer_lost_if_reported(out);
 
   if (items[0].revents & ZMQ_POLLIN) {
     for (int i = 0; i < config_.receive_messages_per_turn_max; ++i) {

@@ -17,7 +17,6 @@
 #include <functional>
 #include <variant>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,9 +107,8 @@ class CoreRunner {
   void spend_cpu_ns(std::int64_t spend_ns, bool interruptible);
   // Feeds Tick when the core's wake-up time has come (true), else nothing (false).
   bool tick_if_due(CoreOutput& out);
-  // Feeds the partner watch's reports, if any (true when it fed one). `polled`: whether the
-  // watch said it has some (by default: ask it).
-  bool peer_lost_if_reported(CoreOutput& out, std::optional<bool> polled = std::nullopt);
+  // Feeds the partner watch's reports, if any (true when it fed one).
+  bool peer_lost_if_reported(CoreOutput& out);
 
   NodeCore& core_;
   Transport& transport_;
@@ -124,7 +122,6 @@ class CoreRunner {
   EffectsApplier applier_;
   std::int64_t messages_handled_ = 0;
   CpuByKind cpu_by_kind_;
-  std::vector<zmq::pollitem_t> poll_items_;  // reused by every turn
   bool started_ = false;
 };
 

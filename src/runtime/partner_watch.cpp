@@ -64,14 +64,6 @@ void PartnerWatch::add_poll_items(std::vector<zmq::pollitem_t>& items) {
   if (listener_) listener_->add_poll_items(items);
 }
 
-bool PartnerWatch::polled_pending(const std::vector<zmq::pollitem_t>& items, std::size_t first) const {
-  for (std::size_t i = first; i < items.size(); ++i)
-    if (items[i].revents != 0) return true;
-  for (const Watched& w : watched_)
-    if (w.line && w.line->fd() < 0 && w.line->pending()) return true;
-  return false;
-}
-
 bool PartnerWatch::pending() {
   for (Watched& w : watched_) {
     if (w.line ? w.line->pending() : (w.monitor->get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) return true;

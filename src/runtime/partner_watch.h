@@ -57,10 +57,6 @@ class PartnerWatch {
   void add_poll_items(std::vector<zmq::pollitem_t>& items);
   // Whether any report waits, without blocking (cheap: reads ZMQ_EVENTS).
   bool pending();
-  // The same after a poll of the items add_poll_items() appended from `first` on: read from their
-  // revents, with no further system call (but for a crash line still to be connected, which has
-  // no item). A node's every turn polls; asking each line again cost two system calls a turn.
-  bool polled_pending(const std::vector<zmq::pollitem_t>& items, std::size_t first) const;
   // The failures reported since the last call, connection reports first; never blocks.
   std::vector<PeerLost> take_lost();
 
