@@ -63,7 +63,7 @@ void CheckpointPayloadWriter::put(const void* data, std::size_t n) {
 
 void CheckpointPayloadWriter::u64(std::uint64_t v) {
   std::uint8_t le[8];
-  for (int i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  put_le64(v, le);
   put(le, 8);
 }
 

@@ -13,6 +13,11 @@ namespace hapair {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// v as eight little-endian bytes, whatever the machine.
+inline void put_le64(std::uint64_t v, std::uint8_t out[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
 class ByteWriter {
  public:
   void u8(std::uint8_t v) { out_.push_back(v); }
@@ -20,7 +25,7 @@ class ByteWriter {
     // Little endian whatever the machine; one append, not eight (a checkpoint writes five per
     // retained tuple).
     std::uint8_t le[8];
-    for (int i = 0; i < 8; ++i) le[i] = static_cast<std::uint8_t>(v >> (8 * i));
+    put_le64(v, le);
     out_.insert(out_.end(), le, le + 8);
   }
   void reserve(std::size_t bytes) { out_.reserve(bytes); }
@@ -37,11 +42,6 @@ class ByteWriter {
   void str(const std::string& s) {
     u64(s.size());
     out_.insert(out_.end(), s.begin(), s.end());
-  }
-  // n bytes as they are (no length before them).
-  void raw(const void* data, std::size_t n) {
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    out_.insert(out_.end(), p, p + n);
   }
   const Bytes& data() const { return out_; }
   Bytes take() { return std::move(out_); }
