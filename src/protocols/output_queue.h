@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -78,17 +79,36 @@ class OutputQueue {
       if (size_ == 0 || after < first_id_) return 0;
       return static_cast<std::size_t>(std::min<TupleId>(after - first_id_ + 1, size_));
     }
-    if (size_ == 0 || after < slot(0).id) return 0;
-    const TupleId first = slot(0).id, last = slot(size_ - 1).id;
+    // first_id_ rather than slot(0): the oldest slot of a long queue is cold in the cache.
+    if (size_ == 0 || after < first_id_) return 0;
+    const TupleId first = first_id_, last = slot(size_ - 1).id;
     if (after >= last) return size_;
-    // Now slot(lo).id <= after < slot(hi).id; the answer is hi once they are adjacent. A plain
-    // binary search missed the cache at every step in a queue of a million tuples (upstream
-    // backup's, held for a level-1 round) and was most of what its pump cost. Ids spread
-    // evenly (gap-free, or a Filter's sample), so the interpolated slot is at or next to the
-    // answer: gallop from it, then bisect what is left.
+    // A pump asks for the same few ids again and again (a consumer's level-0 ack while it
+    // sends): their answers are remembered. An answer strictly inside the queue stays right as
+    // tuples are appended (their ids are larger) and moves down by what a trim drops.
+    for (const Found& f : found_)
+      if (f.valid && f.after == after) return static_cast<std::size_t>(f.position - dropped_);
+    const std::size_t at = search(after, first, last);
+    found_[next_found_] = Found{true, after, dropped_ + at};
+    next_found_ = (next_found_ + 1) % found_.size();
+    return at;
+  }
+
+ private:
+  // The first slot with id > after, for slot(0).id == first <= after < last == slot(size_ - 1).id.
+  // Invariant of the search: slot(lo).id <= after < slot(hi).id; the answer is hi once they are
+  // adjacent. A plain binary search missed the cache at every step in a queue of a million
+  // tuples (upstream backup's, held for a level-1 round). Ids spread evenly (gap-free, or a
+  // Filter's sample), so the search gallops from the interpolated slot, then bisects what is
+  // left; near the newest tuple (a pump's cursor) it gallops back from the end instead, through
+  // slots still in the cache (a Filter's gaps put the interpolated slot of a long queue
+  // hundreds of slots off).
+  std::size_t search(TupleId after, TupleId first, TupleId last) const {
     std::size_t lo = 0, hi = size_ - 1;
     const double fraction = static_cast<double>(after - first) / static_cast<double>(last - first);
-    const std::size_t guess = std::min(hi, static_cast<std::size_t>(fraction * static_cast<double>(hi)));
+    const std::size_t guess = last - after <= kNearEndIds
+                                  ? hi
+                                  : std::min(hi, static_cast<std::size_t>(fraction * static_cast<double>(hi)));
     if (slot(guess).id <= after) {
       lo = guess;
       for (std::size_t step = 1; lo + step < hi; step *= 2) {
@@ -117,6 +137,8 @@ class OutputQueue {
     }
     return hi;
   }
+
+ public:
   // Number of retained tuples with after < id <= up_to.
   std::size_t count_between(TupleId after, TupleId up_to) const {
     if (up_to <= after) return 0;
@@ -169,6 +191,7 @@ class OutputQueue {
     if (up_to <= trimmed_up_to_) return 0;
     const std::size_t n = index_after(up_to);
     size_ -= n;
+    dropped_ += n;
     trimmed_up_to_ = up_to;
     if (recipe_) {
       first_id_ += n;
@@ -179,6 +202,7 @@ class OutputQueue {
         chunks_.pop_front();
         head_ = head_ >= kChunkTuples ? head_ - kChunkTuples : 0;
       }
+      if (size_ > 0) first_id_ = slot(0).id;
     }
     return n;
   }
@@ -193,6 +217,7 @@ class OutputQueue {
     }
     head_ = 0;
     size_ = 0;
+    found_ = {};
     trimmed_up_to_ = trimmed_up_to;
     last_id_ = last_id;
     ended_ = ended;
@@ -209,6 +234,7 @@ class OutputQueue {
 
  private:
   static constexpr std::size_t kChunkTuples = 4096;  // 160 KiB
+  static constexpr TupleId kNearEndIds = 4096;         // index_after searches back from the end
   static constexpr std::size_t kSpareChunksMax = 4;   // kept for reuse instead of freed
   // Raw storage: a Tuple is an implicit-lifetime aggregate, so a slot is created by the copy
   // that fills it, and a fresh chunk is not zeroed first.
@@ -222,6 +248,7 @@ class OutputQueue {
     return chunks_[at / kChunkTuples][at % kChunkTuples];
   }
   void push(const Tuple& t) {
+    if (size_ == 0) first_id_ = t.id;
     const std::size_t at = head_ + size_;
     if (at / kChunkTuples == chunks_.size()) chunks_.push_back(acquire());
     chunks_[at / kChunkTuples][at % kChunkTuples] = t;
@@ -244,11 +271,21 @@ class OutputQueue {
   std::deque<Chunk> chunks_;
   std::vector<Chunk> spare_;
   std::size_t head_ = 0;
-  TupleId first_id_ = 1;     // recomputed: the id of the oldest retained tuple
+  TupleId first_id_ = 1;     // the id of the oldest retained tuple (when size_ > 0)
   std::size_t size_ = 0;
   TupleId last_id_ = 0;
   TupleId trimmed_up_to_ = 0;
   bool ended_ = false;
+  // index_after's remembered answers: position counts from the first tuple ever stored, so
+  // position - dropped_ is the index now.
+  struct Found {
+    bool valid = false;
+    TupleId after = 0;
+    std::uint64_t position = 0;
+  };
+  std::uint64_t dropped_ = 0;  // tuples trimmed away so far
+  mutable std::array<Found, 2> found_{};
+  mutable std::size_t next_found_ = 0;
 };
 
 }  // namespace hapair
