@@ -1,7 +1,7 @@
 #include "primary/checkpoint.h"
 
 #include <algorithm>
-#include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 
@@ -10,35 +10,144 @@
 namespace hapair {
 namespace {
 
-constexpr std::uint64_t kMagic = 0x6861706169726370ULL;  // "hapaircp"
-constexpr std::size_t kTupleBytes = 40;
+// "hapairc2": the second layout, tuples packed (below); a payload of the first layout (tuples
+// as five 64-bit fields) is refused as any payload with a wrong magic is.
+constexpr std::uint64_t kMagic = 0x6861706169726332ULL;
 constexpr std::size_t kInputBytes = 17;
 constexpr std::size_t kOutputHeadBytes = 41;
 
-// A Tuple in memory is its five fields in the payload's order; on a little-endian machine a run
-// of tuples is its payload bytes as they are.
-constexpr bool kTuplesAsBytes = std::endian::native == std::endian::little && sizeof(Tuple) == kTupleBytes &&
-                                offsetof(Tuple, id) == 0 && offsetof(Tuple, ts_us) == 8 && offsetof(Tuple, key) == 16 &&
-                                offsetof(Tuple, value) == 24 && offsetof(Tuple, lineage) == 32;
+// A retained tuple in a checkpoint, packed: most of a checkpoint is its output queues' tuples,
+// and every byte of them is copied, sent, received and copied again. Against the tuple before
+// it in the same output (the first: against id 0 and ts 0):
+//   id       varint of the difference (ids grow: a gap-free stream takes 1 byte)
+//   ts_us    varint of the zigzag of the difference
+//   key      varint of the zigzag of the key
+//   value    an integer whose magnitude is below 2^53 (and not -0.0): varint of its zigzag times
+//            2; any other double (fractions, NaN, infinities, -0.0): varint 1, then its 8 bytes
+//   lineage  8 bytes (a hash: nothing to pack)
+// All little-endian, arithmetic modulo 2^64, so any tuple comes back bit for bit. At least
+// kPackedTupleBytesMin bytes, at most kPackedTupleBytesMax.
+constexpr std::size_t kPackedTupleBytesMin = 12;
+constexpr std::size_t kPackedTupleBytesMax = 10 + 10 + 10 + 1 + 8 + 8;
 
-Tuple read_tuple(ByteReader& r) {
-  Tuple t;
-  t.id = r.u64();
-  t.ts_us = r.i64();
-  t.key = r.i64();
-  t.value = r.f64();
-  t.lineage = r.u64();
-  return t;
+std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+std::int64_t unzigzag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
 }
 
-void read_tuples(ByteReader& r, std::uint64_t n, Tuples& out) {
-  if constexpr (kTuplesAsBytes) {
-    out.resize(static_cast<std::size_t>(n));
-    r.raw(out.data(), static_cast<std::size_t>(n) * kTupleBytes);
-  } else {
-    out.reserve(n);
-    for (std::uint64_t k = 0; k < n && r.ok(); ++k) out.push_back(read_tuple(r));
+std::uint8_t* put_varint(std::uint64_t v, std::uint8_t* out) {
+  while (v >= 0x80) {
+    *out++ = static_cast<std::uint8_t>(v | 0x80);
+    v >>= 7;
   }
+  *out++ = static_cast<std::uint8_t>(v);
+  return out;
+}
+
+// Reads a varint of at most 10 bytes from [p, end); false when it runs past the end or is
+// longer than 64 bits.
+bool get_varint(const std::uint8_t*& p, const std::uint8_t* end, std::uint64_t& v) {
+  if (p != end && *p < 0x80) {  // the usual one-byte case
+    v = *p++;
+    return true;
+  }
+  std::uint64_t r = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p == end) return false;
+    const std::uint8_t b = *p++;
+    if (shift == 63 && b > 1) return false;
+    r |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) {
+      v = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr double kExactIntegerLimit = 9007199254740992.0;  // 2^53
+
+std::uint8_t* pack_tuple(const Tuple& t, Tuple& prev, std::uint8_t* out) {
+  out = put_varint(t.id - prev.id, out);
+  out = put_varint(zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(t.ts_us) - static_cast<std::uint64_t>(prev.ts_us))), out);
+  out = put_varint(zigzag(t.key), out);
+  const double v = t.value;
+  if (v > -kExactIntegerLimit && v < kExactIntegerLimit && v == static_cast<double>(static_cast<std::int64_t>(v)) &&
+      !(v == 0.0 && std::signbit(v))) {
+    out = put_varint(zigzag(static_cast<std::int64_t>(v)) << 1, out);
+  } else {
+    *out++ = 1;
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    put_le64(bits, out);
+    out += 8;
+  }
+  put_le64(t.lineage, out);
+  out += 8;
+  prev = t;
+  return out;
+}
+
+std::uint64_t get_le64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+bool unpack_tuple(const std::uint8_t*& p, const std::uint8_t* end, Tuple& prev, Tuple& t) {
+  std::uint64_t id_step, ts_step, key, value;
+  if (end - p >= static_cast<std::ptrdiff_t>(kPackedTupleBytesMax) && p[0] < 0x80 && p[1] < 0x80 && p[2] < 0x80 &&
+      p[3] < 0x80) {
+    // The usual tuple, far from the end: four one-byte varints.
+    id_step = p[0];
+    ts_step = p[1];
+    key = p[2];
+    value = p[3];
+    p += 4;
+  } else if (!get_varint(p, end, id_step) || !get_varint(p, end, ts_step) || !get_varint(p, end, key) ||
+             !get_varint(p, end, value)) {
+    return false;
+  }
+  t.id = prev.id + id_step;
+  t.ts_us = static_cast<TimeUs>(static_cast<std::uint64_t>(prev.ts_us) + static_cast<std::uint64_t>(unzigzag(ts_step)));
+  t.key = unzigzag(key);
+  if (value == 1) {
+    if (end - p < 8) return false;
+    const std::uint64_t bits = get_le64(p);
+    std::memcpy(&t.value, &bits, sizeof bits);
+    p += 8;
+  } else {
+    if ((value & 1) != 0) return false;  // neither an integer nor the raw marker
+    t.value = static_cast<double>(unzigzag(value >> 1));
+  }
+  if (end - p < 8) return false;
+  t.lineage = get_le64(p);
+  p += 8;
+  prev = t;
+  return true;
+}
+
+// n packed tuples from the reader, appended to `out` (empty); false (the reader's ok() false)
+// when they do not parse.
+bool read_tuples(ByteReader& r, std::uint64_t n, Tuples& out) {
+  out.reserve(static_cast<std::size_t>(n));  // not resize(): no zeroing of what is written next
+  const std::uint8_t* p = r.cursor();
+  const std::uint8_t* const begin = p;
+  const std::uint8_t* const end = p + r.remaining();
+  Tuple prev{};
+  Tuple t;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    if (!unpack_tuple(p, end, prev, t)) {
+      r.fail();
+      out.clear();
+      return false;
+    }
+    out.push_back(t);
+  }
+  r.skip(static_cast<std::size_t>(p - begin));
+  return true;
 }
 
 }  // namespace
@@ -98,24 +207,22 @@ void CheckpointPayloadWriter::output_head(const CheckpointOutput& o, std::size_t
   u64(o.last_id);
   u8(o.ended ? 1 : 0);
   u64(tuple_count);
+  prev_ = Tuple{};
 }
 
 void CheckpointPayloadWriter::tuples(const Tuple* first, std::size_t n) {
   HAPAIR_CHECK_MSG(n <= tuples_left_, n << " tuples written where " << tuples_left_ << " are left of the output");
   tuples_left_ -= n;
-  if constexpr (kTuplesAsBytes) {
-    put(first, n * kTupleBytes);
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      const Tuple& t = first[i];
-      u64(t.id);
-      u64(static_cast<std::uint64_t>(t.ts_us));
-      u64(static_cast<std::uint64_t>(t.key));
-      std::uint64_t bits;
-      std::memcpy(&bits, &t.value, sizeof bits);
-      u64(bits);
-      u64(t.lineage);
-    }
+  // Packed a block at a time into a buffer on the stack, then put into the chunks.
+  constexpr std::size_t kBlock = 256;
+  std::uint8_t buffer[kBlock * kPackedTupleBytesMax];
+  while (n > 0) {
+    const std::size_t block = std::min(n, kBlock);
+    std::uint8_t* out = buffer;
+    for (std::size_t i = 0; i < block; ++i) out = pack_tuple(first[i], prev_, out);
+    put(buffer, static_cast<std::size_t>(out - buffer));
+    first += block;
+    n -= block;
   }
 }
 
@@ -127,7 +234,7 @@ std::vector<Bytes> CheckpointPayloadWriter::take_chunks() {
 
 Bytes serialize_checkpoint(const CheckpointContent& c) {
   std::size_t size = 64 + c.fragment_state.size() + kInputBytes * c.inputs.size();
-  for (const auto& o : c.outputs) size += kOutputHeadBytes + kTupleBytes * o.tuples.size();
+  for (const auto& o : c.outputs) size += kOutputHeadBytes + kPackedTupleBytesMax * o.tuples.size();
   CheckpointPayloadWriter w(size);
   w.head(c);
   for (const auto& o : c.outputs) {
@@ -164,8 +271,8 @@ std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload) {
     o.trimmed_up_to = r.u64();
     o.last_id = r.u64();
     o.ended = r.u8() != 0;
-    const std::uint64_t n = r.count(kTupleBytes);
-    read_tuples(r, n, o.tuples);
+    const std::uint64_t n = r.count(kPackedTupleBytesMin);
+    if (!r.ok() || !read_tuples(r, n, o.tuples)) return std::nullopt;
     c.outputs.push_back(std::move(o));
   }
   if (!r.ok() || !r.at_end()) return std::nullopt;

@@ -56,8 +56,8 @@ struct CheckpointContent {
 // primary writes its output queues' tuples into the chunks it sends without first copying them
 // into a CheckpointContent. Order: head(), then for each of its outputs output_head() and that
 // many tuples (in runs), then take_chunks(). serialize_checkpoint() is the same layout in one piece.
-// Tuples are written as five little-endian 64-bit fields, a whole run at once on a little-endian
-// machine (the layout of Tuple in memory).
+// Tuples are packed (checkpoint.cpp): a gap-free stream's tuple with an integer value takes
+// about 12 bytes instead of its 40 in memory.
 class CheckpointPayloadWriter {
  public:
   explicit CheckpointPayloadWriter(std::size_t chunk_bytes);
@@ -80,6 +80,7 @@ class CheckpointPayloadWriter {
   std::size_t outputs_left_ = 0;
   std::size_t tuples_left_ = 0;
   bool head_written_ = false;
+  Tuple prev_{};  // the tuple packed before, in the current output
 };
 
 Bytes serialize_checkpoint(const CheckpointContent& c);

@@ -105,6 +105,13 @@ class ByteReader {
     }
     return n;
   }
+  // The unread bytes (remaining() of them), for a decoder of its own that then skip()s what it
+  // read, or fail()s.
+  const std::uint8_t* cursor() const { return data_ + pos_; }
+  void skip(std::size_t n) {
+    if (need(n)) pos_ += n;
+  }
+  void fail() { ok_ = false; }
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == size_; }
   std::size_t remaining() const { return size_ - pos_; }

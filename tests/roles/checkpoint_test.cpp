@@ -4,6 +4,9 @@
 // operators' state and its queues; the backup installs only whole checkpoints).
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <limits>
+
 #include "primary/checkpoint.h"
 #include "primary/checkpoint_state.h"
 #include "roles/role_test_support.h"
@@ -84,11 +87,90 @@ TEST_CASE("a checkpoint payload written in chunks is the serialized payload cut 
   REQUIRE(back.has_value());
   CHECK(*back == c);
   CHECK(std::signbit(back->outputs[0].tuples[0].value));
-  // The tuples' bytes are little-endian fields in order: id 11 starts the first tuple.
-  const std::size_t first_tuple = whole.size() - 41 - 3 * 40;  // before a's three tuples and b's head
-  CHECK(whole[first_tuple] == 11);
-  CHECK(whole[first_tuple + 1] == 0);
+  // The tuples are packed (20 + 20 + 21 bytes, before b's head): the first one is id 11, ts -5
+  // and key -1 zigzagged, -0.0 as the raw marker and its 8 bytes, then lineage 1.
+  const std::size_t first_tuple = whole.size() - 41 - 61;
+  const Bytes first(whole.begin() + static_cast<std::ptrdiff_t>(first_tuple),
+                    whole.begin() + static_cast<std::ptrdiff_t>(first_tuple + 20));
+  CHECK(first == Bytes{11, 9, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0x80, 1, 0, 0, 0, 0, 0, 0, 0});
   // A truncated payload does not parse.
+  CHECK_FALSE(parse_checkpoint(Bytes(whole.begin(), whole.end() - 1)).has_value());
+}
+
+TEST_CASE("a checkpoint packs its tuples and gives every one back bit for bit", "[roles][checkpoint]") {
+  CheckpointContent c;
+  c.id = 1;
+  CheckpointOutput gap_free;  // a source's stream: consecutive ids and times, integer values
+  gap_free.stream = 1;
+  for (TupleId id = 1; id <= 1000; ++id)
+    gap_free.tuples.push_back(Tuple{id, static_cast<TimeUs>(id / 3), static_cast<std::int64_t>(id % 8),
+                                    static_cast<double>(id % 100), mix64(id)});
+  gap_free.last_id = 1000;
+  CheckpointOutput odd;  // every awkward field
+  odd.stream = 2;
+  const double nan_bits = [] {
+    const std::uint64_t bits = 0x7ff8'0000'dead'beefULL;
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }();
+  odd.tuples = {Tuple{1, INT64_MAX, INT64_MIN, 9007199254740991.0, 0},
+                Tuple{2, INT64_MIN, INT64_MAX, -9007199254740991.0, 1},
+                Tuple{1ULL << 63, -1, -1, 9007199254740992.0, ~0ULL},
+                Tuple{~0ULL - 1, 0, 0, -0.0, 2},
+                Tuple{~0ULL, 5, 0, 0.5, 3}};
+  CheckpointOutput nan_out;
+  nan_out.stream = 3;
+  nan_out.tuples = {Tuple{7, 7, 7, nan_bits, 7}, Tuple{8, 8, 8, std::numeric_limits<double>::infinity(), 8},
+                    Tuple{9, 9, 9, -1e-300, 9}};
+  c.outputs = {gap_free, odd, nan_out};
+  const Bytes whole = serialize_checkpoint(c);
+  const auto back = parse_checkpoint(whole);
+  REQUIRE(back.has_value());
+  REQUIRE(back->outputs.size() == 3);
+  for (std::size_t o = 0; o < 3; ++o) {
+    REQUIRE(back->outputs[o].tuples.size() == c.outputs[o].tuples.size());
+    for (std::size_t i = 0; i < c.outputs[o].tuples.size(); ++i) {
+      const Tuple& a = c.outputs[o].tuples[i];
+      const Tuple& b = back->outputs[o].tuples[i];
+      std::uint64_t va, vb;
+      std::memcpy(&va, &a.value, sizeof va);
+      std::memcpy(&vb, &b.value, sizeof vb);
+      CHECK((a.id == b.id && a.ts_us == b.ts_us && a.key == b.key && va == vb && a.lineage == b.lineage));
+    }
+  }
+  // The gap-free stream: 1 byte each for id, time, key and a value below 64, 2 above, and the
+  // lineage's 8: 12 or 13 bytes a tuple, not 40.
+  const Bytes alone = serialize_checkpoint(CheckpointContent{1, false, 0, 0, {}, {}, {gap_free}});
+  CHECK(alone.size() < 100 + 13 * 1000);
+  CHECK(alone.size() > 100 + 12 * 1000 - 100);
+}
+
+TEST_CASE("a checkpoint whose packed tuples are malformed does not parse", "[roles][checkpoint]") {
+  CheckpointContent c;
+  c.id = 1;
+  CheckpointOutput o;
+  o.stream = 1;
+  o.tuples = {Tuple{5, 5, 5, 4.0, 5}};
+  o.last_id = 5;
+  c.outputs = {o};
+  const Bytes whole = serialize_checkpoint(c);
+  const std::size_t tuple = whole.size() - 12;  // id, ts, key, value (8: 4.0 zigzagged, doubled = 16), lineage
+  REQUIRE(whole[tuple] == 5);
+  REQUIRE(whole[tuple + 3] == 16);
+  REQUIRE(parse_checkpoint(whole).has_value());
+  Bytes odd_value = whole;
+  odd_value[tuple + 3] = 3;  // odd and not the raw marker
+  CHECK_FALSE(parse_checkpoint(odd_value).has_value());
+  Bytes raw_short = whole;
+  raw_short[tuple + 3] = 1;  // the raw marker with 8 bytes (the lineage) and nothing after
+  CHECK_FALSE(parse_checkpoint(raw_short).has_value());
+  Bytes long_varint = whole;  // an id's varint that never ends
+  for (std::size_t i = tuple; i < whole.size(); ++i) long_varint[i] = 0xff;
+  CHECK_FALSE(parse_checkpoint(long_varint).has_value());
+  Bytes more_tuples = whole;  // a count above what the bytes can hold (12 at least each)
+  more_tuples[tuple - 8] = 2;
+  CHECK_FALSE(parse_checkpoint(more_tuples).has_value());
   CHECK_FALSE(parse_checkpoint(Bytes(whole.begin(), whole.end() - 1)).has_value());
 }
 
