@@ -27,7 +27,8 @@ int chain_bench(const Args& args) {
   namespace po = boost::program_options;
   ChainBenchOptions options;
   std::string tuples_text = std::to_string(options.tuples), repetitions_text = std::to_string(options.repetitions),
-              interval_text = std::to_string(options.checkpoint_interval_ms), driver = options.driver, approaches,
+              interval_text = std::to_string(options.checkpoint_interval_ms),
+              ack_text = std::to_string(options.ack_interval_ms), driver = options.driver, approaches,
               mode_text = to_string(options.checkpoint_mode),
               out_dir = "out/chain_bench";
   po::options_description described("hapair bench --chain options");
@@ -41,7 +42,10 @@ int chain_bench(const Args& args) {
       ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active "
        "(default none,upstream,passive,active; none is the baseline and always runs)")
       ("checkpoint-interval-ms", po::value<std::string>(&interval_text)->default_value(interval_text),
-       "passive standby's checkpoint interval, and every approach's ack interval, 1 .. 60000")
+       "passive standby's checkpoint interval, 1 .. 60000")
+      ("ack-interval-ms", po::value<std::string>(&ack_text)->default_value(ack_text),
+       "every approach's level-0 and level-1 ack interval (upstream backup's trimming rounds), 1 .. 60000; "
+       "the default is the networks'")
       ("checkpoint-mode", po::value<std::string>(&mode_text)->default_value(mode_text),
        "passive standby's checkpoints: full (the whole retained state each time, the networks' default) or delta")
       ("out", po::value<std::string>(&out_dir)->default_value(out_dir),
@@ -51,7 +55,8 @@ int chain_bench(const Args& args) {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: hapair bench --chain [--driver real|sim] [--tuples N] [--repetitions R] [--approaches a,b]\n"
-                << "                            [--checkpoint-interval-ms MS] [--checkpoint-mode full|delta] [--out DIR]\n\n"
+                << "                            [--checkpoint-interval-ms MS] [--ack-interval-ms MS] [--checkpoint-mode full|delta]\n"
+                << "                            [--out DIR]\n\n"
                 << "Runs source -> filter -> map -> aggregate -> sink, every fragment its own process, operators\n"
                 << "without cost, the source as fast as flow control lets it, under every approach in interleaved\n"
                 << "order, and prints the throughput each sustains relative to none (targets on 2 cores: upstream\n"
@@ -71,6 +76,7 @@ int chain_bench(const Args& args) {
   if (auto n = whole_number("--repetitions", repetitions_text, 1, 100, problems)) options.repetitions = *n;
   if (auto n = whole_number("--checkpoint-interval-ms", interval_text, 1, 60'000, problems))
     options.checkpoint_interval_ms = static_cast<std::int64_t>(*n);
+  if (auto n = whole_number("--ack-interval-ms", ack_text, 1, 60'000, problems)) options.ack_interval_ms = static_cast<std::int64_t>(*n);
   if (auto m = parse_checkpoint_mode(mode_text)) options.checkpoint_mode = *m;
   else problems.push_back("--checkpoint-mode: '" + mode_text + "' is not one of " + allowed_checkpoint_modes());
   if (vm.count("approaches")) {

@@ -157,7 +157,7 @@ Topology chain_bench_topology(const ChainBenchOptions& options, HaMode ha) {
   // The source's schedule is in whole microseconds: this many seconds make it emit `tuples`.
   t.settings.duration_s = (static_cast<double>(options.tuples) + 0.5) / kChainSourceRateTps;
   t.settings.checkpoint_interval_ms = options.checkpoint_interval_ms;
-  t.settings.ack_interval_ms = options.checkpoint_interval_ms;
+  t.settings.ack_interval_ms = options.ack_interval_ms;
   t.settings.checkpoint_mode = options.checkpoint_mode;
   // Every queue may retain the whole run's tuples: under upstream backup a producer's queue is
   // trimmed only on the level-1 rounds (every ack interval), and with a bound just below what the
@@ -232,6 +232,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
   report.repetitions = options.repetitions;
   report.reruns_max = options.reruns_max;
   report.checkpoint_interval_ms = options.checkpoint_interval_ms;
+  report.ack_interval_ms = options.ack_interval_ms;
   report.checkpoint_mode = options.checkpoint_mode;
   report.cores = options.cores != 0 ? options.cores : machine_cores();
   report.network = "source -> filter (Filter) -> map (Map) -> aggregate (Aggregate) -> sink, no operator cost";
@@ -311,9 +312,9 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
 std::string chain_bench_table(const ChainBenchReport& report) {
   std::string out = fmt::format(
       "chain throughput: {}\n{} tuples per run, source as fast as flow control lets it, driver {}, {} core(s); "
-      "{} repetitions in interleaved order; passive checkpoints ({}) and every ack every {} ms\n",
+      "{} repetitions in interleaved order; passive checkpoints ({}) every {} ms, acks every {} ms\n",
       report.network, report.tuples, report.driver, report.cores, report.repetitions, to_string(report.checkpoint_mode),
-      report.checkpoint_interval_ms);
+      report.checkpoint_interval_ms, report.ack_interval_ms);
   out += "median (min..max) over the used runs; ratio = throughput over none's of the same repetition\n\n";
   constexpr const char* kRow = "{:<9} {:>4}  {:<28} {:<20} {:<7} {:<34} {}\n";
   out += fmt::format(kRow, "approach", "runs", "tuples/s", "ratio to none", "target", "verdict", "CPU load %");
@@ -372,7 +373,7 @@ std::string chain_bench_csv(const ChainBenchReport& report) {
     out += "," + f + "_median," + f + "_min," + f + "_max";
   for (const std::string& k : bytes_kinds) out += ",bytes_per_tuple." + k + "_median,bytes_per_tuple." + k + "_min,bytes_per_tuple." + k + "_max";
   for (const std::string& k : cpu_kinds) out += ",cpu_us_per_tuple." + k + "_median,cpu_us_per_tuple." + k + "_min,cpu_us_per_tuple." + k + "_max";
-  out += ",tuples,repetitions,checkpoint_interval_ms,checkpoint_mode,driver,cores\n";
+  out += ",tuples,repetitions,checkpoint_interval_ms,ack_interval_ms,checkpoint_mode,driver,cores\n";
   for (const ChainBenchRow& r : report.rows) {
     CsvRow row;
     row.field(r.approach).number(r.runs);
@@ -391,7 +392,7 @@ std::string chain_bench_csv(const ChainBenchReport& report) {
       auto it = r.cpu_us_per_tuple_by_kind.find(k);
       csv_spread(row, it == r.cpu_us_per_tuple_by_kind.end() ? Spread{} : it->second, 4);
     }
-    row.number(report.tuples).number(report.repetitions).number(report.checkpoint_interval_ms);
+    row.number(report.tuples).number(report.repetitions).number(report.checkpoint_interval_ms).number(report.ack_interval_ms);
     row.field(to_string(report.checkpoint_mode)).field(report.driver);
     row.number(report.cores);
     out += row.line();

@@ -60,7 +60,12 @@ struct ChainBenchOptions {
   std::size_t repetitions = 5;
   std::size_t reruns_max = 2;        // per disturbed run
   std::vector<HaMode> approaches = {HaMode::none, HaMode::upstream, HaMode::passive, HaMode::active};
-  std::int64_t checkpoint_interval_ms = 100;  // passive standby's (and every approach's ack interval)
+  std::int64_t checkpoint_interval_ms = 100;  // passive standby's
+  // Every approach's level-0 and level-1 acks (upstream backup's trimming rounds): the networks'
+  // default. Until 2026-12-05 the bench used the checkpoint interval here too (100 ms), which made
+  // upstream backup hold five times the tuples of a deployment with the default
+  // (docs/PERFORMANCE.md, runs 18-19).
+  std::int64_t ack_interval_ms = Settings{}.ack_interval_ms;
   CheckpointMode checkpoint_mode = CheckpointMode::full;  // passive standby's (the networks' default)
   std::uint64_t seed = 1;
   std::string out_dir;  // chain_bench.csv, chain_bench_runs.csv, chain_bench.txt, config.toml ("" none)
@@ -106,6 +111,7 @@ struct ChainBenchReport {
   std::int64_t tuples = 0;
   std::size_t repetitions = 0, reruns_max = 0;
   std::int64_t checkpoint_interval_ms = 0;
+  std::int64_t ack_interval_ms = 0;
   CheckpointMode checkpoint_mode = CheckpointMode::full;
   unsigned cores = 1;
   std::string network;  // "source -> filter -> map -> aggregate -> sink"

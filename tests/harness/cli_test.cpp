@@ -168,6 +168,7 @@ TEST_CASE("every numeric option of every command is range-checked, naming the op
       {"bench --sim --nodes 10001", "--nodes '10001': must be a whole number from 3 to 10000"},
       {"bench --sim --tuples 0", "--tuples '0': must be a whole number from 1 to 1000000000"},
       {"bench --chain --checkpoint-mode delt", "--checkpoint-mode: 'delt' is not one of full, delta"},
+      {"bench --chain --ack-interval-ms 0", "--ack-interval-ms '0': must be a whole number from 1 to 60000"},
       {"node --topology x.toml --name filter --control tcp://127.0.0.1:1 --directory-timeout-s 1e6",
        "--directory-timeout-s '1e6': " + seconds},
   };

@@ -80,6 +80,25 @@ TEST_CASE("the chain bench in the simulator reports every approach with its rati
   CHECK(chain_bench_csv(r).find("approach") == 0);
 }
 
+TEST_CASE("the chain bench keeps the networks' ack interval unless asked, apart from the checkpoint interval, and says so", "[bench]") {
+  ChainBenchOptions o;
+  o.driver = "sim";
+  o.tuples = 2'000;
+  o.repetitions = 1;
+  o.approaches = {HaMode::none, HaMode::upstream};
+  o.checkpoint_interval_ms = 100;
+  CHECK(chain_bench_topology(o, HaMode::upstream).settings.ack_interval_ms == Settings{}.ack_interval_ms);
+  CHECK(chain_bench_topology(o, HaMode::upstream).settings.checkpoint_interval_ms == 100);
+  o.ack_interval_ms = 35;
+  CHECK(chain_bench_topology(o, HaMode::upstream).settings.ack_interval_ms == 35);
+  CHECK(chain_bench_topology(o, HaMode::passive).settings.checkpoint_interval_ms == 100);
+  const ChainBenchReport r = run_chain_bench(o);
+  REQUIRE(r.rows.size() == 2);
+  for (const ChainBenchRun& run : r.runs) CHECK(run.verdict == "precise");
+  CHECK_THAT(chain_bench_table(r), Catch::Contains("every 100 ms, acks every 35 ms"));
+  CHECK_THAT(chain_bench_csv(r), Catch::Contains(",100,35,full,sim,"));
+}
+
 TEST_CASE("the chain bench runs passive standby with delta checkpoints when asked, and says so", "[bench]") {
   ChainBenchOptions o;
   o.driver = "sim";
