@@ -26,10 +26,12 @@ namespace {
 
 // The network of `hapair bench --chain` (harness/chain_bench.h) with `ha` on every fragment,
 // the source at a rate the simulator's cores keep up with for one second, every ack every
-// 100 ms as in the bench, and a source queue far below what the source emits.
+// 100 ms as in the bench when the stall was found (`--ack-interval-ms 100` now; the default is
+// 20), and a source queue far below what the source emits.
 Topology chain(HaMode ha, std::int64_t output_queue_tuples_max, double rate_tps) {
   ChainBenchOptions options;
   options.checkpoint_interval_ms = 100;
+  options.ack_interval_ms = 100;
   Topology t = chain_bench_topology(options, ha);
   for (auto& f : t.fragments)
     if (f.kind == FragmentKind::source) f.source.rate_tps = rate_tps;
