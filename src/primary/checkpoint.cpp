@@ -90,12 +90,6 @@ std::uint8_t* pack_tuple(const Tuple& t, Tuple& prev, std::uint8_t* out) {
   return out;
 }
 
-std::uint64_t get_le64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
 bool unpack_tuple(const std::uint8_t*& p, const std::uint8_t* end, Tuple& prev, Tuple& t) {
   std::uint64_t id_step, ts_step, key, value;
   if (end - p >= static_cast<std::ptrdiff_t>(kPackedTupleBytesMax) && p[0] < 0x80 && p[1] < 0x80 && p[2] < 0x80 &&

@@ -17,6 +17,12 @@ using Bytes = std::vector<std::uint8_t>;
 inline void put_le64(std::uint64_t v, std::uint8_t out[8]) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
+// The value of eight little-endian bytes, whatever the machine.
+inline std::uint64_t get_le64(const std::uint8_t in[8]) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(in[i]) << (8 * i);
+  return v;
+}
 
 class ByteWriter {
  public:
@@ -61,8 +67,7 @@ class ByteReader {
   }
   std::uint64_t u64() {
     if (!need(8)) return 0;
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(data_[pos_ + i]) << (8 * i);
+    const std::uint64_t v = get_le64(data_ + pos_);
     pos_ += 8;
     return v;
   }

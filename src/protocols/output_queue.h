@@ -94,51 +94,6 @@ class OutputQueue {
     return at;
   }
 
- private:
-  // The first slot with id > after, for slot(0).id == first <= after < last == slot(size_ - 1).id.
-  // Invariant of the search: slot(lo).id <= after < slot(hi).id; the answer is hi once they are
-  // adjacent. A plain binary search missed the cache at every step in a queue of a million
-  // tuples (upstream backup's, held for a level-1 round). Ids spread evenly (gap-free, or a
-  // Filter's sample), so the search gallops from the interpolated slot, then bisects what is
-  // left; near the newest tuple (a pump's cursor) it gallops back from the end instead, through
-  // slots still in the cache (a Filter's gaps put the interpolated slot of a long queue
-  // hundreds of slots off).
-  std::size_t search(TupleId after, TupleId first, TupleId last) const {
-    std::size_t lo = 0, hi = size_ - 1;
-    const double fraction = static_cast<double>(after - first) / static_cast<double>(last - first);
-    const std::size_t guess = last - after <= kNearEndIds
-                                  ? hi
-                                  : std::min(hi, static_cast<std::size_t>(fraction * static_cast<double>(hi)));
-    if (slot(guess).id <= after) {
-      lo = guess;
-      for (std::size_t step = 1; lo + step < hi; step *= 2) {
-        if (slot(lo + step).id > after) {
-          hi = lo + step;
-          break;
-        }
-        lo += step;
-      }
-    } else {
-      hi = guess;
-      for (std::size_t step = 1; hi - lo > step; step *= 2) {
-        if (slot(hi - step).id <= after) {
-          lo = hi - step;
-          break;
-        }
-        hi -= step;
-      }
-    }
-    while (hi - lo > 1) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      if (slot(mid).id <= after)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    return hi;
-  }
-
- public:
   // Number of retained tuples with after < id <= up_to.
   std::size_t count_between(TupleId after, TupleId up_to) const {
     if (up_to <= after) return 0;
@@ -243,6 +198,48 @@ class OutputQueue {
   };
   using Chunk = std::unique_ptr<Tuple[], FreeChunk>;
 
+  // The first slot with id > after, for slot(0).id == first <= after < last == slot(size_ - 1).id.
+  // Invariant of the search: slot(lo).id <= after < slot(hi).id; the answer is hi once they are
+  // adjacent. A plain binary search missed the cache at every step in a queue of a million
+  // tuples (upstream backup's, held for a level-1 round). Ids spread evenly (gap-free, or a
+  // Filter's sample), so the search gallops from the interpolated slot, then bisects what is
+  // left; near the newest tuple (a pump's cursor) it gallops back from the end instead, through
+  // slots still in the cache (a Filter's gaps put the interpolated slot of a long queue
+  // hundreds of slots off).
+  std::size_t search(TupleId after, TupleId first, TupleId last) const {
+    std::size_t lo = 0, hi = size_ - 1;
+    const double fraction = static_cast<double>(after - first) / static_cast<double>(last - first);
+    const std::size_t guess = last - after <= kNearEndIds
+                                  ? hi
+                                  : std::min(hi, static_cast<std::size_t>(fraction * static_cast<double>(hi)));
+    if (slot(guess).id <= after) {
+      lo = guess;
+      for (std::size_t step = 1; lo + step < hi; step *= 2) {
+        if (slot(lo + step).id > after) {
+          hi = lo + step;
+          break;
+        }
+        lo += step;
+      }
+    } else {
+      hi = guess;
+      for (std::size_t step = 1; hi - lo > step; step *= 2) {
+        if (slot(hi - step).id <= after) {
+          lo = hi - step;
+          break;
+        }
+        hi -= step;
+      }
+    }
+    while (hi - lo > 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (slot(mid).id <= after)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return hi;
+  }
   const Tuple& slot(std::size_t index) const {
     const std::size_t at = head_ + index;
     return chunks_[at / kChunkTuples][at % kChunkTuples];

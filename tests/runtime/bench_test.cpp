@@ -80,12 +80,18 @@ TEST_CASE("the chain bench in the simulator reports every approach with its rati
   CHECK(chain_bench_csv(r).find("approach") == 0);
 }
 
-TEST_CASE("the chain bench keeps the networks' ack interval unless asked, apart from the checkpoint interval, and says so", "[bench]") {
+// One simulated round of a small chain bench, none and `approach`.
+ChainBenchOptions one_simulated_round(HaMode approach) {
   ChainBenchOptions o;
   o.driver = "sim";
   o.tuples = 2'000;
   o.repetitions = 1;
-  o.approaches = {HaMode::none, HaMode::upstream};
+  o.approaches = {HaMode::none, approach};
+  return o;
+}
+
+TEST_CASE("the chain bench keeps the networks' ack interval unless asked, apart from the checkpoint interval, and says so", "[bench]") {
+  ChainBenchOptions o = one_simulated_round(HaMode::upstream);
   o.checkpoint_interval_ms = 100;
   CHECK(chain_bench_topology(o, HaMode::upstream).settings.ack_interval_ms == Settings{}.ack_interval_ms);
   CHECK(chain_bench_topology(o, HaMode::upstream).settings.checkpoint_interval_ms == 100);
@@ -100,11 +106,7 @@ TEST_CASE("the chain bench keeps the networks' ack interval unless asked, apart 
 }
 
 TEST_CASE("the chain bench runs passive standby with delta checkpoints when asked, and says so", "[bench]") {
-  ChainBenchOptions o;
-  o.driver = "sim";
-  o.tuples = 2'000;
-  o.repetitions = 1;
-  o.approaches = {HaMode::none, HaMode::passive};
+  ChainBenchOptions o = one_simulated_round(HaMode::passive);
   o.checkpoint_mode = CheckpointMode::delta;
   CHECK(chain_bench_topology(o, HaMode::passive).settings.checkpoint_mode == CheckpointMode::delta);
   const ChainBenchReport r = run_chain_bench(o);
