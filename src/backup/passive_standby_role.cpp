@@ -37,8 +37,11 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
 void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff) {
   auto payload = assembler_.add(chunk);
   if (!payload) return;
-  auto content = parse_checkpoint(*payload);
-  if (!content) {
+  // Checked whole, unpacked only as far as needed: a full checkpoint stays packed until a
+  // takeover needs its tuples (InstalledCheckpoint); a delta merges with the base tuple by tuple.
+  // (The chunks say which it is; a payload that says otherwise is corrupt.)
+  auto content = parse_checkpoint(*payload, chunk.delta ? TupleParsing::unpack : TupleParsing::check);
+  if (!content || content->delta != chunk.delta) {
     server_.count("corrupt_checkpoint_dropped");
     server_.trace(eff, now, TraceKind::checkpoint_rejected)
         .with(TraceKey::checkpoint, chunk.checkpoint_id)
@@ -46,7 +49,9 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
     return;
   }
   const std::uint64_t id = content->id;
-  if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), std::move(*content), installed_)) {
+  Bytes packed = content->delta ? Bytes{} : std::move(*payload);
+  if (!apply_checkpoint(server_.node().plan(), server_.node().fragment_id(), std::move(*content), installed_,
+                        std::move(packed))) {
     server_.count("unappliable_checkpoint_dropped");
     server_.trace(eff, now, TraceKind::checkpoint_rejected)
         .with(TraceKey::checkpoint, id)
@@ -64,6 +69,7 @@ void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detec
   std::string how = "state=empty";
   std::uint64_t installed = 0;
   if (installed_.id != 0) {
+    installed_.unpack();
     if (install_checkpoint(server_, installed_.full)) {
       how = "from its last checkpoint";
       installed = installed_.id;

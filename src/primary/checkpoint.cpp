@@ -123,22 +123,51 @@ bool unpack_tuple(const std::uint8_t*& p, const std::uint8_t* end, Tuple& prev, 
   return true;
 }
 
-// n packed tuples from the reader, appended to `out` (empty); false (the reader's ok() false)
-// when they do not parse.
-bool read_tuples(ByteReader& r, std::uint64_t n, Tuples& out) {
-  out.reserve(static_cast<std::size_t>(n));  // not resize(): no zeroing of what is written next
+// Steps over one packed tuple, accepting exactly what unpack_tuple() accepts (a standby checks a
+// whole checkpoint this way as it arrives: nothing computed, nothing stored).
+bool check_tuple(const std::uint8_t*& p, const std::uint8_t* end) {
+  std::uint64_t value;
+  if (end - p >= static_cast<std::ptrdiff_t>(kPackedTupleBytesMax) && ((p[0] | p[1] | p[2] | p[3]) & 0x80) == 0) {
+    value = p[3];  // four one-byte varints; the raw value and the lineage fit before the end
+    p += 4;
+  } else {
+    std::uint64_t ignored;
+    if (!get_varint(p, end, ignored) || !get_varint(p, end, ignored) || !get_varint(p, end, ignored) ||
+        !get_varint(p, end, value))
+      return false;
+  }
+  const std::ptrdiff_t rest = value == 1 ? 16 : 8;
+  if (value != 1 && (value & 1) != 0) return false;
+  if (end - p < rest) return false;
+  p += rest;
+  return true;
+}
+
+// n packed tuples from the reader, appended to `out` (empty) when `out` is given, only checked
+// when it is null; false (the reader's ok() false) when they do not parse.
+bool read_tuples(ByteReader& r, std::uint64_t n, Tuples* out) {
+  if (out) out->reserve(static_cast<std::size_t>(n));  // not resize(): no zeroing of what is written next
   const std::uint8_t* p = r.cursor();
   const std::uint8_t* const begin = p;
   const std::uint8_t* const end = p + r.remaining();
+  if (!out) {
+    for (std::uint64_t k = 0; k < n; ++k)
+      if (!check_tuple(p, end)) {
+        r.fail();
+        return false;
+      }
+    r.skip(static_cast<std::size_t>(p - begin));
+    return true;
+  }
   Tuple prev{};
   Tuple t;
   for (std::uint64_t k = 0; k < n; ++k) {
     if (!unpack_tuple(p, end, prev, t)) {
       r.fail();
-      out.clear();
+      out->clear();
       return false;
     }
-    out.push_back(t);
+    out->push_back(t);
   }
   r.skip(static_cast<std::size_t>(p - begin));
   return true;
@@ -240,7 +269,7 @@ Bytes serialize_checkpoint(const CheckpointContent& c) {
   return std::move(chunks.front());
 }
 
-std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload) {
+std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload, TupleParsing tuples) {
   ByteReader r(payload);
   if (r.u64() != kMagic) return std::nullopt;
   CheckpointContent c;
@@ -266,7 +295,7 @@ std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload) {
     o.last_id = r.u64();
     o.ended = r.u8() != 0;
     const std::uint64_t n = r.count(kPackedTupleBytesMin);
-    if (!r.ok() || !read_tuples(r, n, o.tuples)) return std::nullopt;
+    if (!r.ok() || !read_tuples(r, n, tuples == TupleParsing::unpack ? &o.tuples : nullptr)) return std::nullopt;
     c.outputs.push_back(std::move(o));
   }
   if (!r.ok() || !r.at_end()) return std::nullopt;

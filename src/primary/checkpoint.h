@@ -84,7 +84,12 @@ class CheckpointPayloadWriter {
 };
 
 Bytes serialize_checkpoint(const CheckpointContent& c);
-std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload);
+// What parse_checkpoint() does with the outputs' tuples: unpacks them, or only checks that every
+// one parses and leaves CheckpointOutput::tuples empty (a passive standby keeps a full
+// checkpoint packed until it takes over, primary/checkpoint_state.h). Either way a payload that
+// does not parse entirely gives nullopt.
+enum class TupleParsing { unpack, check };
+std::optional<CheckpointContent> parse_checkpoint(const Bytes& payload, TupleParsing tuples = TupleParsing::unpack);
 
 // The chunk messages of one checkpoint, the payload's chunks moved into them.
 std::vector<Checkpoint> checkpoint_messages(std::uint64_t id, bool delta, std::uint64_t base_id,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "protocols/check.h"
+
 namespace hapair {
 
 CapturedCheckpoint capture_checkpoint(const Server& server, std::uint64_t id, const CheckpointBase* delta_base,
@@ -57,8 +59,18 @@ CheckpointBase base_of(const CheckpointContent& captured, std::vector<std::uint6
   return b;
 }
 
+void InstalledCheckpoint::unpack() {
+  if (packed.empty()) return;
+  std::optional<CheckpointContent> whole = parse_checkpoint(packed);
+  HAPAIR_CHECK_MSG(whole && whole->id == id && whole->outputs.size() == full.outputs.size(),
+                   "installed checkpoint " << id << " no longer parses");
+  for (std::size_t i = 0; i < full.outputs.size(); ++i) full.outputs[i].tuples = std::move(whole->outputs[i].tuples);
+  packed = Bytes{};
+}
+
 bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent received,
-                      InstalledCheckpoint& current) {
+                      InstalledCheckpoint& current, Bytes packed) {
+  HAPAIR_CHECK_MSG(packed.empty() || !received.delta, "a delta checkpoint is applied unpacked");
   CheckpointContent next;
   if (!received.delta) {
     if (plan.fragments[fragment].kind == FragmentKind::operators) {
@@ -68,6 +80,7 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent r
     next = std::move(received);
   } else {
     if (current.id == 0 || received.base_id != current.id) return false;
+    current.unpack();
     Fragment f(plan, fragment);
     if (!f.restore(current.full.fragment_state) || !f.apply_delta(received.fragment_state)) return false;
     // Output queues: the base's retained tuples, trimmed, plus what was appended since. Every
@@ -104,6 +117,7 @@ bool apply_checkpoint(const Plan& plan, FragmentId fragment, CheckpointContent r
   }
   current.id = next.id;
   current.full = std::move(next);
+  current.packed = std::move(packed);
   return true;
 }
 

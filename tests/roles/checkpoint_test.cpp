@@ -174,6 +174,95 @@ TEST_CASE("a checkpoint whose packed tuples are malformed does not parse", "[rol
   CHECK_FALSE(parse_checkpoint(Bytes(whole.begin(), whole.end() - 1)).has_value());
 }
 
+TEST_CASE("checking a checkpoint's tuples accepts exactly the payloads unpacking them accepts", "[roles][checkpoint]") {
+  // Tuples of every packing (one-byte varints far from the end, long varints, raw values), then
+  // every byte replaced by values that end a varint or not, mark a raw value, or make it odd,
+  // and every truncation: TupleParsing::check must agree with unpacking on each.
+  CheckpointContent c = sample_content();
+  c.delta = false;
+  c.base_id = 0;
+  for (TupleId id = 14; id < 140; ++id)
+    c.outputs[0].tuples.push_back(Tuple{id, static_cast<TimeUs>(id), static_cast<std::int64_t>(id % 5), id % 7 == 0 ? 0.25 : 3.0, id});
+  c.outputs[0].tuples.push_back(Tuple{1000000, -1, std::numeric_limits<std::int64_t>::min(), 1e18, 5});
+  c.outputs[0].last_id = 1000000;
+  const Bytes whole = serialize_checkpoint(c);
+  const auto both = [](const Bytes& payload) {
+    const auto unpacked = parse_checkpoint(payload);
+    const auto checked = parse_checkpoint(payload, TupleParsing::check);
+    REQUIRE(unpacked.has_value() == checked.has_value());
+    if (unpacked) {
+      CheckpointContent without_tuples = *unpacked;
+      for (CheckpointOutput& o : without_tuples.outputs) o.tuples.clear();
+      REQUIRE(*checked == without_tuples);  // everything else read, no tuple stored
+    }
+    return unpacked.has_value();
+  };
+  REQUIRE(both(whole));
+  std::size_t accepted = 0;
+  std::size_t refused = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    for (const std::uint8_t v : {0x00, 0x01, 0x02, 0x03, 0x7f, 0x80, 0xff}) {
+      Bytes changed = whole;
+      changed[i] = v;
+      (both(changed) ? accepted : refused) += 1;
+    }
+    (both(Bytes(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(i))) ? accepted : refused) += 1;
+  }
+  CHECK(accepted > 1000);  // both ways of parsing were tried on payloads that parse and that do not
+  CHECK(refused > 1000);
+}
+
+TEST_CASE("a full checkpoint installed packed unpacks to what installing it unpacked gives, and a delta applies on it",
+          "[roles][checkpoint]") {
+  auto plan = default_plan(HaMode::passive, [](Settings& s) { s.checkpoint_mode = CheckpointMode::delta; });
+  Server primary(plan, plan->node_id("filter"));
+  const StreamId small = plan->stream_id("small");
+  const FragmentId filter = plan->fragment_id("filter");
+  append(primary, small, 1, 5000);
+  const CapturedCheckpoint full = capture_checkpoint(primary, 1, nullptr, 1000);
+  const Bytes payload = joined(full.chunks);
+
+  InstalledCheckpoint unpacked;
+  REQUIRE(apply_checkpoint(*plan, filter, parsed(full), unpacked));
+  CHECK(unpacked.packed.empty());
+
+  auto head = parse_checkpoint(payload, TupleParsing::check);
+  REQUIRE(head.has_value());
+  InstalledCheckpoint packed;
+  REQUIRE(apply_checkpoint(*plan, filter, std::move(*head), packed, payload));
+  CHECK(packed.id == 1);
+  CHECK(packed.packed == payload);
+  CHECK(packed.full.outputs.at(0).tuples.empty());  // nothing unpacked yet
+
+  SECTION("unpacked at takeover") {
+    packed.unpack();
+    CHECK(packed.packed.empty());
+    CHECK(packed.full == unpacked.full);
+    packed.unpack();  // a second time: nothing left to do
+    CHECK(packed.full == unpacked.full);
+  }
+  SECTION("a delta unpacks its base first") {
+    append(primary, small, 5001, 5100);
+    const CheckpointBase base = base_of(full.summary, primary.workload().fragment()->state_versions());
+    CheckpointContent delta = parsed(capture_checkpoint(primary, 2, &base, 1 << 20));
+    delta.outputs[0].trimmed_up_to = 4990;
+    REQUIRE(apply_checkpoint(*plan, filter, delta, packed));
+    CHECK(packed.id == 2);
+    CHECK(packed.packed.empty());
+    const Tuples& kept = packed.full.outputs[0].tuples;
+    REQUIRE(kept.size() == 110);
+    for (std::size_t i = 0; i < kept.size(); ++i) REQUIRE(kept[i] == primary.outputs().at(small).queue().at(4990 + i));
+  }
+  SECTION("the next full checkpoint replaces the packed one") {
+    append(primary, small, 5001, 5002);
+    auto next = parse_checkpoint(joined(capture_checkpoint(primary, 2, nullptr, 1000).chunks));
+    REQUIRE(next.has_value());
+    REQUIRE(apply_checkpoint(*plan, filter, *next, packed));
+    CHECK(packed.packed.empty());
+    CHECK(packed.full.outputs[0].tuples.size() == 5002);
+  }
+}
+
 TEST_CASE("a checkpoint payload writer refuses parts out of order or short of what it announced", "[roles][checkpoint]") {
   const CheckpointContent c = sample_content();
   CHECK(aborts([&] {

@@ -93,5 +93,50 @@ TEST_CASE("a replay request or redirect for a stream the requester's fragment do
   CHECK(f.core->metrics().at("unexpected_redirect_dropped") == 2);
 }
 
+TEST_CASE("a passive standby installs its primary's checkpoint, and drops one whose chunks and payload disagree on being a delta", "[roles][fuzz]") {
+  // The standby checks a full checkpoint's tuples without unpacking them and unpacks a delta's
+  // (primary/checkpoint_state.h): which of the two a checkpoint is must not be taken from one
+  // part while the other says otherwise.
+  RunningFilter f = running_filter();
+  const NodeId standby = f.plan->fragments[f.plan->fragment_id("filter")].standby;
+  REQUIRE(standby != kNoNode);
+  // The pair runs on its own (heartbeats both ways) until the primary's first checkpoint.
+  auto paired = make_node_core(f.plan, standby);
+  paired->handle(0, Start{});
+  std::vector<Checkpoint> chunks;
+  for (TimeUs now = 10'000; now <= 300'000 && chunks.empty(); now += 10'000) {
+    std::vector<Outgoing> to_standby;
+    for (Outgoing& out : f.core->handle(now, Tick{}).sends)
+      if (out.to == standby) to_standby.push_back(std::move(out));
+    for (const Outgoing& out : paired->handle(now, Tick{}).sends)
+      if (out.to == f.self) f.core->handle(now, Received{out.envelope});
+    for (const Outgoing& out : to_standby) {
+      if (const auto* c = std::get_if<Checkpoint>(&out.envelope.body)) chunks.push_back(*c);
+      else paired->handle(now, Received{out.envelope});
+    }
+  }
+  REQUIRE_FALSE(chunks.empty());
+  REQUIRE_FALSE(chunks.front().delta);  // the networks' default: full checkpoints
+
+  const auto feed = [&](bool flip_delta) {
+    auto core = make_node_core(f.plan, standby);
+    core->handle(0, Start{});
+    std::size_t acks = 0;
+    for (Checkpoint c : chunks) {
+      c.delta = c.delta != flip_delta;
+      for (const Outgoing& out : core->handle(400'000, Received{Envelope{Header{f.self, 0, 400'000}, c}}).sends)
+        acks += std::holds_alternative<CheckpointAck>(out.envelope.body) ? 1 : 0;
+    }
+    return std::make_pair(acks, core->metrics());
+  };
+  const auto [acks, metrics] = feed(false);
+  CHECK(acks == 1);
+  CHECK(metrics.at("checkpoints_installed") == 1);
+  const auto [flipped_acks, flipped_metrics] = feed(true);
+  CHECK(flipped_acks == 0);
+  CHECK(flipped_metrics.at("corrupt_checkpoint_dropped") == 1);
+  CHECK(flipped_metrics.count("checkpoints_installed") == 0);
+}
+
 }  // namespace
 }  // namespace hapair
