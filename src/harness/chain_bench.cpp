@@ -205,6 +205,7 @@ std::vector<ChainBenchRow> summarize_chain_runs(std::vector<ChainBenchRun>& runs
     }
     row.throughput_tps = spread_of(tps);
     row.ratio_to_none = spread_of(ratio);
+    row.ratio_interval = median_interval(ratio);
     row.bytes_per_tuple = spread_of(bytes);
     row.cpu_us_per_tuple = spread_of(cpu);
     row.measured_load_pct = spread_of(load);
@@ -217,9 +218,23 @@ std::vector<ChainBenchRow> summarize_chain_runs(std::vector<ChainBenchRun>& runs
       v.resize(row.runs, 0.0);
       row.cpu_us_per_tuple_by_kind[k] = spread_of(v);
     }
+    row.verdict = chain_verdict(row);
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::string chain_verdict(const ChainBenchRow& row) {
+  if (!row.target) return "";
+  const double target = *row.target;
+  const Spread& ratio = row.ratio_to_none;
+  if (ratio.count == 0) return "not measured";
+  const std::string missed = fmt::format("missed by {:.2f} ({:.0f} % below)", target - ratio.median,
+                                         100.0 * (target - ratio.median) / target);
+  if (!row.ratio_interval) return ratio.median >= target ? "met by the median (< 6 runs)" : missed + " (< 6 runs)";
+  if (row.ratio_interval->low >= target) return "met";
+  if (row.ratio_interval->high < target) return missed;
+  return "not settled";
 }
 
 ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
@@ -315,21 +330,19 @@ std::string chain_bench_table(const ChainBenchReport& report) {
       "{} repetitions in interleaved order; passive checkpoints ({}) every {} ms, acks every {} ms\n",
       report.network, report.tuples, report.driver, report.cores, report.repetitions, to_string(report.checkpoint_mode),
       report.checkpoint_interval_ms, report.ack_interval_ms);
-  out += "median (min..max) over the used runs; ratio = throughput over none's of the same repetition\n\n";
-  constexpr const char* kRow = "{:<9} {:>4}  {:<28} {:<20} {:<7} {:<34} {}\n";
-  out += fmt::format(kRow, "approach", "runs", "tuples/s", "ratio to none", "target", "verdict", "CPU load %");
+  out += "median (min..max) over the used runs; ratio = throughput over none's of the same repetition;\n"
+         "95 % CI = distribution-free confidence interval of the median ratio (order statistics, 6 runs or more):\n"
+         "a target is met when the whole interval is at or above it, missed when it is below, not settled when it\n"
+         "spans the target\n\n";
+  constexpr const char* kRow = "{:<9} {:>4}  {:<28} {:<20} {:<11} {:<7} {:<34} {}\n";
+  out += fmt::format(kRow, "approach", "runs", "tuples/s", "ratio to none", "95 % CI", "target", "verdict", "CPU load %");
   for (const ChainBenchRow& r : report.rows) {
-    std::string target = "-", verdict = "-";
-    if (r.target) {
-      target = fmt::format(">= {:.1f}", *r.target);
-      if (r.ratio_to_none.count == 0) verdict = "not measured";
-      else if (r.ratio_to_none.median >= *r.target) verdict = "met";
-      else
-        verdict = fmt::format("missed by {:.2f} ({:.0f} % below)", *r.target - r.ratio_to_none.median,
-                              100.0 * (*r.target - r.ratio_to_none.median) / *r.target);
-    }
+    const bool baseline = r.approach == "none";
+    std::string interval = baseline ? "" : "-";
+    if (!baseline && r.ratio_interval) interval = fmt::format("{:.2f}..{:.2f}", r.ratio_interval->low, r.ratio_interval->high);
     out += fmt::format(kRow, r.approach, r.runs, spread_cell(r.throughput_tps, "{:.0f}"),
-                       r.approach == "none" ? "(the baseline)" : spread_cell(r.ratio_to_none, "{:.2f}"), target, verdict,
+                       baseline ? "(the baseline)" : spread_cell(r.ratio_to_none, "{:.2f}"), interval,
+                       r.target ? fmt::format(">= {:.1f}", *r.target) : "-", r.target ? r.verdict : "-",
                        spread_cell(r.measured_load_pct, "{:.0f}"));
   }
   auto per_kind = [&](bool cpu) {
@@ -373,7 +386,8 @@ std::string chain_bench_csv(const ChainBenchReport& report) {
     out += "," + f + "_median," + f + "_min," + f + "_max";
   for (const std::string& k : bytes_kinds) out += ",bytes_per_tuple." + k + "_median,bytes_per_tuple." + k + "_min,bytes_per_tuple." + k + "_max";
   for (const std::string& k : cpu_kinds) out += ",cpu_us_per_tuple." + k + "_median,cpu_us_per_tuple." + k + "_min,cpu_us_per_tuple." + k + "_max";
-  out += ",tuples,repetitions,checkpoint_interval_ms,ack_interval_ms,checkpoint_mode,driver,cores\n";
+  out += ",tuples,repetitions,checkpoint_interval_ms,ack_interval_ms,checkpoint_mode,driver,cores";
+  out += ",ratio_to_none_ci95_low,ratio_to_none_ci95_high,verdict\n";
   for (const ChainBenchRow& r : report.rows) {
     CsvRow row;
     row.field(r.approach).number(r.runs);
@@ -395,6 +409,9 @@ std::string chain_bench_csv(const ChainBenchReport& report) {
     row.number(report.tuples).number(report.repetitions).number(report.checkpoint_interval_ms).number(report.ack_interval_ms);
     row.field(to_string(report.checkpoint_mode)).field(report.driver);
     row.number(report.cores);
+    if (r.ratio_interval && r.approach != "none") row.fixed(r.ratio_interval->low, 4).fixed(r.ratio_interval->high, 4);
+    else row.empty().empty();
+    row.field(r.verdict);
     out += row.line();
   }
   return out;

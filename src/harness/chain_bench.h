@@ -104,7 +104,16 @@ struct ChainBenchRow {
   Spread throughput_tps, ratio_to_none, bytes_per_tuple, cpu_us_per_tuple, measured_load_pct;
   std::map<std::string, Spread> bytes_per_tuple_by_kind, cpu_us_per_tuple_by_kind;
   std::optional<double> target;  // the target ratio (none: no target)
+  // The 95 % confidence interval of the median ratio (median_interval; nullopt with < 6 runs).
+  std::optional<MedianInterval> ratio_interval;
+  // Against the target (empty without one): "met" when the whole interval is at or above it,
+  // "missed by D (P % below)" when the whole interval is below it, "not settled" when the
+  // interval spans it; with fewer than 6 runs the median alone decides, and says so.
+  std::string verdict;
 };
+
+// The verdict of a row (ChainBenchRow::verdict) from its ratios, interval and target.
+std::string chain_verdict(const ChainBenchRow& row);
 
 struct ChainBenchReport {
   std::string driver;

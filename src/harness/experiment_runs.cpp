@@ -453,6 +453,23 @@ Spread spread_of(const std::vector<double>& values) {
   return s;
 }
 
+std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence) {
+  const std::size_t n = values.size();
+  // below[k] = P(B < k) for B ~ Binomial(n, 1/2), built term by term: C(n, i) / 2^n.
+  std::optional<MedianInterval> best;
+  double term = std::ldexp(1.0, -static_cast<int>(n));  // P(B = 0)
+  double below = 0.0;                                    // P(B < k), k = 1 first
+  std::sort(values.begin(), values.end());
+  for (std::size_t k = 1; 2 * k <= n + 1; ++k) {
+    below += term;  // P(B < k) = P(B <= k - 1)
+    term = term * static_cast<double>(n - (k - 1)) / static_cast<double>(k);
+    const double coverage = 1.0 - 2.0 * below;
+    if (coverage < confidence) break;
+    best = MedianInterval{values[k - 1], values[n - k], coverage};
+  }
+  return best;
+}
+
 std::map<double, Spread> spread_by_x(const std::vector<ExperimentRow>& rows, const RowFilter& filter,
                                      const std::string& column) {
   std::map<double, std::vector<double>> values;

@@ -216,4 +216,15 @@ double median_of(std::vector<double> values);
 // The median, least and greatest of `values` (count 0 and zeros when there are none).
 Spread spread_of(const std::vector<double>& values);
 
+// A distribution-free confidence interval of the median (order statistics): the k-th least and
+// the k-th greatest of the values, for the largest k whose coverage 1 - 2 P(B < k), B ~
+// Binomial(n, 1/2), is at least `confidence`. Nothing is assumed about the distribution but that
+// the values are independent draws of it. nullopt when even the least and the greatest cover
+// less (fewer than 6 values at 95 %).
+struct MedianInterval {
+  double low = 0, high = 0;
+  double coverage = 0;  // the interval's exact coverage, >= the confidence asked for
+};
+std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence = 0.95);
+
 }  // namespace hapair

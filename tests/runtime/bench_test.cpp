@@ -55,6 +55,64 @@ TEST_CASE("the chain bench divides each approach's throughput by none's of the s
   CHECK_FALSE(rows[0].target.has_value());
 }
 
+TEST_CASE("the median's distribution-free interval takes the order statistics whose binomial coverage reaches 95 %", "[bench]") {
+  CHECK_FALSE(median_interval({}).has_value());
+  CHECK_FALSE(median_interval({0.5, 0.4, 0.6, 0.7, 0.3}).has_value());  // 5 values: at most 1 - 2/32 = 93.75 %
+  const auto six = median_interval({6, 1, 5, 2, 4, 3});
+  REQUIRE(six.has_value());
+  CHECK(six->low == 1);
+  CHECK(six->high == 6);
+  CHECK(six->coverage == Approx(1.0 - 2.0 / 64));
+  // 9 values: the 2nd least and the 2nd greatest, 1 - 2 (1 + 9) / 512 = 96.1 %; the 3rd would
+  // cover 1 - 2 (1 + 9 + 36) / 512 = 82 % only.
+  const auto nine = median_interval({9, 8, 7, 6, 5, 4, 3, 2, 1});
+  REQUIRE(nine.has_value());
+  CHECK(nine->low == 2);
+  CHECK(nine->high == 8);
+  CHECK(nine->coverage == Approx(1.0 - 20.0 / 512));
+  // 25 values: the 8th, P(B <= 7) = 0.0216 for B ~ Binomial(25, 1/2).
+  std::vector<double> many;
+  for (int i = 25; i >= 1; --i) many.push_back(i);
+  const auto twenty_five = median_interval(many);
+  REQUIRE(twenty_five.has_value());
+  CHECK(twenty_five->low == 8);
+  CHECK(twenty_five->high == 18);
+  CHECK(twenty_five->coverage == Approx(0.9567).epsilon(0.001));
+  // A stricter confidence widens it.
+  const auto strict = median_interval({9, 8, 7, 6, 5, 4, 3, 2, 1}, 0.99);
+  REQUIRE(strict.has_value());
+  CHECK(strict->low == 1);
+  CHECK(strict->high == 9);
+}
+
+TEST_CASE("a chain target is met when the median ratio's 95 % interval lies above it, missed below, not settled across it", "[bench]") {
+  const auto verdict_of = [](std::vector<double> active_tps) {
+    std::vector<ChainBenchRun> runs;
+    for (std::size_t rep = 1; rep <= active_tps.size(); ++rep) {
+      runs.push_back(chain_run("none", rep, 1000));
+      runs.push_back(chain_run("active", rep, active_tps[rep - 1]));
+    }
+    return summarize_chain_runs(runs, {"none", "active"}).at(1);
+  };
+  const ChainBenchRow met = verdict_of({510, 520, 530, 540, 550, 560, 570, 580, 590});
+  REQUIRE(met.ratio_interval.has_value());
+  CHECK(met.ratio_interval->low == Approx(0.52));
+  CHECK(met.ratio_interval->high == Approx(0.58));
+  CHECK(met.verdict == "met");
+  // The median (0.51) is above the target, but not the interval's low end: not settled.
+  const ChainBenchRow across = verdict_of({470, 480, 490, 500, 510, 520, 530, 540, 550});
+  CHECK(across.ratio_to_none.median == Approx(0.51));
+  CHECK(across.verdict == "not settled");
+  const ChainBenchRow missed = verdict_of({400, 410, 420, 430, 440, 450, 460, 470, 500});
+  CHECK(missed.verdict == "missed by 0.06 (12 % below)");
+  const ChainBenchRow few = verdict_of({510, 520, 530});
+  CHECK_FALSE(few.ratio_interval.has_value());
+  CHECK(few.verdict == "met by the median (< 6 runs)");
+  CHECK(verdict_of({400, 410, 420}).verdict == "missed by 0.09 (18 % below) (< 6 runs)");
+  std::vector<ChainBenchRun> baseline_only = {chain_run("none", 1, 1000)};
+  CHECK(summarize_chain_runs(baseline_only, {"none"}).at(0).verdict.empty());  // no target, no verdict
+}
+
 TEST_CASE("the chain bench in the simulator reports every approach with its ratio, bytes and CPU per tuple", "[bench]") {
   ChainBenchOptions o;
   o.driver = "sim";
@@ -78,6 +136,9 @@ TEST_CASE("the chain bench in the simulator reports every approach with its rati
   }
   for (const std::string a : {"none", "upstream", "passive", "active"}) CHECK(table.find(a) != std::string::npos);
   CHECK(chain_bench_csv(r).find("approach") == 0);
+  CHECK_THAT(chain_bench_csv(r), Catch::Contains(",ratio_to_none_ci95_low,ratio_to_none_ci95_high,verdict\n"));
+  CHECK_THAT(table, Catch::Contains("95 % CI"));
+  CHECK_THAT(table, Catch::Contains("(< 6 runs)"));  // two repetitions: the median alone decides, and says so
 }
 
 // One simulated round of a small chain bench, none and `approach`.
