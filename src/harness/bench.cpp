@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "harness/experiment_runs.h"
 #include "node/node_factory.h"
 #include "operators/source_generator.h"
 #include "protocols/plan.h"
@@ -70,6 +72,13 @@ void add_cpu(BenchReport::CpuPerTuple& cpu, const ThroughputMeasurement& m) {
   cpu.io_ns.push_back(std::max(0.0, m.process_cpu_s - m.sender_cpu_s - m.receiver_cpu_s) * per_tuple);
 }
 
+// The median's distribution-free 95 % interval (harness/experiment_runs.h), or why there is none.
+std::string interval_text(const std::vector<double>& ratios) {
+  const std::optional<MedianInterval> interval = median_interval(ratios);
+  if (!interval) return "none (fewer than 6 repetitions)";
+  return fmt::format("{:.2f}..{:.2f} (order statistics)", interval->low, interval->high);
+}
+
 std::string cpu_line(const BenchReport::CpuPerTuple& cpu) {
   return fmt::format("sender {}, receiver {}, ZeroMQ I/O {}", spread(cpu.sender_ns, 1.0, "{:.0f}"),
                      spread(cpu.receiver_ns, 1.0, "{:.0f}"), spread(cpu.io_ns, 1.0, "{:.0f}"));
@@ -130,12 +139,14 @@ std::string format_bench_report(const BenchReport& r) {
       "{} interleaved repetitions ({} completed), median (min..max)\n"
       "  raw ZeroMQ PUSH/PULL (40-byte records): {} M tuples/s\n"
       "  hapair source -> sink (cores, codec):   {} M tuples/s ({} wire bytes per tuple)\n"
-      "  ratio hapair / raw, per repetition:     {}  (target >= 0.80)\n"
+      "  ratio hapair / raw, per repetition:     {}  (target >= {:.2f})\n"
+      "  95 % CI of the median ratio:            {}: {}\n"
       "  CPU ns per tuple, raw:    {}\n"
       "  CPU ns per tuple, hapair: {}\n",
       r.tuples, r.batch_tuples, r.repetitions, r.ratios.size(), spread(r.raw_tuples_per_s, 1e6, "{:.2f}"),
       spread(r.hapair_tuples_per_s, 1e6, "{:.2f}"), r.hapair_bytes_per_tuple, spread(r.ratios, 1.0, "{:.2f}"),
-      cpu_line(r.raw_cpu), cpu_line(r.hapair_cpu));
+      kOneHopTarget, interval_text(r.ratios), verdict_on_interval(r.ratios, kOneHopTarget), cpu_line(r.raw_cpu),
+      cpu_line(r.hapair_cpu));
   for (const std::string& e : r.errors) out += "  error: " + e + "\n";
   return out;
 }

@@ -218,23 +218,14 @@ std::vector<ChainBenchRow> summarize_chain_runs(std::vector<ChainBenchRun>& runs
       v.resize(row.runs, 0.0);
       row.cpu_us_per_tuple_by_kind[k] = spread_of(v);
     }
-    row.verdict = chain_verdict(row);
+    row.verdict = chain_verdict(row, ratio);
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
-std::string chain_verdict(const ChainBenchRow& row) {
-  if (!row.target) return "";
-  const double target = *row.target;
-  const Spread& ratio = row.ratio_to_none;
-  if (ratio.count == 0) return "not measured";
-  const std::string missed = fmt::format("missed by {:.2f} ({:.0f} % below)", target - ratio.median,
-                                         100.0 * (target - ratio.median) / target);
-  if (!row.ratio_interval) return ratio.median >= target ? "met by the median (< 6 runs)" : missed + " (< 6 runs)";
-  if (row.ratio_interval->low >= target) return "met";
-  if (row.ratio_interval->high < target) return missed;
-  return "not settled";
+std::string chain_verdict(const ChainBenchRow& row, const std::vector<double>& ratios) {
+  return row.target ? verdict_on_interval(ratios, *row.target) : "";
 }
 
 ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {

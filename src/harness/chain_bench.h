@@ -106,14 +106,13 @@ struct ChainBenchRow {
   std::optional<double> target;  // the target ratio (none: no target)
   // The 95 % confidence interval of the median ratio (median_interval; nullopt with < 6 runs).
   std::optional<MedianInterval> ratio_interval;
-  // Against the target (empty without one): "met" when the whole interval is at or above it,
-  // "missed by D (P % below)" when the whole interval is below it, "not settled" when the
-  // interval spans it; with fewer than 6 runs the median alone decides, and says so.
+  // Against the target (empty without one), on the interval: verdict_on_interval.
   std::string verdict;
 };
 
-// The verdict of a row (ChainBenchRow::verdict) from its ratios, interval and target.
-std::string chain_verdict(const ChainBenchRow& row);
+// The verdict of a row (ChainBenchRow::verdict) on its target from its runs' ratios
+// (verdict_on_interval); empty without a target.
+std::string chain_verdict(const ChainBenchRow& row, const std::vector<double>& ratios);
 
 struct ChainBenchReport {
   std::string driver;

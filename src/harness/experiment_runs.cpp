@@ -470,6 +470,18 @@ std::optional<MedianInterval> median_interval(std::vector<double> values, double
   return best;
 }
 
+std::string verdict_on_interval(const std::vector<double>& values, double target) {
+  if (values.empty()) return "not measured";
+  const double median = median_of(values);
+  const std::string missed =
+      fmt::format("missed by {:.2f} ({:.0f} % below)", target - median, 100.0 * (target - median) / target);
+  const std::optional<MedianInterval> interval = median_interval(values);
+  if (!interval) return median >= target ? "met by the median (< 6 runs)" : missed + " (< 6 runs)";
+  if (interval->low >= target) return "met";
+  if (interval->high < target) return missed;
+  return "not settled";
+}
+
 std::map<double, Spread> spread_by_x(const std::vector<ExperimentRow>& rows, const RowFilter& filter,
                                      const std::string& column) {
   std::map<double, std::vector<double>> values;

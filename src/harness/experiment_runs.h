@@ -227,4 +227,11 @@ struct MedianInterval {
 };
 std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence = 0.95);
 
+// A target for a median (a benchmark's ratio) judged on its 95 % interval: "met" when the whole
+// interval is at or above the target, "missed by D (P % below)" when the whole interval is below
+// it (D from the median), "not settled" when it spans it; with fewer than 6 values there is no
+// interval and the median alone decides, which the verdict says ("met by the median (< 6
+// runs)"); "not measured" without values.
+std::string verdict_on_interval(const std::vector<double>& values, double target);
+
 }  // namespace hapair

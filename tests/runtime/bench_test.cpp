@@ -26,6 +26,18 @@ TEST_CASE("the one-hop bench interleaves raw and hapair and reports one ratio pe
   CHECK(r.ratio > 0);
   CHECK(r.hapair_bytes_per_tuple == 40);  // 40 bytes a tuple plus the batch's share of framing
   CHECK(format_bench_report(r).find("3 interleaved repetitions (3 completed), median (min..max)") != std::string::npos);
+  CHECK_THAT(format_bench_report(r), Catch::Contains("95 % CI of the median ratio:            none (fewer than 6 repetitions): "));
+}
+
+TEST_CASE("the one-hop bench judges its target on the median ratio's 95 % interval", "[bench]") {
+  BenchReport r;
+  r.repetitions = 9;
+  r.ratios = {0.95, 0.82, 1.10, 0.90, 0.99, 1.02, 0.70, 0.93, 0.97};  // sorted: 0.70 0.82 ... 1.02 1.10
+  CHECK_THAT(format_bench_report(r), Catch::Contains("95 % CI of the median ratio:            0.82..1.02 (order statistics): met\n"));
+  r.ratios = {0.85, 0.75, 0.90, 0.78, 0.81, 0.83, 0.70, 0.95, 0.80};  // 2nd least 0.75: spans 0.8
+  CHECK_THAT(format_bench_report(r), Catch::Contains("0.75..0.90 (order statistics): not settled\n"));
+  r.ratios = {0.5, 0.6, 0.55, 0.65, 0.62, 0.58, 0.4, 0.7, 0.81};  // 2nd greatest 0.70 < 0.8
+  CHECK_THAT(format_bench_report(r), Catch::Contains("0.50..0.70 (order statistics): missed by 0.20 (25 % below)\n"));  // median 0.60
 }
 
 // A none run and one of `approach` in repetition `rep`, for summarize_chain_runs.
