@@ -218,14 +218,10 @@ std::vector<ChainBenchRow> summarize_chain_runs(std::vector<ChainBenchRun>& runs
       v.resize(row.runs, 0.0);
       row.cpu_us_per_tuple_by_kind[k] = spread_of(v);
     }
-    row.verdict = chain_verdict(row, ratio);
+    if (row.target) row.verdict = verdict_on_interval(ratio, *row.target);
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-std::string chain_verdict(const ChainBenchRow& row, const std::vector<double>& ratios) {
-  return row.target ? verdict_on_interval(ratios, *row.target) : "";
 }
 
 ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {

@@ -110,9 +110,6 @@ struct ChainBenchRow {
   std::string verdict;
 };
 
-// The verdict of a row (ChainBenchRow::verdict) on its target from its runs' ratios
-// (verdict_on_interval); empty without a target.
-std::string chain_verdict(const ChainBenchRow& row, const std::vector<double>& ratios);
 
 struct ChainBenchReport {
   std::string driver;
