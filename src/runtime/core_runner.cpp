@@ -61,6 +61,7 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   TimeUs wait = std::min(wait_us, config_.wait_us_max);
   if (applier_.wake().at_us() != kNever) wait = std::min(wait, applier_.wake().at_us() - now);
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
+  if (watch_) wait = watch_->wake_within_us(wait);
 
   std::vector<zmq::pollitem_t> items = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0}};
   if (also_poll) items.push_back({also_poll->handle(), 0, ZMQ_POLLIN, 0});

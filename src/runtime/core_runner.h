@@ -44,8 +44,12 @@ struct CoreOutput {
 
 struct CoreRunnerConfig {
   int receive_messages_per_turn_max = 256;
-  // The longest a turn waits for input, so the host's own periodic work (stats, flushes) runs.
-  TimeUs wait_us_max = 5'000;
+  // The longest a turn waits for input when nothing else bounds it: the core's next wake-up, the
+  // caller's own deadline (the host's stats and flushes), an outbox retry and the partner watch's
+  // next connection retry each bound it themselves, so this is only a backstop. An idle node (an
+  // upstream-backup spare, a sink between batches) wakes for its timers only: at 5 ms it woke
+  // 200 times a second, ~15 ms of CPU a second for nothing (docs/PERFORMANCE.md, runs 25 to 28).
+  TimeUs wait_us_max = 100'000;
   // The longest a turn waits while an outbox holds messages ZeroMQ refused, before retrying.
   TimeUs outbox_retry_us = 1'000;
   // Settings::operator_cost_us_per_tuple (driver/operator_cost.h): after each handle() the runner

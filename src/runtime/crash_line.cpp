@@ -208,6 +208,11 @@ bool CrashLine::pending() const {
   return ::poll(&item, 1, 0) > 0;
 }
 
+std::int64_t CrashLine::retry_in_ms() const {
+  if (fd_ >= 0) return -1;
+  return std::max<std::int64_t>(retry_at_ms_ - monotonic_ms(), 0);
+}
+
 bool CrashLine::ended() {
   if (fd_ < 0) {
     if (monotonic_ms() >= retry_at_ms_) connect_now();

@@ -91,6 +91,10 @@ class CrashLine {
   // True once when a line that was established has ended. Also finishes a connection under way,
   // and retries a failed one at most every kRetryMs.
   bool ended();
+  // While no connection is under way: milliseconds until the next retry is due (0: due now), so
+  // an idle loop wakes for it; -1 while a connection is under way or established (the socket
+  // wakes the loop then).
+  std::int64_t retry_in_ms() const;
 
   static constexpr int kRetryMs = 10;
 

@@ -64,6 +64,15 @@ void PartnerWatch::add_poll_items(std::vector<zmq::pollitem_t>& items) {
   if (listener_) listener_->add_poll_items(items);
 }
 
+std::int64_t PartnerWatch::wake_within_us(std::int64_t longest) const {
+  for (const Watched& w : watched_) {
+    if (!w.line) continue;
+    const std::int64_t ms = w.line->retry_in_ms();
+    if (ms >= 0) longest = std::min(longest, ms * 1000);
+  }
+  return longest;
+}
+
 bool PartnerWatch::pending() {
   for (Watched& w : watched_) {
     if (w.line ? w.line->pending() : (w.monitor->get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) return true;

@@ -55,6 +55,10 @@ class PartnerWatch {
 
   // The monitor sockets, for zmq::poll: readable when a report may be waiting.
   void add_poll_items(std::vector<zmq::pollitem_t>& items);
+  // How long a loop may sleep on the poll items before the watch needs a turn although none of
+  // them woke it: until a crash line's next connection retry (a partner not up yet, or
+  // restarting), or `longest` when no retry waits.
+  std::int64_t wake_within_us(std::int64_t longest) const;
   // Whether any report waits, without blocking (cheap: reads ZMQ_EVENTS).
   bool pending();
   // The failures reported since the last call, connection reports first; never blocks.

@@ -65,6 +65,7 @@ TEST_CASE("crash line: an accepted line takes the lowest reserved descriptor and
   REQUIRE(is_socket(lowest));  // before the accept it held /dev/null
   CHECK_FALSE(line.ended());
   CHECK_FALSE(line.pending());
+  CHECK(line.retry_in_ms() == -1);  // established: its socket wakes the loop, no retry is due
 }
 
 TEST_CASE("crash line: the end of an established line is reported once, then it reconnects") {
@@ -109,10 +110,20 @@ TEST_CASE("crash line: a line to an address nobody listens on is never reported"
     endpoint = gone.endpoint();
   }
   CrashLine line(endpoint);
+  bool waited_to_retry = false;
   for (int i = 0; i < 50; ++i) {
     poll(nullptr, 0, 1);
     REQUIRE_FALSE(line.ended());
+    // Between attempts no descriptor wakes the watcher's loop: the line says when to come back.
+    if (line.fd() < 0) {
+      waited_to_retry = true;
+      CHECK(line.retry_in_ms() >= 0);
+      CHECK(line.retry_in_ms() <= CrashLine::kRetryMs);
+    } else {
+      CHECK(line.retry_in_ms() == -1);
+    }
   }
+  CHECK(waited_to_retry);
 }
 
 TEST_CASE("crash line: a SIGKILLed partner process ends its line") {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -152,6 +153,35 @@ TEST_CASE("a live partner is not reported while the watching thread is busy") {
   CHECK(watch.take_lost().empty());
   CHECK(watch.heartbeat_losses() == 0);
   CHECK(watch.connection_losses() == 0);
+}
+
+TEST_CASE("a watch whose crash line waits to reconnect bounds its loop's sleep by the retry") {
+  constexpr std::int64_t kLongestUs = 1'000'000;
+  zmq::context_t context(1);
+  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  {
+    PartnerProcess partner(true);
+    watch.watch(kPartner, partner.endpoint, partner.crash_line);
+    RunClock::starting_now().sleep_until(100'000);
+    watch.take_lost();  // the line comes up
+    // Up: its socket wakes the loop; nothing asks for an earlier turn.
+    CHECK(watch.wake_within_us(kLongestUs) == kLongestUs);
+    kill(partner.pid, SIGKILL);
+    REQUIRE(wait_for_report(watch).size() == 1);
+  }
+  // The partner is gone (a restart would listen again): between connection attempts no
+  // descriptor is polled, so an idle loop that slept for its own timers only would retry late.
+  // The watch asks for a turn within the retry interval instead.
+  std::int64_t shortest = kLongestUs;
+  for (int i = 0; i < 200 && shortest == kLongestUs; ++i) {
+    std::vector<zmq::pollitem_t> items;
+    watch.add_poll_items(items);
+    const std::int64_t wake_us = watch.wake_within_us(kLongestUs);
+    shortest = std::min(shortest, wake_us);
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(std::min<std::int64_t>(wake_us / 1000 + 1, 20)));
+    watch.take_lost();  // (the idle connection's own end may follow the line's, under load)
+  }
+  CHECK(shortest <= CrashLine::kRetryMs * 1000);
 }
 
 }  // namespace
