@@ -63,11 +63,18 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
   if (watch_) wait = watch_->wake_within_us(wait);
 
-  std::vector<zmq::pollitem_t> items = {{transport_.inbox().handle(), 0, ZMQ_POLLIN, 0}};
+  std::vector<zmq::pollitem_t>& items = poll_items_;
+  items.assign(1, {transport_.inbox().handle(), 0, ZMQ_POLLIN, 0});
   if (also_poll) items.push_back({also_poll->handle(), 0, ZMQ_POLLIN, 0});
+  const std::size_t watch_items = items.size();
   if (watch_) watch_->add_poll_items(items);
   poll_sockets(items.data(), items.size(), wait);
-  peer_lost_if_reported(out);
+  // The poll has just looked at every watched line: only a line it woke, or a retry that is due,
+  // has anything to report, so a busy node does not ask the watch again (a system call per line)
+  // after every turn.
+  bool watch_woke = watch_ && watch_->wake_within_us(1) == 0;
+  for (std::size_t i = watch_items; i < items.size(); ++i) watch_woke = watch_woke || items[i].revents != 0;
+  if (watch_woke) peer_lost_if_reported(out);
 
   if (items[0].revents & ZMQ_POLLIN) {
     for (int i = 0; i < config_.receive_messages_per_turn_max; ++i) {

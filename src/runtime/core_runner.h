@@ -123,6 +123,7 @@ class CoreRunner {
   std::function<bool()> peer_lost_allowed_;
   TimeUs last_now_us_ = 0;
   TimeUs next_watch_us_ = 0;  // when to ask the partner watch between two messages again
+  std::vector<zmq::pollitem_t> poll_items_;  // a turn's, kept to spare an allocation per turn
   EffectsApplier applier_;
   std::int64_t messages_handled_ = 0;
   CpuByKind cpu_by_kind_;
