@@ -33,11 +33,14 @@ TEST_CASE("the one-hop bench judges its target on the median ratio's 95 % interv
   BenchReport r;
   r.repetitions = 9;
   r.ratios = {0.95, 0.82, 1.10, 0.90, 0.99, 1.02, 0.70, 0.93, 0.97};  // sorted: 0.70 0.82 ... 1.02 1.10
-  CHECK_THAT(format_bench_report(r), Catch::Contains("95 % CI of the median ratio:            0.82..1.02 (order statistics): met\n"));
+  CHECK_THAT(format_bench_report(r), Catch::Contains("95 % CI of the median ratio:            0.820..1.020 (order statistics): met\n"));
   r.ratios = {0.85, 0.75, 0.90, 0.78, 0.81, 0.83, 0.70, 0.95, 0.80};  // 2nd least 0.75: spans 0.8
-  CHECK_THAT(format_bench_report(r), Catch::Contains("0.75..0.90 (order statistics): not settled\n"));
+  CHECK_THAT(format_bench_report(r), Catch::Contains("0.750..0.900 (order statistics): not settled\n"));
   r.ratios = {0.5, 0.6, 0.55, 0.65, 0.62, 0.58, 0.4, 0.7, 0.81};  // 2nd greatest 0.70 < 0.8
-  CHECK_THAT(format_bench_report(r), Catch::Contains("0.50..0.70 (order statistics): missed by 0.20 (25 % below)\n"));  // median 0.60
+  CHECK_THAT(format_bench_report(r), Catch::Contains("0.500..0.700 (order statistics): missed by 0.20 (25 % below)\n"));  // median 0.60
+  // An interval that ends just below the target says so in its digits, beside "missed".
+  r.ratios = {0.70, 0.72, 0.74, 0.75, 0.76, 0.77, 0.78, 0.7977, 0.85};  // 2nd greatest 0.7977 < 0.8
+  CHECK_THAT(format_bench_report(r), Catch::Contains("0.720..0.798 (order statistics): missed by"));
 }
 
 // A none run and one of `approach` in repetition `rep`, for summarize_chain_runs.
@@ -98,12 +101,16 @@ TEST_CASE("the median's distribution-free interval takes the order statistics wh
 }
 
 TEST_CASE("a chain target is met when the median ratio's 95 % interval lies above it, missed below, not settled across it", "[bench]") {
-  const auto verdict_of = [](std::vector<double> active_tps) {
+  const auto runs_of = [](std::vector<double> active_tps) {
     std::vector<ChainBenchRun> runs;
     for (std::size_t rep = 1; rep <= active_tps.size(); ++rep) {
       runs.push_back(chain_run("none", rep, 1000));
       runs.push_back(chain_run("active", rep, active_tps[rep - 1]));
     }
+    return runs;
+  };
+  const auto verdict_of = [&](std::vector<double> active_tps) {
+    std::vector<ChainBenchRun> runs = runs_of(std::move(active_tps));
     return summarize_chain_runs(runs, {"none", "active"}).at(1);
   };
   const ChainBenchRow met = verdict_of({510, 520, 530, 540, 550, 560, 570, 580, 590});
@@ -117,6 +124,13 @@ TEST_CASE("a chain target is met when the median ratio's 95 % interval lies abov
   CHECK(across.verdict == "not settled");
   const ChainBenchRow missed = verdict_of({400, 410, 420, 430, 440, 450, 460, 470, 500});
   CHECK(missed.verdict == "missed by 0.06 (12 % below)");
+  // The table prints the interval to three decimals: one ending at 0.498 must not read 0.50
+  // beside "missed".
+  ChainBenchReport report;
+  std::vector<ChainBenchRun> runs = runs_of({400, 410, 420, 430, 440, 450, 460, 498, 500});
+  report.rows = summarize_chain_runs(runs, {"none", "active"});
+  CHECK_THAT(chain_bench_table(report), Catch::Contains("0.410..0.498"));
+  CHECK_THAT(chain_bench_table(report), Catch::Contains("missed by"));
   const ChainBenchRow few = verdict_of({510, 520, 530});
   CHECK_FALSE(few.ratio_interval.has_value());
   CHECK(few.verdict == "met by the median (< 6 runs)");
