@@ -326,8 +326,7 @@ std::string chain_bench_table(const ChainBenchReport& report) {
   for (const ChainBenchRow& r : report.rows) {
     const bool baseline = r.approach == "none";
     std::string interval = baseline ? "" : "-";
-    // Three decimals, as the one-hop bench: 0.4977 printed as 0.50 beside "missed" reads wrong.
-    if (!baseline && r.ratio_interval) interval = fmt::format("{:.3f}..{:.3f}", r.ratio_interval->low, r.ratio_interval->high);
+    if (!baseline && r.ratio_interval) interval = interval_text(*r.ratio_interval);
     out += fmt::format(kRow, r.approach, r.runs, spread_cell(r.throughput_tps, "{:.0f}"),
                        baseline ? "(the baseline)" : spread_cell(r.ratio_to_none, "{:.2f}"), interval,
                        r.target ? fmt::format(">= {:.1f}", *r.target) : "-", r.target ? r.verdict : "-",

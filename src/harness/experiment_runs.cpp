@@ -453,6 +453,10 @@ Spread spread_of(const std::vector<double>& values) {
   return s;
 }
 
+std::string interval_text(const MedianInterval& interval) {
+  return fmt::format("{:.3f}..{:.3f}", interval.low, interval.high);
+}
+
 std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence) {
   const std::size_t n = values.size();
   // below[k] = P(B < k) for B ~ Binomial(n, 1/2), built term by term: C(n, i) / 2^n.

@@ -226,6 +226,9 @@ struct MedianInterval {
   double coverage = 0;  // the interval's exact coverage, >= the confidence asked for
 };
 std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence = 0.95);
+// "low..high" to three decimals: an interval ending just below a target (0.4977) must not print
+// as if it reached it (0.50) beside a verdict that says missed.
+std::string interval_text(const MedianInterval& interval);
 
 // A target for a median (a benchmark's ratio) judged on its 95 % interval: "met" when the whole
 // interval is at or above the target, "missed by D (P % below)" when the whole interval is below

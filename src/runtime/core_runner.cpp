@@ -72,7 +72,7 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   // The poll has just looked at every watched line: only a line it woke, or a retry that is due,
   // has anything to report, so a busy node does not ask the watch again (a system call per line)
   // after every turn.
-  bool watch_woke = watch_ && watch_->wake_within_us(1) == 0;
+  bool watch_woke = watch_ && watch_->retry_due();
   for (std::size_t i = watch_items; i < items.size(); ++i) watch_woke = watch_woke || items[i].revents != 0;
   if (watch_woke) peer_lost_if_reported(out);
 

@@ -73,6 +73,12 @@ std::int64_t PartnerWatch::wake_within_us(std::int64_t longest) const {
   return longest;
 }
 
+bool PartnerWatch::retry_due() const {
+  for (const Watched& w : watched_)
+    if (w.line && w.line->retry_in_ms() == 0) return true;
+  return false;
+}
+
 bool PartnerWatch::pending() {
   for (Watched& w : watched_) {
     if (w.line ? w.line->pending() : (w.monitor->get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) return true;

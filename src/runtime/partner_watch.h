@@ -59,6 +59,8 @@ class PartnerWatch {
   // them woke it: until a crash line's next connection retry (a partner not up yet, or
   // restarting), or `longest` when no retry waits.
   std::int64_t wake_within_us(std::int64_t longest) const;
+  // Whether a crash line's connection retry is due now (the one report a poll cannot wake for).
+  bool retry_due() const;
   // Whether any report waits, without blocking (cheap: reads ZMQ_EVENTS).
   bool pending();
   // The failures reported since the last call, connection reports first; never blocks.

@@ -166,6 +166,7 @@ TEST_CASE("a watch whose crash line waits to reconnect bounds its loop's sleep b
     watch.take_lost();  // the line comes up
     // Up: its socket wakes the loop; nothing asks for an earlier turn.
     CHECK(watch.wake_within_us(kLongestUs) == kLongestUs);
+    CHECK_FALSE(watch.retry_due());
     kill(partner.pid, SIGKILL);
     REQUIRE(wait_for_report(watch).size() == 1);
   }
@@ -173,15 +174,18 @@ TEST_CASE("a watch whose crash line waits to reconnect bounds its loop's sleep b
   // descriptor is polled, so an idle loop that slept for its own timers only would retry late.
   // The watch asks for a turn within the retry interval instead.
   std::int64_t shortest = kLongestUs;
-  for (int i = 0; i < 200 && shortest == kLongestUs; ++i) {
+  bool due_seen = false;
+  for (int i = 0; i < 200 && (shortest == kLongestUs || !due_seen); ++i) {
     std::vector<zmq::pollitem_t> items;
     watch.add_poll_items(items);
     const std::int64_t wake_us = watch.wake_within_us(kLongestUs);
     shortest = std::min(shortest, wake_us);
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(std::min<std::int64_t>(wake_us / 1000 + 1, 20)));
+    due_seen = due_seen || watch.retry_due();  // after sleeping that long, the retry is due
     watch.take_lost();  // (the idle connection's own end may follow the line's, under load)
   }
   CHECK(shortest <= CrashLine::kRetryMs * 1000);
+  CHECK(due_seen);
 }
 
 }  // namespace
