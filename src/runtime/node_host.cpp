@@ -163,8 +163,7 @@ class NodeHost {
     const Settings& s = plan_.settings();
     if (s.detector != DetectorKind::connection_heartbeat) return;
     const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self_).fragment);
-    watch_.emplace(context, PartnerWatchConfig{static_cast<int>(s.heartbeat_interval_ms),
-                                               static_cast<int>(s.hang_timeout_ms)});
+    watch_.emplace(context, PartnerWatchConfig::for_settings(s));
     for (const NodeId partner : {f.primary, f.standby}) {
       if (partner == kNoNode || partner == self_ || directory.endpoints.at(partner).empty()) continue;
       const std::string line =

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <poll.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -13,10 +14,16 @@
 
 namespace hapair {
 
+PartnerWatchConfig PartnerWatchConfig::for_settings(const Settings& s) {
+  const std::int64_t ping_ms = std::max(s.heartbeat_interval_ms, s.hang_timeout_ms / 4);
+  HAPAIR_CHECK_MSG(ping_ms > 0 && s.hang_timeout_ms > ping_ms && s.hang_timeout_ms <= INT32_MAX,
+                   "heartbeat_interval_ms=" << s.heartbeat_interval_ms << " hang_timeout_ms=" << s.hang_timeout_ms);
+  return PartnerWatchConfig{static_cast<int>(ping_ms), static_cast<int>(s.hang_timeout_ms)};
+}
+
 PartnerWatch::PartnerWatch(zmq::context_t& context, PartnerWatchConfig config) : context_(context), config_(config) {
-  HAPAIR_CHECK_MSG(config_.heartbeat_interval_ms > 0 && config_.failure_timeout_ms > config_.heartbeat_interval_ms,
-                   "heartbeat_interval_ms=" << config_.heartbeat_interval_ms
-                                            << " failure_timeout_ms=" << config_.failure_timeout_ms);
+  HAPAIR_CHECK_MSG(config_.ping_interval_ms > 0 && config_.hang_timeout_ms > config_.ping_interval_ms,
+                   "ping_interval_ms=" << config_.ping_interval_ms << " hang_timeout_ms=" << config_.hang_timeout_ms);
 }
 
 PartnerWatch::~PartnerWatch() {
@@ -39,8 +46,8 @@ void PartnerWatch::watch(NodeId peer, const std::string& endpoint, const std::st
     w.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
     w.socket->set(zmq::sockopt::linger, 0);
     if (detector == Detector::heartbeat) {
-      w.socket->set(zmq::sockopt::heartbeat_ivl, config_.heartbeat_interval_ms);
-      w.socket->set(zmq::sockopt::heartbeat_timeout, config_.failure_timeout_ms);
+      w.socket->set(zmq::sockopt::heartbeat_ivl, config_.ping_interval_ms);
+      w.socket->set(zmq::sockopt::heartbeat_timeout, config_.hang_timeout_ms);
     }
     char address[96];
     std::snprintf(address, sizeof address, "inproc://hapair-watch-%p-%zu", static_cast<void*>(this), watched_.size());

@@ -9,7 +9,7 @@
 //   announced no crash line (an older node) is watched by a second idle ZeroMQ connection whose
 //   monitor reports ZMQ_EVENT_DISCONNECTED instead, two wake-ups later;
 // - a hang or a partition closes nothing: the second connection carries ZMTP heartbeats
-//   (ZMQ_HEARTBEAT_IVL = heartbeat_interval_ms, ZMQ_HEARTBEAT_TIMEOUT = hang_timeout_ms),
+//   (ZMQ_HEARTBEAT_IVL = ping_interval_ms, ZMQ_HEARTBEAT_TIMEOUT = hang_timeout_ms),
 //   which ZeroMQ's I/O threads send and answer, not the node's own loop; a partner that answers
 //   no PING for the timeout is disconnected (Detector::heartbeat). Because neither side's busy
 //   operator thread serves these heartbeats, a node working through a long backlog is not
@@ -30,13 +30,22 @@
 #include <zmq.hpp>
 
 #include "protocols/core.h"
+#include "protocols/topology.h"
 #include "runtime/crash_line.h"
 
 namespace hapair {
 
 struct PartnerWatchConfig {
-  int heartbeat_interval_ms = 10;
-  int failure_timeout_ms = 30;
+  int ping_interval_ms = 10;
+  int hang_timeout_ms = 30;
+
+  // A run's watch: a PING every hang_timeout_ms / 4, but never more often than
+  // heartbeat_interval_ms. ZeroMQ times a connection out when nothing arrives for
+  // hang_timeout_ms after a PING, so a hang is found between 1 and 1.25 timeouts after it
+  // starts (1 and 1.05 with a PING every 10 ms at the default 200 ms) and a stalled I/O thread
+  // gets the same hang_timeout_ms as before; each PING and its PONG wake an I/O thread on each
+  // side of every pair, an idle spare included (docs/PERFORMANCE.md, runs 29 on).
+  static PartnerWatchConfig for_settings(const Settings& s);
 };
 
 class PartnerWatch {

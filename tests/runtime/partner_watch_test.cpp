@@ -94,11 +94,11 @@ struct Report {
   std::vector<PeerLost> lost;
   std::int64_t connection_losses = 0;
 };
-Report report_after(int signal, bool with_crash_line) {
+Report report_after(int signal, bool with_crash_line, PartnerWatchConfig config = PartnerWatchConfig{10, 30}) {
   PartnerProcess partner(with_crash_line);
   REQUIRE(partner.crash_line.empty() != with_crash_line);
   zmq::context_t context(1);
-  PartnerWatch watch(context, PartnerWatchConfig{10, 30});
+  PartnerWatch watch(context, config);
   watch.watch(kPartner, partner.endpoint, partner.crash_line);
   RunClock::starting_now().sleep_until(100'000);  // every connection up before the signal
   REQUIRE(watch.take_lost().empty());
@@ -133,6 +133,28 @@ TEST_CASE("a SIGKILLed partner without a crash line is reported by the connectio
 
 TEST_CASE("a SIGSTOPped partner is reported by the heartbeat detector, not as a crash") {
   const Report r = report_after(SIGSTOP, false);
+  REQUIRE(r.lost.size() == 1);
+  CHECK(r.lost[0].peer == kPartner);
+  CHECK(r.lost[0].detector == Detector::heartbeat);
+  CHECK(r.connection_losses == 0);
+}
+
+TEST_CASE("a run's watch pings every quarter of the hang timeout, never more often than the heartbeats") {
+  Settings s;  // the defaults: heartbeats every 10 ms, hangs after 200 ms
+  PartnerWatchConfig c = PartnerWatchConfig::for_settings(s);
+  CHECK(c.ping_interval_ms == 50);
+  CHECK(c.hang_timeout_ms == 200);
+  s.hang_timeout_ms = 30;  // a short timeout: the heartbeat interval bounds the pings
+  c = PartnerWatchConfig::for_settings(s);
+  CHECK(c.ping_interval_ms == 10);
+  CHECK(c.hang_timeout_ms == 30);
+  s.heartbeat_interval_ms = 20;
+  s.hang_timeout_ms = 1000;
+  CHECK(PartnerWatchConfig::for_settings(s).ping_interval_ms == 250);
+}
+
+TEST_CASE("a SIGSTOPped partner is found by the pings of a run's default watch") {
+  const Report r = report_after(SIGSTOP, true, PartnerWatchConfig::for_settings(Settings{}));
   REQUIRE(r.lost.size() == 1);
   CHECK(r.lost[0].peer == kPartner);
   CHECK(r.lost[0].detector == Detector::heartbeat);
