@@ -76,7 +76,7 @@ void add_cpu(BenchReport::CpuPerTuple& cpu, const ThroughputMeasurement& m) {
 std::string interval_line(const std::vector<double>& ratios) {
   const std::optional<MedianInterval> interval = median_interval(ratios);
   if (!interval) return "none (fewer than 6 repetitions)";
-  return interval_text(*interval) + " (order statistics)";
+  return interval_text(*interval, kOneHopTarget) + " (order statistics)";
 }
 
 std::string cpu_line(const BenchReport::CpuPerTuple& cpu) {

@@ -326,7 +326,7 @@ std::string chain_bench_table(const ChainBenchReport& report) {
   for (const ChainBenchRow& r : report.rows) {
     const bool baseline = r.approach == "none";
     std::string interval = baseline ? "" : "-";
-    if (!baseline && r.ratio_interval) interval = interval_text(*r.ratio_interval);
+    if (!baseline && r.ratio_interval) interval = interval_text(*r.ratio_interval, r.target);
     out += fmt::format(kRow, r.approach, r.runs, spread_cell(r.throughput_tps, "{:.0f}"),
                        baseline ? "(the baseline)" : spread_cell(r.ratio_to_none, "{:.2f}"), interval,
                        r.target ? fmt::format(">= {:.1f}", *r.target) : "-", r.target ? r.verdict : "-",

@@ -453,8 +453,15 @@ Spread spread_of(const std::vector<double>& values) {
   return s;
 }
 
-std::string interval_text(const MedianInterval& interval) {
-  return fmt::format("{:.3f}..{:.3f}", interval.low, interval.high);
+std::string interval_text(const MedianInterval& interval, std::optional<double> target) {
+  int digits = 3;
+  const auto same_side = [&](double v) {
+    const double scale = std::pow(10.0, digits);
+    const double printed = std::round(v * scale) / scale;
+    return !target || (v < *target) == (printed < *target);
+  };
+  while (digits < 6 && !(same_side(interval.low) && same_side(interval.high))) ++digits;
+  return fmt::format("{:.{}f}..{:.{}f}", interval.low, digits, interval.high, digits);
 }
 
 std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence) {

@@ -226,9 +226,10 @@ struct MedianInterval {
   double coverage = 0;  // the interval's exact coverage, >= the confidence asked for
 };
 std::optional<MedianInterval> median_interval(std::vector<double> values, double confidence = 0.95);
-// "low..high" to three decimals: an interval ending just below a target (0.4977) must not print
-// as if it reached it (0.50) beside a verdict that says missed.
-std::string interval_text(const MedianInterval& interval);
+// "low..high" to three decimals, or as many more (up to six) as it takes for each bound to print
+// on its own side of `target`: an interval ending just below a target (0.4998) must not print as
+// if it reached it (0.500) beside a verdict that says missed.
+std::string interval_text(const MedianInterval& interval, std::optional<double> target = std::nullopt);
 
 // A target for a median (a benchmark's ratio) judged on its 95 % interval: "met" when the whole
 // interval is at or above the target, "missed by D (P % below)" when the whole interval is below

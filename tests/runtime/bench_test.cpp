@@ -131,6 +131,12 @@ TEST_CASE("a chain target is met when the median ratio's 95 % interval lies abov
   report.rows = summarize_chain_runs(runs, {"none", "active"});
   CHECK_THAT(chain_bench_table(report), Catch::Contains("0.410..0.498"));
   CHECK_THAT(chain_bench_table(report), Catch::Contains("missed by"));
+  // A bound that three decimals would round onto the target gets the digits that keep it on
+  // its own side; the others keep three.
+  CHECK(interval_text(MedianInterval{0.4665, 0.49984}, 0.5) == "0.4665..0.4998");
+  CHECK(interval_text(MedianInterval{0.89996, 0.95}, 0.9) == "0.89996..0.95000");
+  CHECK(interval_text(MedianInterval{0.9, 0.95}, 0.9) == "0.900..0.950");
+  CHECK(interval_text(MedianInterval{0.4665, 0.49984}) == "0.467..0.500");
   const ChainBenchRow few = verdict_of({510, 520, 530});
   CHECK_FALSE(few.ratio_interval.has_value());
   CHECK(few.verdict == "met by the median (< 6 runs)");
