@@ -66,7 +66,7 @@ class EnvelopeGenerator {
       }
       case 4: return CheckpointAck{u64()};
       case 5: return Heartbeat{u64()};
-      case 6: return Takeover{fragment(), node(), epoch(), node(), u64()};
+      case 6: return Takeover{fragment(), node(), epoch(), {{node(), u64()}}};
       case 7: return Redirect{stream(), node(), in_.ConsumeBool(), u64()};
       case 8: return ReplayRequest{stream(), u64(), u64(), u64()};
       case 9: return RestartPoints{stream(), u64(), points(1)};

@@ -1,4 +1,4 @@
-// Fuzz target: the experiment file parser (harness/experiment_config.h), through its public
+// Fuzz target: the experiment file parser (config/experiment_config.h), through its public
 // functions only, so the target holds whatever the file format is.
 //
 // Checks, beyond "no crash, no sanitizer report, no hang": a text is either a config or a
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/experiment_config.h"
-#include "harness/topology_file.h"
+#include "config/experiment_config.h"
+#include "config/topology_file.h"
 
 #include "fuzz_check.h"
 

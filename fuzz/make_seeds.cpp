@@ -13,8 +13,8 @@
 #include <variant>
 #include <vector>
 
-#include "harness/experiment_config.h"
-#include "harness/topology_file.h"
+#include "config/experiment_config.h"
+#include "config/topology_file.h"
 #include "protocols/codec.h"
 #include "protocols/rng.h"
 
@@ -44,7 +44,7 @@ Message body(std::size_t kind, bool extreme) {
     case 3: return Checkpoint{big, extreme, big - 1, extreme ? 0xfffffffeu : 0u, extreme ? 0xffffffffu : 2u, pattern(200, 3)};
     case 4: return CheckpointAck{big};
     case 5: return Heartbeat{big};
-    case 6: return Takeover{id, id, big, id, big};
+    case 6: return Takeover{id, id, big, {{id, big}}};
     case 7: return Redirect{id, id, !extreme, big};
     case 8: return ReplayRequest{id, big - 1, big, big};
     case 9: return RestartPoints{id, big, {StoredRestartPoint{big, big, pattern(16, 4), {}}}};

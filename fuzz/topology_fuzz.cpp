@@ -1,4 +1,4 @@
-// Fuzz target: the topology file parser and validation (harness/topology_file.h), through its
+// Fuzz target: the topology file parser and validation (config/topology_file.h), through its
 // public functions only, so the target holds whatever the file format is.
 //
 // Checks, beyond "no crash, no sanitizer report, no hang": a text is either a topology or a
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/topology_file.h"
+#include "config/topology_file.h"
 #include "protocols/plan.h"
 
 #include "fuzz_check.h"

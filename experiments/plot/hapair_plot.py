@@ -1,5 +1,5 @@
 """Shared pieces of the experiment plots: reading an experiment CSV (one row per run, the columns
-of src/harness/experiment_runs.cpp), grouping runs into points, and drawing a point as the median
+of src/campaigns/experiment_runs.cpp), grouping runs into points, and drawing a point as the median
 over its seeds with a 95 % confidence interval of that median, and every run as a faint dot.
 
 Statistics (every figure says so in its caption): the marker is the median over the seeds; the

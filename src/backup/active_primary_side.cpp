@@ -21,12 +21,13 @@ class ActivePrimarySide : public StatelessPrimarySide {
  public:
   using StatelessPrimarySide::StatelessPrimarySide;
 
-  void on_start(TimeUs now, NodeId standby) override {
-    if (standby != kNoNode && ships_determinants()) {
-      determinants_.emplace(server_, standby);
+  void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
+    HAPAIR_CHECK_MSG(standbys.size() <= 1, "active standby ships determinants to one standby, given " << standbys.size());
+    if (!standbys.empty() && ships_determinants()) {
+      determinants_.emplace(server_, standbys.front());
       determinants_->on_start();
     }
-    StatelessPrimarySide::on_start(now, standby);
+    StatelessPrimarySide::on_start(now, standbys);
   }
 
   bool on_message(TimeUs now, NodeId from, const Message& m, Effects& eff) override {

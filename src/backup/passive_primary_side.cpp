@@ -20,14 +20,15 @@ class PassivePrimarySide : public StatelessPrimarySide {
   PassivePrimarySide(Server& server, const PrimaryOptions& options)
       : StatelessPrimarySide(server), generation_(options.first_generation - 1) {}
 
-  void on_start(TimeUs now, NodeId standby) override {
-    if (standby != kNoNode) {
-      checkpoints_.emplace(server_, standby);
+  void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
+    HAPAIR_CHECK_MSG(standbys.size() <= 1, "passive standby ships checkpoints to one standby, given " << standbys.size());
+    if (!standbys.empty()) {
+      checkpoints_.emplace(server_, standbys.front());
       checkpoints_->on_start(now);
     } else {
       next_direct_ack_us_ = now + ack_interval_us();
     }
-    StatelessPrimarySide::on_start(now, standby);
+    StatelessPrimarySide::on_start(now, standbys);
   }
 
   void on_tick(TimeUs now, Effects& eff) override {

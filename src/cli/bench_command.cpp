@@ -1,4 +1,4 @@
-// `hapair bench`: one-hop throughput of hapair against raw ZeroMQ (harness/bench.h says how).
+// `hapair bench`: one-hop throughput of hapair against raw ZeroMQ (campaigns/bench.h says how).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,8 +11,8 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/bench.h"
-#include "harness/chain_bench.h"
+#include "campaigns/bench.h"
+#include "campaigns/chain_bench.h"
 #include "sim/sim_bench.h"
 
 namespace hapair::cli {
@@ -22,7 +22,7 @@ namespace {
 constexpr std::uint64_t kBenchTuplesMax = 1'000'000'000;
 constexpr std::uint64_t kBenchNodesMax = 10'000;
 
-// `hapair bench --chain` (harness/chain_bench.h): its own options, parsed from the same arguments.
+// `hapair bench --chain` (campaigns/chain_bench.h): its own options, parsed from the same arguments.
 int chain_bench(const Args& args) {
   namespace po = boost::program_options;
   ChainBenchOptions options;
@@ -80,12 +80,13 @@ int chain_bench(const Args& args) {
   if (auto m = parse_checkpoint_mode(mode_text)) options.checkpoint_mode = *m;
   else problems.push_back("--checkpoint-mode: '" + mode_text + "' is not one of " + allowed_checkpoint_modes());
   if (vm.count("approaches")) {
-    options.approaches = {HaMode::none};
+    const HaMode baseline = ApproachCatalog::builtin().baseline();
+    options.approaches = {baseline};
     std::stringstream ss(approaches);
     std::string item;
     while (std::getline(ss, item, ','))
       if (auto m = ha_mode_option("--approaches item", item, problems))
-        if (*m != HaMode::none) options.approaches.push_back(*m);
+        if (*m != baseline) options.approaches.push_back(*m);
   }
   if (!problems.empty()) return report_problems("hapair bench --chain", "bad input", problems);
   options.out_dir = out_dir;

@@ -1,4 +1,4 @@
-// `hapair chaos`: the fault campaign (harness/chaos.h). Runs N random cases of seed S, prints
+// `hapair chaos`: the fault campaign (campaigns/chaos.h). Runs N random cases of seed S, prints
 // one progress line per run on stderr, then the table per approach on stdout; writes chaos.csv
 // and chaos.txt with --out. Exit status 1 when any run violated its approach's guarantee (each
 // violation is printed with the command that reproduces it), 2 for bad options, 0 otherwise.
@@ -13,10 +13,10 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/chaos.h"
-#include "harness/input_checks.h"
-#include "harness/load.h"
-#include "harness/net_isolation.h"
+#include "campaigns/chaos.h"
+#include "config/input_checks.h"
+#include "judge/load.h"
+#include "proc/net_isolation.h"
 
 namespace hapair::cli {
 namespace {

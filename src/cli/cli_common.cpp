@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/input_checks.h"
+#include "config/input_checks.h"
 
 namespace hapair::cli {
 
@@ -85,8 +85,7 @@ void check_driver(const std::string& driver, std::vector<std::string>& problems)
 std::optional<HaMode> ha_mode_option(const std::string& option, const std::string& text, std::vector<std::string>& problems) {
   if (auto m = parse_ha_mode(text)) return m;
   std::vector<std::string> modes;
-  for (HaMode m : {HaMode::none, HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active})
-    modes.push_back(to_string(m));
+  for (const ApproachTraits& a : ApproachCatalog::builtin().all()) modes.push_back(a.name);
   problems.push_back(unknown_choice(option, text, "an HA mode", modes));
   return std::nullopt;
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/topology_file.h"
+#include "config/topology_file.h"
 #include "protocols/plan.h"
 
 namespace hapair::cli {

@@ -18,9 +18,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/compare.h"
-#include "harness/guarantee.h"
-#include "harness/input_checks.h"
+#include "campaigns/compare.h"
+#include "run/guarantee.h"
+#include "config/input_checks.h"
 
 namespace hapair::cli {
 
@@ -124,7 +124,8 @@ int compare_command(const Args& args) {
   const std::shared_ptr<const Plan> plan = load.plan;
 
   const bool with_none =
-      std::find(options.approaches.begin(), options.approaches.end(), HaMode::none) != options.approaches.end();
+      std::find(options.approaches.begin(), options.approaches.end(), ApproachCatalog::builtin().baseline()) !=
+      options.approaches.end();
   const std::size_t modes = options.approaches.size() + (with_none ? 0 : 1);
   const std::size_t runs =
       options.repeat * (modes + options.approaches.size()) - (with_none ? options.repeat - 1 : 0);
@@ -151,7 +152,7 @@ int compare_command(const Args& args) {
   CompareReport report = run_compare(plan->topology, options);
   if (progress) progress->done();
   std::printf("%s", compare_table(report).c_str());
-  // The exit status comes from each run's guarantee check (harness/guarantee.h): a none run that
+  // The exit status comes from each run's guarantee check (run/guarantee.h): a none run that
   // stops at the crash is that row's result, not an error.
   std::vector<GuaranteeCheck> checks;
   auto explain = [&](const std::string& label, const RunOutcome& o, const GuaranteeCheck& c) {

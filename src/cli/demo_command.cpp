@@ -12,7 +12,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/demo_server.h"
+#include "demo/demo_server.h"
 
 namespace hapair::cli {
 

@@ -1,5 +1,5 @@
 // `hapair experiment NAME|all [--quick] [--driver real|sim] [--seeds N] [--out DIR] [--config FILE]`
-// and `hapair experiment --list`: the reproduction experiments of harness/experiments.h, one per
+// and `hapair experiment --list`: the reproduction experiments of campaigns/experiments.h, one per
 // figure of the paper. Prints each run's progress on stderr, then per experiment the medians, the
 // parts of the claim check and exactly `claim holds` or `claim differs: ...` on stdout.
 #include <cstdio>
@@ -13,8 +13,8 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/experiments.h"
-#include "harness/input_checks.h"
+#include "campaigns/experiments.h"
+#include "config/input_checks.h"
 
 namespace hapair::cli {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/topology_file.h"
+#include "config/topology_file.h"
 #include "runtime/node_host.h"
 
 namespace hapair::cli {

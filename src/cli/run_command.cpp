@@ -12,9 +12,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/guarantee.h"
-#include "harness/net_isolation.h"
-#include "harness/run_once.h"
+#include "run/guarantee.h"
+#include "proc/net_isolation.h"
+#include "run/run_once.h"
 
 namespace hapair::cli {
 

@@ -13,9 +13,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "harness/compare.h"
-#include "harness/input_checks.h"
-#include "harness/soak.h"
+#include "campaigns/compare.h"
+#include "config/input_checks.h"
+#include "campaigns/soak.h"
 
 namespace hapair::cli {
 namespace {

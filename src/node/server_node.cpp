@@ -10,8 +10,11 @@
 
 namespace hapair {
 
-ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self)
-    : server_(std::move(plan), self), approach_(approach_for(server_.node().mode())) {
+ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const Approach& approach)
+    : server_(std::move(plan), self), approach_(approach) {
+  HAPAIR_CHECK_MSG(approach_.mode == server_.node().mode(), "node " << server_.node().name() << " of ha "
+                                                                    << static_cast<int>(server_.node().mode())
+                                                                    << " given the approach of mode " << static_cast<int>(approach_.mode));
   if (server_.role() == Role::primary) {
     const PrimaryOptions options;
     role_ = std::make_unique<PrimaryRole>(server_, options, make_primary_side(approach_, server_, options));
@@ -90,8 +93,15 @@ Metrics ServerNode::metrics() const {
   return m;
 }
 
+std::unique_ptr<NodeCore> make_node_core_from(const ApproachRegistry& approaches, std::shared_ptr<const Plan> plan,
+                                              NodeId node) {
+  HAPAIR_CHECK_MSG(plan != nullptr && node < plan->nodes.size(), "node " << node);
+  const Approach& approach = approaches.of(plan->fragments.at(plan->nodes[node].fragment).ha);
+  return std::make_unique<ServerNode>(std::move(plan), node, approach);
+}
+
 std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeId node) {
-  return std::make_unique<ServerNode>(std::move(plan), node);
+  return make_node_core_from(ApproachRegistry::builtin(), std::move(plan), node);
 }
 
 }  // namespace hapair

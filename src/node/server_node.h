@@ -12,7 +12,7 @@ namespace hapair {
 
 class ServerNode : public NodeCore {
  public:
-  ServerNode(std::shared_ptr<const Plan> plan, NodeId self);
+  ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const Approach& approach);
   Effects handle(TimeUs now, const Event& event) override;
   Metrics metrics() const override;
   const Server& server() const { return server_; }
@@ -22,7 +22,7 @@ class ServerNode : public NodeCore {
   void swap_roles(TimeUs now, Effects& eff);
 
   Server server_;
-  const Approach& approach_;  // my fragment's (node/approaches.h)
+  const Approach& approach_;  // my fragment's (node/approaches.h), outlives me
   std::unique_ptr<RoleBehaviour> role_;
 };
 

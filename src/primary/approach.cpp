@@ -8,7 +8,7 @@ std::map<StreamId, TupleId> acked_positions(const Server& server) {
   return out;
 }
 
-void StatelessPrimarySide::on_start(TimeUs now, NodeId /*standby*/) {
+void StatelessPrimarySide::on_start(TimeUs now, const std::vector<NodeId>& /*standbys*/) {
   if (server_.node().kind() == FragmentKind::operators)
     next_forget_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().ack_interval_ms));
 }
@@ -27,7 +27,5 @@ void StatelessPrimarySide::on_standby_joined(TimeUs now, NodeId standby, Effects
 std::unique_ptr<PrimarySide> make_stateless_primary_side(Server& server, const PrimaryOptions& /*options*/) {
   return std::make_unique<StatelessPrimarySide>(server);
 }
-
-Approach no_ha_approach() { return Approach{HaMode::none, &make_stateless_primary_side, nullptr}; }
 
 }  // namespace hapair

@@ -41,8 +41,8 @@ struct PrimaryOptions {
 class PrimarySide {
  public:
   virtual ~PrimarySide() = default;
-  // The primary role begins; `standby` is its live standby (kNoNode: none, e.g. after a takeover).
-  virtual void on_start(TimeUs now, NodeId standby) = 0;
+  // The primary role begins; `standbys` are its live standbys (none, e.g. after a takeover).
+  virtual void on_start(TimeUs now, const std::vector<NodeId>& standbys) = 0;
   // Every event that reaches the role's tick, after heartbeats and failure detection.
   virtual void on_tick(TimeUs now, Effects& eff) = 0;
   // A message this approach sends to a primary (checkpoint and determinant acks). false: not
@@ -61,7 +61,9 @@ class PrimarySide {
   virtual TimeUs next_wakeup_us() const = 0;
 };
 
-// One approach's registration: its HA mode and the factories of its two ends.
+// One approach's registration: its HA mode and the factories of its two ends. What the rest of
+// the system asks of the approach is its traits record (protocols/approach_traits.h), found by
+// the same mode in the plan's catalog.
 struct Approach {
   HaMode mode;
   // The primary's end, for an operator fragment of this mode.
@@ -69,10 +71,6 @@ struct Approach {
   // The standby's end (the role a planned standby starts in; rejoined: a restarted node named
   // the standby again, which installs fresh state from its primary). Null: no standby.
   std::unique_ptr<RoleBehaviour> (*standby_role)(Server& server, bool rejoined);
-  // The standby holds none of its primary's state (amnesia, upstream backup: it recovers from
-  // its upstreams). Then a restarted node whose partner is lost too can take over its fragment
-  // like a standby would (RejoiningRole): nothing of its partner's is needed.
-  bool standby_holds_no_state = false;
 };
 
 // The primary's end that only forgets cause bookkeeping every consumer acknowledged and, when a
@@ -80,7 +78,7 @@ struct Approach {
 class StatelessPrimarySide : public PrimarySide {
  public:
   explicit StatelessPrimarySide(Server& server) : server_(server) {}
-  void on_start(TimeUs now, NodeId standby) override;
+  void on_start(TimeUs now, const std::vector<NodeId>& standbys) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override;
   void on_standby_lost() override {}
@@ -94,8 +92,7 @@ class StatelessPrimarySide : public PrimarySide {
 // For each output stream, the internal id up to which every consumer has level-0 acked.
 std::map<StreamId, TupleId> acked_positions(const Server& server);
 
-// The processing node without HA: a primary and nothing else.
+// The processing node without HA (a primary and nothing else), and amnesia's primary end.
 std::unique_ptr<PrimarySide> make_stateless_primary_side(Server& server, const PrimaryOptions& options);
-Approach no_ha_approach();
 
 }  // namespace hapair

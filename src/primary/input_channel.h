@@ -18,7 +18,7 @@
 #include "primary/input_queue.h"
 #include "protocols/duplicate_filter.h"
 #include "protocols/messages.h"
-#include "upstream_backup/conservative_horizon.h"
+#include "retention/conservative_horizon.h"
 
 namespace hapair {
 

@@ -1,5 +1,5 @@
-// Who a node is in its plan: its node id and name, its fragment with that fragment's HA mode and
-// kind, and the plan's settings. Fixed for the node's life (a role change does not change it).
+// Who a node is in its plan: its node id and name, its fragment with that fragment's approach
+// (mode and traits) and kind, and the plan's settings. Fixed for the node's life (a role change does not change it).
 #pragma once
 
 #include <memory>
@@ -24,17 +24,13 @@ class NodeIdentity {
   FragmentId fragment_id() const { return plan_->nodes[self_].fragment; }
   const PlanFragment& fragment_plan() const { return plan_->fragments[fragment_id()]; }
   HaMode mode() const { return fragment_plan().ha; }
+  // What my fragment's approach is (protocols/approach_traits.h).
+  const ApproachTraits& traits() const { return plan_->traits(fragment_id()); }
   FragmentKind kind() const { return fragment_plan().kind; }
   // Whether the plan names this node as its fragment's standby.
   bool planned_standby() const { return plan_->nodes[self_].standby; }
-  // The standby role my fragment's HA mode uses.
-  Role standby_role() const {
-    switch (mode()) {
-      case HaMode::passive: return Role::passive_backup;
-      case HaMode::active: return Role::active_backup;
-      default: return Role::spare;
-    }
-  }
+  // The role my fragment's approach's standby runs.
+  Role standby_role() const { return traits().standby_role; }
   TimeUs retransmit_us() const { return us_from_ms(static_cast<double>(settings().retransmit_timeout_ms)); }
 
  private:

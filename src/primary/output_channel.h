@@ -2,7 +2,7 @@
 // (what was sent, what it acknowledged at level 0, whether it told us where to resume), the
 // flow-control window, retransmission with back-off, rebasing of ids after a takeover that
 // cannot regenerate them, the release gate that holds output back, and what the consumer
-// fragments sent with their level-1 acks (upstream_backup/consumer_restart_points.h, which it
+// fragments sent with their level-1 acks (retention/consumer_restart_points.h, which it
 // consults for trimming and for the held generation every batch carries).
 //
 // Paper: output queues double as logs for recovery, trimmed by queue-trimming acknowledgements
@@ -20,7 +20,7 @@
 
 #include "protocols/messages.h"
 #include "protocols/output_queue.h"
-#include "upstream_backup/consumer_restart_points.h"
+#include "retention/consumer_restart_points.h"
 
 namespace hapair {
 

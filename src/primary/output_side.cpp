@@ -45,7 +45,7 @@ ConsumerState OutputSide::make_consumer(NodeId node, FragmentId consumer_fragmen
   ConsumerState c;
   c.node = node;
   c.fragment = consumer_fragment;
-  c.retention = Plan::needs_retention(node_.plan().fragments[consumer_fragment].ha);
+  c.retention = node_.plan().traits(consumer_fragment).consumers_retain;
   return c;
 }
 

@@ -25,8 +25,10 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
   server_.set_role(Role::primary);
   const PlanFragment& f = server_.node().fragment_plan();
   // The original primary heartbeats its standby; a primary that took over has no live partner.
-  if (!options_.took_over && f.standby != kNoNode) {
-    heartbeat_to_ = f.standby;
+  // (The role watches one standby: the approaches' traits ask for at most one, make_plan checks.)
+  if (!options_.took_over && f.has_standby()) {
+    HAPAIR_CHECK_MSG(f.standbys.size() == 1, "fragment " << f.name << " has " << f.standbys.size() << " standbys");
+    heartbeat_to_ = f.standbys.front();
     next_heartbeat_us_ = now;
     standby_detector_.start(now);
   }
@@ -34,7 +36,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
     standby_detector_.disable();
     next_heartbeat_us_ = kNever;
   }
-  side_->on_start(now, heartbeat_to_);
+  side_->on_start(now, live_standbys());
   if (server_.node().kind() == FragmentKind::source) next_source_us_ = now;
   if (options_.rebase_when_consumers_ready) {
     rebase_pending_ = true;
@@ -99,14 +101,13 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           server_.outputs().on_redirect(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Rejoin>) {
           on_rejoin(now, from, m, eff);
-        } else if constexpr (std::is_same_v<T, CheckpointAck>) {
-          if (from != heartbeat_to_ || !side_->on_message(now, from, env.body, eff))
-            server_.count("unexpected_checkpoint_ack_dropped");
-        } else if constexpr (std::is_same_v<T, DeterminantAck>) {
-          if (from != heartbeat_to_ || !side_->on_message(now, from, env.body, eff))
-            server_.count("unexpected_determinant_ack_dropped");
         } else {
-          server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
+          // The messages only my approach's two ends exchange (its traits name them) go to its
+          // primary end, from my standby only; anything else is unexpected here.
+          const char* kind = message_kind_name(env.body);
+          const bool mine = server_.node().traits().exchanges(kind);
+          if (!mine || from == kNoNode || from != heartbeat_to_ || !side_->on_message(now, from, env.body, eff))
+            server_.count(std::string("unexpected_") + kind + "_dropped");
         }
       },
       env.body);
@@ -141,26 +142,28 @@ void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector)
 
 void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
   const PlanFragment& f = server_.node().fragment_plan();
-  const NodeId other = server_.node().self() == f.primary ? f.standby : f.primary;
-  // A fragment without a standby (ha none) has no partner: `other` is kNoNode, and a Rejoin
-  // claiming to come from kNoNode must not pass for one from it (found by fuzz/envelope_fuzz).
-  if (other == kNoNode || r.fragment != server_.node().fragment_id() || r.node != from || from != other) {
+  // Only another node of my fragment may rejoin it. A fragment without a standby (ha none) has
+  // no other node, and a Rejoin claiming to come from kNoNode must not pass for one from it
+  // (found by fuzz/envelope_fuzz).
+  if (!f.is_replica(from) || from == server_.node().self() || r.fragment != server_.node().fragment_id() ||
+      r.node != from) {
     server_.count("unexpected_rejoin_dropped");
     return;
   }
   const Route& route = server_.routes().route(server_.node().fragment_id());
-  if (route.standby == from && r.incarnation == route.standby_incarnation) {
+  const StandbyRef* known = route.standby(from);
+  if (known != nullptr && r.incarnation == known->incarnation) {
     // A repeated request: our answer was lost. Answer again.
-    server_.send(eff, now, from, Takeover{server_.node().fragment_id(), server_.node().self(), route.epoch, from, r.incarnation});
+    server_.send(eff, now, from, server_.routes().statement_of(server_.node().fragment_id()));
     return;
   }
-  if (route.standby == from) {
+  if (known != nullptr) {
     // My standby restarted (a new incarnation asks): what it had is gone. Form the pair again,
     // in a new epoch, with fresh state for it.
     server_.count("standby_restarted");
     server_.trace(eff, now, TraceKind::standby_restarted).with(TraceKey::standby, from);
-  } else if (route.standby != kNoNode) {
-    server_.count("unexpected_rejoin_dropped");
+  } else if (route.standbys.size() >= server_.node().traits().standbys) {
+    server_.count("unexpected_rejoin_dropped");  // the pair is whole
     return;
   }
   // A new epoch names the pair: me as primary, the rejoined node as standby. The announcement

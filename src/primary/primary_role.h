@@ -78,6 +78,11 @@ class PrimaryRole : public RoleBehaviour {
   // stands and I renew it in a newer epoch, which fences the other.
   void on_competing_claim(TimeUs now, const Takeover& t, Effects& eff);
 
+  // The standbys I watch and heartbeat (at most one: the approaches ask for one).
+  std::vector<NodeId> live_standbys() const {
+    return heartbeat_to_ == kNoNode ? std::vector<NodeId>{} : std::vector<NodeId>{heartbeat_to_};
+  }
+
   Server& server_;
   PrimaryOptions options_;
   NodeId heartbeat_to_ = kNoNode;

@@ -9,7 +9,7 @@ namespace hapair {
 
 RejoiningRole::RejoiningRole(Server& server, const Approach& approach) : server_(server), approach_(approach) {
   const PlanFragment& f = server_.node().fragment_plan();
-  partner_ = server_.node().self() == f.primary ? f.standby : f.primary;
+  partner_ = f.plan_partner(server_.node().self());
 }
 
 void RejoiningRole::on_start(TimeUs now, Effects& eff) {
@@ -48,7 +48,7 @@ void RejoiningRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff)
 }
 
 void RejoiningRole::orphaned(TimeUs now, Effects& eff, const char* why, PeerLost loss) {
-  if (!approach_.standby_holds_no_state) {
+  if (server_.node().traits().standby_holds_state) {
     server_.count("partner_lost_while_rejoining");
     return;
   }
@@ -83,7 +83,10 @@ void RejoiningRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   server_.on_takeover(now, *t, eff);
   // Only the answer to this incarnation's request names us: an older announcement naming us as
   // standby (from before a restart) does not, since the primary does not know we lost our state.
-  if (t->standby != server_.node().self() || t->standby_incarnation != incarnation_ ||
+  const StandbyRef* named = nullptr;
+  for (const StandbyRef& s : t->standbys)
+    if (s.node == server_.node().self()) named = &s;
+  if (named == nullptr || named->incarnation != incarnation_ ||
       server_.routes().route(server_.node().fragment_id()).epoch != t->epoch)
     return;
   // Named as standby: become the one the mode needs.

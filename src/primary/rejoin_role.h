@@ -10,7 +10,7 @@
 //
 // Orphaned: when the partner is lost too (the driver reports it, or it asks me to rejoin because
 // it restarted as well and I am the plan's primary of the pair), nobody would ever answer. If
-// the approach's standby holds no state of its primary (Approach::standby_holds_no_state:
+// the approach's standby holds no state of its primary (ApproachTraits::standby_holds_state false:
 // amnesia, upstream backup), I learn my fragment's current route from my neighbours (a
 // Heartbeat in my old epoch makes each that knows a newer one answer with it, PairSide::tell_route),
 // wait one retransmit timeout for the answers, and then become the standby role: it finds the

@@ -10,7 +10,11 @@ RouteTable::RouteTable(const Plan& plan, NodeId self) : plan_(&plan), self_(self
   HAPAIR_CHECK_MSG(self < plan.nodes.size(), "node " << self << " of " << plan.nodes.size());
   own_ = plan.nodes[self].fragment;
   routes_.resize(plan.fragments.size());
-  for (const auto& pf : plan.fragments) routes_[pf.id] = Route{pf.primary, pf.standby, 0};
+  for (const auto& pf : plan.fragments) {
+    Route& r = routes_[pf.id];
+    r.primary = pf.primary;
+    for (NodeId s : pf.standbys) r.standbys.push_back(StandbyRef{s, 0});
+  }
 }
 
 const Route& RouteTable::route(FragmentId f) const {
@@ -20,14 +24,15 @@ const Route& RouteTable::route(FragmentId f) const {
 
 Takeover RouteTable::statement_of(FragmentId f) const {
   const Route& r = route(f);
-  return Takeover{f, r.primary, r.epoch, r.standby, r.standby_incarnation};
+  return Takeover{f, r.primary, r.epoch, r.standbys};
 }
 
 std::vector<NodeId> RouteTable::input_nodes_of(FragmentId f) const {
   std::vector<NodeId> out;
   const Route& r = route(f);
   if (r.primary != kNoNode) out.push_back(r.primary);
-  if (plan_->fragments[f].ha == HaMode::active && r.standby != kNoNode) out.push_back(r.standby);
+  if (plan_->traits(f).standby_processes_input)
+    for (const StandbyRef& s : r.standbys) out.push_back(s.node);
   return out;
 }
 
@@ -35,7 +40,7 @@ std::vector<NodeId> RouteTable::neighbour_nodes() const {
   std::vector<NodeId> out;
   auto add_fragment = [&](FragmentId f) {
     const PlanFragment& pf = plan_->fragments[f];
-    for (NodeId n : {pf.primary, pf.standby})
+    for (NodeId n : pf.replicas())
       if (n != kNoNode && n != self_ && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   };
   const PlanFragment& mine = plan_->fragments[own_];
@@ -68,14 +73,15 @@ std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   const NodeId n = e.header.sender;
   if (n >= plan_->nodes.size()) return std::nullopt;
   const FragmentId f = plan_->nodes[n].fragment;
-  // Only an active standby talks to nodes outside its pair (its input's producers): what it sends
-  // them does not make it the primary. Inside the pair any message in a newer epoch does: the
-  // partner's heartbeat tells a resumed standby that its pair was dissolved.
-  if (f != own_ && plan_->fragments[f].ha == HaMode::active && !only_a_primary_sends(e.body)) return std::nullopt;
+  // Only a standby that processes input (active standby) talks to nodes outside its pair (its
+  // input's producers): what it sends them does not make it the primary. Inside the pair any
+  // message in a newer epoch does: the partner's heartbeat tells a resumed standby that its pair
+  // was dissolved.
+  if (f != own_ && plan_->traits(f).standby_processes_input && !only_a_primary_sends(e.body)) return std::nullopt;
   const Route& r = routes_[f];
   if (e.header.epoch <= r.epoch) return std::nullopt;
   // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
-  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standby : kNoNode, r.primary == n ? r.standby_incarnation : 0};
+  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standbys : std::vector<StandbyRef>{}};
 }
 
 bool RouteTable::newer_epoch_without_route(const Envelope& e) const {
@@ -105,7 +111,7 @@ TakeoverNews RouteTable::classify(const Takeover& t) const {
 void RouteTable::follow(const Takeover& t) {
   HAPAIR_CHECK_MSG(classify(t) == TakeoverNews::newer,
                    "fragment " << t.fragment << " epoch " << t.epoch << " followed " << routes_.at(t.fragment).epoch);
-  routes_[t.fragment] = Route{t.new_primary, t.standby, t.epoch, t.standby_incarnation};
+  routes_[t.fragment] = Route{t.new_primary, t.standbys, t.epoch};
 }
 
 void RouteTable::advance_own_epoch() {
@@ -117,22 +123,24 @@ void RouteTable::advance_own_epoch() {
 void RouteTable::claim_as_primary() {
   Route& r = routes_[own_];
   r.primary = self_;
-  r.standby = kNoNode;
+  r.standbys.clear();
   advance_own_epoch();
 }
 
 void RouteTable::form_pair(NodeId standby, std::uint64_t incarnation) {
   Route& r = routes_[own_];
   HAPAIR_CHECK_MSG(r.primary == self_, "node " << self_ << " forms a pair of fragment " << own_ << " led by " << r.primary);
-  r.standby = standby;
-  r.standby_incarnation = incarnation;
+  HAPAIR_CHECK_MSG(standby != kNoNode && standby != self_, "node " << self_ << " pairs with node " << standby);
+  std::erase_if(r.standbys, [&](const StandbyRef& s) { return s.node == standby; });
+  r.standbys.push_back(StandbyRef{standby, incarnation});
+  HAPAIR_CHECK_MSG(r.standbys.size() <= plan_->traits(own_).standbys,
+                   "fragment " << own_ << " has " << r.standbys.size() << " standbys, its approach " << plan_->traits(own_).standbys);
   advance_own_epoch();
 }
 
 void RouteTable::dissolve_pair() {
   Route& r = routes_[own_];
-  r.standby = kNoNode;
-  r.standby_incarnation = 0;
+  r.standbys.clear();
   advance_own_epoch();
 }
 

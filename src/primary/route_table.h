@@ -23,9 +23,15 @@ namespace hapair {
 // Who runs a fragment, as this node knows it.
 struct Route {
   NodeId primary = kNoNode;
-  NodeId standby = kNoNode;  // kNoNode once the standby took over (or the mode has none)
+  // Empty once the standby took over or was lost (or the approach has none).
+  std::vector<StandbyRef> standbys;
   Epoch epoch = 0;
-  std::uint64_t standby_incarnation = 0;  // see Takeover::standby_incarnation
+  // The route's entry of node n, or null when n is not one of its standbys.
+  const StandbyRef* standby(NodeId n) const {
+    for (const StandbyRef& s : standbys)
+      if (s.node == n) return &s;
+    return nullptr;
+  }
 };
 
 // How a Takeover relates to the route followed for its fragment.
@@ -47,7 +53,8 @@ class RouteTable {
   Epoch epoch() const { return route(own_).epoch; }
   // The Takeover that states the route followed for fragment f.
   Takeover statement_of(FragmentId f) const;
-  // The nodes that receive a fragment's input (its primary, and its active backup).
+  // The nodes that receive a fragment's input (its primary, and its standbys when they process
+  // input: active standby).
   std::vector<NodeId> input_nodes_of(FragmentId f) const;
   // Every node of the fragments next to mine (upstream and downstream), primary and standby,
   // sorted.
@@ -74,7 +81,8 @@ class RouteTable {
   // ---- my own fragment: each change opens a new epoch -----------------------------------------
   // A standby takes over: it is the primary, without a standby.
   void claim_as_primary();
-  // A rejoined node becomes my standby (I am the primary).
+  // A rejoined node becomes my standby (I am the primary); a standby that restarted is named again
+  // with its new incarnation.
   void form_pair(NodeId standby, std::uint64_t incarnation);
   // My standby is gone: me as primary, no standby.
   void dissolve_pair();

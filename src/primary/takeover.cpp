@@ -23,7 +23,7 @@ std::unique_ptr<RoleBehaviour> standby_learns_takeover(Server& server, TimeUs no
                                                        bool answer) {
   if (!server.on_takeover(now, t, eff, answer)) return nullptr;
   const Route& r = server.routes().route(server.node().fragment_id());
-  if (r.standby == server.node().self()) return nullptr;  // still the standby in the new epoch
+  if (r.standby(server.node().self()) != nullptr) return nullptr;  // still the standby in the new epoch
   server.trace(eff, now, TraceKind::fenced)
       .with(TraceKey::fragment_primary, t.new_primary)
       .with(TraceKey::epoch, t.epoch)

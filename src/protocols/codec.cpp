@@ -207,8 +207,11 @@ void put(Body::Builder body, const Takeover& m) {
   b.setFragment(m.fragment);
   b.setNewPrimary(m.new_primary);
   b.setEpoch(m.epoch);
-  b.setStandby(m.standby);
-  b.setStandbyIncarnation(m.standby_incarnation);
+  HAPAIR_CHECK_MSG(m.standbys.size() <= 1, "a Takeover names " << m.standbys.size() << " standbys; the wire carries one");
+  const StandbyRef none{kNoNode, 0};
+  const StandbyRef& standby = m.standbys.empty() ? none : m.standbys.front();
+  b.setStandby(standby.node);
+  b.setStandbyIncarnation(standby.incarnation);
 }
 void put(Body::Builder body, const Rejoin& m) {
   auto b = body.initRejoin();

@@ -177,8 +177,8 @@ class Converter {
     m.fragment = r.getFragment();
     m.new_primary = r.getNewPrimary();
     m.epoch = r.getEpoch();
-    m.standby = r.getStandby();
-    m.standby_incarnation = r.getStandbyIncarnation();
+    // No standby is kNoNode on the wire (and its incarnation says nothing).
+    if (r.getStandby() != kNoNode) m.standbys = {StandbyRef{r.getStandby(), r.getStandbyIncarnation()}};
     if (m.epoch > kEpochMax) return refuse("value out of range", "Takeover.epoch " + std::to_string(m.epoch));
     return true;
   }

@@ -81,7 +81,7 @@ struct DownstreamRestartPoints {
 
 // Level-1 ack: "input of `stream` up to id `up_to` is no longer needed by me"; the upstream may
 // trim its output queue up to there. With upstream backup it carries the sender's restart point
-// (how to restart it from empty state, see upstream_backup/level1_round.h) with a generation
+// (how to restart it from empty state, see retention/level1_round.h) with a generation
 // number, and what the sender held for its own downstream at that point (`forwarded`, one entry
 // per (output stream, consumer)); the upstream keeps the last two and hands them to a recovery
 // node.
@@ -117,17 +117,30 @@ struct Heartbeat {
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
 
-// "Node `new_primary` runs `fragment` from now on, at `epoch`, with `standby` as its standby
-// (kNoNode: none)." Sent by a node that took over to every neighbour of the fragment (upstream
-// and downstream) and to its old partner, and again when a restored standby joins the pair.
+// A standby as a route names it: the node, and the incarnation its pair was formed with (its
+// Rejoin's; 0 for the plan's own standby): a restarted standby takes only an answer to its own
+// request for one.
+struct StandbyRef {
+  NodeId node = kNoNode;
+  std::uint64_t incarnation = 0;
+  friend bool operator==(const StandbyRef&, const StandbyRef&) = default;
+};
+
+// "Node `new_primary` runs `fragment` from now on, at `epoch`, with `standbys` as its standbys
+// (none after a takeover or a dissolution)." Sent by a node that took over to every neighbour of
+// the fragment (upstream and downstream) and to its old partner, and again when a restored
+// standby joins the pair. The wire carries at most one standby (wire.capnp: `standby`,
+// `standbyIncarnation`); the codec refuses to encode more.
 struct Takeover {
   FragmentId fragment = kNoFragment;
   NodeId new_primary = kNoNode;
   Epoch epoch = 0;
-  NodeId standby = kNoNode;
-  // The incarnation of `standby` this pair was formed with (its Rejoin's): a restarted standby
-  // takes only an answer to its own request for one.
-  std::uint64_t standby_incarnation = 0;
+  std::vector<StandbyRef> standbys;
+  bool names_standby(NodeId n) const {
+    for (const StandbyRef& s : standbys)
+      if (s.node == n) return true;
+    return false;
+  }
   friend bool operator==(const Takeover&, const Takeover&) = default;
 };
 

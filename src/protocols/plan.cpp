@@ -101,7 +101,7 @@ OperatorClass weaker(OperatorClass a, OperatorClass b) {
 }
 
 HaMode effective_ha(const Topology& t, const FragmentSpec& f) {
-  if (f.kind != FragmentKind::operators) return HaMode::none;
+  if (f.kind != FragmentKind::operators) return kNoHa;
   return f.ha.value_or(t.settings.ha);
 }
 
@@ -162,7 +162,23 @@ struct Producer {
 
 struct Validator {
   const Topology& t;
+  const ApproachCatalog& approaches;
   std::vector<std::string> problems;
+
+  std::string name_of(HaMode m) const {
+    const ApproachTraits* a = approaches.find(m);
+    return a != nullptr ? a->name : "approach " + std::to_string(static_cast<int>(m));
+  }
+  // Every approach the topology names is one the catalog knows.
+  void known_approaches() {
+    auto check = [&](const std::string& where, const std::string& what, HaMode m) {
+      if (approaches.find(m) == nullptr)
+        add(where, what + " = " + name_of(m) + ": not an approach of this build (allowed: " + approaches.names() + ")");
+    };
+    check(t.settings.where, "ha", t.settings.ha);
+    for (const FragmentSpec& f : t.fragments)
+      if (f.ha) check(f.where, describe(f) + ": ha", *f.ha);
+  }
 
   std::string place(const std::string& where) const {
     if (!where.empty()) return where;
@@ -329,8 +345,8 @@ struct Validator {
     const std::string d = describe(f);
     if (!valid_name(f.name)) add(f.where, d + ": the name must be 1 to 64 letters, digits, '_' or '-'");
     if (f.kind != FragmentKind::operators) {
-      if (f.ha && *f.ha != HaMode::none)
-        add(f.where, d + ": ha = " + to_string(*f.ha) + ": sources and sinks never get standbys (a source regenerates its tuples " +
+      if (f.ha && *f.ha != kNoHa)
+        add(f.where, d + ": ha = " + name_of(*f.ha) + ": sources and sinks never get standbys (a source regenerates its tuples " +
                          "from the seed, a sink is the client application); leave ha unset or none");
       if (!f.standby_endpoint.empty())
         add(f.where, d + ": standby_endpoint is set, but sources and sinks never get standbys");
@@ -463,6 +479,7 @@ struct Validator {
   }
 
   void run() {
+    known_approaches();
     settings();
     sim();
     // The network name goes into result file names, so it may hold '.' but nothing odd.
@@ -489,11 +506,17 @@ struct Validator {
 
 }  // namespace
 
-bool Plan::needs_retention(HaMode consumer_mode) {
-  return consumer_mode == HaMode::upstream || consumer_mode == HaMode::passive;
+std::vector<NodeId> PlanFragment::replicas() const {
+  std::vector<NodeId> out{primary};
+  out.insert(out.end(), standbys.begin(), standbys.end());
+  return out;
 }
 
-bool Plan::has_standby(HaMode mode) { return mode != HaMode::none; }
+bool PlanFragment::is_replica(NodeId n) const {
+  return n != kNoNode && (n == primary || std::find(standbys.begin(), standbys.end(), n) != standbys.end());
+}
+
+const ApproachTraits& Plan::traits(FragmentId f) const { return approaches.of(fragments.at(f).ha); }
 
 NodeId Plan::node_id(const std::string& name) const {
   for (const PlanNode& n : nodes)
@@ -513,18 +536,19 @@ StreamId Plan::stream_id(const std::string& name) const {
   return kNoStream;
 }
 
-std::vector<std::string> validate(const Topology& t) {
-  Validator v{t, {}};
+std::vector<std::string> validate(const Topology& t, const ApproachCatalog& approaches) {
+  Validator v{t, approaches, {}};
   v.run();
   return v.problems;
 }
 
-Plan make_plan(const Topology& t) {
-  const std::vector<std::string> problems = validate(t);
+Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
+  const std::vector<std::string> problems = validate(t, approaches);
   HAPAIR_CHECK_MSG(problems.empty(), "make_plan() needs a topology validate() accepts; " << problems.size()
                                          << " problem(s), the first: " << problems.front());
   Plan plan;
   plan.topology = t;
+  plan.approaches = approaches;
 
   // Which fragment produces each stream, and the class of each stream inside its producer.
   std::map<std::string, FragmentId> producer_of;
@@ -582,15 +606,17 @@ Plan make_plan(const Topology& t) {
     plan.nodes.push_back(node);
   }
   for (PlanFragment& pf : plan.fragments) {
-    if (!Plan::has_standby(pf.ha)) continue;
-    const bool processing_standby = pf.ha == HaMode::passive || pf.ha == HaMode::active;
+    const ApproachTraits& approach = approaches.of(pf.ha);
+    if (!approach.has_standby()) continue;
+    HAPAIR_CHECK_MSG(approach.standbys == 1, "approach " << approach.name << " asks for " << approach.standbys
+                                                          << " standbys; a plan has one per fragment");
     PlanNode node;
     node.id = static_cast<NodeId>(plan.nodes.size());
-    node.name = pf.name + (processing_standby ? ".backup" : ".spare");
+    node.name = pf.name + approach.standby_suffix;
     node.fragment = pf.id;
     node.standby = true;
     node.endpoint = t.fragments[pf.spec_index].standby_endpoint;
-    pf.standby = node.id;
+    pf.standbys.push_back(node.id);
     plan.nodes.push_back(node);
   }
 

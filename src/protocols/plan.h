@@ -1,5 +1,6 @@
 // A deployment plan: the topology resolved to numeric ids, with one node (process) per fragment
-// primary and one per standby (spare, backup or recovery node) that the fragment's HA mode needs.
+// primary and one per standby (spare, backup or recovery node) that the fragment's approach needs
+// (its traits, protocols/approach_traits.h).
 // Every core and driver receives the same plan, so every node knows every other node's role.
 //
 // Invariants: node, fragment and stream ids are indexes into their vectors; every inter-fragment
@@ -36,15 +37,28 @@ struct PlanFragment {
   FragmentId id = kNoFragment;
   std::string name;
   FragmentKind kind = FragmentKind::operators;
-  HaMode ha = HaMode::none;
+  HaMode ha = kNoHa;
   NodeId primary = kNoNode;
-  NodeId standby = kNoNode;  // kNoNode when the mode needs none
+  // The plan's standbys (as many as the approach's traits ask for; none for ha none, sources and
+  // sinks). Nodes named <fragment><suffix> (approach_traits.h).
+  std::vector<NodeId> standbys;
   std::vector<StreamId> inputs;   // streams read from other fragments, in first-use order
   std::vector<StreamId> outputs;  // streams sent to other fragments
   std::vector<FragmentId> upstream;    // producers of inputs
   std::vector<FragmentId> downstream;  // consumers of outputs
   OperatorClass klass = OperatorClass::repeatable;  // weakest class of its operators
   std::size_t spec_index = 0;  // index into topology.fragments
+
+  bool has_standby() const { return !standbys.empty(); }
+  // The primary and every standby: the nodes that run this fragment.
+  std::vector<NodeId> replicas() const;
+  bool is_replica(NodeId n) const;
+  // The node node n pairs with in the plan: a standby's primary, the primary's (first) standby;
+  // kNoNode for a fragment without standby.
+  NodeId plan_partner(NodeId n) const {
+    if (standbys.empty()) return kNoNode;
+    return n == primary ? standbys.front() : primary;
+  }
 };
 
 struct Plan {
@@ -59,10 +73,10 @@ struct Plan {
   NodeId node_id(const std::string& name) const;
   FragmentId fragment_id(const std::string& name) const;
   StreamId stream_id(const std::string& name) const;
-  // Whether an HA mode's consumers may ask for a replay of their input after a takeover
-  // (and so need the upstream to retain it until their level-1 ack).
-  static bool needs_retention(HaMode consumer_mode);
-  static bool has_standby(HaMode mode);
+  // The approaches this plan may name (the built-in ones, unless a caller registered more).
+  ApproachCatalog approaches;
+  // The traits of a fragment's approach (sources and sinks: the baseline's).
+  const ApproachTraits& traits(FragmentId f) const;
 };
 
 // Bounds validate() holds knobs to that command-line options override too (the CLI checks its
@@ -73,9 +87,10 @@ inline constexpr double kOperatorCostUsPerTupleMax = 100'000.0;  // 0.1 s per tu
 
 // Every problem of a topology at once (an empty vector means valid); each names its place
 // ("file:line" where known) and what is wrong.
-std::vector<std::string> validate(const Topology&);
+// `approaches`: the approaches the topology may name.
+std::vector<std::string> validate(const Topology&, const ApproachCatalog& approaches = ApproachCatalog::builtin());
 
 // Builds the plan of a topology that validate() accepted.
-Plan make_plan(const Topology&);
+Plan make_plan(const Topology&, const ApproachCatalog& approaches = ApproachCatalog::builtin());
 
 }  // namespace hapair

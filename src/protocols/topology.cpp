@@ -31,11 +31,6 @@ std::string allowed(const std::array<std::pair<E, const char*>, N>& table) {
   return out;
 }
 
-constexpr std::array<std::pair<HaMode, const char*>, 5> kHaModes{{{HaMode::none, "none"},
-                                                                  {HaMode::amnesia, "amnesia"},
-                                                                  {HaMode::upstream, "upstream"},
-                                                                  {HaMode::passive, "passive"},
-                                                                  {HaMode::active, "active"}}};
 constexpr std::array<std::pair<FragmentKind, const char*>, 3> kFragmentKinds{
     {{FragmentKind::source, "source"}, {FragmentKind::operators, "operators"}, {FragmentKind::sink, "sink"}}};
 constexpr std::array<std::pair<OperatorKind, const char*>, 5> kOperatorKinds{{{OperatorKind::filter, "filter"},
@@ -81,7 +76,6 @@ constexpr std::array<std::pair<TraceLevel, const char*>, 2> kTraceLevels{
 
 }  // namespace
 
-const char* to_string(HaMode v) { return name_of(kHaModes, v); }
 const char* to_string(FragmentKind v) { return name_of(kFragmentKinds, v); }
 const char* to_string(OperatorKind v) { return name_of(kOperatorKinds, v); }
 const char* to_string(OperatorClass v) { return name_of(kOperatorClasses, v); }
@@ -96,7 +90,6 @@ const char* to_string(TrimmingRule v) { return name_of(kTrimmingRules, v); }
 const char* to_string(DetectorKind v) { return name_of(kDetectors, v); }
 const char* to_string(TraceLevel v) { return name_of(kTraceLevels, v); }
 
-std::optional<HaMode> parse_ha_mode(const std::string& s) { return parse_from(kHaModes, s); }
 std::optional<OperatorKind> parse_operator_kind(const std::string& s) { return parse_from(kOperatorKinds, s); }
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string& s) { return parse_from(kPolicies, s); }
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string& s) { return parse_from(kCheckpointModes, s); }
@@ -108,7 +101,6 @@ std::optional<DistributionKind> parse_distribution_kind(const std::string& s) { 
 std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return parse_from(kTrimmingRules, s); }
 std::optional<DetectorKind> parse_detector_kind(const std::string& s) { return parse_from(kDetectors, s); }
 std::optional<TraceLevel> parse_trace_level(const std::string& s) { return parse_from(kTraceLevels, s); }
-std::string allowed_ha_modes() { return allowed(kHaModes); }
 std::string allowed_operator_kinds() { return allowed(kOperatorKinds); }
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
 std::string allowed_checkpoint_modes() { return allowed(kCheckpointModes); }

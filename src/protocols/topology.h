@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "protocols/approach_traits.h"
+
 namespace hapair {
 
-enum class HaMode { none, amnesia, upstream, passive, active };
 enum class FragmentKind { source, operators, sink };
 enum class OperatorKind { filter, map, union_op, aggregate, join };
 // Nested classes of the paper (section 3): repeatable ⊂ convergent-capable ⊂ deterministic ⊂ arbitrary.
@@ -40,7 +41,6 @@ enum class DetectorKind { heartbeat, connection_heartbeat };
 // takeover, replay, checkpoints, pairs) or data (those and every batch, ack and trim).
 enum class TraceLevel { control, data };
 
-const char* to_string(HaMode);
 const char* to_string(FragmentKind);
 const char* to_string(OperatorKind);
 const char* to_string(OperatorClass);
@@ -56,7 +56,6 @@ const char* to_string(DetectorKind);
 const char* to_string(TraceLevel);
 
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
-std::optional<HaMode> parse_ha_mode(const std::string&);
 std::optional<OperatorKind> parse_operator_kind(const std::string&);
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string&);
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string&);
@@ -68,7 +67,6 @@ std::optional<DistributionKind> parse_distribution_kind(const std::string&);
 std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
 std::optional<DetectorKind> parse_detector_kind(const std::string&);
 std::optional<TraceLevel> parse_trace_level(const std::string&);
-std::string allowed_ha_modes();  // "none, amnesia, upstream, passive, active"
 std::string allowed_operator_kinds();
 std::string allowed_queue_full_policies();
 std::string allowed_checkpoint_modes();
@@ -144,7 +142,7 @@ struct FragmentSpec {
 struct Settings {
   std::uint64_t seed = 1;
   double duration_s = 6.0;
-  HaMode ha = HaMode::none;
+  HaMode ha = kNoHa;
   std::int64_t batch_tuples = 100;         // tuples per TupleBatch message at most
   std::int64_t batch_flush_ms = 2;         // a partial batch waits at most this long
   std::int64_t heartbeat_interval_ms = 10;

@@ -1,5 +1,6 @@
 #include "protocols/trace_text.h"
 
+#include "protocols/approach_traits.h"
 #include "protocols/core.h"
 #include "protocols/run_result.h"
 #include "protocols/topology.h"
@@ -32,9 +33,12 @@ std::string trace_value_text(const Plan* plan, const TraceDetail& d) {
     case TraceValueType::role:
       return v >= 0 && v <= static_cast<std::int64_t>(Role::rejoining) ? to_string(static_cast<Role>(v))
                                                                         : std::to_string(v);
-    case TraceValueType::ha:
-      return v >= 0 && v <= static_cast<std::int64_t>(HaMode::active) ? to_string(static_cast<HaMode>(v))
-                                                                        : std::to_string(v);
+    case TraceValueType::ha: {
+      // A built-in approach by name; another (registered elsewhere) by its number.
+      const ApproachTraits* a =
+          v >= 0 && v <= 255 ? ApproachCatalog::builtin().find(static_cast<HaMode>(v)) : nullptr;
+      return a != nullptr ? a->name : std::to_string(v);
+    }
     case TraceValueType::mode:
       return v >= 0 && v <= static_cast<std::int64_t>(CheckpointMode::delta)
                  ? to_string(static_cast<CheckpointMode>(v))

@@ -115,7 +115,7 @@ class NodeHost {
                                    : make_node_core(options.plan, self)) {
     HAPAIR_CHECK_MSG(core_ != nullptr, "no core for node " << options.node_name);
     const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self).fragment);
-    if (plan_.settings().detector == DetectorKind::connection_heartbeat && f.standby != kNoNode) {
+    if (plan_.settings().detector == DetectorKind::connection_heartbeat && f.has_standby()) {
       std::string host;
       std::string port = "0";
       if (!options.crash_line_bind.empty() && !split_tcp_endpoint(options.crash_line_bind, host, port))
@@ -164,7 +164,7 @@ class NodeHost {
     if (s.detector != DetectorKind::connection_heartbeat) return;
     const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self_).fragment);
     watch_.emplace(context, PartnerWatchConfig::for_settings(s));
-    for (const NodeId partner : {f.primary, f.standby}) {
+    for (const NodeId partner : f.replicas()) {
       if (partner == kNoNode || partner == self_ || directory.endpoints.at(partner).empty()) continue;
       const std::string line =
           partner < directory.crash_line_endpoints.size() ? directory.crash_line_endpoints[partner] : std::string();

@@ -20,7 +20,7 @@
 namespace hapair {
 
 // What validate_faults checks besides the schedule itself. The harness turns the first two off and
-// checks them itself (harness/input_checks.h), because it knows more: the valid names with the
+// checks them itself (config/input_checks.h), because it knows more: the valid names with the
 // close match of a misspelt one, and the run's duration a fault has to fall into.
 struct FaultChecks {
   bool node_names = true;  // every node and peer is a node of the plan

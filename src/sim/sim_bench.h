@@ -21,7 +21,7 @@ struct SimBenchOptions {
   std::int64_t nodes = 100;          // source + (nodes - 2) filters + sink; at least 3
   std::int64_t tuples = 1'000'000;   // source tuples
   double rate_tps = 100'000.0;       // source rate; the run's duration is tuples / rate
-  HaMode ha = HaMode::none;
+  HaMode ha = kNoHa;
   std::uint64_t seed = 1;
 };
 

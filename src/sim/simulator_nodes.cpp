@@ -49,7 +49,7 @@ void Simulator::Impl::crash(SimNode& n) {
 void Simulator::Impl::close_connections_of(const SimNode& n) {
   if (plan->settings().detector != DetectorKind::connection_heartbeat) return;
   const PlanFragment& f = plan->fragments.at(plan->nodes.at(n.id).fragment);
-  for (const NodeId partner : {f.primary, f.standby}) {
+  for (const NodeId partner : f.replicas()) {
     if (partner == kNoNode || partner == n.id || nodes[partner].crashed) continue;
     queue.push(now_us + network.latency_us(), ConnectionClosed{partner, nodes[partner].incarnation, n.id});
   }

@@ -15,7 +15,7 @@
 // bookkeeping is forgotten only up to the restart point just sent.
 #include "upstream_backup/approaches.h"
 #include "upstream_backup/forwarded_points.h"
-#include "upstream_backup/level1_round.h"
+#include "retention/level1_round.h"
 
 namespace hapair {
 
@@ -26,7 +26,7 @@ class Level1Sender : public PrimarySide {
   Level1Sender(Server& server, const PrimaryOptions& options)
       : server_(server), generation_(options.first_generation - 1) {}
 
-  void on_start(TimeUs now, NodeId /*standby*/) override {
+  void on_start(TimeUs now, const std::vector<NodeId>& /*standbys*/) override {
     next_round_us_ = now + ack_interval_us();
     // Without cause functions the rounds acknowledge a fixed horizon of event time, which every
     // input stream follows from now on.

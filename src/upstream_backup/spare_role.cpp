@@ -7,7 +7,7 @@
 #include "primary/primary_role.h"
 #include "upstream_backup/approaches.h"
 #include "upstream_backup/forwarded_points.h"
-#include "upstream_backup/restart_point_store.h"
+#include "retention/restart_point_store.h"
 
 namespace hapair {
 
@@ -25,7 +25,7 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
       if (offers_.count(s)) continue;
       const Route& r = server_.routes().route(server_.node().fragment_id());
       server_.send(eff, now, server_.routes().route(in.producer()).primary,
-                   Takeover{server_.node().fragment_id(), server_.node().self(), r.epoch, r.standby, r.standby_incarnation});
+                   Takeover{server_.node().fragment_id(), server_.node().self(), r.epoch, r.standbys});
       server_.count("restart_point_requests_repeated");
     }
     next_offer_request_us_ = now + server_.node().retransmit_us();
@@ -105,7 +105,7 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   if (upstream) {
     const Route& mine = server_.routes().route(server_.node().fragment_id());
     server_.send(eff, now, t.new_primary,
-                 Takeover{server_.node().fragment_id(), server_.node().self(), mine.epoch, mine.standby, mine.standby_incarnation});
+                 Takeover{server_.node().fragment_id(), server_.node().self(), mine.epoch, mine.standbys});
     server_.count("restart_point_requests_repeated");
     return;
   }
@@ -116,7 +116,7 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
 void SpareRole::on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin& r, Effects& eff) {
   const FragmentId own = server_.node().fragment_id();
   const PlanFragment& f = server_.node().fragment_plan();
-  const NodeId partner = server_.node().self() == f.primary ? f.standby : f.primary;
+  const NodeId partner = f.plan_partner(server_.node().self());
   // My old primary dissolved the pair without me in the epoch I then claimed; some neighbours
   // follow its claim (they heard it first) and so never send me their restart points, and it
   // lost to mine (it rejoins). Until I have restarted I cannot take it as my standby: a newer
@@ -259,8 +259,8 @@ std::unique_ptr<RoleBehaviour> make_spare_role(Server& server, bool /*rejoined*/
 
 }  // namespace
 
-Approach upstream_backup_approach() { return Approach{HaMode::upstream, &make_level1_sender, &make_spare_role, true}; }
-Approach amnesia_approach() { return Approach{HaMode::amnesia, &make_stateless_primary_side, &make_spare_role, true}; }
+Approach upstream_backup_approach() { return Approach{HaMode::upstream, &make_level1_sender, &make_spare_role}; }
+Approach amnesia_approach() { return Approach{HaMode::amnesia, &make_stateless_primary_side, &make_spare_role}; }
 
 TimeUs SpareRole::next_wakeup_us() const {
   if (successor_) return kNever;

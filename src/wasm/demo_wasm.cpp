@@ -1,5 +1,5 @@
 // The teaching demo's simulator as WebAssembly (docs/DEMO.md, "Static page"): the demo service
-// (harness/demo_service.h) behind one C export, so the page runs without any server.
+// (demo/demo_service.h) behind one C export, so the page runs without any server.
 //
 //   hapair_demo(request_json) -> answer_json
 //
@@ -9,7 +9,7 @@
 
 #include <emscripten/emscripten.h>
 
-#include "harness/demo_service.h"
+#include "demo/demo_service.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "harness/chaos.h"
+#include "campaigns/chaos.h"
 
 using namespace hapair;
 
@@ -34,11 +34,11 @@ TEST_CASE("a real campaign keeps a violating run's files in cases and removes th
   const ChaosReport r = run_chaos(o);
   REQUIRE(r.runs.size() == 2);
   INFO(chaos_table(r));
-  REQUIRE(r.runs[1].klass == ChaosClass::violation);
+  REQUIRE(r.runs[1].klass == GuaranteeClass::violation);
   CHECK(std::filesystem::exists(dir / "cases" / "case-1" / "trace.jsonl"));
   CHECK(std::filesystem::exists(dir / "cases" / "case-1" / "summary.json"));
   CHECK(std::filesystem::exists(dir / "cases" / "case-1.toml"));
-  if (r.runs[0].klass != ChaosClass::violation) CHECK_FALSE(std::filesystem::exists(dir / "cases" / "case-0"));
+  if (r.runs[0].klass != GuaranteeClass::violation) CHECK_FALSE(std::filesystem::exists(dir / "cases" / "case-0"));
   CHECK(chaos_table(r).find(dir.string() + "/cases/case-1/") != std::string::npos);
   std::filesystem::remove_all(dir);
 }

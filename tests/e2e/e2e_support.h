@@ -20,8 +20,8 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 
 namespace hapair::e2e {
 

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "e2e/e2e_support.h"
-#include "harness/reference.h"
-#include "harness/results.h"
+#include "judge/reference.h"
+#include "report/results.h"
 #include "support/result_csv.h"
 
 using namespace hapair;

@@ -197,7 +197,7 @@ TEST_CASE("garbage sent to every port of a running pipeline is counted and dropp
     REQUIRE(o.result.completed);
     // A data socket per node, and a crash line per node that has a pair partner.
     std::size_t paired = 0;
-    for (const PlanNode& n : plan->nodes) paired += plan->fragments[n.fragment].standby != kNoNode;
+    for (const PlanNode& n : plan->nodes) paired += plan->fragments[n.fragment].has_standby();
     CHECK(sent.ports == plan->nodes.size() + paired);
     CHECK(sent.messages > 1000);
     // Every node counted what it dropped.

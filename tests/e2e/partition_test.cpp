@@ -1,6 +1,6 @@
 // Real partitions, made by the launcher (issue 16): with a partition in the fault schedule every
 // node process runs in a network namespace of its own and the partition is nftables DROP rules
-// between two of them (harness/net_isolation.h). Passive and active standby on the default
+// between two of them (proc/net_isolation.h). Passive and active standby on the default
 // network, cut between a primary and its backup (the backup takes over while the primary lives
 // on, and the old primary is fenced after the heal) and between a primary and its downstream
 // primary; each run is checked against the failure-free reference, the trace must record the
@@ -22,7 +22,7 @@
 #include <functional>
 #include <thread>
 
-#include "harness/net_isolation.h"
+#include "proc/net_isolation.h"
 
 using namespace hapair;
 using namespace hapair::e2e;

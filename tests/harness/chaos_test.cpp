@@ -1,4 +1,4 @@
-// The fault campaign (harness/chaos.h, docs/FAULTS.md): cases are pure functions of (seed, index)
+// The fault campaign (campaigns/chaos.h, docs/FAULTS.md): cases are pure functions of (seed, index)
 // with valid schedules of the requested kinds; the classifier applies each approach's guarantee
 // to hand-made reports; "beyond the guarantee" is read from a run's events; a small simulated
 // campaign of the precise approaches has no violation; the same seed gives the same chaos.csv;
@@ -16,10 +16,10 @@
 #include <set>
 #include <sstream>
 
-#include "harness/chaos.h"
-#include "harness/net_isolation.h"
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "campaigns/chaos.h"
+#include "proc/net_isolation.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 #include "protocols/plan.h"
 #include "sim/faults.h"
 #include "support/trace_read.h"
@@ -61,9 +61,9 @@ const SemanticsReport kGap = report("gap", 1, 0, 0);
 const std::vector<std::string> kNoErrors;
 const std::optional<std::string> kWithin;
 
-ChaosClass judge(HaMode mode, const SemanticsReport& s, bool arbitrary = false, bool determinants = true,
+GuaranteeClass judge(HaMode mode, const SemanticsReport& s, bool arbitrary = false, bool determinants = true,
                  bool completed = true) {
-  return classify_chaos_run(mode, determinants, arbitrary, s, completed, kNoErrors, kWithin).klass;
+  return judge_guarantee(ApproachCatalog::builtin().of(mode), determinants, arbitrary, s, completed, kNoErrors, kWithin).klass;
 }
 
 TraceEvent event(double at_s, const Plan& plan, const std::string& node, const std::string& name,
@@ -215,44 +215,44 @@ TEST_CASE("chaos options are validated all at once", "[chaos]") {
 // ---- classification ----------------------------------------------------------------------
 
 TEST_CASE("the classifier flags a lost tuple under passive standby as a violation", "[chaos]") {
-  CHECK(judge(HaMode::passive, kGap) == ChaosClass::violation);
-  CHECK(judge(HaMode::passive, kRollback) == ChaosClass::violation);
-  CHECK(judge(HaMode::passive, kRollback, true) == ChaosClass::violation);
-  CHECK(judge(HaMode::passive, kPrecise) == ChaosClass::ok);
-  CHECK(judge(HaMode::passive, kPrecise, false, true, false) == ChaosClass::violation);  // did not complete
-  const auto j = classify_chaos_run(HaMode::passive, true, false, kPrecise, true, {"fatal: queue full"}, kWithin);
-  CHECK(j.klass == ChaosClass::violation);
+  CHECK(judge(HaMode::passive, kGap) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::passive, kRollback) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::passive, kRollback, true) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::passive, kPrecise) == GuaranteeClass::ok);
+  CHECK(judge(HaMode::passive, kPrecise, false, true, false) == GuaranteeClass::violation);  // did not complete
+  const auto j = judge_guarantee(ApproachCatalog::builtin().of(HaMode::passive), true, false, kPrecise, true, {"fatal: queue full"}, kWithin);
+  CHECK(j.klass == GuaranteeClass::violation);
   CHECK(j.reason.find("queue full") != std::string::npos);
 }
 
 TEST_CASE("the classifier reports amnesia gaps and anything under ha none without counting them as violations", "[chaos]") {
-  CHECK(judge(HaMode::amnesia, kGap) == ChaosClass::ok);
-  CHECK(classify_chaos_run(HaMode::amnesia, true, false, kGap, true, kNoErrors, kWithin).reason == "gap expected (amnesia)");
-  CHECK(judge(HaMode::amnesia, kRollback) == ChaosClass::ok);
-  CHECK(judge(HaMode::none, kGap, false, true, false) == ChaosClass::ok);
+  CHECK(judge(HaMode::amnesia, kGap) == GuaranteeClass::ok);
+  CHECK(judge_guarantee(ApproachCatalog::builtin().of(HaMode::amnesia), true, false, kGap, true, kNoErrors, kWithin).reason == "gap expected (amnesia)");
+  CHECK(judge(HaMode::amnesia, kRollback) == GuaranteeClass::ok);
+  CHECK(judge(HaMode::none, kGap, false, true, false) == GuaranteeClass::ok);
   // The amnesia spare must still take over: a run that never finishes is a violation.
-  CHECK(judge(HaMode::amnesia, kGap, false, true, false) == ChaosClass::violation);
+  CHECK(judge(HaMode::amnesia, kGap, false, true, false) == GuaranteeClass::violation);
 }
 
 TEST_CASE("the classifier holds upstream backup to no loss, and to precise on deterministic networks", "[chaos]") {
-  CHECK(judge(HaMode::upstream, kGap, true) == ChaosClass::violation);
-  CHECK(judge(HaMode::upstream, kRollback, true) == ChaosClass::ok);
-  CHECK(judge(HaMode::upstream, kRollback, false) == ChaosClass::violation);
-  CHECK(judge(HaMode::upstream, kPrecise, false) == ChaosClass::ok);
+  CHECK(judge(HaMode::upstream, kGap, true) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::upstream, kRollback, true) == GuaranteeClass::ok);
+  CHECK(judge(HaMode::upstream, kRollback, false) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::upstream, kPrecise, false) == GuaranteeClass::ok);
 }
 
 TEST_CASE("the classifier holds active standby to precise, or to no loss without determinants on an arbitrary network", "[chaos]") {
-  CHECK(judge(HaMode::active, kRollback, true, true) == ChaosClass::violation);
-  CHECK(judge(HaMode::active, kRollback, true, false) == ChaosClass::ok);
-  CHECK(judge(HaMode::active, kGap, true, false) == ChaosClass::violation);
-  CHECK(judge(HaMode::active, kRollback, false, false) == ChaosClass::violation);  // deterministic: precise anyway
+  CHECK(judge(HaMode::active, kRollback, true, true) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::active, kRollback, true, false) == GuaranteeClass::ok);
+  CHECK(judge(HaMode::active, kGap, true, false) == GuaranteeClass::violation);
+  CHECK(judge(HaMode::active, kRollback, false, false) == GuaranteeClass::violation);  // deterministic: precise anyway
 }
 
 TEST_CASE("a schedule beyond the guarantee is never a violation, whatever the verdict", "[chaos]") {
   const std::optional<std::string> beyond = std::string("both nodes of the pair lost");
   for (HaMode m : {HaMode::upstream, HaMode::passive, HaMode::active}) {
-    const auto j = classify_chaos_run(m, true, false, kGap, false, {"time limit"}, beyond);
-    CHECK(j.klass == ChaosClass::beyond);
+    const auto j = judge_guarantee(ApproachCatalog::builtin().of(m), true, false, kGap, false, {"time limit"}, beyond);
+    CHECK(j.klass == GuaranteeClass::beyond);
     CHECK(j.reason == *beyond);
   }
 }
@@ -437,7 +437,7 @@ TEST_CASE("a small simulated campaign of upstream backup, passive and active sta
   for (const auto& run : r.runs) {
     for (const auto& f : run.c.faults) ++kinds[f.kind];
     takeovers += run.takeovers;
-    if (run.klass == ChaosClass::violation)
+    if (run.klass == GuaranteeClass::violation)
       UNSCOPED_INFO("run " << run.c.index << ": " << run.reason << "\n  " << run.c.description << "\n  "
                            << chaos_reproduce_command(o, run.c.index));
   }
@@ -520,9 +520,9 @@ TEST_CASE("a deliberately broken approach is caught, with the command that repro
   std::size_t passive = 0;
   for (const auto& run : r.runs) {
     INFO("run " << run.c.index << ": " << run.c.description << " -> " << to_string(run.klass) << " " << run.reason);
-    if (run.c.approach != HaMode::passive || run.klass == ChaosClass::beyond) continue;
+    if (run.c.approach != HaMode::passive || run.klass == GuaranteeClass::beyond) continue;
     ++passive;
-    CHECK(run.klass == ChaosClass::violation);
+    CHECK(run.klass == GuaranteeClass::violation);
     CHECK(run.lost >= 1);
   }
   CHECK(passive >= 2);
@@ -542,7 +542,7 @@ TEST_CASE("union_join's counts are judged against the recorded merge order, and 
   std::size_t judged = 0;
   for (const auto& run : clean.runs) {
     INFO("run " << run.c.index << ": " << run.c.description << " -> " << to_string(run.klass) << " " << run.reason);
-    if (run.klass == ChaosClass::beyond) continue;
+    if (run.klass == GuaranteeClass::beyond) continue;
     // Passive standby and active standby with determinants hold output until the standby has the
     // choices it depends on: the order is always known in the simulator.
     if (run.c.approach == HaMode::active && !run.c.topology.settings.determinants) continue;
@@ -563,8 +563,8 @@ TEST_CASE("union_join's counts are judged against the recorded merge order, and 
   for (std::size_t i = 0; i < broken.runs.size(); ++i) {
     const ChaosRun& run = broken.runs[i];
     INFO("run " << run.c.index << ": " << run.c.description << " -> " << to_string(run.klass) << " " << run.reason);
-    if (clean.runs[i].klass != ChaosClass::ok || !clean.runs[i].unjudged.empty()) continue;
-    CHECK(run.klass == ChaosClass::violation);
+    if (clean.runs[i].klass != GuaranteeClass::ok || !clean.runs[i].unjudged.empty()) continue;
+    CHECK(run.klass == GuaranteeClass::violation);
     CHECK(run.lost >= 1);
   }
 }
@@ -577,7 +577,7 @@ TEST_CASE("a run that aborts is one violation and the campaign goes on", "[chaos
   };
   const ChaosReport r = run_chaos(o);
   REQUIRE(r.runs.size() == 3);
-  CHECK(r.runs[1].klass == ChaosClass::violation);
+  CHECK(r.runs[1].klass == GuaranteeClass::violation);
   CHECK(r.runs[1].reason.find("signal 6") != std::string::npos);
   CHECK(r.runs[1].verdict == "none");
   CHECK(r.runs[0].verdict != "none");
@@ -619,7 +619,7 @@ TEST_CASE("an isolated run's answer survives the JSON exchange field for field",
   r.disturbed = true;
   r.disturbance = "takeover by aggregate.backup at 0.50 s before the first fault";
   r.detectors = "connection=1 heartbeat=2";
-  r.klass = ChaosClass::beyond;
+  r.klass = GuaranteeClass::beyond;
   r.reason = "every node of aggregate crashed";
   ChaosRun back;
   back.c.index = 42;  // the case is the parent's, never in the answer
@@ -646,7 +646,7 @@ TEST_CASE("an isolated run's answer survives the JSON exchange field for field",
 
   // No restore time and the other classes come back too.
   r.restore_ms.reset();
-  for (ChaosClass k : {ChaosClass::ok, ChaosClass::violation}) {
+  for (GuaranteeClass k : {GuaranteeClass::ok, GuaranteeClass::violation}) {
     r.klass = k;
     REQUIRE(read_chaos_run_json(chaos_run_json(r), back).empty());
     CHECK(back.klass == k);

@@ -3,7 +3,7 @@
 // the output at a failure instant.
 #include <catch2/catch.hpp>
 
-#include "harness/checker.h"
+#include "judge/checker.h"
 
 using namespace hapair;
 

@@ -1,4 +1,4 @@
-// The one child-process helper (harness/child_process.h): how a child ended is described in one
+// The one child-process helper (proc/child_process.h): how a child ended is described in one
 // wording for an exit code and for a signal, a program is started with its output file and
 // environment, a program that cannot be executed ends with exit code 127, and a child is never
 // left behind by its owner.
@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/child_process.h"
+#include "proc/child_process.h"
 
 using namespace hapair;
 

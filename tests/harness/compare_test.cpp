@@ -1,4 +1,4 @@
-// `hapair compare`, the main job (harness/compare.h), in the simulator: every approach on the
+// `hapair compare`, the main job (campaigns/compare.h), in the simulator: every approach on the
 // built-in default network, repeated in interleaved order, failure-free runs for the overhead and
 // runs with the same SIGKILL for recovery, medians with their spread; a disturbed run is run
 // again or left out of the medians, and the report says which. The table, compare.csv,
@@ -11,8 +11,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "harness/compare.h"
-#include "harness/topology_file.h"
+#include "campaigns/compare.h"
+#include "config/topology_file.h"
 #include "support/trace_read.h"
 
 using namespace hapair;

@@ -1,4 +1,4 @@
-// The one CSV writer (harness/csv.h): RFC 4180 quoting of every awkward field, rows built field by
+// The one CSV writer (report/csv.h): RFC 4180 quoting of every awkward field, rows built field by
 // field, and every quoted field read back unchanged by the tests' reader (tests/support).
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/csv.h"
+#include "report/csv.h"
 #include "support/result_csv.h"
 
 using namespace hapair;

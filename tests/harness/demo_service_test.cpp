@@ -1,4 +1,4 @@
-// Tests of the teaching demo's service (harness/demo_service.h, docs/DEMO.md): sessions advance
+// Tests of the teaching demo's service (demo/demo_service.h, docs/DEMO.md): sessions advance
 // the simulator slice by slice and answer what is new in time order; a kill of the passive
 // primary is recovered with nothing missing while amnesia's shows missing tuples; a rewound
 // session (created with the faults) is the same run; bad requests change nothing and say why.
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "harness/demo_service.h"
+#include "demo/demo_service.h"
 
 namespace hapair {
 namespace {

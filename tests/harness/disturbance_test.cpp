@@ -1,4 +1,4 @@
-// Disturbances of a run (harness/disturbance.h) on hand-made RunResults: the cases issue 13
+// Disturbances of a run (judge/disturbance.h) on hand-made RunResults: the cases issue 13
 // measured on real processes — takeovers before the planned SIGKILL that no table showed, a
 // detection of a node nobody killed, a SIGKILL that hit a node already swapped to standby or
 // fenced — and the detector each detection names.
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "harness/disturbance.h"
-#include "harness/metrics.h"
+#include "judge/disturbance.h"
+#include "judge/metrics.h"
 #include "support/trace_read.h"
 
 using namespace hapair;

@@ -1,4 +1,4 @@
-// The reproduction experiments (harness/experiments.h): every experiment's quick version writes
+// The reproduction experiments (campaigns/experiments.h): every experiment's quick version writes
 // its CSV, PNG, seed, config and version files and ends with a claim outcome; the experiment
 // config format; the claim checks on hand-made rows (they hold and differ when they should, with
 // the numbers); identical runs are shared; the `hapair experiment` command.
@@ -14,9 +14,9 @@
 #include <set>
 #include <sstream>
 
-#include "harness/experiment_config.h"
-#include "harness/experiments.h"
-#include "harness/topology_file.h"
+#include "config/experiment_config.h"
+#include "campaigns/experiments.h"
+#include "config/topology_file.h"
 
 using namespace hapair;
 

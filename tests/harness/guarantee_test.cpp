@@ -1,13 +1,13 @@
-// The exit status of the commands that run something (harness/guarantee.h): a run that gave a
+// The exit status of the commands that run something (run/guarantee.h): a run that gave a
 // result (ha none stopping at the crash included) is 0, a run that broke its approach's
 // guarantee or whose harness failed is 1. Simulated runs of the built-in default network.
 #include <catch2/catch.hpp>
 
 #include <memory>
 
-#include "harness/guarantee.h"
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "run/guarantee.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 
 using namespace hapair;
 

@@ -1,13 +1,13 @@
-// Checks of user input shared by run, compare and chaos (harness/input_checks.h): close matches
+// Checks of user input shared by run, compare and chaos (config/input_checks.h): close matches
 // of misspelt names, the victim of a comparison, fault times inside the run, and
 // validate_run_faults reporting every problem of a schedule with the valid names.
 #include <catch2/catch.hpp>
 
 #include <limits>
 
-#include "harness/input_checks.h"
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "config/input_checks.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 
 using namespace hapair;
 

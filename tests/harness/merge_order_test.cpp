@@ -1,7 +1,7 @@
 // Judging networks with a Union (docs/FAULTS.md: "precise" means equal to a failure-free
 // execution with the interleaving the primary actually chose; the checker recomputes the
 // reference from the recorded choices): the composition of the recorded merge orders across
-// takeovers (harness/merge_order.h), the reference replaying them, and runs of union_join in the
+// takeovers (judge/merge_order.h), the reference replaying them, and runs of union_join in the
 // simulator judged with them, including a corrupted order and a tampered output that must not
 // pass, and the cases whose order is unknown, which are reported as not judged and never
 // counted as lost.
@@ -11,11 +11,11 @@
 #include <memory>
 #include <string>
 
-#include "harness/checker.h"
-#include "harness/merge_order.h"
-#include "harness/reference.h"
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "judge/checker.h"
+#include "judge/merge_order.h"
+#include "judge/reference.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 
 using namespace hapair;
 

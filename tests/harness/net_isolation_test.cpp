@@ -1,10 +1,10 @@
-// The names and addresses of a real run's network namespaces (harness/net_isolation.h), and the
+// The names and addresses of a real run's network namespaces (proc/net_isolation.h), and the
 // refusal of real partitions where they cannot be made.
 #include <catch2/catch.hpp>
 
-#include "harness/chaos.h"
-#include "harness/launcher.h"
-#include "harness/net_isolation.h"
+#include "campaigns/chaos.h"
+#include "launch/launcher.h"
+#include "proc/net_isolation.h"
 #include "protocols/topology.h"
 
 using namespace hapair;

@@ -8,8 +8,8 @@
 #include <map>
 #include <utility>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
 #include "operators/source_generator.h"
 
 using namespace hapair;

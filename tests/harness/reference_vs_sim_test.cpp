@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "harness/checker.h"
-#include "harness/metrics.h"
-#include "harness/reference.h"
+#include "judge/checker.h"
+#include "judge/metrics.h"
+#include "judge/reference.h"
 #include "sim/simulator.h"
 
 using namespace hapair;

@@ -15,9 +15,9 @@
 #include <string>
 #include <system_error>
 
-#include "harness/checker.h"
-#include "harness/metrics.h"
-#include "harness/results.h"
+#include "judge/checker.h"
+#include "judge/metrics.h"
+#include "report/results.h"
 #include "support/result_csv.h"
 #include "support/trace_read.h"
 

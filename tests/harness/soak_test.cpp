@@ -1,9 +1,9 @@
-// The soak's reading of a run's trace (harness/soak.h) on hand-made runs: detections no fault
+// The soak's reading of a run's trace (campaigns/soak.h) on hand-made runs: detections no fault
 // explains are false, the planned victim's detection gives detection_ms and its detector, and
 // the launcher's stop after the run is not a failure.
 #include <catch2/catch.hpp>
 
-#include "harness/soak.h"
+#include "campaigns/soak.h"
 #include "support/trace_read.h"
 
 using namespace hapair;

@@ -1,4 +1,4 @@
-// Topology files (harness/topology_file.h): the example networks, error messages that name
+// Topology files (config/topology_file.h): the example networks, error messages that name
 // file:line and list what is allowed, several problems at once, the exact write/parse round
 // trip of the effective config, and command-line overrides.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/topology_file.h"
+#include "config/topology_file.h"
 #include "protocols/plan.h"
 #include "protocols/topology_builders.h"
 

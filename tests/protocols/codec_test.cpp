@@ -43,7 +43,7 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 3: return Checkpoint{55, true, 54, 2, 5, pattern_bytes(1001, 3)};
     case 4: return CheckpointAck{56};
     case 5: return Heartbeat{0xfedcba9876543210ULL};
-    case 6: return Takeover{2, 9, 4, 11, 77};
+    case 6: return Takeover{2, 9, 4, {{11, 77}}};
     case 7: return Redirect{6, 11, false, 777};
     case 8: return ReplayRequest{5, 888, 3, 999};
     case 9:
@@ -506,10 +506,10 @@ TEST_CASE("an epoch above kEpochMax in a header or a takeover is dropped as out 
     REQUIRE(stats.dropped_by_reason["value out of range"] == 1);
 
     DecodeStats takeover_stats;
-    REQUIRE_FALSE(decode(encode(envelope_of(Takeover{1, 2, bad, 3, 4})), takeover_stats).has_value());
+    REQUIRE_FALSE(decode(encode(envelope_of(Takeover{1, 2, bad, {{3, 4}}})), takeover_stats).has_value());
     REQUIRE(takeover_stats.dropped_by_reason["value out of range"] == 1);
   }
-  Envelope highest = envelope_of(Takeover{1, 2, kEpochMax, 3, 4});
+  Envelope highest = envelope_of(Takeover{1, 2, kEpochMax, {{3, 4}}});
   highest.header.epoch = kEpochMax;
   DecodeStats stats;
   REQUIRE(decode(encode(highest), stats).has_value());

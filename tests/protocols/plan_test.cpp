@@ -60,7 +60,7 @@ TEST_CASE("the default topology is valid and plans one node per fragment without
     CHECK(plan.fragments[i].spec_index == i);
     CHECK(plan.fragments[i].ha == HaMode::none);
     CHECK(plan.fragments[i].primary == i);
-    CHECK(plan.fragments[i].standby == kNoNode);
+    CHECK(plan.fragments[i].standbys.empty());
     CHECK(plan.spec(static_cast<FragmentId>(i)).name == names[i]);
   }
   CHECK(plan.fragments[0].kind == FragmentKind::source);
@@ -130,8 +130,8 @@ TEST_CASE("standby nodes are named after the HA mode and appended after all prim
       // Sources and sinks never get standbys, whatever the network default.
       CHECK(plan.fragments[0].ha == HaMode::none);
       CHECK(plan.fragments[3].ha == HaMode::none);
-      CHECK(plan.fragments[0].standby == kNoNode);
-      CHECK(plan.fragments[3].standby == kNoNode);
+      CHECK(plan.fragments[0].standbys.empty());
+      CHECK(plan.fragments[3].standbys.empty());
       REQUIRE(plan.nodes.size() == 6);
       CHECK(plan.nodes[4].name == std::string("filter") + c.suffix);
       CHECK(plan.nodes[5].name == std::string("aggregate") + c.suffix);
@@ -143,8 +143,8 @@ TEST_CASE("standby nodes are named after the HA mode and appended after all prim
       CHECK(plan.nodes[5].fragment == 2);
       CHECK(plan.nodes[5].endpoint == "tcp://127.0.0.1:7002");
       CHECK(plan.fragments[1].ha == c.mode);
-      CHECK(plan.fragments[1].standby == 4);
-      CHECK(plan.fragments[2].standby == 5);
+      CHECK(plan.fragments[1].standbys == std::vector<NodeId>{4});
+      CHECK(plan.fragments[2].standbys == std::vector<NodeId>{5});
     }
   }
 }
@@ -156,11 +156,11 @@ TEST_CASE("a fragment's own HA mode overrides the network default, and only frag
   t.fragments[0].ha = HaMode::none;  // allowed on a source: it changes nothing
   const Plan plan = make_plan(t);
   CHECK(plan.fragments[1].ha == HaMode::none);
-  CHECK(plan.fragments[1].standby == kNoNode);
+  CHECK(plan.fragments[1].standbys.empty());
   CHECK(plan.fragments[2].ha == HaMode::upstream);
   REQUIRE(plan.nodes.size() == 5);
   CHECK(plan.nodes[4].name == "aggregate.spare");
-  CHECK(plan.fragments[2].standby == 4);
+  CHECK(plan.fragments[2].standbys == std::vector<NodeId>{4});
 
   t.fragments[1].ha = HaMode::active;
   t.fragments[2].ha = HaMode::passive;
@@ -183,14 +183,24 @@ TEST_CASE("primary nodes take the fragment endpoint and standbys the standby end
   CHECK(plan.nodes[0].endpoint.empty());
 }
 
-TEST_CASE("needs_retention and has_standby follow the HA mode") {
-  CHECK_FALSE(Plan::needs_retention(HaMode::none));
-  CHECK_FALSE(Plan::needs_retention(HaMode::amnesia));
-  CHECK(Plan::needs_retention(HaMode::upstream));
-  CHECK(Plan::needs_retention(HaMode::passive));
-  CHECK_FALSE(Plan::needs_retention(HaMode::active));
-  CHECK_FALSE(Plan::has_standby(HaMode::none));
-  for (HaMode m : {HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active}) CHECK(Plan::has_standby(m));
+TEST_CASE("the traits table says which approaches' consumers are retained for and which have a standby") {
+  const ApproachCatalog& c = ApproachCatalog::builtin();
+  CHECK_FALSE(c.of(HaMode::none).consumers_retain);
+  CHECK_FALSE(c.of(HaMode::amnesia).consumers_retain);
+  CHECK(c.of(HaMode::upstream).consumers_retain);
+  CHECK(c.of(HaMode::passive).consumers_retain);
+  CHECK_FALSE(c.of(HaMode::active).consumers_retain);
+  CHECK_FALSE(c.of(HaMode::none).has_standby());
+  for (HaMode m : {HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active}) CHECK(c.of(m).has_standby());
+  // The plan reads them per fragment: sources and sinks have the baseline's traits.
+  const Plan plan = make_plan([] {
+    Topology t = default_topology();
+    t.settings.ha = HaMode::upstream;
+    return t;
+  }());
+  CHECK(plan.traits(plan.fragment_id("source")).baseline);
+  CHECK(plan.traits(plan.fragment_id("filter")).name == "upstream");
+  CHECK(plan.nodes[plan.fragments[plan.fragment_id("filter")].standbys.front()].name == "filter.spare");
 }
 
 TEST_CASE("plan streams are the inter-fragment streams with the weakest class on any path inside their producer") {

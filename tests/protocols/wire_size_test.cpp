@@ -36,7 +36,7 @@ std::vector<Message> samples() {
   out.push_back(Level0Ack{1, 99, true});
   out.push_back(CheckpointAck{12});
   out.push_back(Heartbeat{1234567});
-  out.push_back(Takeover{1, 2, 3, 4, 5});
+  out.push_back(Takeover{1, 2, 3, {{4, 5}}});
   out.push_back(Redirect{1, 2, false, 77});
   out.push_back(ReplayRequest{1, 2, 3, 4});
   out.push_back(DeterminantAck{1, 2});

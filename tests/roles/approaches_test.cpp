@@ -1,9 +1,9 @@
 // Role cores of every approach on the in-memory loop network: each run's sink output is checked
-// against the failure-free reference of the same plan (harness/checker.h).
+// against the failure-free reference of the same plan (judge/checker.h).
 #include <catch2/catch.hpp>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
 #include "roles/loop_network.h"
 
 using namespace hapair;

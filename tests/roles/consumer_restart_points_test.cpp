@@ -1,13 +1,13 @@
 // ConsumerRestartPoints and ConservativeHorizon: the small types of upstream backup that the
-// processing node holds and consults (upstream_backup/consumer_restart_points.h,
-// upstream_backup/conservative_horizon.h). Paper: level-1 acks let an upstream trim what its
+// processing node holds and consults (retention/consumer_restart_points.h,
+// retention/conservative_horizon.h). Paper: level-1 acks let an upstream trim what its
 // downstream no longer needs (section 4.3); hapair's generations and one-hop forwarding
 // (docs/FAULTS.md) let a recovery node find restart points every producer holds.
 #include <catch2/catch.hpp>
 
 #include "roles/role_test_support.h"
-#include "upstream_backup/conservative_horizon.h"
-#include "upstream_backup/consumer_restart_points.h"
+#include "retention/conservative_horizon.h"
+#include "retention/consumer_restart_points.h"
 
 using namespace hapair;
 using namespace hapair::test;

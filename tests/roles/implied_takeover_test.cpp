@@ -90,8 +90,8 @@ TEST_CASE("a producer that missed two epochs of an active fragment reads the sta
   REQUIRE(batch_receivers(before) == std::vector<NodeId>{a.primary, a.standby});
 
   a.core->handle(2000, Received{Envelope{Header{a.standby, 2, 2000}, Level0Ack{a.small, 10, false}}});
-  a.core->handle(2001, Received{Envelope{Header{a.primary, 1, 2001}, Takeover{a.agg, a.primary, 1, kNoNode, 0}}});
-  a.core->handle(2002, Received{Envelope{Header{a.primary, 2, 2002}, Takeover{a.agg, a.primary, 2, a.standby, 1500}}});
+  a.core->handle(2001, Received{Envelope{Header{a.primary, 1, 2001}, Takeover{a.agg, a.primary, 1, {}}}});
+  a.core->handle(2002, Received{Envelope{Header{a.primary, 2, 2002}, Takeover{a.agg, a.primary, 2, {{a.standby, 1500}}}}});
   CHECK(metric(*a.core, "implied_takeovers") == 0);
   const auto receivers = receivers_of_more_input(a);
   CHECK(std::count(receivers.begin(), receivers.end(), a.primary) >= 1);
@@ -118,7 +118,7 @@ TEST_CASE("a producer that missed an active fragment's takeover asks the new pri
 
   // The answer names the new primary, alone: the producer follows it and stops sending to the
   // dead one.
-  a.core->handle(2100, Received{Envelope{Header{new_primary, 1, 2100}, Takeover{a.agg, new_primary, 1, kNoNode, 0}}});
+  a.core->handle(2100, Received{Envelope{Header{new_primary, 1, 2100}, Takeover{a.agg, new_primary, 1, {}}}});
   const auto receivers = receivers_of_more_input(a);
   CHECK(std::count(receivers.begin(), receivers.end(), new_primary) >= 1);
   CHECK(std::count(receivers.begin(), receivers.end(), old_primary) == 0);
@@ -128,15 +128,15 @@ TEST_CASE("a primary told an older route of its own fragment by a neighbour answ
   ActiveNode a = active_node("aggregate", true);
   a.core->handle(1000, PeerLost{a.standby, Detector::connection});  // epoch 1: the pair dissolved
   const Effects answer =
-      a.core->handle(2000, Received{Envelope{Header{a.filter, 0, 2000}, Takeover{a.agg, a.primary, 0, a.standby, 0}}});
+      a.core->handle(2000, Received{Envelope{Header{a.filter, 0, 2000}, Takeover{a.agg, a.primary, 0, {{a.standby, 0}}}}});
   CHECK(metric(*a.core, "old_statements_answered") == 1);
   const auto told = takeovers_to(answer, a.filter);
   REQUIRE(told.size() == 1);
   CHECK(told[0].new_primary == a.primary);
   CHECK(told[0].epoch == 1);
-  CHECK(told[0].standby == kNoNode);
+  CHECK(told[0].standbys.empty());
   // The current route itself is no question: nothing more.
-  a.core->handle(3'000'000, Received{Envelope{Header{a.filter, 0, 3'000'000}, Takeover{a.agg, a.primary, 1, kNoNode, 0}}});
+  a.core->handle(3'000'000, Received{Envelope{Header{a.filter, 0, 3'000'000}, Takeover{a.agg, a.primary, 1, {}}}});
   CHECK(metric(*a.core, "old_statements_answered") == 1);
 }
 

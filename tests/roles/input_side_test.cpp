@@ -136,10 +136,10 @@ TEST_CASE("a producer's takeover asks its new primary to continue after what was
   const StreamId small = in.stream("small");
   Effects eff;
   in.inputs.accept_batch(0, in.id("filter"), batch_after(small, 0, 5), eff);
-  const Takeover t{in.plan->fragment_id("filter"), in.id("filter.backup"), 1, kNoNode, 0};
+  const Takeover t{in.plan->fragment_id("filter"), in.id("filter.backup"), 1, {}};
   in.inputs.ask_new_producer(1, t, eff);
   CHECK(messages_to<ReplayRequest>(eff, in.id("filter.backup")) == std::vector<ReplayRequest>{ReplayRequest{small, 5, 0, 0}});
-  const Takeover other{in.plan->fragment_id("sink"), in.id("sink"), 1, kNoNode, 0};
+  const Takeover other{in.plan->fragment_id("sink"), in.id("sink"), 1, {}};
   Effects none;
   in.inputs.ask_new_producer(1, other, none);
   CHECK(none.sends.empty());

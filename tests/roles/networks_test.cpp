@@ -2,9 +2,9 @@
 // network, checked against the failure-free reference.
 #include <catch2/catch.hpp>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
-#include "harness/topology_file.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
+#include "config/topology_file.h"
 #include "roles/loop_network.h"
 
 using namespace hapair;

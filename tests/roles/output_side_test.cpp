@@ -75,7 +75,7 @@ TEST_CASE("a consumer's takeover moves the stream to its new primary, which says
   append(o, small, 1, 5);
   Effects eff;
   o.outputs.pump(0, eff);
-  const Takeover t{o.plan->fragment_id("aggregate"), o.id("aggregate.spare"), 1, kNoNode, 0};
+  const Takeover t{o.plan->fragment_id("aggregate"), o.id("aggregate.spare"), 1, {}};
   o.pair.learn(1, t, eff, true);
   o.outputs.follow_consumer_takeover(t);
   CHECK_FALSE(o.outputs.all_ready());
@@ -95,7 +95,7 @@ TEST_CASE("a consumer's takeover moves the stream to its new primary, which says
 
 TEST_CASE("a passive consumer's takeover is offered no restart points", "[roles][output_side]") {
   Outputs o(default_plan(HaMode::passive), "filter");
-  const Takeover t{o.plan->fragment_id("aggregate"), o.id("aggregate.backup"), 1, kNoNode, 0};
+  const Takeover t{o.plan->fragment_id("aggregate"), o.id("aggregate.backup"), 1, {}};
   Effects eff;
   o.outputs.offer_restart_points(0, t, eff);
   CHECK(eff.sends.empty());

@@ -28,7 +28,7 @@ TEST_CASE("a pair side drops a stale sender's message and tells it the route onc
           "[roles][pair_side]") {
   Pair p(default_plan(HaMode::passive), "filter");
   Effects eff;
-  CHECK(p.pair.learn(0, Takeover{p.fragment("aggregate"), p.id("aggregate.backup"), 1, kNoNode, 0}, eff, true) ==
+  CHECK(p.pair.learn(0, Takeover{p.fragment("aggregate"), p.id("aggregate.backup"), 1, {}}, eff, true) ==
         TakeoverNews::newer);
   CHECK(p.epochs_ended == 0);  // a neighbour's epoch: nothing of mine ends
   Effects answer;
@@ -57,7 +57,7 @@ TEST_CASE("a pair side lets the node collect its Unions' choices before its own 
   CHECK(standby.routes.route(standby.fragment("aggregate")).primary == standby.node.self());
   Effects eff;
   // A newer epoch of my own fragment (I was fenced) ends mine too.
-  standby.pair.learn(0, Takeover{standby.fragment("aggregate"), standby.id("aggregate"), 5, kNoNode, 0}, eff, true);
+  standby.pair.learn(0, Takeover{standby.fragment("aggregate"), standby.id("aggregate"), 5, {}}, eff, true);
   CHECK(standby.epochs_ended == 2);
 }
 
@@ -65,17 +65,17 @@ TEST_CASE("a pair side answers another claim of a followed epoch only when asked
   Pair p(default_plan(HaMode::passive), "filter");
   const FragmentId agg = p.fragment("aggregate");
   Effects eff;
-  p.pair.learn(0, Takeover{agg, p.id("aggregate.backup"), 1, kNoNode, 0}, eff, true);
-  CHECK(p.pair.learn(1, Takeover{agg, p.id("aggregate.backup"), 1, kNoNode, 0}, eff, true) == TakeoverNews::repeat);
+  p.pair.learn(0, Takeover{agg, p.id("aggregate.backup"), 1, {}}, eff, true);
+  CHECK(p.pair.learn(1, Takeover{agg, p.id("aggregate.backup"), 1, {}}, eff, true) == TakeoverNews::repeat);
   Effects quiet;
-  CHECK(p.pair.learn(2, Takeover{agg, p.id("aggregate"), 1, kNoNode, 0}, quiet, false) == TakeoverNews::epoch_tie);
+  CHECK(p.pair.learn(2, Takeover{agg, p.id("aggregate"), 1, {}}, quiet, false) == TakeoverNews::epoch_tie);
   CHECK(quiet.sends.empty());
   Effects told;
-  CHECK(p.pair.learn(3, Takeover{agg, p.id("aggregate"), 1, kNoNode, 0}, told, true) == TakeoverNews::epoch_tie);
+  CHECK(p.pair.learn(3, Takeover{agg, p.id("aggregate"), 1, {}}, told, true) == TakeoverNews::epoch_tie);
   CHECK(messages_to<Takeover>(told, p.id("aggregate")).size() == 1);
   CHECK(p.outbox.counters().at("repeated_takeovers") == 1);
   CHECK(p.outbox.counters().at("epoch_ties_answered") == 1);
-  CHECK(p.pair.learn(4, Takeover{agg, p.id("filter"), 9, kNoNode, 0}, told, true) == TakeoverNews::malformed);
+  CHECK(p.pair.learn(4, Takeover{agg, p.id("filter"), 9, {}}, told, true) == TakeoverNews::malformed);
 }
 
 TEST_CASE("a takeover is announced to every neighbour and the old primary until it is answered", "[roles][pair_side]") {
@@ -105,7 +105,7 @@ TEST_CASE("a rejoining node is told only the routes that moved since the plan", 
   Effects eff;
   p.pair.send_routes_to(0, eff, p.id("aggregate.backup"));
   CHECK(eff.sends.empty());
-  p.pair.learn(0, Takeover{p.fragment("filter"), p.id("filter.backup"), 1, kNoNode, 0}, eff, true);
+  p.pair.learn(0, Takeover{p.fragment("filter"), p.id("filter.backup"), 1, {}}, eff, true);
   p.pair.send_routes_to(1, eff, p.id("aggregate.backup"));
   const auto told = messages_to<Takeover>(eff, p.id("aggregate.backup"));
   REQUIRE(told.size() == 1);

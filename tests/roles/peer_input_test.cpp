@@ -22,7 +22,7 @@ TEST_CASE("a primary without a standby drops a Rejoin that claims to come from n
   const auto plan = std::make_shared<const Plan>(make_plan(t));
   const NodeId filter = plan->node_id("filter");
   const FragmentId fragment = plan->fragment_id("filter");
-  REQUIRE(plan->fragments[fragment].standby == kNoNode);
+  REQUIRE_FALSE(plan->fragments[fragment].has_standby());
   auto core = make_node_core(plan, filter);
   core->handle(0, Start{});
   for (std::uint64_t incarnation : {0u, 7u}) {
@@ -98,7 +98,7 @@ TEST_CASE("a passive standby installs its primary's checkpoint, and drops one wh
   // (primary/checkpoint_state.h): which of the two a checkpoint is must not be taken from one
   // part while the other says otherwise.
   RunningFilter f = running_filter();
-  const NodeId standby = f.plan->fragments[f.plan->fragment_id("filter")].standby;
+  const NodeId standby = f.plan->fragments[f.plan->fragment_id("filter")].standbys.at(0);
   REQUIRE(standby != kNoNode);
   // The pair runs on its own (heartbeats both ways) until the primary's first checkpoint.
   auto paired = make_node_core(f.plan, standby);

@@ -60,11 +60,11 @@ TEST_CASE("an orphaned rejoining node asks its neighbours for its route, then ta
     for (const Outgoing& o : lost.sends) asked += std::holds_alternative<Heartbeat>(o.envelope.body);
     std::size_t neighbours = 0;
     for (const auto* list : {&r.plan->fragments[r.fragment].upstream, &r.plan->fragments[r.fragment].downstream})
-      for (FragmentId f : *list) neighbours += 1 + (r.plan->fragments[f].standby != kNoNode);
+      for (FragmentId f : *list) neighbours += 1 + r.plan->fragments[f].standbys.size();
     CHECK(asked == neighbours);
     CHECK(claim(lost, r.fragment, r.self) == nullptr);
     // A neighbour's fencing notice: the partner is primary in epoch 2, with an old standby.
-    r.core->handle(1'001'500, Received{Envelope{Header{filter, 0, 1'001'500}, Takeover{r.fragment, r.partner, 2, r.self, 17}}});
+    r.core->handle(1'001'500, Received{Envelope{Header{filter, 0, 1'001'500}, Takeover{r.fragment, r.partner, 2, {{r.self, 17}}}}});
     // One retransmit timeout later it takes over at once (the driver's loss is handed on; no
     // heartbeat timeout to wait for), in epoch 3.
     const TimeUs later = 1'001'000 + static_cast<TimeUs>(r.plan->settings().retransmit_timeout_ms * 1000);
@@ -83,7 +83,7 @@ TEST_CASE("a rejoining node named standby by a neighbour's route after its partn
   const NodeId filter = r.plan->node_id("filter");
   r.core->handle(1'001'000, PeerLost{r.partner, Detector::connection});
   const Effects named = r.core->handle(
-      1'001'500, Received{Envelope{Header{filter, 0, 1'001'500}, Takeover{r.fragment, r.partner, 2, r.self, 1'000'001}}});
+      1'001'500, Received{Envelope{Header{filter, 0, 1'001'500}, Takeover{r.fragment, r.partner, 2, {{r.self, 1'000'001}}}}});
   const Takeover* t = claim(named, r.fragment, r.self);
   REQUIRE(t != nullptr);
   CHECK(t->epoch == 3);
@@ -94,7 +94,7 @@ TEST_CASE("two rejoining nodes of a pair: the plan's primary takes over and the 
     Restarted r = restarted(HaMode::upstream);
     r.core->handle(1'002'000, Received{Envelope{Header{r.partner, 0, 1'002'000}, Rejoin{r.fragment, r.partner, 1'001'000}}});
     // The neighbours still follow the partner, from before it crashed and restarted.
-    r.core->handle(1'002'500, Received{Envelope{Header{r.plan->node_id("sink"), 0, 1'002'500}, Takeover{r.fragment, r.partner, 4, kNoNode, 0}}});
+    r.core->handle(1'002'500, Received{Envelope{Header{r.plan->node_id("sink"), 0, 1'002'500}, Takeover{r.fragment, r.partner, 4, {}}}});
     const TimeUs later = 1'002'000 + static_cast<TimeUs>(r.plan->settings().retransmit_timeout_ms * 1000);
     const Effects tick = r.core->handle(later, Tick{});
     const Takeover* t = claim(tick, r.fragment, r.self);

@@ -3,7 +3,7 @@
 // recovery node always finds a generation every upstream holds).
 #include <catch2/catch.hpp>
 
-#include "upstream_backup/restart_point_store.h"
+#include "retention/restart_point_store.h"
 
 using namespace hapair;
 

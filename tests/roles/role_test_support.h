@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/topology_file.h"
+#include "config/topology_file.h"
 #include "primary/workload.h"
 #include "protocols/core.h"
 #include "protocols/plan.h"

@@ -102,7 +102,7 @@ TEST_CASE("after a downstream takeover the server replays its log to the new pri
   server.outputs().pump(0, eff);
   const FragmentId agg = f.plan->fragment_id("aggregate");
   Effects takeover;
-  CHECK_FALSE(server.on_takeover(10, Takeover{agg, f.spare, 1, kNoNode, 0}, takeover));
+  CHECK_FALSE(server.on_takeover(10, Takeover{agg, f.spare, 1, {}}, takeover));
   CHECK(server.routes().route(agg).primary == f.spare);
   // An upstream of an upstream-backup fragment offers its restart points.
   CHECK(messages_to<RestartPoints>(takeover, f.spare).size() == 1);
@@ -121,7 +121,7 @@ TEST_CASE("after a downstream takeover the server replays its log to the new pri
   CHECK(messages_to<Takeover>(replay, f.spare).size() == 1);
   // The same Takeover again is a repeat, answered again.
   Effects again;
-  server.on_takeover(13, Takeover{agg, f.spare, 1, kNoNode, 0}, again);
+  server.on_takeover(13, Takeover{agg, f.spare, 1, {}}, again);
   CHECK(server.metrics().at("repeated_takeovers") == 1);
 }
 
@@ -130,7 +130,7 @@ TEST_CASE("a message from an older epoch is dropped and its sender told the rout
   Server server(f.plan, f.filter);
   const FragmentId agg = f.plan->fragment_id("aggregate");
   Effects eff;
-  server.on_takeover(0, Takeover{agg, f.spare, 1, kNoNode, 0}, eff);
+  server.on_takeover(0, Takeover{agg, f.spare, 1, {}}, eff);
   Envelope old;
   old.header.sender = f.aggregate;
   old.header.epoch = 0;

@@ -1,11 +1,11 @@
-// `hapair bench` (harness/bench.h): raw ZeroMQ and hapair's one hop measured in turn, one ratio
+// `hapair bench` (campaigns/bench.h): raw ZeroMQ and hapair's one hop measured in turn, one ratio
 // per repetition, the median reported with its spread; `hapair bench --chain`
-// (harness/chain_bench.h): every approach on a chain, its ratio to none of the same repetition.
+// (campaigns/chain_bench.h): every approach on a chain, its ratio to none of the same repetition.
 // Checks the shape of the reports on tiny runs, never a speed.
 #include <catch2/catch.hpp>
 
-#include "harness/bench.h"
-#include "harness/chain_bench.h"
+#include "campaigns/bench.h"
+#include "campaigns/chain_bench.h"
 
 namespace hapair {
 namespace {

@@ -1,4 +1,4 @@
-// Tests of the launcher of real runs (harness/launcher.h) with real `hapair node` processes:
+// Tests of the launcher of real runs (launch/launcher.h) with real `hapair node` processes:
 // every node says hello and a run completes; a crash fault's SIGKILL is a failure event; a
 // restart fault starts the crashed node again (--rejoin, on its old endpoint) and the pair is
 // restored; a run whose output went quiet ends soon after its duration; a child that dies on
@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/launcher.h"
-#include "harness/net_isolation.h"
+#include "launch/launcher.h"
+#include "proc/net_isolation.h"
 #include "protocols/plan.h"
 #include "protocols/trace_text.h"
 
@@ -353,7 +353,7 @@ TEST_CASE("launcher refuses faults it cannot inject with real processes, before 
   const RunResult r = launch_real_run(plan, o);
 
   INFO(joined(r.errors));
-  // A partition needs root, ip and nft (harness/net_isolation.h); elsewhere it is refused too.
+  // A partition needs root, ip and nft (proc/net_isolation.h); elsewhere it is refused too.
   const bool partitions_here = net_isolation_unavailable().empty();
   REQUIRE(r.errors.size() == (partitions_here ? 3u : 4u));
   auto reported = [&](const std::string& part) {

@@ -7,10 +7,10 @@
 // the branch it targets ran (counters and the takeover trace).
 #include <catch2/catch.hpp>
 
-#include "harness/chaos.h"
-#include "harness/checker.h"
-#include "harness/reference.h"
-#include "harness/topology_file.h"
+#include "campaigns/chaos.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
+#include "config/topology_file.h"
 #include "sim/simulator.h"
 #include "protocols/trace_text.h"
 

@@ -14,9 +14,9 @@
 
 #include <string>
 
-#include "harness/chain_bench.h"
-#include "harness/checker.h"
-#include "harness/reference.h"
+#include "campaigns/chain_bench.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
 #include "operators/source_generator.h"
 #include "sim/simulator.h"
 
@@ -24,7 +24,7 @@ using namespace hapair;
 
 namespace {
 
-// The network of `hapair bench --chain` (harness/chain_bench.h) with `ha` on every fragment,
+// The network of `hapair bench --chain` (campaigns/chain_bench.h) with `ha` on every fragment,
 // the source at a rate the simulator's cores keep up with for one second, every ack every
 // 100 ms as in the bench when the stall was found (`--ack-interval-ms 100` now; the default is
 // 20), and a source queue far below what the source emits.

@@ -4,10 +4,10 @@
 // backup, and a failure of an upstream server while a replay is running.
 #include <catch2/catch.hpp>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 

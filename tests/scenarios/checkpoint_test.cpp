@@ -3,8 +3,8 @@
 // installs a checkpoint it did not receive whole).
 #include <catch2/catch.hpp>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
 #include "sim/simulator.h"
 
 using namespace hapair;

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
 #include "sim/simulator.h"
 
 using namespace hapair;

@@ -3,10 +3,10 @@
 // A failing seed prints the command that reproduces it.
 #include <catch2/catch.hpp>
 
-#include "harness/checker.h"
-#include "harness/reference.h"
-#include "harness/results.h"
-#include "harness/topology_file.h"
+#include "judge/checker.h"
+#include "judge/reference.h"
+#include "report/results.h"
+#include "config/topology_file.h"
 #include "protocols/rng.h"
 #include "sim/simulator.h"
 

@@ -9,10 +9,10 @@
 
 #include <cstdlib>
 
-#include "harness/checker.h"
-#include "harness/metrics.h"
-#include "harness/reference.h"
-#include "harness/topology_file.h"
+#include "judge/checker.h"
+#include "judge/metrics.h"
+#include "judge/reference.h"
+#include "config/topology_file.h"
 #include "protocols/rng.h"
 #include "sim/simulator.h"
 #include "protocols/trace_text.h"
@@ -329,7 +329,8 @@ TEST_CASE("100 seeds of a random standby's crash, crash and restart, or long pau
       auto plan = std::make_shared<const Plan>(make_plan(t));
       std::vector<std::string> standbys;
       for (const auto& f : plan->fragments)
-        if (f.kind == FragmentKind::operators && f.standby != kNoNode) standbys.push_back(plan->nodes[f.standby].name);
+        if (f.kind == FragmentKind::operators)
+          for (NodeId s : f.standbys) standbys.push_back(plan->nodes[s].name);
       REQUIRE_FALSE(standbys.empty());
       const std::string victim = standbys[rng.below(standbys.size())];
       const double at_s = 0.3 + 0.5 * rng.next_unit();

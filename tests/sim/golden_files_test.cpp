@@ -15,8 +15,8 @@
 
 #include <unistd.h>
 
-#include "harness/run_once.h"
-#include "harness/topology_file.h"
+#include "run/run_once.h"
+#include "config/topology_file.h"
 #include "protocols/plan.h"
 #include "protocols/topology.h"
 

@@ -1,0 +1,360 @@
+// Case generation of the fault campaign (`hapair chaos`): the names of the fault kinds, the
+// options' validation, the example networks, and case i of a seed (a network with random legal
+// settings, an approach and a fault schedule aimed at the nodes acting after earlier faults).
+//
+// Paper: Hwang et al. (ICDE 2005), section 3, assume one fail-stop crash; the schedule here adds
+// the failures docs/FAULTS.md lists (pauses around the failure timeout, partitions, a second
+// failure during recovery, restarts).
+//
+// Invariant: chaos_case(options, networks, i) is a pure function of the options that shape the
+// case space and of i, drawn from its own Rng stream (Rng::derive(mix64(seed, i), "chaos.case")),
+// so `--case i` repeats exactly run i of a campaign.
+#include "campaigns/chaos.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "report/csv.h"
+#include "config/input_checks.h"
+#include "proc/net_isolation.h"
+#include "report/plots.h"
+#include "config/topology_file.h"
+#include "protocols/check.h"
+#include "protocols/rng.h"
+#include "sim/faults.h"
+#include "sim/scenario.h"
+
+namespace hapair {
+namespace {
+bool contains(const std::vector<ChaosFault>& kinds, ChaosFault k) {
+  return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+}
+
+std::vector<ChaosFault> effective_faults(const ChaosOptions& o) {
+  return o.faults.empty() ? chaos_faults_for_driver(o.driver) : o.faults;
+}
+
+double effective_duration_s(const ChaosOptions& o) { return o.duration_s.value_or(o.driver == "real" ? 2.0 : 3.0); }
+
+std::int64_t pick(Rng& rng, std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(hi - lo + 1)));
+}
+
+// A whole number of milliseconds in [lo_s, hi_s], as seconds: fault times print exactly.
+double pick_ms(Rng& rng, double lo_s, double hi_s) {
+  const auto lo = static_cast<std::int64_t>(std::ceil(lo_s * 1000.0));
+  const auto hi = std::max(lo, static_cast<std::int64_t>(std::floor(hi_s * 1000.0)));
+  return static_cast<double>(pick(rng, lo, hi)) / 1000.0;
+}
+
+// A sum of such times, back on the whole millisecond (1.225, not 1.2249999999999999).
+double whole_ms(double s) { return std::round(s * 1000.0) / 1000.0; }
+
+template <typename T>
+const T& pick_one(Rng& rng, const std::vector<T>& items) {
+  HAPAIR_CHECK(!items.empty());
+  return items[rng.below(items.size())];
+}
+
+// ---- the case: settings ------------------------------------------------------------------
+
+// Random legal variations of the network itself (swarm_case already picked the intervals, the
+// simulated network and the source rates): keys, windows, filter constants, the aggregate
+// function, the checkpoint mode and, for active standby, whether determinants are shipped.
+void vary_network(Topology& t, Rng& rng, const std::string& driver) {
+  static const std::int64_t kSlidesMs[] = {10, 20, 25, 50, 100};
+  static const AggregateFunction kFunctions[] = {AggregateFunction::count, AggregateFunction::sum,
+                                                 AggregateFunction::avg, AggregateFunction::min, AggregateFunction::max};
+  for (auto& f : t.fragments) {
+    if (f.kind == FragmentKind::source) f.source.key_count = pick(rng, 1, 32);
+    for (auto& op : f.operators) switch (op.kind) {
+        case OperatorKind::filter: op.filter_constant = static_cast<double>(pick(rng, 20, 90)); break;
+        case OperatorKind::aggregate:
+          op.slide_ms = kSlidesMs[rng.below(std::size(kSlidesMs))];
+          op.window_ms = op.slide_ms * pick(rng, 1, 8);
+          op.function = kFunctions[rng.below(std::size(kFunctions))];
+          op.group_by_key = rng.chance(0.8);
+          break;
+        case OperatorKind::join: op.join_window_ms = pick(rng, 5, 50); break;
+        case OperatorKind::map:
+        case OperatorKind::union_op: break;
+      }
+  }
+  Settings& s = t.settings;
+  s.checkpoint_mode = rng.chance(0.4) ? CheckpointMode::delta : CheckpointMode::full;
+  const ApproachTraits& approach = ApproachCatalog::builtin().of(s.ha);
+  s.determinants = !(approach.reads_setting("determinants") && rng.chance(0.15));
+  s.retransmit_timeout_ms = pick(rng, 50, 300);
+  // A run that cannot finish (a crash without standby) waits this long after the sources stop.
+  s.drain_timeout_s = 10.0;
+  if (driver == "real") {
+    // Real processes share two cores with everything else on the machine: timeouts of a few
+    // heartbeats of 5 ms would make scheduling noise look like failures in most runs.
+    s.heartbeat_interval_ms = pick(rng, 10, 20);
+    s.failure_timeout_ms = s.heartbeat_interval_ms * pick(rng, 5, 10);
+    s.checkpoint_interval_ms = pick(rng, 50, 200);
+  }
+}
+
+// ---- the case: the fault schedule --------------------------------------------------------
+
+// What the generator expects each operator fragment's nodes to be doing, so that "crash the
+// primary" hits the node acting as primary after earlier faults. It only aims the faults; the
+// classification reads what really happened from the run's events (beyond_guarantee).
+struct PairGuess {
+  std::string acting;
+  std::string other;  // empty: no standby (ha none)
+  bool acting_alive = true;
+  bool other_alive = true;
+  FragmentId fragment = kNoFragment;
+  void swap_roles() {
+    std::swap(acting, other);
+    std::swap(acting_alive, other_alive);
+  }
+};
+
+std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vector<ChaosFault>& kinds, double duration_s) {
+  std::vector<PairGuess> pairs;
+  for (const auto& f : plan.fragments) {
+    if (f.kind != FragmentKind::operators) continue;
+    PairGuess g;
+    g.acting = plan.nodes[f.primary].name;
+    if (f.has_standby()) g.other = plan.nodes[f.standbys.front()].name;
+    g.fragment = f.id;
+    pairs.push_back(g);
+  }
+  std::vector<ChaosFault> primitives;
+  for (ChaosFault k : {ChaosFault::crash, ChaosFault::pause, ChaosFault::partition})
+    if (contains(kinds, k)) primitives.push_back(k);
+  std::vector<FaultSpec> faults;
+  if (primitives.empty() || pairs.empty()) return faults;
+
+  // A candidate joins the schedule only when the schedule stays valid (no pause of a crashed
+  // node, no crash of a crashed one, everything inside the run).
+  auto try_add = [&](const FaultSpec& f) {
+    faults.push_back(f);
+    if (validate_run_faults(plan, faults).empty()) return true;
+    faults.pop_back();
+    return false;
+  };
+  const double timeout_s = static_cast<double>(plan.settings().failure_timeout_ms) / 1000.0;
+  // The acting primary of a neighbouring fragment, or the node of a source or sink.
+  auto acting_of = [&](FragmentId id) {
+    for (const auto& g : pairs)
+      if (g.fragment == id) return g.acting;
+    return plan.nodes[plan.fragments[id].primary].name;
+  };
+
+  const int count = rng.chance(0.5) ? 1 : (rng.chance(0.7) ? 2 : 3);
+  double t = pick_ms(rng, 0.15 * duration_s, 0.4 * duration_s);
+  for (int i = 0; i < count && t <= 0.8 * duration_s; ++i) {
+    const ChaosFault kind = pick_one(rng, primitives);
+    PairGuess& g = pairs[rng.below(pairs.size())];
+    switch (kind) {
+      case ChaosFault::crash: {
+        const bool hit_acting = g.acting_alive || g.other.empty() || !g.other_alive;
+        const std::string victim = hit_acting ? g.acting : g.other;
+        if (!try_add({FaultKind::crash, victim, "", t, 0.0})) break;
+        if (hit_acting) {
+          g.acting_alive = false;
+          if (!g.other.empty() && g.other_alive) g.swap_roles();  // the standby takes over
+        } else {
+          g.other_alive = false;
+        }
+        if (contains(kinds, ChaosFault::restart) && rng.chance(0.65)) {
+          // The restarted node rejoins as the standby of whoever acts now.
+          if (try_add({FaultKind::restart, victim, "", whole_ms(t + pick_ms(rng, 0.15, 0.6)), 0.0})) {
+            if (victim == g.acting) g.acting_alive = true;
+            else g.other_alive = true;
+          }
+        }
+        break;
+      }
+      case ChaosFault::pause: {
+        const bool standby = !g.other.empty() && g.other_alive && rng.chance(0.2);
+        const std::string victim = standby ? g.other : g.acting;
+        // Shorter than the failure timeout (only late), around it (either outcome must be
+        // safe), or much longer (the standby takes over; the paused node must be fenced).
+        const int length = static_cast<int>(rng.below(3));
+        const double lo = length == 0 ? 0.2 : (length == 1 ? 0.8 : 2.0);
+        const double hi = length == 0 ? 0.8 : (length == 1 ? 1.5 : 15.0);
+        const double d = std::max(0.001, std::min(pick_ms(rng, lo * timeout_s, hi * timeout_s), 0.25 * duration_s));
+        if (try_add({FaultKind::pause, victim, "", t, d}) && !standby && length == 2 && !g.other.empty() && g.other_alive)
+          g.swap_roles();
+        break;
+      }
+      case ChaosFault::partition: {
+        const auto& f = plan.fragments[g.fragment];
+        std::vector<std::string> peers;
+        const int shape = static_cast<int>(rng.below(3));
+        if (shape == 0 && !g.other.empty() && g.other_alive) peers.push_back(g.other);
+        if (shape == 1 || peers.empty())
+          for (FragmentId d : f.downstream) peers.push_back(acting_of(d));
+        if (shape == 2)
+          for (FragmentId u : f.upstream) peers.push_back(acting_of(u));
+        if (peers.empty()) break;
+        const std::string peer = pick_one(rng, peers);
+        const double d = std::max(0.001, std::min(pick_ms(rng, 0.5 * timeout_s, 10.0 * timeout_s), 0.25 * duration_s));
+        if (try_add({FaultKind::partition, g.acting, peer, t, d}) && peer == g.other && d > timeout_s) g.swap_roles();
+        break;
+      }
+      case ChaosFault::restart:
+      case ChaosFault::loss:
+      case ChaosFault::duplication: break;
+    }
+    // The next fault comes during the recovery of this one (a few failure timeouts later) or
+    // after it has settled.
+    t = whole_ms(t + (rng.chance(0.4) ? pick_ms(rng, 0.2 * timeout_s, 3.0 * timeout_s) : pick_ms(rng, 0.15, 0.5)));
+  }
+  std::stable_sort(faults.begin(), faults.end(), [](const FaultSpec& a, const FaultSpec& b) { return a.at_s < b.at_s; });
+  return faults;
+}
+
+std::string describe_case(const ChaosCase& c) {
+  const Settings& s = c.topology.settings;
+  const SimSettings& n = c.topology.sim;
+  std::ostringstream d;
+  d << "network=" << c.network << " ha=" << to_string(c.approach);
+  const ApproachTraits& approach = ApproachCatalog::builtin().of(c.approach);
+  if (approach.reads_setting("determinants")) d << " determinants=" << (s.determinants ? "on" : "off");
+  d << " heartbeat_ms=" << s.heartbeat_interval_ms << " timeout_ms=" << s.failure_timeout_ms;
+  if (approach.reads_setting("checkpoint_interval_ms"))
+    d << " checkpoint_ms=" << s.checkpoint_interval_ms << " " << to_string(s.checkpoint_mode);
+  if (n.loss_ratio > 0) d << " loss=" << shortest_text(std::round(n.loss_ratio * 1e4) / 1e4);
+  if (n.duplication_ratio > 0) d << " dup=" << shortest_text(std::round(n.duplication_ratio * 1e4) / 1e4);
+  d << " faults:";
+  if (c.faults.empty()) d << " none";
+  for (std::size_t i = 0; i < c.faults.size(); ++i) d << (i == 0 ? " " : "; ") << describe(c.faults[i]);
+  return d.str();
+}
+
+}  // namespace
+
+// ---- names -------------------------------------------------------------------------------
+
+const char* to_string(ChaosFault k) {
+  switch (k) {
+    case ChaosFault::crash: return "crash";
+    case ChaosFault::pause: return "pause";
+    case ChaosFault::partition: return "partition";
+    case ChaosFault::restart: return "restart";
+    case ChaosFault::loss: return "loss";
+    case ChaosFault::duplication: return "duplication";
+  }
+  return "?";
+}
+
+std::optional<ChaosFault> parse_chaos_fault(const std::string& s) {
+  for (ChaosFault k : kChaosFaults)
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
+std::string allowed_chaos_faults() {
+  std::vector<std::string> names;
+  for (ChaosFault k : kChaosFaults) names.push_back(to_string(k));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver) {
+  if (driver == "real") return {ChaosFault::crash, ChaosFault::pause, ChaosFault::restart};
+  return {std::begin(kChaosFaults), std::end(kChaosFaults)};
+}
+
+std::vector<ChaosFault> chaos_faults_possible(const std::string& driver) {
+  std::vector<ChaosFault> kinds = chaos_faults_for_driver(driver);
+  if (driver == "real" && net_isolation_unavailable().empty()) kinds.push_back(ChaosFault::partition);
+  return kinds;
+}
+
+// ---- options and networks ----------------------------------------------------------------
+
+std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
+  std::vector<std::string> problems;
+  if (o.driver != "sim" && o.driver != "real") problems.push_back(unknown_choice("driver", o.driver, "a driver", {"sim", "real"}));
+  if (o.approaches.empty()) problems.push_back("no approach to run (allowed: " + allowed_ha_modes() + ")");
+  if (o.networks.empty()) problems.push_back("no network to run");
+  for (const auto& n : o.networks) {
+    const bool known = std::find(std::begin(kChaosNetworks), std::end(kChaosNetworks), n) != std::end(kChaosNetworks);
+    if (!known && o.networks_dir.empty())
+      problems.push_back(unknown_choice("network", n, "an example network", {std::begin(kChaosNetworks), std::end(kChaosNetworks)}));
+  }
+  const auto possible = chaos_faults_possible(o.driver);
+  for (ChaosFault k : o.faults) {
+    if (contains(possible, k)) continue;
+    if (k == ChaosFault::partition && o.driver == "real")
+      problems.push_back(real_partition_refusal(net_isolation_unavailable()));
+    else
+      problems.push_back(std::string("fault kind ") + to_string(k) + " cannot be injected with --driver " + o.driver);
+  }
+  if (o.duration_s && !(*o.duration_s >= 0.5 && *o.duration_s <= 600.0))
+    problems.push_back("--duration-s " + shortest_text(*o.duration_s) + ": must be from 0.5 to 600 s (faults fall in its middle)");
+  if (!o.only_case && (o.runs == 0 || o.runs > kChaosRunsMax))
+    problems.push_back("--runs " + std::to_string(o.runs) + ": must be from 1 to " + std::to_string(kChaosRunsMax));
+  if (!(o.run_timeout_s > 0.0 && o.run_timeout_s <= 86'400.0))
+    problems.push_back("--run-timeout-s " + shortest_text(o.run_timeout_s) + ": must be > 0 and <= 86400 s");
+  if (o.jobs == 0 || o.jobs > 256) problems.push_back("--jobs " + std::to_string(o.jobs) + ": must be from 1 to 256");
+  if (o.jobs > 1 && !o.isolate) problems.push_back("--jobs above 1 runs each case in its own child: not with --no-isolate");
+  if (o.jobs > 1 && o.driver == "real")
+    problems.push_back("--jobs above 1 needs --driver sim: real runs at once would disturb each other's timing");
+  return problems;
+}
+
+std::map<std::string, Topology> load_chaos_networks(const ChaosOptions& options, std::vector<std::string>& problems) {
+  std::map<std::string, Topology> out;
+  const std::string dir = options.networks_dir.empty() ? source_dir() + "/experiments/networks" : options.networks_dir;
+  for (const auto& name : options.networks) {
+    if (out.count(name) != 0) continue;
+    if (name == "default") {
+      out[name] = default_topology();
+      continue;
+    }
+    TopologyLoad load = load_topology_file(dir + "/" + name + ".toml");
+    if (!load.topology) {
+      for (const auto& p : load.problems) problems.push_back("network '" + name + "': " + p);
+      continue;
+    }
+    out[name] = *load.topology;
+  }
+  return out;
+}
+
+// ---- the case ----------------------------------------------------------------------------
+
+ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, Topology>& networks, std::size_t index) {
+  HAPAIR_CHECK(!options.approaches.empty() && !options.networks.empty());
+  ChaosCase c;
+  c.index = index;
+  c.seed = mix64(options.seed, static_cast<std::uint64_t>(index));
+  Rng rng = Rng::derive(c.seed, hash_name("chaos.case"));
+  c.network = pick_one(rng, options.networks);
+  c.approach = options.random_approach ? pick_one(rng, options.approaches)
+                                       : options.approaches[index % options.approaches.size()];
+  const auto kinds = effective_faults(options);
+  const double duration_s = effective_duration_s(options);
+  const bool sim = options.driver == "sim";
+
+  const auto network = networks.find(c.network);
+  HAPAIR_CHECK_MSG(network != networks.end(), "network '" << c.network << "' was not loaded");
+  SwarmOptions swarm;
+  swarm.base = network->second;
+  swarm.ha_modes = {c.approach};
+  swarm.duration_s = duration_s;
+  swarm.crash = false;  // the schedule is ours
+  swarm.loss_ratio_max = sim && contains(kinds, ChaosFault::loss) && rng.chance(0.5) ? 0.05 : 0.0;
+  swarm.duplication_ratio_max = sim && contains(kinds, ChaosFault::duplication) && rng.chance(0.5) ? 0.05 : 0.0;
+  c.topology = swarm_case(c.seed, swarm).topology;
+  vary_network(c.topology, rng, options.driver);
+  const auto problems = validate(c.topology);
+  HAPAIR_CHECK_MSG(problems.empty(), "chaos case " << index << " picked an invalid topology: " << problems.front());
+
+  const Plan plan = make_plan(c.topology);
+  c.faults = pick_schedule(plan, rng, kinds, duration_s);
+  c.description = describe_case(c);
+  return c;
+}
+
+}  // namespace hapair

@@ -1,0 +1,662 @@
+// The topology file format (docs/TOPOLOGY.md): TOML, parsed by toml++ (config/toml_file.h), read
+// through knob tables that the writer shares, so that every key written is a key read back and
+// the round trip is exact.
+#include "config/topology_file.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <system_error>
+
+#include "config/topology_toml.h"
+#include "config/toml_file.h"
+#include "protocols/plan.h"
+
+namespace hapair {
+namespace {
+
+// ---- values ---------------------------------------------------------------------------------
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+// A whole string as a double; a leading '+' is allowed. Locale-independent (unlike strtod).
+std::optional<double> parse_double(const std::string& s) {
+  double v{};
+  const char* first = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+  const char* last = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc() || ptr != last || first == last) return std::nullopt;
+  return v;
+}
+
+std::string format_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::optional<std::vector<std::string>> parse_list(const std::string& s) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = s.find(',', start);
+    const std::string item = trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (item.empty()) return std::nullopt;
+    items.push_back(item);
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+std::optional<double> number_of(const toml::node& n) {
+  if (auto i = n.as_integer()) return static_cast<double>(i->get());
+  if (auto f = n.as_floating_point()) return f->get();
+  return std::nullopt;
+}
+std::optional<std::string> string_of(const toml::node& n) {
+  if (auto s = n.as_string()) return s->get();
+  return std::nullopt;
+}
+
+// ---- knobs: one key of a table, how to read it and how to write it -------------------------
+
+using SetResult = std::optional<std::string>;  // nullopt: accepted; else what was expected
+
+struct Knob {
+  std::string key;
+  std::function<std::optional<std::string>()> get;  // TOML text of the value; nullopt: not written
+  std::function<SetResult(const toml::node&)> set;
+};
+
+template <typename T, typename Read, typename Format>
+Knob make_knob(std::string key, T& field, Read read, Format format, std::string expected) {
+  return Knob{std::move(key), [&field, format] { return std::optional<std::string>(format(field)); },
+              [&field, read, expected](const toml::node& n) -> SetResult {
+                auto v = read(n);
+                if (!v) return expected;
+                field = *v;
+                return std::nullopt;
+              }};
+}
+
+Knob int_knob(std::string key, std::int64_t& field) {
+  return make_knob(
+      std::move(key), field,
+      [](const toml::node& n) -> std::optional<std::int64_t> {
+        if (auto i = n.as_integer()) return i->get();
+        return std::nullopt;
+      },
+      [](std::int64_t v) { return std::to_string(v); }, "expected a whole number, like 100");
+}
+// TOML integers stop at 2^63-1; a larger value (a chaos case's seed) is a quoted string of digits.
+Knob uint_knob(std::string key, std::uint64_t& field) {
+  return make_knob(
+      std::move(key), field,
+      [](const toml::node& n) -> std::optional<std::uint64_t> {
+        if (auto i = n.as_integer()) {
+          if (i->get() < 0) return std::nullopt;
+          return static_cast<std::uint64_t>(i->get());
+        }
+        const auto s = string_of(n);
+        if (!s || s->empty() || !std::all_of(s->begin(), s->end(), [](char c) { return c >= '0' && c <= '9'; }))
+          return std::nullopt;
+        std::uint64_t v = 0;
+        auto [ptr, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+        if (ec != std::errc() || ptr != s->data() + s->size()) return std::nullopt;
+        return v;
+      },
+      [](std::uint64_t v) {
+        const std::string digits = std::to_string(v);
+        return v > static_cast<std::uint64_t>(INT64_MAX) ? toml_string(digits) : digits;
+      },
+      "expected a whole number from 0 to 2^64-1, like 42 (above 2^63-1 in quotes: \"18446744073709551615\")");
+}
+Knob double_knob(std::string key, double& field) {
+  return make_knob(std::move(key), field, number_of, toml_number, "expected a number, like 2000, 0.5 or 1.25e9");
+}
+Knob bool_knob(std::string key, bool& field) {
+  return make_knob(
+      std::move(key), field,
+      [](const toml::node& n) -> std::optional<bool> {
+        if (auto b = n.as_boolean()) return b->get();
+        return std::nullopt;
+      },
+      [](bool v) { return std::string(v ? "true" : "false"); }, "expected true or false");
+}
+Knob text_knob(std::string key, std::string& field) {
+  return make_knob(std::move(key), field, string_of, [](const std::string& s) { return toml_string(s); },
+                   "expected a string in quotes, like \"text\"");
+}
+template <typename E>
+Knob enum_knob(std::string key, E& field, std::optional<E> (*parse)(const std::string&), const std::string& allowed) {
+  return make_knob(
+      std::move(key), field,
+      [parse](const toml::node& n) -> std::optional<E> {
+        auto s = string_of(n);
+        if (!s) return std::nullopt;
+        return parse(*s);
+      },
+      [](E v) { return toml_string(to_string(v)); }, "unknown value; allowed values: " + allowed);
+}
+
+// `ha` of a processing fragment: "default" leaves it to the network's `ha`.
+Knob fragment_ha_knob(std::optional<HaMode>& field) {
+  auto get = [&field]() -> std::optional<std::string> { return toml_string(field ? to_string(*field) : "default"); };
+  auto set = [&field](const toml::node& n) -> SetResult {
+    const auto s = string_of(n);
+    if (s && *s == "default") {
+      field.reset();
+      return std::nullopt;
+    }
+    const auto mode = s ? parse_ha_mode(*s) : std::nullopt;
+    if (!mode) return "unknown value; allowed values: default, " + allowed_ha_modes();
+    field = *mode;
+    return std::nullopt;
+  };
+  return Knob{"ha", get, set};
+}
+// Sources and sinks accept `ha` only so that validate() can explain why it must stay none; it is
+// written only when set.
+Knob edge_ha_knob(std::optional<HaMode>& field) {
+  Knob k = fragment_ha_knob(field);
+  k.get = [&field]() -> std::optional<std::string> {
+    if (!field) return std::nullopt;
+    return toml_string(to_string(*field));
+  };
+  return k;
+}
+Knob unless_empty(Knob k) {
+  auto get = k.get;
+  k.get = [get]() -> std::optional<std::string> {
+    auto v = get();
+    if (v && *v == "\"\"") return std::nullopt;
+    return v;
+  };
+  return k;
+}
+
+// input = "s" for one stream, inputs = ["a", "b"] for several; both read into the same list.
+std::vector<Knob> input_knobs(std::vector<std::string>& field) {
+  auto one = [&field](const toml::node& n) -> SetResult {
+    auto s = string_of(n);
+    if (!s || s->empty()) return std::string("expected a stream name in quotes, like \"raw\"");
+    field = {*s};
+    return std::nullopt;
+  };
+  auto many = [&field](const toml::node& n) -> SetResult {
+    const std::string expected = "expected a list of stream names, like [\"a\", \"b\"]";
+    const toml::array* a = n.as_array();
+    if (a == nullptr || a->empty()) return expected;
+    std::vector<std::string> items;
+    for (const toml::node& item : *a) {
+      auto s = string_of(item);
+      if (!s || s->empty()) return expected;
+      items.push_back(*s);
+    }
+    field = items;
+    return std::nullopt;
+  };
+  return {Knob{"input",
+               [&field]() -> std::optional<std::string> {
+                 if (field.size() != 1) return std::nullopt;
+                 return toml_string(field.front());
+               },
+               one},
+          Knob{"inputs",
+               [&field]() -> std::optional<std::string> {
+                 if (field.size() == 1) return std::nullopt;
+                 return toml_string_array(field);
+               },
+               many}};
+}
+
+Knob values_knob(ValueDistribution& field) {
+  const std::string expected = "expected \"uniform(MIN, MAX)\", \"normal(MEAN, STDDEV)\" or \"exponential(MEAN)\"";
+  auto get = [&field]() -> std::optional<std::string> {
+    std::string out = std::string(to_string(field.kind)) + "(" + toml_number(field.a);
+    if (field.kind != DistributionKind::exponential) out += ", " + toml_number(field.b);
+    return toml_string(out + ")");
+  };
+  auto set = [&field, expected](const toml::node& n) -> SetResult {
+    const auto text = string_of(n);
+    if (!text) return expected;
+    const std::string s = trim(*text);
+    const auto open = s.find('(');
+    if (open == std::string::npos || s.back() != ')') return expected;
+    const std::string name = trim(s.substr(0, open));
+    auto kind = parse_distribution_kind(name);
+    if (!kind) return "unknown distribution '" + name + "'; allowed values: " + allowed_distribution_kinds();
+    auto args = parse_list(s.substr(open + 1, s.size() - open - 2));
+    const std::size_t wanted = *kind == DistributionKind::exponential ? 1 : 2;
+    if (!args || args->size() != wanted) return expected;
+    ValueDistribution d;
+    d.kind = *kind;
+    auto a = parse_double((*args)[0]);
+    auto b = wanted == 2 ? parse_double((*args)[1]) : std::optional<double>(d.b);
+    if (!a || !b) return expected + ", with numbers as parameters";
+    d.a = *a;
+    d.b = *b;
+    field = d;
+    return std::nullopt;
+  };
+  return Knob{"values", get, set};
+}
+
+// where = "FIELD OP NUMBER", e.g. "value < 80".
+Knob filter_where_knob(OperatorSpec& o) {
+  auto get = [&o]() -> std::optional<std::string> {
+    return toml_string(std::string(to_string(o.filter_field)) + " " + to_string(o.filter_op) + " " +
+                       toml_number(o.filter_constant));
+  };
+  auto set = [&o](const toml::node& n) -> SetResult {
+    const std::string expected = "expected \"FIELD OP NUMBER\", like \"value < 80\" (fields: " + allowed_fields() +
+                                 "; operators: " + allowed_compare_ops() + ")";
+    const auto text = string_of(n);
+    if (!text) return expected;
+    const std::string s = trim(*text);
+    std::size_t i = 0;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    const std::string field_text = s.substr(0, i);
+    std::size_t j = i;
+    while (j < s.size() && s[j] == ' ') ++j;
+    std::size_t k = j;
+    while (k < s.size() && std::strchr("<>=!", s[k]) != nullptr) ++k;
+    const std::string op_text = s.substr(j, k - j);
+    const std::string number_text = trim(s.substr(k));
+    auto field = parse_field(field_text);
+    if (!field) return "unknown field '" + field_text + "'; " + expected;
+    auto op = parse_compare_op(op_text);
+    if (!op) return "unknown comparison '" + op_text + "'; " + expected;
+    auto constant = parse_double(number_text);
+    if (!constant) return "'" + number_text + "' is not a number; " + expected;
+    o.filter_field = *field;
+    o.filter_op = *op;
+    o.filter_constant = *constant;
+    return std::nullopt;
+  };
+  return Knob{"where", get, set};
+}
+
+Knob group_by_knob(bool& group_by_key) {
+  return make_knob(
+      "group_by", group_by_key,
+      [](const toml::node& n) -> std::optional<bool> {
+        const auto s = string_of(n);
+        if (s && *s == "key") return true;
+        if (s && *s == "none") return false;
+        return std::nullopt;
+      },
+      [](bool v) { return toml_string(v ? "key" : "none"); }, "unknown value; allowed values: key, none");
+}
+
+std::vector<Knob> network_knobs(Topology& t) {
+  Settings& s = t.settings;
+  return {text_knob("name", t.name),
+          uint_knob("seed", s.seed),
+          double_knob("duration_s", s.duration_s),
+          enum_knob("ha", s.ha, parse_ha_mode, allowed_ha_modes()),
+          int_knob("batch_tuples", s.batch_tuples),
+          int_knob("batch_flush_ms", s.batch_flush_ms),
+          int_knob("heartbeat_interval_ms", s.heartbeat_interval_ms),
+          int_knob("failure_timeout_ms", s.failure_timeout_ms),
+          int_knob("ack_interval_ms", s.ack_interval_ms),
+          int_knob("checkpoint_interval_ms", s.checkpoint_interval_ms),
+          enum_knob("checkpoint_mode", s.checkpoint_mode, parse_checkpoint_mode, allowed_checkpoint_modes()),
+          int_knob("checkpoint_chunk_bytes", s.checkpoint_chunk_bytes),
+          int_knob("output_queue_tuples_max", s.output_queue_tuples_max),
+          int_knob("input_queue_tuples_max", s.input_queue_tuples_max),
+          int_knob("inflight_tuples_max", s.inflight_tuples_max),
+          enum_knob("queue_full_policy", s.queue_full_policy, parse_queue_full_policy, allowed_queue_full_policies()),
+          bool_knob("determinants", s.determinants),
+          enum_knob("trimming", s.trimming, parse_trimming_rule, allowed_trimming_rules()),
+          enum_knob("detector", s.detector, parse_detector_kind, allowed_detector_kinds()),
+          int_knob("hang_timeout_ms", s.hang_timeout_ms),
+          int_knob("conservative_retention_ms", s.conservative_retention_ms),
+          double_knob("drain_timeout_s", s.drain_timeout_s),
+          double_knob("drain_quiet_s", s.drain_quiet_s),
+          double_knob("operator_cost_us_per_tuple", s.operator_cost_us_per_tuple),
+          int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms),
+          enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels())};
+}
+
+std::vector<Knob> sim_knobs(SimSettings& s) {
+  return {double_knob("link_latency_ms", s.link_latency_ms),
+          double_knob("link_jitter_ms", s.link_jitter_ms),
+          double_knob("bandwidth_bytes_per_s", s.bandwidth_bytes_per_s),
+          double_knob("loss_ratio", s.loss_ratio),
+          double_knob("duplication_ratio", s.duplication_ratio),
+          double_knob("reorder_ratio", s.reorder_ratio),
+          double_knob("cpu_us_per_tuple", s.cpu_us_per_tuple),
+          double_knob("cpu_us_per_message", s.cpu_us_per_message),
+          double_knob("node_capacity", s.node_capacity)};
+}
+
+std::vector<Knob> source_knobs(FragmentSpec& f) {
+  SourceSpec& s = f.source;
+  return {text_knob("name", f.name),
+          text_knob("stream", s.stream),
+          double_knob("rate_tps", s.rate_tps),
+          int_knob("key_count", s.key_count),
+          values_knob(s.values),
+          bool_knob("integer_values", s.integer_values),
+          text_knob("endpoint", f.endpoint),
+          edge_ha_knob(f.ha),
+          unless_empty(text_knob("standby_endpoint", f.standby_endpoint))};
+}
+
+// The operators of a fragment are its [[fragment.operator]] tables, read apart (kOperatorsKey).
+constexpr const char* kOperatorsKey = "operator";
+
+std::vector<Knob> fragment_knobs(FragmentSpec& f) {
+  return {text_knob("name", f.name), fragment_ha_knob(f.ha), text_knob("endpoint", f.endpoint),
+          text_knob("standby_endpoint", f.standby_endpoint)};
+}
+
+std::vector<Knob> sink_knobs(FragmentSpec& f) {
+  std::vector<Knob> k{text_knob("name", f.name)};
+  for (Knob& i : input_knobs(f.sink_inputs)) k.push_back(std::move(i));
+  k.push_back(text_knob("endpoint", f.endpoint));
+  k.push_back(edge_ha_knob(f.ha));
+  k.push_back(unless_empty(text_knob("standby_endpoint", f.standby_endpoint)));
+  return k;
+}
+
+std::vector<Knob> operator_type_knobs(OperatorSpec& o, OperatorKind kind) {
+  switch (kind) {
+    case OperatorKind::filter: return {filter_where_knob(o)};
+    case OperatorKind::map:
+      return {double_knob("scale", o.map_scale), double_knob("offset", o.map_offset),
+              int_knob("key_modulo", o.map_key_modulo)};
+    case OperatorKind::union_op: return {};
+    case OperatorKind::aggregate:
+      return {enum_knob("function", o.function, parse_aggregate_function, allowed_aggregate_functions()),
+              int_knob("window_ms", o.window_ms), int_knob("slide_ms", o.slide_ms), group_by_knob(o.group_by_key)};
+    case OperatorKind::join:
+      return {int_knob("window_ms", o.join_window_ms),
+              enum_knob("combine", o.combine, parse_join_combine, allowed_join_combines())};
+  }
+  return {};
+}
+
+// The common keys of an operator, then those of its type.
+std::vector<Knob> operator_knobs(OperatorSpec& o, std::optional<OperatorKind> kind) {
+  std::vector<Knob> k{text_knob("name", o.name), enum_knob("type", o.kind, parse_operator_kind, allowed_operator_kinds())};
+  for (Knob& i : input_knobs(o.inputs)) k.push_back(std::move(i));
+  k.push_back(text_knob("output", o.output));
+  if (kind)
+    for (Knob& i : operator_type_knobs(o, *kind)) k.push_back(std::move(i));
+  return k;
+}
+
+constexpr OperatorKind kAllOperatorKinds[] = {OperatorKind::filter, OperatorKind::map, OperatorKind::union_op,
+                                              OperatorKind::aggregate, OperatorKind::join};
+
+std::string key_list(const std::vector<Knob>& knobs) {
+  std::vector<std::string> keys;
+  for (const Knob& k : knobs) keys.push_back(k.key);
+  return format_list(keys);
+}
+
+// ---- the reader -----------------------------------------------------------------------------
+
+const char* const kTablesAllowed = "[network], [sim], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]]";
+
+class Reader {
+ public:
+  explicit Reader(ConfigProblems& problems) : problems_(problems) {}
+
+  Topology read(const toml::table& doc, const std::vector<std::string>& read_elsewhere) {
+    Topology t;
+    t.source_file = problems_.file();
+    t.settings.where = problems_.file();
+    t.sim.where = problems_.file();
+    std::vector<std::pair<int, FragmentSpec>> fragments;  // with their lines: the file's order
+    for (auto&& [key, node] : doc) {
+      const std::string k(key.str());
+      if (k == "network" || k == "sim") {
+        const toml::table* table = node.as_table();
+        if (table == nullptr) {
+          problems_.add(line_of(key), "'" + k + "' must be a table: write [" + k + "] and its keys below it");
+          continue;
+        }
+        if (k == "network") {
+          t.settings.where = problems_.at(*table);
+          apply(*table, "[network]", network_knobs(t));
+        } else {
+          t.sim.where = problems_.at(*table);
+          apply(*table, "[sim]", sim_knobs(t.sim));
+        }
+      } else if (k == "source" || k == "fragment" || k == "sink") {
+        const FragmentKind kind = k == "source" ? FragmentKind::source : k == "sink" ? FragmentKind::sink : FragmentKind::operators;
+        for (const toml::table* table : tables_of(key, node, k))
+          fragments.emplace_back(line_of(*table), fragment(*table, kind));
+      } else if (std::find(read_elsewhere.begin(), read_elsewhere.end(), k) == read_elsewhere.end()) {
+        problems_.add(line_of(key), std::string(node.is_table() || node.is_array_of_tables() ? "unknown table '" : "unknown key '") +
+                                        k + "' at the top of the file; allowed tables: " + kTablesAllowed +
+                                        (k == "experiment" ? " (an experiment file runs with hapair experiment NAME --config FILE)" : ""));
+      }
+    }
+    // Fragments keep the order in which they are written, whatever their kind.
+    std::stable_sort(fragments.begin(), fragments.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& f : fragments) t.fragments.push_back(std::move(f.second));
+    return t;
+  }
+
+ private:
+  // The tables of an array of tables ([[k]]); anything else is reported.
+  std::vector<const toml::table*> tables_of(const toml::key& key, const toml::node& node, const std::string& k) {
+    std::vector<const toml::table*> out;
+    const toml::array* array = node.as_array();
+    if (array != nullptr)
+      for (const toml::node& item : *array)
+        if (const toml::table* table = item.as_table()) out.push_back(table);
+    if (array == nullptr || out.size() != array->size())
+      problems_.add(line_of(key), "'" + k + "' must be an array of tables: write each one as [[" + k + "]] and its keys below it");
+    return out;
+  }
+
+  // Applies a table's keys to its knobs; `unknown` reports a key no knob takes.
+  void apply(const toml::table& table, const std::string& label, const std::vector<Knob>& knobs,
+             const std::function<void(const std::string&, int)>& unknown) {
+    for (auto&& [key, node] : table) {
+      const std::string k(key.str());
+      const Knob* knob = nullptr;
+      for (const Knob& candidate : knobs)
+        if (candidate.key == k) knob = &candidate;
+      if (knob == nullptr) {
+        unknown(k, line_of(key));
+        continue;
+      }
+      if (auto error = knob->set(node)) problems_.add(line_of(key), label + " " + k + " = " + toml_text(node) + ": " + *error);
+    }
+  }
+  void apply(const toml::table& table, const std::string& label, const std::vector<Knob>& knobs) {
+    apply(table, label, knobs, [&](const std::string& k, int line) {
+      problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " + key_list(knobs));
+    });
+  }
+
+  void require(const toml::table& table, const std::string& label, const std::vector<const char*>& any_of) {
+    for (const char* k : any_of)
+      if (table.contains(k)) return;
+    std::string keys;
+    for (const char* k : any_of) keys += std::string(keys.empty() ? "'" : " or '") + k + "'";
+    problems_.add(table, label + " is missing the key " + keys);
+  }
+
+  void inputs_once(const toml::table& table, const std::string& label) {
+    const toml::node* one = table.get("input");
+    const toml::node* many = table.get("inputs");
+    if (one && many) problems_.add(std::max(line_of(*one), line_of(*many)), label + ": give either 'input' or 'inputs', not both");
+  }
+
+  // "source 's'", or "[[source]]" (with its line) while the name is unknown.
+  static std::string label_of(const toml::table& table, const std::string& kind) {
+    const toml::node* n = table.get("name");
+    const auto name = n != nullptr ? string_of(*n) : std::nullopt;
+    if (!name || name->empty()) return kind == "operator" ? "[[fragment.operator]]" : "[[" + kind + "]]";
+    return kind + " '" + *name + "'";
+  }
+
+  FragmentSpec fragment(const toml::table& table, FragmentKind kind) {
+    FragmentSpec f;
+    f.kind = kind;
+    f.where = problems_.at(table);
+    const std::string label = label_of(table, kind == FragmentKind::operators ? "fragment" : to_string(kind));
+    require(table, label, {"name"});
+    switch (kind) {
+      case FragmentKind::source:
+        apply(table, label, source_knobs(f));
+        require(table, label, {"stream"});
+        break;
+      case FragmentKind::sink:
+        apply(table, label, sink_knobs(f));
+        require(table, label, {"input", "inputs"});
+        inputs_once(table, label);
+        break;
+      case FragmentKind::operators: {
+        const std::vector<Knob> knobs = fragment_knobs(f);
+        apply(table, label, knobs, [&](const std::string& k, int line) {
+          if (k == kOperatorsKey) return;
+          problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " + key_list(knobs) +
+                                  ", and its operators as [[fragment.operator]]");
+        });
+        if (const toml::node* ops = table.get(kOperatorsKey)) {
+          const toml::key& key = table.find(kOperatorsKey)->first;
+          for (const toml::table* op : tables_of(key, *ops, "fragment.operator")) f.operators.push_back(operator_table(*op));
+        }
+        break;
+      }
+    }
+    return f;
+  }
+
+  OperatorSpec operator_table(const toml::table& table) {
+    OperatorSpec spec;
+    spec.where = problems_.at(table);
+    const std::string label = label_of(table, "operator");
+    std::optional<OperatorKind> kind;
+    if (const toml::node* type = table.get("type")) {
+      if (auto s = string_of(*type)) kind = parse_operator_kind(*s);
+      if (kind) spec.kind = *kind;
+    }
+    const std::vector<Knob> knobs = operator_knobs(spec, kind);
+    const std::vector<std::string> typed_keys = all_operator_keys();
+    apply(table, label, knobs, [&](const std::string& k, int line) {
+      const bool some_type_takes_it = std::find(typed_keys.begin(), typed_keys.end(), k) != typed_keys.end();
+      if (!kind && some_type_takes_it) return;  // without a valid type only the type is reported
+      if (kind && some_type_takes_it) {
+        problems_.add(line, "key '" + k + "' in " + label + " does not apply to a " + to_string(*kind) +
+                                " operator; allowed keys for a " + to_string(*kind) + ": " + key_list(knobs));
+        return;
+      }
+      problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " +
+                              (kind ? key_list(knobs) : format_list(typed_keys)));
+    });
+    require(table, label, {"name"});
+    require(table, label, {"type"});
+    require(table, label, {"input", "inputs"});
+    require(table, label, {"output"});
+    inputs_once(table, label);
+    if (kind == OperatorKind::filter) require(table, label, {"where"});
+    return spec;
+  }
+
+  // Every key some operator type accepts, common keys first, each once.
+  static std::vector<std::string> all_operator_keys() {
+    OperatorSpec scratch;
+    std::vector<std::string> keys;
+    auto note = [&](const std::vector<Knob>& knobs) {
+      for (const Knob& k : knobs)
+        if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
+    };
+    note(operator_knobs(scratch, std::nullopt));
+    for (OperatorKind k : kAllOperatorKinds) note(operator_type_knobs(scratch, k));
+    return keys;
+  }
+
+  ConfigProblems& problems_;
+};
+
+void write_table(std::string& out, const std::string& header, const std::vector<Knob>& knobs) {
+  out += "\n" + header + "\n";
+  for (const Knob& k : knobs)
+    if (auto v = k.get()) out += k.key + " = " + *v + "\n";
+}
+
+}  // namespace
+
+TopologyLoad read_topology(const toml::table& doc, const std::string& file_name,
+                           const std::vector<std::string>& tables_read_elsewhere) {
+  ConfigProblems problems(file_name);
+  Topology t = Reader(problems).read(doc, tables_read_elsewhere);
+  TopologyLoad load;
+  load.problems = problems.take();
+  for (std::string& p : validate(t)) load.problems.push_back(std::move(p));
+  if (load.problems.empty()) load.topology = std::move(t);
+  return load;
+}
+
+TopologyLoad parse_topology(const std::string& text, const std::string& file_name) {
+  TomlText doc = parse_toml(text, file_name);
+  if (!doc.table) return TopologyLoad{std::nullopt, doc.problems};
+  return read_topology(*doc.table, file_name, {});
+}
+
+TopologyLoad load_topology_file(const std::string& path) {
+  std::string problem;
+  const auto text = read_config_file(path, problem);
+  if (!text) return TopologyLoad{std::nullopt, {problem}};
+  return parse_topology(*text, path);
+}
+
+std::string write_topology(const Topology& topology) {
+  Topology t = topology;  // the knob tables bind to mutable fields
+  std::string out = "# hapair topology '" + t.name + "': the effective configuration, every knob written out.\n";
+  out += "# Format: docs/TOPOLOGY.md.\n";
+  write_table(out, "[network]", network_knobs(t));
+  write_table(out, "[sim]", sim_knobs(t.sim));
+  for (FragmentSpec& f : t.fragments) {
+    switch (f.kind) {
+      case FragmentKind::source: write_table(out, "[[source]]", source_knobs(f)); break;
+      case FragmentKind::sink: write_table(out, "[[sink]]", sink_knobs(f)); break;
+      case FragmentKind::operators:
+        write_table(out, "[[fragment]]", fragment_knobs(f));
+        for (OperatorSpec& o : f.operators) write_table(out, "[[fragment.operator]]", operator_knobs(o, o.kind));
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides& overrides) {
+  if (overrides.ha) {
+    topology.settings.ha = *overrides.ha;
+    for (FragmentSpec& f : topology.fragments)
+      if (f.kind == FragmentKind::operators) f.ha.reset();
+  }
+  if (overrides.duration_s) topology.settings.duration_s = *overrides.duration_s;
+  if (overrides.rate_tps)
+    for (FragmentSpec& f : topology.fragments)
+      if (f.kind == FragmentKind::source) f.source.rate_tps = *overrides.rate_tps;
+  if (overrides.seed) topology.settings.seed = *overrides.seed;
+  if (overrides.operator_cost_us_per_tuple) topology.settings.operator_cost_us_per_tuple = *overrides.operator_cost_us_per_tuple;
+  if (overrides.detector) topology.settings.detector = *overrides.detector;
+  if (overrides.trace_level) topology.settings.trace_level = *overrides.trace_level;
+  std::vector<std::string> problems = validate(topology);
+  const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
+                   overrides.operator_cost_us_per_tuple || overrides.detector || overrides.trace_level;
+  if (any)
+    for (std::string& p : problems) p += " (after the command-line overrides)";
+  return problems;
+}
+
+}  // namespace hapair

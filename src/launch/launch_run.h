@@ -1,0 +1,145 @@
+// The state of one real run while the launcher drives it (launcher.h): the per-node process
+// state and the Launch object whose members are defined in three files along the run's seams:
+// launcher.cpp (setup, starting the nodes, the run loop), launcher_faults.cpp (performing the
+// fault actions: SIGKILL, SIGSTOP/SIGCONT, restart, nftables cuts between network namespaces) and launcher_results.cpp (the control
+// messages, stopping and reaping every node, the RunResult).
+//
+// Paper: section 6's experiments, one process per server; a crash is a SIGKILL (fail-stop,
+// section 2), a pause a SIGSTOP/SIGCONT pair, a restart a new process that rejoins as standby.
+//
+// Invariant: every child the Launch started is reaped before run() returns (stop_all, then
+// kill_and_reap_all); a child that exits without the launcher killing it is an error in the
+// result. Internal to the harness: only launcher*.cpp include it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "driver/fault_schedule.h"
+#include "proc/child_process.h"
+#include "launch/launcher.h"
+#include "proc/launcher_supervision.h"
+#include "proc/net_isolation.h"
+#include "protocols/quiet_drain.h"
+#include "runtime/control_server.h"
+#include "runtime/run_clock.h"
+
+namespace hapair::launcher {
+
+struct NodeState {
+  std::string name;
+  std::string log_path;
+  ChildProcess process;    // our child (spawned mode); running(): spawned and not yet reaped
+  bool hello = false;
+  std::string peer;        // control routing id
+  std::string endpoint;    // data endpoint from Hello
+  std::string crash_line;  // crash line endpoint from Hello (empty: none)
+  bool killed = false;     // by a crash fault
+  bool paused = false;     // SIGSTOPped by a pause fault
+  bool fatal = false;      // reported a fatal error (trace) or exited with kNodeExitFatal
+  bool fatal_traced = false;  // its "fatal" trace event (with the reason) arrived
+  bool final_stats = false;
+  bool stop_sent = false;
+  // Restart faults: when the current incarnation was spawned (kNever: the first one, started
+  // before the run), and the driver counters of the earlier incarnations.
+  TimeUs restarted_at_us = kNever;
+  Metrics earlier_incarnations;
+};
+
+class Launch {
+ public:
+  Launch(const Plan& plan, const LaunchOptions& options)
+      : plan_(plan), options_(options), quiet_(plan.settings(), plan.nodes.size()) {
+    result_.plan = std::make_shared<const Plan>(plan);
+    result_.driver = "real";
+    result_.faults = options.faults;
+    for (const PlanNode& node : plan.nodes) {
+      NodeState state;
+      state.name = node.name;
+      nodes_.push_back(std::move(state));
+    }
+    for (const PlanFragment& fragment : plan.fragments)
+      if (fragment.kind == FragmentKind::sink && fragment.primary != kNoNode) sinks_.insert(fragment.primary);
+  }
+
+  RunResult run();
+
+ private:
+  // ---- setup (launcher.cpp) ---------------------------------------------------------------
+  bool check_faults();
+  bool prepare_files();
+  bool isolate_nodes();
+  void remove_isolation();
+  void print_manual_instructions();
+  bool spawn_all();
+  bool spawn(NodeId id, bool rejoin = false);
+  bool wait_for_hellos();
+  bool send_directory();
+
+  // ---- the run (launcher.cpp) -------------------------------------------------------------
+  void run_until_done();
+  // The crashes LaunchOptions::live_faults asks for now.
+  void perform_live_faults(TimeUs now);
+  std::string unfinished_sinks() const;
+  bool output_quiet(TimeUs now) const;
+  void check_restarted_hellos(TimeUs now);
+  void receive_burst(TimeUs wait_us, bool stopping);
+
+  // ---- fault actions (launcher_faults.cpp) ------------------------------------------------
+  void perform(const FaultAction& action);
+  void restart(NodeId id, TimeUs now);
+  void partition(const FaultAction& action, bool cut);
+
+  // ---- messages, the end and the result (launcher_results.cpp) ----------------------------
+  void on_message(const ControlServer::Incoming& incoming, bool stopping);
+  void on_hello(const std::string& peer, const Hello& hello);
+  void on_restarted_hello(NodeId id, const std::string& peer, const Hello& hello);
+  void stop_all();
+  void kill_and_reap_all();
+  bool reap(NodeId id, bool stopping);
+  RunResult finish_result();
+
+  // ---- helpers ----------------------------------------------------------------------------
+  void echo_log(NodeId id);
+  void error(const std::string& message) { result_.errors.push_back(message); }
+  void say(const std::string& text) const;
+  std::string isolated_bind(NodeId id) const;
+  static std::string format_seconds(double s) { return fmt::format("{:g}", s); }
+  static bool interrupted() { return interrupt_signal() != 0; }
+  TimeUs now_or_zero() const { return clock_ ? clock_->now_us() : 0; }
+
+  const Plan& plan_;
+  const LaunchOptions& options_;
+  RunResult result_;
+  std::vector<NodeState> nodes_;
+  std::set<NodeId> sinks_;
+  std::set<NodeId> ended_sinks_;
+  std::map<std::string, NodeId> by_peer_;
+  std::vector<FaultAction> actions_;
+  std::size_t next_action_ = 0;  // the first action of actions_ not yet performed
+  Directory directory_;          // as sent at the start; restarted nodes get the same
+  QuietDrain quiet_;
+  bool abort_run_ = false;       // a setup failure during the run (a restarted node's)
+  std::unique_ptr<ControlServer> control_;
+  std::optional<RunClock> clock_;
+  std::string advertised_;
+  std::string log_dir_;
+  bool log_dir_is_temp_ = false;
+  std::optional<CleanupWatch> temp_dir_watch_;  // only for a temporary log_dir_
+  // Partition faults: every node in a network namespace of its own (net_isolation.h), removed
+  // after the nodes were reaped; the watch removes them if the launcher dies first.
+  bool wants_isolation_ = false;
+  std::unique_ptr<NetIsolation> isolation_;
+  std::optional<CleanupWatch> isolation_watch_;
+  std::string topology_path_;
+  std::int64_t unknown_messages_ = 0;
+};
+
+}  // namespace hapair::launcher

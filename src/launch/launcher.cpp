@@ -1,0 +1,392 @@
+// Setup and the run loop of a real run (launch_run.h): the fault schedule checked, the log folder
+// and effective topology written, every node started (or, in manual mode, its command printed),
+// their Hellos awaited, the Directory sent with the run epoch, and the loop that performs the
+// fault actions on time and ends the run when every sink reported end of output or the output
+// went quiet.
+//
+// Paper: section 6's experiments, one process per server, with faults on a schedule.
+//
+// Invariant: nothing starts before the whole fault schedule was checked (every problem at once),
+// and the run ends at the latest duration_s + drain_timeout_s after the epoch.
+#include "launch/launcher.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <sstream>
+
+#include "launch/launch_run.h"
+#include "config/topology_file.h"
+#include "runtime/crash_line.h"
+#include "sim/faults.h"
+
+namespace hapair {
+namespace launcher {
+
+RunResult Launch::run() {
+  InterruptGuard interrupt_guard;
+  if (!check_faults() || !prepare_files() || !isolate_nodes()) return finish_result();
+  // With the nodes in namespaces of their own, they reach the launcher at its end of their bridge.
+  std::string control_bind = options_.control_bind;
+  if (isolation_ && control_bind == LaunchOptions{}.control_bind)
+    control_bind = "tcp://" + isolation_->launcher_address() + ":*";
+  try {
+    control_ = std::make_unique<ControlServer>(control_bind);
+  } catch (const std::exception& e) {
+    error(e.what());
+    return finish_result();
+  }
+  advertised_ = options_.control_advertise.empty() ? control_->endpoint() : options_.control_advertise;
+  if (options_.manual) {
+    print_manual_instructions();
+  } else if (!spawn_all()) {
+    stop_all();
+    return finish_result();
+  }
+  if (wait_for_hellos() && send_directory()) run_until_done();
+  stop_all();
+  return finish_result();
+}
+
+// ---- setup ------------------------------------------------------------------------------
+
+// Every problem of the fault schedule at once (the simulator's rules: known nodes, times,
+// durations, restarts only of crashed nodes), plus what real processes cannot do here.
+bool Launch::check_faults() {
+  bool ok = true;
+  for (const FaultSpec& fault : options_.faults) {
+    if (fault.kind == FaultKind::partition && !wants_isolation_) {
+      wants_isolation_ = true;
+      if (options_.manual) {
+        error("fault kind partition is not supported in manual mode: the launcher places only the processes it "
+              "starts in network namespaces (cut the links by hand, as tests/e2e/netns_test.cpp does)");
+        ok = false;
+      } else if (const std::string reason = net_isolation_unavailable(); !reason.empty()) {
+        error(real_partition_refusal(reason));
+        ok = false;
+      }
+    } else if (fault.kind == FaultKind::restart && options_.manual) {
+      error("fault restart of " + fault.node + " is not supported in manual mode: the launcher can only restart "
+            "a process it started (restart it by hand with `hapair node ... --rejoin --bind ENDPOINT`)");
+      ok = false;
+    }
+  }
+  for (const std::string& problem : validate_faults(plan_, options_.faults)) {
+    error(problem);
+    ok = false;
+  }
+  if (!ok) return false;
+  // Equal times keep the list order, as in the simulator (driver/fault_schedule.h). The resume
+  // of a pause is scheduled when the pause really happens (run_until_done()), so the process is
+  // stopped for the whole duration even when the pause runs a little late.
+  actions_ = fault_actions(plan_, options_.faults, false);
+  return true;
+}
+
+bool Launch::prepare_files() {
+  if (options_.log_dir.empty()) {
+    // $TMPDIR when set (an absolute path), else /tmp.
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && tmp[0] == '/' ? tmp : "/tmp") + "/hapair-run-XXXXXX";
+    if (!mkdtemp(pattern.data())) {
+      error("cannot create a temporary directory for node logs in " + pattern + ": " + std::strerror(errno));
+      return false;
+    }
+    log_dir_ = pattern;
+    log_dir_is_temp_ = true;
+    temp_dir_watch_.emplace(std::vector<std::string>{"/bin/rm", "-rf", "--", log_dir_});
+  } else {
+    log_dir_ = options_.log_dir;
+    if (mkdir(log_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+      error("cannot create the log directory " + log_dir_ + ": " + std::strerror(errno));
+      return false;
+    }
+  }
+  for (NodeState& node : nodes_) node.log_path = log_dir_ + "/" + node.name + ".log";
+  topology_path_ = options_.topology_path;
+  if (topology_path_.empty()) {
+    topology_path_ = log_dir_ + "/topology.conf";
+    std::ofstream out(topology_path_);
+    out << write_topology(plan_.topology);
+    if (!out.good()) {
+      error("cannot write the effective topology to " + topology_path_);
+      return false;
+    }
+  }
+  return true;
+}
+
+// A schedule with a partition: the namespaces, links and nftables sets its cuts need, and a
+// watcher that removes them should the launcher die before remove_isolation().
+bool Launch::isolate_nodes() {
+  if (!wants_isolation_) return true;
+  std::string why;
+  isolation_ = NetIsolation::create(nodes_.size(), why);
+  if (!isolation_) {
+    error(why);
+    return false;
+  }
+  isolation_watch_.emplace(isolation_->cleanup_command());
+  return true;
+}
+
+// After every node was reaped (finish_result()).
+void Launch::remove_isolation() {
+  isolation_.reset();
+  isolation_watch_.reset();
+}
+
+void Launch::print_manual_instructions() {
+  std::ostringstream text;
+  text << "hapair: manual mode. Copy " << topology_path_ << " to every host and start these "
+       << nodes_.size() << " node processes within " << options_.manual_hello_timeout_s << " s:\n";
+  for (const NodeState& node : nodes_)
+    text << "  " << node_command_line("hapair", topology_path_, node.name, advertised_) << "\n";
+  say(text.str());
+}
+
+bool Launch::spawn_all() {
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    if (!spawn(id)) return false;
+  }
+  return true;
+}
+
+// Starts the node's process. A restarted node (`rejoin`) binds the endpoint its first
+// incarnation announced, so the peers' connections to it come back by themselves, and appends
+// to the same log.
+bool Launch::spawn(NodeId id, bool rejoin) {
+  NodeState& node = nodes_[id];
+  ExecSpec spec;
+  spec.argv = {options_.hapair_binary, "node",    "--topology", topology_path_,
+               "--name",               node.name, "--control",  advertised_};
+  if (rejoin) spec.argv.insert(spec.argv.end(), {"--rejoin", "--bind", node.endpoint});
+  if (!rejoin && isolation_) spec.argv.insert(spec.argv.end(), {"--bind", isolated_bind(id)});
+  if (rejoin && !node.crash_line.empty()) spec.argv.insert(spec.argv.end(), {"--crash-line", node.crash_line});
+  spec.output_path = node.log_path;
+  spec.append_output = rejoin;
+  // Nothing else of the launcher's leaks into the node (open result files, a caller's lock): a
+  // node's lowest descriptors are its crash line slots (runtime/crash_line.h).
+  spec.close_other_descriptors = true;
+  // The child dies with the launcher, whatever kills the launcher.
+  spec.die_with_parent = true;
+  if (isolation_) spec.network_namespace = isolation_->node_namespace_path(id);
+  std::string why;
+  node.process = ChildProcess::spawn(spec, why);
+  if (!node.process.running()) {
+    error("cannot start node " + node.name + ": " + why);
+    return false;
+  }
+  return true;
+}
+
+bool Launch::wait_for_hellos() {
+  const double timeout_s = options_.manual ? options_.manual_hello_timeout_s : options_.hello_timeout_s;
+  const TimeUs timeout_us = static_cast<TimeUs>(timeout_s * 1e6);
+  const RunClock waiting = RunClock::starting_now();
+  for (;;) {
+    if (interrupted()) return false;
+    std::vector<std::string> missing;
+    for (const NodeState& node : nodes_)
+      if (!node.hello) missing.push_back(node.name);
+    if (missing.empty()) return true;
+    // A node that died before its Hello will never send one.
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      if (!nodes_[id].hello && reap(id, false)) return false;
+    }
+    if (waiting.now_us() >= timeout_us) {
+      std::string names;
+      for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+      error("timed out after " + format_seconds(timeout_s) + " s waiting for hello from: " + names);
+      for (NodeId id = 0; id < nodes_.size(); ++id)
+        if (!nodes_[id].hello) echo_log(id);
+      return false;
+    }
+    if (auto incoming = control_->receive(50'000)) on_message(*incoming, false);
+  }
+}
+
+bool Launch::send_directory() {
+  Directory& directory = directory_;
+  for (const NodeState& node : nodes_) directory.endpoints.push_back(node.endpoint);
+  const bool any_line = std::any_of(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return !n.crash_line.empty(); });
+  for (const NodeState& node : nodes_)
+    if (any_line) directory.crash_line_endpoints.push_back(node.crash_line);
+  directory.epoch_realtime_us = RunClock::realtime_us() + static_cast<TimeUs>(options_.epoch_delay_s * 1e6);
+  clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
+  bool ok = true;
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    if (!control_->send(nodes_[id].peer, Envelope{Header{kNoNode, 0, clock_->now_us()}, directory})) {
+      error("cannot send the directory to node " + nodes_[id].name + " (it disconnected)");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// ---- the run ----------------------------------------------------------------------------
+
+void Launch::run_until_done() {
+  const Settings& settings = plan_.settings();
+  const TimeUs duration_us = static_cast<TimeUs>(settings.duration_s * 1e6);
+  const TimeUs deadline_us = static_cast<TimeUs>((settings.duration_s + settings.drain_timeout_s) * 1e6);
+  TimeUs next_progress_us = 0;
+  for (;;) {
+    if (interrupted()) return;
+    TimeUs now = clock_->now_us();
+    while (next_action_ < actions_.size() && actions_[next_action_].at_us <= now) {
+      const FaultAction action = actions_[next_action_++];
+      perform(action);
+      if (action.kind == FaultAction::Kind::pause || action.kind == FaultAction::Kind::partition)
+        insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
+    }
+    if (options_.live_faults) perform_live_faults(now);
+
+    TimeUs wait_us = 5'000;
+    if (next_action_ < actions_.size()) wait_us = std::min(wait_us, actions_[next_action_].at_us - now);
+    receive_burst(wait_us, false);
+    for (NodeId id = 0; id < nodes_.size(); ++id) reap(id, false);
+
+    now = clock_->now_us();
+    if (options_.progress && now >= next_progress_us) {
+      options_.progress(static_cast<double>(std::max<TimeUs>(now, 0)) / 1e6, settings.duration_s);
+      next_progress_us = now + 100'000;
+    }
+    if (ended_sinks_.size() == sinks_.size()) {
+      result_.completed = true;
+      result_.end_us = now;
+      return;
+    }
+    if (abort_run_ || std::any_of(nodes_.begin(), nodes_.end(), [](const NodeState& n) { return n.fatal; })) {
+      result_.end_us = now;
+      return;
+    }
+    check_restarted_hellos(now);
+    if (now >= duration_us && output_quiet(now)) {
+      error("the run did not complete: the output went quiet (no sink delivery, fault or change of any live "
+            "node's output queues for " + format_seconds(static_cast<double>(quiet_.window_us()) / 1e6) +
+            " s after the sources stopped: drain_quiet_s, at least the longest retransmission back-off), so sink " +
+            unfinished_sinks() + " can never see the end of its input");
+      result_.stall = result_.errors.back();
+      result_.end_us = now;
+      return;
+    }
+    if (now >= deadline_us) {
+      error("the run did not complete: sink " + unfinished_sinks() +
+            " did not report end of output within duration_s + drain_timeout_s = " +
+            format_seconds(settings.duration_s + settings.drain_timeout_s) + " s");
+      result_.stall = result_.errors.back();
+      result_.end_us = now;
+      return;
+    }
+  }
+}
+
+void Launch::perform_live_faults(TimeUs now) {
+  for (FaultSpec fault : options_.live_faults()) {
+    const NodeId id = plan_.node_id(fault.node);
+    if (fault.kind != FaultKind::crash || id == kNoNode) {
+      say("hapair: live fault " + std::string(to_string(fault.kind)) + " of '" + fault.node +
+          "' refused: only crashes of nodes of the plan");
+      continue;
+    }
+    fault.at_s = static_cast<double>(now) / 1e6;
+    result_.faults.push_back(fault);
+    FaultAction action;
+    action.at_us = now;
+    action.kind = FaultAction::Kind::crash;
+    action.fault = result_.faults.size() - 1;
+    action.node = id;
+    perform(action);
+  }
+}
+
+std::string Launch::unfinished_sinks() const {
+  std::string names;
+  for (NodeId sink : sinks_)
+    if (!ended_sinks_.count(sink)) names += (names.empty() ? "" : ", ") + nodes_[sink].name;
+  return names;
+}
+
+// The quiet-drain rule (protocols/quiet_drain.h). Queues are compared as the nodes report
+// them (every stats interval), so a node that still works through its input keeps the run
+// going however slowly it drains.
+bool Launch::output_quiet(TimeUs now) const {
+  bool pending = next_action_ < actions_.size();
+  for (const NodeState& node : nodes_) pending |= node.restarted_at_us != kNever && !node.hello && node.process.running();
+  return quiet_.quiet(now, pending);
+}
+
+// A restarted node that does not say hello in time (hello_timeout_s) ends the run with an
+// error, as a node that never said hello at the start would.
+void Launch::check_restarted_hellos(TimeUs now) {
+  const TimeUs timeout_us = static_cast<TimeUs>(options_.hello_timeout_s * 1e6);
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    const NodeState& node = nodes_[id];
+    if (node.restarted_at_us == kNever || node.hello || node.killed || !node.process.running()) continue;
+    if (now - node.restarted_at_us < timeout_us) continue;
+    error("timed out after " + format_seconds(options_.hello_timeout_s) + " s waiting for hello from restarted node " +
+          node.name);
+    echo_log(id);
+    abort_run_ = true;
+  }
+}
+
+// Handles the messages waiting now (waiting up to wait_us for the first one), bounded so that
+// fault actions and exits are noticed on time.
+void Launch::receive_burst(TimeUs wait_us, bool stopping) {
+  for (int i = 0; i < 1'000; ++i) {
+    std::optional<ControlServer::Incoming> incoming = control_->receive(i == 0 ? wait_us : 0);
+    if (!incoming) return;
+    on_message(*incoming, stopping);
+  }
+}
+
+// ---- helpers ----------------------------------------------------------------------------
+
+// Node id's data endpoint in its namespace: the topology's port when it names one.
+std::string Launch::isolated_bind(NodeId id) const {
+  std::string host;
+  std::string port;
+  const std::string& wanted = plan_.nodes[id].endpoint;
+  if (wanted.empty() || !split_tcp_endpoint(wanted, host, port) || port.empty()) port = "*";
+  return "tcp://" + isolation_->node_address(id) + ":" + port;
+}
+
+void Launch::echo_log(NodeId id) {
+  const NodeState& node = nodes_[id];
+  if (node.log_path.empty() || options_.manual) return;
+  const std::string tail = file_tail(node.log_path, 4'000);
+  std::fprintf(stderr, "---- output of node %s (%s) ----\n%s%s---- end of output of node %s ----\n",
+               node.name.c_str(), node.log_path.c_str(), tail.c_str(),
+               tail.empty() || tail.back() == '\n' ? "" : "\n", node.name.c_str());
+}
+
+void Launch::say(const std::string& text) const {
+  if (options_.print) {
+    options_.print(text);
+  } else {
+    std::fputs(text.c_str(), stdout);
+    if (!text.empty() && text.back() != '\n') std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace launcher
+
+std::string node_command_line(const std::string& hapair_binary, const std::string& topology_path,
+                              const std::string& node_name, const std::string& control_endpoint) {
+  using launcher::shell_quote;
+  return shell_quote(hapair_binary) + " node --topology " + shell_quote(topology_path) + " --name " +
+         shell_quote(node_name) + " --control " + shell_quote(control_endpoint);
+}
+
+RunResult launch_real_run(const Plan& plan, const LaunchOptions& options) { return launcher::Launch(plan, options).run(); }
+
+}  // namespace hapair

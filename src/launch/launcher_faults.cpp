@@ -1,0 +1,147 @@
+// The fault actions of a real run (launch_run.h): a crash is a SIGKILL of the node's process (a
+// Kill message in manual mode), a pause a SIGSTOP and its resume a SIGCONT, a restart a new
+// process that rejoins the fragment as the standby, bound to the node's old data endpoint, and a
+// partition nftables DROP rules between the two nodes' network namespaces until its heal.
+//
+// Paper: Hwang et al. (ICDE 2005) assume fail-stop crashes (section 2) and restore nothing; the
+// pause, the partition and the restart are the failures docs/FAULTS.md adds.
+//
+// Invariant: the failure event of a crash carries the instant of the SIGKILL on the nodes' clock,
+// and a restarted node keeps the driver counters of its earlier incarnations.
+#include <signal.h>
+
+#include <cmath>
+
+#include "launch/launch_run.h"
+
+namespace hapair::launcher {
+namespace {
+
+// Counters that the driver fills and that add up over a node's incarnations (a restarted process
+// starts them from zero), as the simulator keeps its own counters across restarts. The core's
+// counters describe the current incarnation only, in both drivers.
+bool adds_up_over_incarnations(const std::string& name) {
+  return name.rfind("bytes_sent.", 0) == 0 || name.rfind("messages_sent.", 0) == 0 || name == "cpu_us" ||
+         name.rfind("cpu_us.", 0) == 0 ||
+         name == "decode_dropped";
+}
+
+}  // namespace
+
+void Launch::perform(const FaultAction& action) {
+  NodeState& node = nodes_[action.node];
+  // Only a planned pause has a duration (a live fault is a crash: LaunchOptions::live_faults).
+  const std::int64_t pause_ms =
+      action.kind == FaultAction::Kind::pause ? std::llround(options_.faults.at(action.fault).duration_s * 1e3) : 0;
+  const TimeUs now = clock_->now_us();
+  quiet_.activity(now);
+  switch (action.kind) {
+    case FaultAction::Kind::crash:
+      if (node.killed || (!options_.manual && !node.process.running())) {
+        say("hapair: crash fault of " + node.name + " skipped: the node is not running");
+        return;
+      }
+      if (options_.manual) {
+        control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{0}});
+      } else {
+        node.process.signal(SIGKILL);
+      }
+      node.killed = true;
+      quiet_.set_down(action.node, true);
+      result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
+      return;
+    case FaultAction::Kind::pause:
+      if (node.killed || (!options_.manual && !node.process.running())) return;
+      if (options_.manual) {
+        control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{pause_ms}});
+      } else {
+        node.process.signal(SIGSTOP);
+        node.paused = true;
+      }
+      result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure)
+                                   .with(TraceKey::fault, FaultKind::pause)
+                                   .with(TraceKey::duration_us, pause_ms * 1000));
+      return;
+    case FaultAction::Kind::resume:
+      if (options_.manual) {
+        result_.events.push_back(TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
+        return;
+      }
+      if (!node.paused) return;
+      if (node.process.running()) node.process.signal(SIGCONT);
+      node.paused = false;
+      result_.events.push_back(TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
+      return;
+    case FaultAction::Kind::restart:
+      restart(action.node, now);
+      return;
+    case FaultAction::Kind::partition:
+      partition(action, true);
+      return;
+    case FaultAction::Kind::heal:
+      partition(action, false);
+      return;
+  }
+}
+
+// A partition between two nodes, or its heal: nftables drops in both nodes' network namespaces
+// (net_isolation.h), whether the processes run, are paused or crashed (a restarted node comes
+// back into the same namespace, still cut off until the heal). The trace events are the
+// simulator's, at the instant the rules are in place (nft takes some milliseconds).
+void Launch::partition(const FaultAction& action, bool cut) {
+  std::string why;
+  const bool done = cut ? isolation_->cut(action.node, action.peer, why) : isolation_->heal(action.node, action.peer, why);
+  const TimeUs now = clock_->now_us();
+  if (!done) {
+    error(std::string(cut ? "cannot cut " : "cannot heal ") + nodes_[action.node].name + "<->" +
+          nodes_[action.peer].name + ": " + why);
+    abort_run_ = true;
+    return;
+  }
+  if (cut) {
+    result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure)
+                                 .with(TraceKey::fault, FaultKind::partition)
+                                 .with(TraceKey::peer, action.peer)
+                                 .with(TraceKey::duration_us, action.duration_us));
+  } else {
+    result_.events.push_back(
+        TraceEvent(now, action.node, TraceKind::heal).with(TraceKey::fault, FaultKind::partition).with(TraceKey::peer, action.peer));
+  }
+}
+
+// A restart fault: a new process for a node whose crash fault killed it, bound to the same data
+// endpoint, started with --rejoin so that its core rejoins the fragment as the standby. Its
+// Hello is answered with the run's Directory (the same epoch: it starts at once).
+void Launch::restart(NodeId id, TimeUs now) {
+  NodeState& node = nodes_[id];
+  if (!node.killed) {
+    // validate_faults accepts only restarts after a crash; the crash itself was skipped.
+    say("hapair: restart of " + node.name + " skipped: its crash fault did not kill it");
+    return;
+  }
+  if (node.process.running()) {
+    // SIGKILLed but not reaped yet: the old process must be gone before its port is bound again.
+    node.process.wait();
+  }
+  // A fresh state, keeping only what outlives a process: its name, log, endpoint and routing
+  // id, and the counters of its earlier incarnations.
+  NodeState fresh;
+  fresh.name = node.name;
+  fresh.log_path = node.log_path;
+  fresh.endpoint = node.endpoint;
+  fresh.crash_line = node.crash_line;
+  fresh.peer = node.peer;
+  fresh.earlier_incarnations = std::move(node.earlier_incarnations);
+  for (const auto& [name, value] : result_.counters[node.name])
+    if (adds_up_over_incarnations(name)) fresh.earlier_incarnations[name] = value;
+  fresh.restarted_at_us = now;
+  node = std::move(fresh);
+  if (!spawn(id, true)) {
+    abort_run_ = true;
+    return;
+  }
+  quiet_.set_down(id, false);
+  result_.events.push_back(TraceEvent(now, id, TraceKind::restart).with(TraceKey::fault, FaultKind::restart));
+}
+
+}  // namespace hapair::launcher

@@ -1,0 +1,37 @@
+#include "report/plots.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "proc/child_process.h"
+
+namespace hapair {
+
+std::string source_dir() {
+  if (const char* env = std::getenv("HAPAIR_SOURCE_DIR")) return env;
+#ifdef HAPAIR_SOURCE_DIR_DEFAULT
+  return HAPAIR_SOURCE_DIR_DEFAULT;
+#else
+  return ".";
+#endif
+}
+
+std::string run_plot_script(const std::string& script, const std::vector<std::string>& args) {
+  const std::string python = "/usr/bin/python3";
+  const std::string path = source_dir() + "/experiments/plot/" + script;
+  if (!std::filesystem::exists(python)) return "no " + python + " (install python3-matplotlib)";
+  if (!std::filesystem::exists(path)) return "no plot script " + path;
+  ExecSpec spec;
+  spec.argv = {python, path};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.environment = {"MPLBACKEND=Agg"};
+  std::string error;
+  ChildProcess child = ChildProcess::spawn(spec, error);
+  if (!child.running()) return script + ": " + error;
+  const std::optional<ChildExit> exit = child.wait();
+  if (!exit) return script + ": the plot process could not be waited for";
+  if (!exit->clean()) return script + " failed (" + exit->describe() + "); is python3-matplotlib installed?";
+  return "";
+}
+
+}  // namespace hapair

@@ -1,0 +1,19 @@
+#include "retention/conservative_horizon.h"
+
+#include "protocols/check.h"
+
+namespace hapair {
+
+ConservativeHorizon::ConservativeHorizon(TimeUs retention_us) : retention_us_(retention_us) {
+  HAPAIR_CHECK_MSG(retention_us_ > 0, "a conservative horizon of " << retention_us_ << " us");
+}
+
+void ConservativeHorizon::processed(TupleId id, TimeUs ts_us) {
+  kept_.emplace_back(id, ts_us);
+  while (!kept_.empty() && kept_.front().second < ts_us - retention_us_) {
+    beyond_ = kept_.front().first;
+    kept_.pop_front();
+  }
+}
+
+}  // namespace hapair
