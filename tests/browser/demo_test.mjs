@@ -11,49 +11,20 @@
 //
 //   node tests/browser/demo_test.mjs http://127.0.0.1:PORT/   (a running `hapair demo`)
 //   node tests/browser/demo_test.mjs file:///.../build-wasm/demo/index.html   (the static WebAssembly page)
-//   node tests/browser/demo_test.mjs --mock                    (web/ served here, the mock simulator injected)
 //   options: --shots DIR (default $TMPDIR), --headful-size WxH
-import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { launch, openPage, waitForHook, assertNoErrors, screenshot, TestFailure } from './lib.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const webDir = path.resolve(here, '..', '..', 'web');
 const args = process.argv.slice(2);
-const mock = args.includes('--mock');
 const shotsAt = args.indexOf('--shots');
 const shots = shotsAt >= 0 ? args[shotsAt + 1] : (process.env.TMPDIR || os.tmpdir());
 const base = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--shots');
-if (!mock && !base) {
-  console.error('usage: node demo_test.mjs BASE_URL | --mock  [--shots DIR]');
+if (!base) {
+  console.error('usage: node demo_test.mjs BASE_URL  [--shots DIR]');
   process.exit(2);
 }
 
-// ---- a static server for web/ (the mock mode: no hapair server) ----
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.png': 'image/png', '.wasm': 'application/wasm' };
-function serveWeb() {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    const file = path.resolve(webDir, `.${decodeURIComponent(url.pathname)}`);
-    if (url.pathname.endsWith('/wasm/hapair_sim.js') && !fs.existsSync(file)) {
-      // As hapair demo does: the page's WebAssembly line answered with an empty script.
-      res.writeHead(200, { 'Content-Type': 'text/javascript' });
-      res.end('/* no WebAssembly simulator here */\n');
-      return;
-    }
-    if (!file.startsWith(webDir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
-      res.end('not found');
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream', 'Cache-Control': 'no-store' });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 const log = (s) => console.log(`demo_test: ${s}`);
 async function poll(page, what, fn, arg, timeoutMs) {
@@ -85,25 +56,20 @@ async function settleAfterTakeover(page, what, pane) {
   return tk;
 }
 
-let server = null;
 const browser = await launch({ width: 1600, height: 1000 });
 let failed = null;
 const fps = [];
 try {
-  let url = base;
-  if (mock) {
-    server = await serveWeb();
-    url = `http://127.0.0.1:${server.address().port}/demo/index.html`;
-  }
-  // openPage records console errors from the start; the mock is injected before any script.
-  const pg = mock ? await openWithInjection(browser, url) : await openPage(browser, url);
+  const url = base;
+  // openPage records console errors from the start.
+  const pg = await openPage(browser, url);
   await waitForHook(pg, 'hapairDemo', 30000);
   const backend = await pg.evaluate(() => window.hapairDemo.backend);
   log(`page ready (backend ${backend})`);
   // A file:// page is the static WebAssembly build (scripts/build_wasm.sh); a page served over
   // HTTP by hapair demo must talk to the server.
   const wantBackend = url.startsWith('file:') ? 'wasm' : 'http';
-  if (!mock && backend !== wantBackend) throw new TestFailure(`the page at ${url} chose the ${backend} backend, not ${wantBackend}`);
+  if (backend !== wantBackend) throw new TestFailure(`the page at ${url} chose the ${backend} backend, not ${wantBackend}`);
 
   // ---- 1. passive standby: kill aggregate at 2 s, nothing missing ----
   await pg.evaluate(() => window.hapairDemo.start({ network: 'default', approach: 'passive', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
@@ -269,25 +235,8 @@ try {
   failed = err;
 } finally {
   await browser.close();
-  if (server) server.close();
 }
 if (failed) {
   console.error(`demo_test: FAILED: ${failed instanceof TestFailure ? failed.message : failed.stack || failed}`);
   process.exit(1);
-}
-
-// openPage with the mock simulator injected before any page script runs.
-async function openWithInjection(b, target) {
-  const src = fs.readFileSync(path.join(webDir, 'demo', 'mock_backend.js'), 'utf8');
-  const origNewPage = b.newPage.bind(b);
-  b.newPage = async () => {
-    const p = await origNewPage();
-    await p.evaluateOnNewDocument(`${src}\n;window.hapairDemoBackend = new window.Hapair.MockBackend();`);
-    return p;
-  };
-  try {
-    return await openPage(b, target);
-  } finally {
-    b.newPage = origNewPage;
-  }
 }

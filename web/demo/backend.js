@@ -1,5 +1,5 @@
 // hapair demo: the one door to the simulator. Every backend is an object with
-//   kind                    'http' | 'wasm' | whatever an injected one says ('mock')
+//   kind                    'http' | 'wasm' | whatever an injected one says
 //   async call(request)     → response   (docs/DEMO.md: networks, create, advance, step, fault,
 //                                         close, real_start, real_kill, real_status)
 //   real                    whether real processes can be started (only the server can)
@@ -7,7 +7,7 @@
 //
 // Which backend the page uses (Hapair.chooseBackend):
 //   1. window.hapairDemoBackend, when a test (or a page embedding the demo) injected one;
-//   2. ?backend=http|wasm|mock in the URL (mock loads mock_backend.js, for development);
+//   2. ?backend=http|wasm in the URL;
 //   3. a file:// page: the WebAssembly build;
 //   4. otherwise `{"op":"networks"}` is POSTed to /api/demo: a JSON answer with networks means
 //      the page is served by `hapair demo` (HTTP); anything else: the WebAssembly build.
@@ -88,16 +88,6 @@
     }
   }
 
-  function loadScript(src) {
-    return new Promise((resolve, reject) => {
-      const s = document.createElement('script');
-      s.src = src;
-      s.onload = resolve;
-      s.onerror = () => reject(new Error(`${src} did not load`));
-      document.head.append(s);
-    });
-  }
-
   H.chooseBackend = async function () {
     if (window.hapairDemoBackend) {
       const b = window.hapairDemoBackend;
@@ -105,10 +95,6 @@
       return b;
     }
     const forced = new URLSearchParams(location.search).get('backend');
-    if (forced === 'mock') {
-      if (!H.MockBackend) await loadScript('mock_backend.js');
-      return new H.MockBackend();
-    }
     if (forced === 'http') return new HttpBackend();
     if (forced === 'wasm' || location.protocol === 'file:') return WasmBackend.load();
     const http = new HttpBackend();

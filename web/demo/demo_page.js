@@ -799,7 +799,7 @@
     renderLegend();
     requestAnimationFrame(frame);
     app.backend = await H.chooseBackend();
-    const kindWords = { http: 'simulator on the hapair demo server', wasm: 'simulator in this page (WebAssembly)', mock: 'MOCK simulator (development)' };
+    const kindWords = { http: 'simulator on the hapair demo server', wasm: 'simulator in this page (WebAssembly)' };
     $('backend-kind').textContent = kindWords[app.backend.kind] || `simulator: ${app.backend.kind}`;
     const nets = await call({ op: 'networks' });
     if (nets.error) throw new Error(`networks: ${nets.error}`);
