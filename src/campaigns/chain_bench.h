@@ -72,9 +72,8 @@ struct ChainBenchOptions {
   std::vector<HaMode> approaches = chain_bench_default_approaches();
   std::int64_t checkpoint_interval_ms = 100;  // passive standby's
   // Every approach's level-0 and level-1 acks (upstream backup's trimming rounds): the networks'
-  // default. Until 2026-12-05 the bench used the checkpoint interval here too (100 ms), which made
-  // upstream backup hold five times the tuples of a deployment with the default
-  // (docs/PERFORMANCE.md, runs 18-19).
+  // default. The checkpoint interval here (100 ms) would make upstream backup hold five times the
+  // tuples of a deployment with the default (docs/PERFORMANCE.md).
   std::int64_t ack_interval_ms = Settings{}.ack_interval_ms;
   CheckpointMode checkpoint_mode = CheckpointMode::full;  // passive standby's (the networks' default)
   std::uint64_t seed = 1;

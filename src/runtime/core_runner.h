@@ -48,7 +48,7 @@ struct CoreRunnerConfig {
   // caller's own deadline (the host's stats and flushes), an outbox retry and the partner watch's
   // next connection retry each bound it themselves, so this is only a backstop. An idle node (an
   // upstream-backup spare, a sink between batches) wakes for its timers only: at 5 ms it woke
-  // 200 times a second, ~15 ms of CPU a second for nothing (docs/PERFORMANCE.md, runs 25 to 28).
+  // 200 times a second, ~15 ms of CPU a second for nothing (docs/PERFORMANCE.md).
   TimeUs wait_us_max = 100'000;
   // The longest a turn waits while an outbox holds messages ZeroMQ refused, before retrying.
   TimeUs outbox_retry_us = 1'000;

@@ -44,7 +44,7 @@ struct PartnerWatchConfig {
   // hang_timeout_ms after a PING, so a hang is found between 1 and 1.25 timeouts after it
   // starts (1 and 1.05 with a PING every 10 ms at the default 200 ms) and a stalled I/O thread
   // gets the same hang_timeout_ms as before; each PING and its PONG wake an I/O thread on each
-  // side of every pair, an idle spare included (docs/PERFORMANCE.md, runs 29 on).
+  // side of every pair, an idle spare included (docs/PERFORMANCE.md, "Where each approach's cost goes").
   static PartnerWatchConfig for_settings(const Settings& s);
 };
 
