@@ -116,7 +116,7 @@ class Network {
     crashed_.insert(node);
     // Its pair partner sees the connection close, as with the connection detector.
     const auto& frag = plan_->fragments.at(plan_->nodes.at(node).fragment);
-    for (NodeId partner : {frag.primary, frag.standby})
+    for (NodeId partner : frag.replicas())
       if (partner != node && partner != kNoNode) push(now_ + 1000, partner, PeerLost{node, Detector::connection});
   }
   void restart(NodeId node) {

@@ -127,11 +127,11 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
     server_.trace(eff, now, TraceKind::detection)
         .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
         .with(TraceKey::detector, detector)
-        .with(TraceKey::silent_us, now - watch_.last_heard_us())
+        .with(TraceKey::silent_us, watch_.silence_us(now, detector))
         .with_text("not bootstrapped: cannot take over");
     return;
   }
-  begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
+  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
   const Fragment* fragment = server_.workload().fragment();
   const bool follow = server_.node().settings().determinants && fragment && fragment->is_nondeterministic();
   if (follow) release_determinant_buffers();

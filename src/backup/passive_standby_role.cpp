@@ -64,7 +64,7 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
 }
 
 void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
-  const NodeId old = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
+  const NodeId old = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
   (void)old;
   std::string how = "state=empty";
   std::uint64_t installed = 0;

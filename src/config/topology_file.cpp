@@ -324,6 +324,7 @@ std::vector<Knob> network_knobs(Topology& t) {
           double_knob("drain_quiet_s", s.drain_quiet_s),
           double_knob("operator_cost_us_per_tuple", s.operator_cost_us_per_tuple),
           int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms),
+          int_knob("boundary_interval_ms", s.boundary_interval_ms),
           enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels())};
 }
 
@@ -375,7 +376,7 @@ std::vector<Knob> operator_type_knobs(OperatorSpec& o, OperatorKind kind) {
     case OperatorKind::map:
       return {double_knob("scale", o.map_scale), double_knob("offset", o.map_offset),
               int_knob("key_modulo", o.map_key_modulo)};
-    case OperatorKind::union_op: return {};
+    case OperatorKind::union_op: return {enum_knob("order", o.union_order, parse_union_order, allowed_union_orders())};
     case OperatorKind::aggregate:
       return {enum_knob("function", o.function, parse_aggregate_function, allowed_aggregate_functions()),
               int_knob("window_ms", o.window_ms), int_knob("slide_ms", o.slide_ms), group_by_knob(o.group_by_key)};

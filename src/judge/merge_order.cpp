@@ -180,10 +180,52 @@ std::vector<OrderDependence> order_dependences(const Plan& plan) {
   return out;
 }
 
+std::map<StreamId, std::string> unrecorded_interleavings(const Plan& plan) {
+  const std::map<std::string, bool> ordered = ordered_streams(plan.topology);
+  // Per stream name: the reason its content depends on an unrecorded interleaving (empty: not).
+  std::map<std::string, std::string> why;
+  std::size_t operators = 0;
+  for (const auto& f : plan.topology.fragments) operators += f.operators.size();
+  for (std::size_t pass = 0; pass <= operators; ++pass) {
+    bool moved = false;
+    for (const auto& f : plan.topology.fragments)
+      for (const auto& op : f.operators) {
+        if (!why[op.output].empty()) continue;
+        std::string reason;
+        for (const auto& s : op.inputs)
+          if (!why[s].empty()) reason = why[s];
+        if (reason.empty() && op.inputs.size() >= 2 && op.kind != OperatorKind::union_op)
+          for (const auto& s : op.inputs) {
+            auto it = ordered.find(s);
+            if (it == ordered.end() || it->second) continue;
+            reason = "'" + op.name + "' reads '" + s + "', whose timestamps go back after a Union in arrival order, "
+                     "together with another input: its output depends on how its inputs interleaved on arrival, "
+                     "which hapair does not record (give the Union order = \"timestamp\" to judge it)";
+            break;
+          }
+        if (!reason.empty()) {
+          why[op.output] = reason;
+          moved = true;
+        }
+      }
+    if (!moved) break;
+  }
+  std::map<StreamId, std::string> out;
+  for (const auto& f : plan.topology.fragments)
+    if (f.kind == FragmentKind::sink)
+      for (const auto& s : f.sink_inputs)
+        if (!why[s].empty() && plan.stream_id(s) != kNoStream) out.emplace(plan.stream_id(s), why[s]);
+  return out;
+}
+
 std::vector<StreamId> order_dependent_streams(const Plan& plan) {
   std::set<std::string> arbitrary;
   for (const OrderDependence& d : order_dependences(plan)) arbitrary.insert(d.name);
-  return streams_changed_by(plan, arbitrary);
+  std::vector<StreamId> out = streams_changed_by(plan, arbitrary);
+  for (const auto& [s, reason] : unrecorded_interleavings(plan)) out.push_back(s);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 std::map<MergeOrderKey, ComposedMergeOrder> compose_merge_orders(const Plan& plan,

@@ -55,8 +55,15 @@ struct OrderDependence {
 // Every arbitrary operator of the plan, in plan order.
 std::vector<OrderDependence> order_dependences(const Plan& plan);
 
-// The union of order_dependences(plan)'s streams: the sink streams that need a recorded merge
-// order to be judged (ascending).
+// The sink streams whose content depends on an interleaving no node records, with the reason: an
+// operator with several inputs (a Join) that reads a stream whose timestamps go back (after a
+// Union in arrival order) processes its inputs in an order that depends on how they arrived.
+// They are never judged (run/run_once.h judge_against says why); a Union in timestamp order
+// removes the cause.
+std::map<StreamId, std::string> unrecorded_interleavings(const Plan& plan);
+
+// The sink streams that need a recorded merge order to be judged, and those no recorded order
+// can judge (unrecorded_interleavings), ascending.
 std::vector<StreamId> order_dependent_streams(const Plan& plan);
 
 struct ComposedMergeOrder {

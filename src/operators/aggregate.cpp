@@ -75,6 +75,12 @@ double Aggregate::result(const Accumulator& a) const {
   return 0.0;
 }
 
+TimeUs Aggregate::output_boundary(const std::vector<TimeUs>& input_boundaries) const {
+  TimeUs b = Operator::output_boundary(input_boundaries);
+  if (!open_.empty()) b = std::min(b, open_.begin()->first + config_.window_us);
+  return b;
+}
+
 void Aggregate::close_window(std::map<TimeUs, OpenWindow>::iterator it, Tuples& out) {
   const TimeUs start = it->first;
   const OpenWindow& w = it->second;

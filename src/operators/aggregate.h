@@ -60,6 +60,9 @@ class Aggregate final : public Operator {
   void forget_up_to(TupleId acked_output) override;
 
   std::size_t open_windows() const { return open_.size(); }
+  // An output's ts is its window's end: the earliest open window's end and the input's boundary
+  // bound every later one (a window a later input opens ends after that input).
+  TimeUs output_boundary(const std::vector<TimeUs>& input_boundaries) const override;
   // Tuples whose ts was below the watermark; they count only for windows still open.
   std::uint64_t late_tuples() const { return late_tuples_; }
   // The start of the earliest window that contains `ts_us`.

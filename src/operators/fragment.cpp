@@ -11,6 +11,8 @@ namespace hapair {
 namespace {
 
 constexpr TupleId kNothingNeeded = std::numeric_limits<TupleId>::max();
+// The boundary of an input that ended: nothing more will come.
+constexpr TimeUs kEndedBoundary = std::numeric_limits<TimeUs>::max();
 
 struct Consumer {
   std::size_t op = 0;
@@ -37,6 +39,40 @@ struct Fragment::Impl {
   };
   State st;
   std::uint64_t dropped = 0;
+
+  // Boundaries (only in a plan where an operator waits on them: a Union in timestamp order). Per operator
+  // port, every later input has ts >= in_boundary; per operator, every later output has
+  // ts >= out_boundary. They are derived from what arrives, not state: a restored or restarted
+  // fragment learns them again from its next inputs.
+  bool boundaries = false;
+  std::vector<std::vector<bool>> port_ordered;  // per op port: its input's timestamps never go back
+  std::vector<std::vector<TimeUs>> in_boundary;
+  std::vector<TimeUs> out_boundary;
+
+  void reset_boundaries() {
+    in_boundary.clear();
+    for (const auto& op : ops) in_boundary.emplace_back(op->input_count(), 0);
+    out_boundary.assign(ops.size(), 0);
+  }
+
+  // Every later input of (op, port) has ts >= b: the operator hears of it, and so do the
+  // operators its output reaches when that output's boundary moves.
+  void raise_port(std::size_t op, std::size_t port, TimeUs b, FragmentOutputs& out) {
+    if (b <= in_boundary[op][port]) return;
+    in_boundary[op][port] = b;
+    Tuples produced;
+    ops[op]->advance_boundary(port, b, produced);
+    route(op, produced, out);
+    notify_if_finished(op, out);
+    raise_output(op, out);
+  }
+
+  void raise_output(std::size_t op, FragmentOutputs& out) {
+    const TimeUs b = ops[op]->output_boundary(in_boundary[op]);
+    if (b <= out_boundary[op]) return;
+    out_boundary[op] = b;
+    for (const Consumer& c : consumers[op]) raise_port(c.op, c.port, b, out);
+  }
 
   std::vector<std::unique_ptr<Operator>> fresh_ops() const {
     std::vector<std::unique_ptr<Operator>> fresh;
@@ -72,6 +108,11 @@ struct Fragment::Impl {
     ops[op]->process(port, t, produced);
     route(op, produced, out);
     notify_if_finished(op, out);
+    if (boundaries) {
+      // An ordered input's own tuple is a boundary for what follows it on that port.
+      if (port_ordered[op][port]) in_boundary[op][port] = std::max(in_boundary[op][port], t.ts_us);
+      raise_output(op, out);
+    }
   }
 
   void end_port(std::size_t op, std::size_t port, FragmentOutputs& out) {
@@ -81,6 +122,10 @@ struct Fragment::Impl {
     ops[op]->end_of_stream(port, produced);
     route(op, produced, out);
     notify_if_finished(op, out);
+    if (boundaries) {
+      in_boundary[op][port] = kEndedBoundary;
+      raise_output(op, out);
+    }
   }
 
   void notify_if_finished(std::size_t op, FragmentOutputs& out) {
@@ -199,6 +244,21 @@ Fragment::Fragment(const Plan& plan, FragmentId id) : id_(id), impl_(std::make_u
     for (const Consumer& c : m.consumers[next]) --indegree[c.op];
   }
   m.reset_state();
+  // Boundaries flow through every fragment of a plan with a Union in timestamp order (its
+  // inputs may come from other fragments), and through none otherwise.
+  m.boundaries = plan.boundaries;
+  m.port_ordered.resize(m.ops.size());
+  std::vector<bool> output_ordered(m.ops.size(), false);
+  for (std::size_t i : m.topo) {
+    std::vector<bool> ins;
+    for (const std::string& name : m.specs[i].inputs) {
+      const auto internal = producer.find(name);
+      ins.push_back(internal != producer.end() ? output_ordered[internal->second] : plan.streams.at(plan.stream_id(name)).ordered);
+    }
+    output_ordered[i] = ordered_output(m.specs[i], ins);
+    m.port_ordered[i] = std::move(ins);
+  }
+  m.reset_boundaries();
 }
 
 Fragment::~Fragment() = default;
@@ -217,6 +277,21 @@ void Fragment::process(StreamId input, const Tuple& t, FragmentOutputs& out) {
   }
   for (const Consumer& c : it->second) impl_->feed(c.op, c.port, t, out);
 }
+
+void Fragment::advance_boundary(StreamId input, TimeUs boundary_us, FragmentOutputs& out) {
+  if (!impl_->boundaries) return;
+  const auto it = impl_->input_consumers.find(input);
+  if (it == impl_->input_consumers.end()) return;  // not mine: nothing to do (a tuple would be counted)
+  for (const Consumer& c : it->second) impl_->raise_port(c.op, c.port, boundary_us, out);
+}
+
+TimeUs Fragment::output_boundary(StreamId output) const {
+  for (std::size_t i = 0; i < impl_->ops.size(); ++i)
+    if (impl_->exported[i] == output) return impl_->boundaries ? impl_->out_boundary[i] : 0;
+  return 0;
+}
+
+bool Fragment::uses_boundaries() const { return impl_->boundaries; }
 
 void Fragment::end_of_stream(StreamId input, FragmentOutputs& out) {
   const auto it = impl_->input_consumers.find(input);
@@ -261,6 +336,7 @@ bool Fragment::restore(const Bytes& snapshot) {
   if (!m.read_state(r, state) || !r.at_end()) return false;
   m.ops = std::move(fresh);
   m.st = std::move(state);
+  m.reset_boundaries();
   return true;
 }
 
@@ -372,6 +448,7 @@ bool Fragment::restart_from(const Bytes& restart_point) {
   }
   m.ops = std::move(fresh);
   m.reset_state();
+  m.reset_boundaries();
   for (std::size_t i = 0; i < m.ops.size(); ++i) m.st.skip[i] = parsed.ops[i].replay_after;
   return true;
 }

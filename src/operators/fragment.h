@@ -39,6 +39,13 @@ class Fragment {
 
   void process(StreamId input, const Tuple& t, FragmentOutputs& out);
   void end_of_stream(StreamId input, FragmentOutputs& out);
+  // Boundaries (Borealis's punctuation; only in a plan with a Union in timestamp order,
+  // uses_boundaries()): every later tuple of `input` has ts >= boundary_us. A serializing Union
+  // may emit on it. output_boundary(s): every later tuple of exported stream s has ts >= it (0:
+  // nothing known, or the fragment uses none).
+  void advance_boundary(StreamId input, TimeUs boundary_us, FragmentOutputs& out);
+  TimeUs output_boundary(StreamId output) const;
+  bool uses_boundaries() const;
   // The producing operator of an exported stream has finished (no more tuples will come).
   bool output_ended(StreamId output) const;
   bool has_finished() const;

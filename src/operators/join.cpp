@@ -41,6 +41,13 @@ void Join::Side::evict_before(TimeUs bound_us) {
 }
 
 std::size_t Join::buffered_tuples() const { return buffers_[0].size() + buffers_[1].size(); }
+
+TimeUs Join::output_boundary(const std::vector<TimeUs>& input_boundaries) const {
+  TimeUs b = Operator::output_boundary(input_boundaries);
+  for (const auto& buffer : buffers_)
+    if (!buffer.empty()) b = std::min(b, buffer.begin()->first.first);
+  return b;
+}
 std::size_t Join::state_tuples() const { return sides_[0].by_time.size() + sides_[1].by_time.size(); }
 bool Join::has_finished() const { return ended_[0] && ended_[1] && buffered_tuples() == 0; }
 

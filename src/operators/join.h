@@ -56,6 +56,9 @@ class Join final : public Operator {
 
   // Tuples waiting for the other port to make them processable in merge order.
   std::size_t buffered_tuples() const override;
+  // An output's ts is its later input's: the smallest of the inputs' boundaries and the buffered
+  // tuples' timestamps bounds every later one.
+  TimeUs output_boundary(const std::vector<TimeUs>& input_boundaries) const override;
   // Tuples held in the join state (both sides), for matching later tuples.
   std::size_t state_tuples() const;
 

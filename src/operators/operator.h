@@ -81,6 +81,15 @@ class Operator {
   // Outputs up to `acked_output` will never be asked for again: drop their cause bookkeeping.
   virtual void forget_up_to(TupleId acked_output) = 0;
 
+  // Boundaries (punctuation; Borealis's SUnion): every later input of `port` has ts >= boundary_us.
+  // An operator that waits for its inputs' progress (the serializing Union) may emit now; the
+  // others need not hear of it (the fragment keeps every port's boundary).
+  virtual void advance_boundary(std::size_t /*port*/, TimeUs /*boundary_us*/, Tuples& /*out*/) {}
+  // Every later output has ts >= the returned boundary, given that every later input of port p
+  // has ts >= input_boundaries[p] (the larger of its announced boundary and its last input's ts,
+  // for ordered inputs). The default is a stateless operator's: the smallest input boundary.
+  virtual TimeUs output_boundary(const std::vector<TimeUs>& input_boundaries) const;
+
   // Non-determinism (Union). A recording operator remembers the interleaving it chose;
   // take_determinants() returns the records made since the last call. A following operator
   // (set_follow_determinants(true), an active standby's) buffers its input and emits only in the

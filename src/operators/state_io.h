@@ -29,6 +29,8 @@ enum class BlobTag : std::uint8_t {
   fragment_state,
   fragment_delta,
   fragment_restart,
+  sunion_state,
+  sunion_resume,
 };
 
 inline void write_tag(ByteWriter& w, BlobTag tag) { w.u8(static_cast<std::uint8_t>(tag)); }

@@ -149,6 +149,13 @@ bool UnionOperator::has_finished() const {
   return std::all_of(ended_.begin(), ended_.end(), [](bool e) { return e; }) && buffered_tuples() == 0;
 }
 
+TimeUs UnionOperator::output_boundary(const std::vector<TimeUs>& input_boundaries) const {
+  TimeUs b = Operator::output_boundary(input_boundaries);
+  for (const auto& buffer : buffered_)  // each port's input comes in ts order
+    if (!buffer.empty()) b = std::min(b, buffer.front().tuple.ts_us);
+  return b;
+}
+
 std::size_t UnionOperator::buffered_tuples() const {
   std::size_t n = 0;
   for (const auto& b : buffered_) n += b.size();

@@ -57,6 +57,8 @@ class UnionOperator final : public Operator {
   void set_follow_determinants(bool follow) override;
   void add_determinants(const std::vector<DeterminantRecord>& records, Tuples& out) override;
   std::size_t buffered_tuples() const override;
+  // The smallest of the inputs' boundaries and the buffered tuples' timestamps.
+  TimeUs output_boundary(const std::vector<TimeUs>& input_boundaries) const override;
 
   std::vector<MergeSegment> take_merge_order() override;
   bool replay_merge_order(const std::vector<MergeRun>& runs) override;

@@ -47,6 +47,7 @@ Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLi
 std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, const InputLimits& limits,
                                           InputQueue& queue, Accepted& out) {
   std::size_t queued = 0;
+  const auto overflow_before = out.overflow_dropped;
   // The common case: every tuple is new, in increasing order, and within the queue's bound.
   // Queued as one range; what the loop below would do, tuple by tuple.
   const std::size_t n = batch.tuples.size();
@@ -93,6 +94,10 @@ std::size_t InputChannel::accept_in_order(const TupleBatch& batch, NodeId from, 
     replaying_ = false;
     out.replay_changes.emplace_back(replayed_tuples_);
   }
+  // A boundary holds for what follows this batch only if every tuple of the batch was taken: a
+  // tuple refused for want of room comes again later, below the boundary.
+  if (batch.boundary_ms > 0 && out.overflow_dropped == overflow_before && !eos_received_)
+    queue.push_boundary(stream_, from, batch.replay, static_cast<TimeUs>(batch.boundary_ms) * 1000);
   if (batch.end_of_stream && eos_received_) eos_acked_ = false;  // a repeat: acknowledge it again
   if (batch.end_of_stream && !eos_received_) {
     eos_received_ = true;

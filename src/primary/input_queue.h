@@ -6,10 +6,14 @@
 //
 // Kept as runs: consecutive items of one stream from one sender with one replay flag share a
 // run (one per accepted batch, as a rule), so queueing a tuple is a vector append and the
-// workload takes a run's tuples without a per-tuple queue node. Invariants: size() is the
-// number of items in all runs; no run is empty; an end of stream is a run of its own.
+// workload takes a run's tuples without a per-tuple queue node. A boundary (TupleBatch::
+// boundary_ms) rides on the run it follows and applies once its last tuple was taken; one that
+// follows no run of its stream is a run of its own. Invariants: size() is the number of items in
+// all runs; no run is empty; an end of stream and a lone boundary are runs of their own (one item
+// each); a run's boundary only grows.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <vector>
@@ -35,9 +39,12 @@ class InputQueue {
     NodeId from = kNoNode;
     bool replayed = false;
     bool eos = false;   // an end of stream (no tuples)
+    bool boundary_only = false;  // a boundary (no tuples)
     Tuples tuples;
     std::size_t next = 0;  // tuples before it were taken
-    std::size_t items() const { return eos ? 1 : tuples.size() - next; }
+    // Every later tuple of the stream has ts >= this, once the run's last item was taken (0: none).
+    TimeUs boundary_us = 0;
+    std::size_t items() const { return eos || boundary_only ? 1 : tuples.size() - next; }
     const Tuple* first() const { return tuples.data() + next; }
   };
 
@@ -48,12 +55,21 @@ class InputQueue {
   // Appends count tuples (the caller checked their order).
   void push_tuples(StreamId stream, NodeId from, bool replayed, const Tuple* first, std::size_t count) {
     if (count == 0) return;
-    if (runs_.empty() || !same_run(runs_.back(), stream, from, replayed)) runs_.push_back(Run{stream, from, replayed, false, {}, 0});
+    if (runs_.empty() || !same_run(runs_.back(), stream, from, replayed)) runs_.push_back(Run{stream, from, replayed, false, false, {}, 0, 0});
     runs_.back().tuples.insert(runs_.back().tuples.end(), first, first + count);
     size_ += count;
   }
   void push_end_of_stream(StreamId stream, NodeId from, bool replayed) {
-    runs_.push_back(Run{stream, from, replayed, true, {}, 0});
+    runs_.push_back(Run{stream, from, replayed, true, false, {}, 0, 0});
+    ++size_;
+  }
+  // Every tuple of `stream` after what was queued has ts >= boundary_us.
+  void push_boundary(StreamId stream, NodeId from, bool replayed, TimeUs boundary_us) {
+    if (!runs_.empty() && same_run(runs_.back(), stream, from, replayed)) {
+      runs_.back().boundary_us = std::max(runs_.back().boundary_us, boundary_us);
+      return;
+    }
+    runs_.push_back(Run{stream, from, replayed, false, true, {}, 0, boundary_us});
     ++size_;
   }
 
@@ -78,8 +94,8 @@ class InputQueue {
   InputItem at(std::size_t i) const {
     HAPAIR_CHECK_MSG(i < size_, "item " << i << " of " << size_);
     for (const Run& r : runs_) {
-      if (i < r.items()) return r.eos ? InputItem{r.stream, Tuple{}, true, r.from, r.replayed}
-                                      : InputItem{r.stream, r.tuples[r.next + i], false, r.from, r.replayed};
+      if (i < r.items()) return r.eos || r.boundary_only ? InputItem{r.stream, Tuple{}, r.eos, r.from, r.replayed}
+                                                         : InputItem{r.stream, r.tuples[r.next + i], false, r.from, r.replayed};
       i -= r.items();
     }
     HAPAIR_CHECK_MSG(false, "runs hold fewer items than size()");
@@ -99,7 +115,7 @@ class InputQueue {
 
  private:
   static bool same_run(const Run& r, StreamId stream, NodeId from, bool replayed) {
-    return !r.eos && r.stream == stream && r.from == from && r.replayed == replayed;
+    return !r.eos && !r.boundary_only && r.stream == stream && r.from == from && r.replayed == replayed;
   }
 
   std::deque<Run> runs_;

@@ -104,6 +104,8 @@ void InputSide::take_front(std::size_t n) {
   InputChannel& in = channels_.at(run.stream);
   if (run.eos) {
     in.processed_end_of_stream();
+  } else if (run.boundary_only) {
+    // A boundary takes no room in the channel's queue.
   } else {
     HAPAIR_CHECK_MSG(n <= run.items(), "take " << n << " of a run of " << run.items());
     in.processed_tuples(run.first(), n);

@@ -112,6 +112,15 @@ std::optional<std::vector<TupleBatch>> OutputChannel::gap_fill(NodeId n, TupleId
   return out;
 }
 
+std::uint32_t OutputChannel::boundary_ms_after(std::size_t next) const {
+  if (boundary_us_ <= 0) return 0;
+  // The stream's timestamps never go back, so the next tuple not yet sent bounds every later
+  // one; with none queued, the stream's own boundary does.
+  TimeUs b = boundary_us_;
+  if (next < queue_.size()) b = std::min(b, queue_.at(next).ts_us);
+  return static_cast<std::uint32_t>(std::clamp<TimeUs>(b / 1000, 0, 0xffffffffLL));
+}
+
 PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t inflight_max,
                                std::vector<OutgoingBatch>& out) {
   PumpReport report;
@@ -149,9 +158,32 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
       if (at_end) {
         b.end_of_stream = true;
         c.eos_sent = true;
+      } else if (boundary_us_ > 0) {
+        b.boundary_ms = boundary_ms_after(end);
+        if (b.boundary_ms > c.boundary_sent_ms) {
+          c.boundary_sent_ms = b.boundary_ms;
+          c.boundary_sent_us = now;
+        }
       }
       out.push_back(OutgoingBatch{c.node, std::move(b)});
       if (at_end) break;
+    }
+    // A quiet stream: nothing went out, but its boundary moved since the consumer last heard it.
+    if (boundary_us_ > 0 && !c.eos_sent && c.sent_up_to == sent_before && now - c.boundary_sent_us >= boundary_interval_us_) {
+      const std::uint32_t ms = boundary_ms_after(queue_.index_after(c.sent_up_to));
+      if (ms > c.boundary_sent_ms) {
+        TupleBatch b;
+        b.stream = stream_;
+        b.prev_id = c.sent_up_to;
+        b.held_generation = restart_points_.held_generation(c.fragment);
+        b.replay = c.sent_up_to < c.replay_until;
+        b.boundary_ms = ms;
+        c.boundary_sent_ms = ms;
+        c.boundary_sent_us = now;
+        c.confirm_owed = false;  // this batch carries held_generation too
+        ++report.boundaries;
+        out.push_back(OutgoingBatch{c.node, std::move(b)});
+      }
     }
     HAPAIR_CHECK_MSG(inflight(c) <= inflight_max, "stream " << stream_ << " has " << inflight(c) << " in flight");
     if (c.confirm_owed && c.sent_up_to == sent_before && c.eos_sent == eos_before) {

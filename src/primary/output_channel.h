@@ -63,6 +63,10 @@ struct ConsumerState {
   // my upstream confirmed holding one): tell it with the next batch, an empty one if no tuples
   // go out.
   bool confirm_owed = false;
+  // The last boundary told to this consumer, and when (a quiet stream repeats a moved boundary
+  // at most every boundary interval).
+  std::uint32_t boundary_sent_ms = 0;
+  TimeUs boundary_sent_us = 0;
 };
 
 // A batch for one consumer node.
@@ -77,6 +81,7 @@ struct PumpReport {
   std::int64_t tuples_replayed = 0;
   bool replayed = false;
   std::int64_t confirmations = 0;
+  std::int64_t boundaries = 0;  // batches sent only for their boundary
 };
 
 class OutputChannel {
@@ -103,6 +108,12 @@ class OutputChannel {
     queue_.extend_to(last);
   }
   void end_stream() { queue_.end_stream(); }
+  // Boundaries (a plan with a Union in timestamp order): every tuple appended from now on has
+  // ts >= boundary_us (it only moves forward). Every batch then carries the boundary of what
+  // follows it for its consumer; a consumer with nothing to send gets a batch with only a moved
+  // boundary, at most every `interval_us` (set_boundary_interval).
+  void set_boundary(TimeUs boundary_us) { boundary_us_ = std::max(boundary_us_, boundary_us); }
+  void set_boundary_interval(TimeUs interval_us) { boundary_interval_us_ = interval_us; }
 
   // ---- consumers ------------------------------------------------------------------------------
   bool has_consumer(NodeId n) const;
@@ -180,6 +191,10 @@ class OutputChannel {
   TupleId offset_ = 0;
   ReleaseGate gate_;
   ConsumerRestartPoints restart_points_;
+  // The boundary, in ms, of what follows queue index `next` for a consumer (0: none).
+  std::uint32_t boundary_ms_after(std::size_t next) const;
+  TimeUs boundary_us_ = 0;
+  TimeUs boundary_interval_us_ = 0;
 };
 
 }  // namespace hapair

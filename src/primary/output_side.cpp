@@ -29,6 +29,7 @@ OutputSide::OutputSide(const NodeIdentity& node, const Role& role, Outbox& outbo
     recipe = std::make_shared<SourceGenerator>(plan.spec(node_.fragment_id()).source, node_.settings().seed);
   for (StreamId s : node_.fragment_plan().outputs) {
     OutputChannel o(s, queue_max, ConsumerRestartPoints::for_stream(plan, node_.fragment_id(), s), recipe);
+    o.set_boundary_interval(us_from_ms(static_cast<double>(node_.settings().boundary_interval_ms)));
     for (FragmentId d : plan.streams[s].consumers)
       for (NodeId n : pair_.routes().input_nodes_of(d)) {
         ConsumerState c = make_consumer(n, d);
@@ -76,6 +77,8 @@ void OutputSide::append(StreamId s, const Tuple& t) { channel(s).append(t); }
 
 void OutputSide::extend_source(StreamId s, TupleId last) { channel(s).extend_to(last); }
 
+void OutputSide::set_boundary(StreamId s, TimeUs boundary_us) { channel(s).set_boundary(boundary_us); }
+
 void OutputSide::end_stream(StreamId s) {
   OutputChannel& o = channel(s);
   if (!o.queue().ended()) o.end_stream();
@@ -93,6 +96,7 @@ void OutputSide::pump(TimeUs now, Effects& eff) {
     tuples_sent_ += r.tuples_sent;
     if (r.replayed) outbox_.count("tuples_replayed", r.tuples_replayed);
     if (r.confirmations > 0) outbox_.count("generation_confirmations", r.confirmations);
+    if (r.boundaries > 0) outbox_.count("boundary_batches", r.boundaries);
     for (auto& b : out) outbox_.send(eff, now, b.to, std::move(b.batch));
   }
 }

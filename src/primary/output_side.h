@@ -60,6 +60,9 @@ class OutputSide {
   void extend_source(StreamId s, TupleId last);
   // Stream s will have no more tuples (its end of stream follows the last one).
   void end_stream(StreamId s);
+  // Every tuple appended to stream s from now on has ts >= boundary_us (a plan with a Union in
+  // timestamp order: OutputChannel::set_boundary).
+  void set_boundary(StreamId s, TimeUs boundary_us);
 
   // ---- the data plane ----------------------------------------------------------------------------
   // Sends what credits and release gates allow to every ready consumer.

@@ -122,10 +122,13 @@ void PrimaryRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
 void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector) {
   server_.count("standby_suspected");
   const bool gone = detector == Detector::connection;
+  const TimeUs hang_us = us_from_ms(static_cast<double>(server_.node().settings().hang_timeout_ms));
+  standby_silence_at_suspicion_us_ = standby_detector_.silence_us(now, detector == Detector::connection, hang_us);
+  standby_suspected_at_us_ = now;
   server_.trace(eff, now, TraceKind::standby_suspected)
       .with(TraceKey::standby, heartbeat_to_)
       .with(TraceKey::detector, detector)
-      .with(TraceKey::silent_us, now - standby_detector_.last_heard_us())
+      .with(TraceKey::silent_us, standby_silence_at_suspicion_us_)
       .with_text(gone ? "its process is gone: declared lost at once"
                       : "output that waits for it stays held until it is declared lost");
   // A closed connection means a dead process, which cannot take over: nothing to wait for. A
@@ -191,7 +194,10 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
   standby_loss_due_us_ = kNever;
   if (heartbeat_to_ == kNoNode) return;
   const NodeId lost = heartbeat_to_;
-  const TimeUs silent_us = now - standby_detector_.last_heard_us();
+  // Silent since before the suspicion (the driver's detector, or mine), and since it.
+  const TimeUs silent_us = standby_detector_.disabled()
+                               ? standby_silence_at_suspicion_us_ + (now - standby_suspected_at_us_)
+                               : now - standby_detector_.last_heard_us();
   side_->on_standby_lost();
   heartbeat_to_ = kNoNode;
   next_heartbeat_us_ = kNever;

@@ -96,6 +96,9 @@ class PrimaryRole : public RoleBehaviour {
   // A suspected standby is declared lost at this time unless heard from first (kNever: not
   // suspected), and by whom it was suspected.
   TimeUs standby_loss_due_us_ = kNever;
+  // When it was last suspected and how long it had been silent then (for the loss's trace).
+  TimeUs standby_suspected_at_us_ = 0;
+  TimeUs standby_silence_at_suspicion_us_ = 0;
   Detector standby_suspected_by_ = Detector::heartbeat;
   // The epoch in which I dissolved my pair after a standby loss (0: none since the last pair),
   // and whether that claim still waits for my neighbours' answers (held output stays held).

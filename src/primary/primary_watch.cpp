@@ -41,6 +41,11 @@ bool PrimaryWatch::check(TimeUs now, Effects& eff) {
   return detector_.check(now);
 }
 
+TimeUs PrimaryWatch::silence_us(TimeUs now, Detector detector) const {
+  return detector_.silence_us(now, detector == Detector::connection,
+                              us_from_ms(static_cast<double>(server_.node().settings().hang_timeout_ms)));
+}
+
 TimeUs PrimaryWatch::next_wakeup_us() const { return std::min(detector_.deadline_us(), next_heartbeat_us_); }
 
 }  // namespace hapair

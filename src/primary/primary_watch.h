@@ -34,6 +34,9 @@ class PrimaryWatch {
   void send_heartbeat(TimeUs now, Effects& eff);
 
   TimeUs last_heard_us() const { return detector_.last_heard_us(); }
+  // How long the primary had been silent when `detector` found it failed at `now`
+  // (FailureDetector::silence_us: the driver's detector when it watches the partner).
+  TimeUs silence_us(TimeUs now, Detector detector) const;
   TimeUs next_heartbeat_us() const { return next_heartbeat_us_; }
   // When the watch next needs a Tick: a heartbeat due or the detector's deadline.
   TimeUs next_wakeup_us() const;

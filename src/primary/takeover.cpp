@@ -4,12 +4,12 @@
 
 namespace hapair {
 
-NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector) {
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs silent_us, Detector detector) {
   const NodeId old_primary = server.routes().route(server.node().fragment_id()).primary;
   server.trace(eff, now, TraceKind::detection)
       .with(TraceKey::failed, old_primary)
       .with(TraceKey::detector, detector)
-      .with(TraceKey::silent_us, now - last_heard_us);
+      .with(TraceKey::silent_us, silent_us);
   // What my Unions chose so far was chosen as the standby, in the old epoch (collected first).
   server.pair().claim_own_fragment();
   server.set_role(Role::primary);

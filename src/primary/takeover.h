@@ -16,8 +16,9 @@
 namespace hapair {
 
 // Becomes the primary of my fragment at a new epoch; returns the old primary.
-// `detector` is the one that found the failure (the detection trace says which).
-NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs last_heard_us, Detector detector);
+// `detector` is the one that found the failure and `silent_us` how long the primary had been
+// silent then (PrimaryWatch::silence_us); the detection trace says both.
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs silent_us, Detector detector);
 
 // A standby (spare, passive or active) learns a Takeover (Server::on_takeover, `answer` as
 // there). When it names a newer epoch of my own fragment in which I am not the standby, my

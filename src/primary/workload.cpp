@@ -65,6 +65,10 @@ void Workload::process_input(TimeUs now, Effects& eff) {
     if (run.eos) {
       inputs_.take_front(1);
       end_of_stream(now, stream, eff);
+    } else if (run.boundary_only) {
+      const TimeUs boundary = run.boundary_us;
+      inputs_.take_front(1);
+      if (!sink) apply_boundary(stream, boundary);
     } else if (sink) {
       // A sink delivers the whole run.
       const std::size_t n = run.items();
@@ -75,14 +79,28 @@ void Workload::process_input(TimeUs now, Effects& eff) {
       inputs_.take_front(n);
     } else {
       const Tuple t = *run.first();
+      // The run's boundary holds once its last tuple is taken.
+      const TimeUs boundary = run.items() == 1 ? run.boundary_us : 0;
       inputs_.take_front(1);
       ++tuples_processed_;
       ++operator_tuples_;
       fragment_->process(stream, t, outs_);
       append_outputs(outs_);
+      if (boundary > 0) apply_boundary(stream, boundary);
     }
   }
   input_blocked_ = false;
+  publish_boundaries();
+}
+
+void Workload::apply_boundary(StreamId stream, TimeUs boundary_us) {
+  fragment_->advance_boundary(stream, boundary_us, outs_);
+  append_outputs(outs_);
+}
+
+void Workload::publish_boundaries() {
+  if (!node_.plan().boundaries || node_.kind() != FragmentKind::operators) return;
+  for (StreamId s : fragment_->outputs()) outputs_.set_boundary(s, fragment_->output_boundary(s));
 }
 
 void Workload::end_of_stream(TimeUs now, StreamId stream, Effects& eff) {
@@ -127,6 +145,8 @@ TimeUs Workload::emit_source_tuples(TimeUs now, Effects& eff) {
     outputs_.end_stream(s);
     return kNever;
   }
+  // Every later tuple of a source has at least the next one's ts.
+  if (node_.plan().boundaries) outputs_.set_boundary(s, source_->time_us(next_source_id_));
   // Batch what falls due within one flush interval into one wake-up.
   const TimeUs next = source_->time_us(next_source_id_);
   const TimeUs flush = us_from_ms(static_cast<double>(settings.batch_flush_ms));

@@ -83,6 +83,10 @@ class Workload {
   // An end of stream taken from the input queue.
   void end_of_stream(TimeUs now, StreamId stream, Effects& eff);
   void append_outputs(FragmentOutputs& outs);
+  // Boundaries (a plan with a Union in timestamp order): an input's reaches the fragment once
+  // the tuples before it were processed; the fragment's output boundaries go to the output side.
+  void apply_boundary(StreamId stream, TimeUs boundary_us);
+  void publish_boundaries();
   // Queue full: a fatal error under policy "error", back-pressure otherwise.
   void on_queue_full(TimeUs now, Effects& eff, const std::string& what, const std::string& stream);
 

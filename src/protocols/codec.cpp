@@ -154,6 +154,7 @@ void put(Body::Builder body, const TupleBatch& m) {
   b.setReplay(m.replay);
   b.setPrevId(m.prev_id);
   b.setHeldGeneration(m.held_generation);
+  b.setBoundaryMs(m.boundary_ms);
 }
 void put(Body::Builder body, const Level0Ack& m) {
   auto b = body.initLevel0Ack();

@@ -103,6 +103,7 @@ class Converter {
     m.replay = r.getReplay();
     m.prev_id = r.getPrevId();
     m.held_generation = r.getHeldGeneration();
+    m.boundary_ms = r.getBoundaryMs();
     return true;
   }
   bool get(wire::Level0Ack::Reader r, Level0Ack& m) {

@@ -44,6 +44,14 @@ class FailureDetector {
     return !disabled_ && started_ && !suspected_ ? last_heard_us_ + timeout_us_ : kNever;
   }
   void stop() { started_ = false; }
+  // How long the peer had been silent when it was found failed at `now`. A disabled detector's
+  // last_heard_us is not a silence (nothing need be heard when the driver watches the partner,
+  // e.g. an idle spare): then only the driver's detector knows, and a closed connection
+  // (`connection`) means no silence at all, its heartbeat timeout `driver_timeout_us` of silence.
+  TimeUs silence_us(TimeUs now, bool connection, TimeUs driver_timeout_us) const {
+    if (!disabled_) return now - last_heard_us_;
+    return connection ? 0 : driver_timeout_us;
+  }
   // For good: the driver watches the partner (core.h Start::driver_watches_partner), so this
   // detector never suspects anyone; heard() still records when the peer was last heard.
   void disable() { disabled_ = true; }

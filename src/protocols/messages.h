@@ -38,6 +38,10 @@ struct TupleBatch {
   // fragment (its level-1 acks arrived). The receiver starts a new generation only when every
   // upstream holds the current one, so a recovery node always finds one they all hold.
   std::uint64_t held_generation = 0;
+  // A boundary (Borealis's punctuation), in a plan with a Union in timestamp order: every tuple
+  // of the stream after this batch has ts >= boundary_ms milliseconds (0: none). A batch may
+  // carry only a boundary. Milliseconds, so the field fits in the batch's first word.
+  std::uint32_t boundary_ms = 0;
   friend bool operator==(const TupleBatch&, const TupleBatch&) = default;
 };
 

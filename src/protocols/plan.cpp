@@ -6,17 +6,17 @@
 // caller bug, not bad input.
 #include "protocols/plan.h"
 
-#include "protocols/number_text.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 
 #include "protocols/check.h"
+#include "protocols/number_text.h"
 
 namespace hapair {
 namespace {
@@ -85,13 +85,15 @@ bool valid_endpoint(const std::string& e) {
 
 bool is_wildcard_endpoint(const std::string& e) { return e.size() >= 2 && e.compare(e.size() - 2, 2, ":*") == 0; }
 
-OperatorClass class_of(OperatorKind k) {
-  switch (k) {
+OperatorClass class_of(const OperatorSpec& o) {
+  switch (o.kind) {
     case OperatorKind::filter:
     case OperatorKind::map: return OperatorClass::repeatable;
     case OperatorKind::aggregate: return OperatorClass::convergent_capable;
     case OperatorKind::join: return OperatorClass::deterministic;
-    case OperatorKind::union_op: return OperatorClass::arbitrary;
+    case OperatorKind::union_op:
+      // A serializing Union merges in timestamp order: deterministic.
+      return o.union_order == UnionOrder::timestamp ? OperatorClass::deterministic : OperatorClass::arbitrary;
   }
   return OperatorClass::arbitrary;
 }
@@ -99,6 +101,12 @@ OperatorClass class_of(OperatorKind k) {
 OperatorClass weaker(OperatorClass a, OperatorClass b) {
   return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
 }
+
+// The operator that produces each stream of a topology (sources: none).
+struct StreamSource {
+  const FragmentSpec* fragment = nullptr;
+  const OperatorSpec* op = nullptr;
+};
 
 HaMode effective_ha(const Topology& t, const FragmentSpec& f) {
   if (f.kind != FragmentKind::operators) return kNoHa;
@@ -243,6 +251,7 @@ struct Validator {
     positive_seconds("drain_timeout_s", s.drain_timeout_s);
     positive_seconds("drain_quiet_s", s.drain_quiet_s);
     at_least("retransmit_timeout_ms", s.retransmit_timeout_ms, 1);
+    at_least("boundary_interval_ms", s.boundary_interval_ms, 1);
     if (!(s.operator_cost_us_per_tuple >= 0.0 && s.operator_cost_us_per_tuple <= kOperatorCostUsPerTupleMax))
       add(w, "[network] operator_cost_us_per_tuple = " + num(s.operator_cost_us_per_tuple) +
                  ": must be a number of microseconds in [0, " + num(kOperatorCostUsPerTupleMax) + "]");
@@ -501,6 +510,23 @@ struct Validator {
     for (const FragmentSpec& f : t.fragments) fragment(f);
     endpoints();
     streams();
+    serializing_unions();
+  }
+
+  // A Union in timestamp order merges by timestamp, which needs every input in timestamp order.
+  void serializing_unions() {
+    const std::map<std::string, bool> ordered = ordered_streams(t);
+    for (const FragmentSpec& f : t.fragments)
+      for (const OperatorSpec& o : f.operators) {
+        if (o.kind != OperatorKind::union_op || o.union_order != UnionOrder::timestamp) continue;
+        for (const std::string& in : o.inputs) {
+          auto it = ordered.find(in);
+          if (it == ordered.end() || it->second) continue;  // an unknown input is reported elsewhere
+          add(o.where, describe(o) + ": order = \"timestamp\" merges by timestamp, but input '" + in +
+                           "' can go back in time (it comes after a Union in arrival order); make that Union's "
+                           "order \"timestamp\" too, or this one's \"arrival\"");
+        }
+      }
   }
 };
 
@@ -514,6 +540,46 @@ std::vector<NodeId> PlanFragment::replicas() const {
 
 bool PlanFragment::is_replica(NodeId n) const {
   return n != kNoNode && (n == primary || std::find(standbys.begin(), standbys.end(), n) != standbys.end());
+}
+
+bool ordered_output(const OperatorSpec& op, const std::vector<bool>& inputs_ordered) {
+  const bool all = std::all_of(inputs_ordered.begin(), inputs_ordered.end(), [](bool o) { return o; });
+  switch (op.kind) {
+    case OperatorKind::filter:
+    case OperatorKind::map:
+    case OperatorKind::join: return all;
+    case OperatorKind::aggregate: return true;
+    case OperatorKind::union_op: return op.union_order == UnionOrder::timestamp && all;
+  }
+  return false;
+}
+
+std::map<std::string, bool> ordered_streams(const Topology& t) {
+  std::map<std::string, StreamSource> sources;
+  for (const FragmentSpec& f : t.fragments) {
+    if (f.kind == FragmentKind::source) sources[f.source.stream] = StreamSource{&f, nullptr};
+    for (const OperatorSpec& o : f.operators) sources[o.output] = StreamSource{&f, &o};
+  }
+  std::map<std::string, bool> ordered;
+  std::set<std::string> visiting;
+  // Depth first from each stream to its producer's inputs (memoised; a stream met again while
+  // its own order is being found lies on a cycle).
+  std::function<bool(const std::string&)> visit = [&](const std::string& s) -> bool {
+    if (auto it = ordered.find(s); it != ordered.end()) return it->second;
+    auto src = sources.find(s);
+    if (src == sources.end() || !visiting.insert(s).second) return false;
+    bool o = true;
+    if (src->second.op != nullptr) {
+      std::vector<bool> ins;
+      for (const std::string& in : src->second.op->inputs) ins.push_back(visit(in));
+      o = ordered_output(*src->second.op, ins);
+    }
+    visiting.erase(s);
+    ordered[s] = o;
+    return o;
+  };
+  for (const auto& [name, src] : sources) visit(name);
+  return ordered;
 }
 
 const ApproachTraits& Plan::traits(FragmentId f) const { return approaches.of(fragments.at(f).ha); }
@@ -549,6 +615,10 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
   Plan plan;
   plan.topology = t;
   plan.approaches = approaches;
+  for (const FragmentSpec& f : t.fragments)
+    for (const OperatorSpec& o : f.operators)
+      plan.boundaries = plan.boundaries || (o.kind == OperatorKind::union_op && o.union_order == UnionOrder::timestamp);
+  const std::map<std::string, bool> ordered = ordered_streams(t);
 
   // Which fragment produces each stream, and the class of each stream inside its producer.
   std::map<std::string, FragmentId> producer_of;
@@ -579,7 +649,7 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
     // the producing fragment's own operators do to it.
     for (std::size_t oi : oo.order) {
       const OperatorSpec& o = f.operators[oi];
-      OperatorClass c = class_of(o.kind);
+      OperatorClass c = class_of(o);
       for (const std::string& s : o.inputs)
         if (local.count(s) != 0) c = weaker(c, class_in_producer.at(s));
       class_in_producer[o.output] = c;
@@ -595,7 +665,7 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
     pf.ha = effective_ha(t, f);
     pf.primary = static_cast<NodeId>(fi);
     pf.spec_index = fi;
-    for (const OperatorSpec& o : f.operators) pf.klass = weaker(pf.klass, class_of(o.kind));
+    for (const OperatorSpec& o : f.operators) pf.klass = weaker(pf.klass, class_of(o));
     plan.fragments.push_back(pf);
 
     PlanNode node;
@@ -639,6 +709,7 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
     ps.name = name;
     ps.producer = producer_of.at(name);
     ps.producer_class = class_in_producer.at(name);
+    ps.ordered = ordered.at(name);
     for (std::size_t fi = 0; fi < reads.size(); ++fi)
       for (const std::string& r : reads[fi])
         if (r == name) ps.consumers.push_back(static_cast<FragmentId>(fi));

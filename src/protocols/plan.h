@@ -7,6 +7,7 @@
 // stream has exactly one producing fragment; the fragment graph is acyclic.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct PlanStream {
   // The weakest operator class on any path from a fragment input to this stream inside the
   // producing fragment (sources count as repeatable).
   OperatorClass producer_class = OperatorClass::repeatable;
+  // Its timestamps never go backwards (ordered_streams below).
+  bool ordered = true;
 };
 
 struct PlanFragment {
@@ -75,9 +78,20 @@ struct Plan {
   StreamId stream_id(const std::string& name) const;
   // The approaches this plan may name (the built-in ones, unless a caller registered more).
   ApproachCatalog approaches;
+  // Some Union merges in timestamp order, so streams carry boundaries (TupleBatch::boundary_ms).
+  bool boundaries = false;
   // The traits of a fragment's approach (sources and sinks: the baseline's).
   const ApproachTraits& traits(FragmentId f) const;
 };
+
+// Whether an operator's output timestamps never go backwards, given its inputs': Filter and Map
+// keep their input's order, an Aggregate emits windows in end order, a Join in its later input's
+// order when both inputs are ordered, a Union in arrival order interleaves (not ordered) and one
+// in timestamp order merges (ordered when its inputs are).
+bool ordered_output(const OperatorSpec& op, const std::vector<bool>& inputs_ordered);
+// Every stream of a topology (sources' and operators', by name): whether its timestamps never go
+// backwards. A stream on a cycle counts as unordered (validate() reports the cycle).
+std::map<std::string, bool> ordered_streams(const Topology& t);
 
 // Bounds validate() holds knobs to that command-line options override too (the CLI checks its
 // options against the same numbers).

@@ -73,6 +73,8 @@ constexpr std::array<std::pair<DetectorKind, const char*>, 2> kDetectors{
     {{DetectorKind::heartbeat, "heartbeat"}, {DetectorKind::connection_heartbeat, "connection+heartbeat"}}};
 constexpr std::array<std::pair<TraceLevel, const char*>, 2> kTraceLevels{
     {{TraceLevel::control, "control"}, {TraceLevel::data, "data"}}};
+constexpr std::array<std::pair<UnionOrder, const char*>, 2> kUnionOrders{
+    {{UnionOrder::arrival, "arrival"}, {UnionOrder::timestamp, "timestamp"}}};
 
 }  // namespace
 
@@ -89,6 +91,7 @@ const char* to_string(DistributionKind v) { return name_of(kDistributions, v); }
 const char* to_string(TrimmingRule v) { return name_of(kTrimmingRules, v); }
 const char* to_string(DetectorKind v) { return name_of(kDetectors, v); }
 const char* to_string(TraceLevel v) { return name_of(kTraceLevels, v); }
+const char* to_string(UnionOrder v) { return name_of(kUnionOrders, v); }
 
 std::optional<OperatorKind> parse_operator_kind(const std::string& s) { return parse_from(kOperatorKinds, s); }
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string& s) { return parse_from(kPolicies, s); }
@@ -101,6 +104,7 @@ std::optional<DistributionKind> parse_distribution_kind(const std::string& s) { 
 std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return parse_from(kTrimmingRules, s); }
 std::optional<DetectorKind> parse_detector_kind(const std::string& s) { return parse_from(kDetectors, s); }
 std::optional<TraceLevel> parse_trace_level(const std::string& s) { return parse_from(kTraceLevels, s); }
+std::optional<UnionOrder> parse_union_order(const std::string& s) { return parse_from(kUnionOrders, s); }
 std::string allowed_operator_kinds() { return allowed(kOperatorKinds); }
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
 std::string allowed_checkpoint_modes() { return allowed(kCheckpointModes); }
@@ -112,6 +116,7 @@ std::string allowed_distribution_kinds() { return allowed(kDistributions); }
 std::string allowed_trimming_rules() { return allowed(kTrimmingRules); }
 std::string allowed_detector_kinds() { return allowed(kDetectors); }
 std::string allowed_trace_levels() { return allowed(kTraceLevels); }
+std::string allowed_union_orders() { return allowed(kUnionOrders); }
 
 Topology default_topology() {
   Topology t;

@@ -40,6 +40,9 @@ enum class DetectorKind { heartbeat, connection_heartbeat };
 // What the nodes record as typed trace events (protocols/trace.h): control (failures, detection,
 // takeover, replay, checkpoints, pairs) or data (those and every batch, ack and trim).
 enum class TraceLevel { control, data };
+// How a Union merges its inputs: as they arrive (arbitrary: the paper's Union) or in timestamp
+// order using its inputs' boundaries (deterministic: Borealis's serializing Union, SUnion).
+enum class UnionOrder { arrival, timestamp };
 
 const char* to_string(FragmentKind);
 const char* to_string(OperatorKind);
@@ -54,6 +57,7 @@ const char* to_string(DistributionKind);
 const char* to_string(TrimmingRule);
 const char* to_string(DetectorKind);
 const char* to_string(TraceLevel);
+const char* to_string(UnionOrder);
 
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
 std::optional<OperatorKind> parse_operator_kind(const std::string&);
@@ -67,6 +71,7 @@ std::optional<DistributionKind> parse_distribution_kind(const std::string&);
 std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
 std::optional<DetectorKind> parse_detector_kind(const std::string&);
 std::optional<TraceLevel> parse_trace_level(const std::string&);
+std::optional<UnionOrder> parse_union_order(const std::string&);
 std::string allowed_operator_kinds();
 std::string allowed_queue_full_policies();
 std::string allowed_checkpoint_modes();
@@ -78,6 +83,7 @@ std::string allowed_distribution_kinds();
 std::string allowed_trimming_rules();
 std::string allowed_detector_kinds();  // "heartbeat, connection+heartbeat"
 std::string allowed_trace_levels();    // "control, data"
+std::string allowed_union_orders();    // "arrival, timestamp"
 
 struct ValueDistribution {
   DistributionKind kind = DistributionKind::uniform;
@@ -119,6 +125,8 @@ struct OperatorSpec {
   // join: left and right tuples with equal keys and |ts_l - ts_r| <= join_window_ms
   std::int64_t join_window_ms = 50;
   JoinCombine combine = JoinCombine::sum;
+  // union: arrival order (arbitrary) or timestamp order (deterministic, SUnion)
+  UnionOrder union_order = UnionOrder::arrival;
   std::string where;  // "file:line" of the definition, for error messages
   friend bool operator==(const OperatorSpec&, const OperatorSpec&) = default;
 };
@@ -177,6 +185,10 @@ struct Settings {
   // acknowledged position (lost messages: a link that dropped or a connection that broke);
   // unacknowledged checkpoints, determinants, takeovers and replay requests are repeated too.
   std::int64_t retransmit_timeout_ms = 250;
+  // Boundaries (only in a network with a Union in timestamp order): a stream with nothing to send
+  // tells its consumers how far its timestamps have moved at most this often, so a serializing
+  // Union waits at most about this long on a quiet input.
+  std::int64_t boundary_interval_ms = 10;
   // Trace events every node records: control, or data (every batch sent and received, every
   // level-0 and level-1 ack, every trim as well), what the timeline's message view draws.
   TraceLevel trace_level = TraceLevel::control;

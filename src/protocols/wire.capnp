@@ -38,6 +38,8 @@ struct TupleBatch {
   replay @3 :Bool;
   prevId @4 :UInt64;
   heldGeneration @5 :UInt64;
+  # Every later tuple of the stream has ts >= this many ms (0: none); fits in the first word.
+  boundaryMs @6 :UInt32;
 }
 
 struct Level0Ack {

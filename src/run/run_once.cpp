@@ -66,6 +66,12 @@ Judgement judge_against(const Plan& plan, const Reference& reference, const RunR
   ReferenceRun replayed;
   std::vector<OrderDependence> dependences = order_dependences(plan);
   std::erase_if(dependences, [](const OrderDependence& d) { return d.streams.empty(); });
+  // What no recorded order can judge is left out, saying why (never called lost).
+  const std::map<StreamId, std::string> unrecorded = unrecorded_interleavings(plan);
+  for (const auto& [s, reason] : unrecorded) {
+    unjudged.insert(s);
+    j.not_judged.push_back(NotJudged{plan.streams[s].name, reason});
+  }
   if (!dependences.empty()) {
     const auto composed = compose_merge_orders(plan, result.merge_orders);
     MergeOrders known;
@@ -77,6 +83,7 @@ Judgement judge_against(const Plan& plan, const Reference& reference, const RunR
         continue;
       }
       for (StreamId s : d.streams) {
+        if (unrecorded.count(s) != 0) continue;  // said already
         unjudged.insert(s);
         why.emplace(s, c.unknown_reason);
       }

@@ -136,7 +136,7 @@ void SpareRole::on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin
 
 void SpareRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   if (collecting_) return;  // taking over already
-  failed_primary_ = begin_takeover(server_, now, eff, watch_.last_heard_us(), detector);
+  failed_primary_ = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
   if (server_.node().mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
     collecting_ = true;

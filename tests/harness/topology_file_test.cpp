@@ -169,7 +169,7 @@ TEST_CASE("default.toml is the built-in default network written out") {
   REQUIRE(load.topology);
   CHECK(without_places(*load.topology) == without_places(default_topology()));
   // The line of the [[fragment.operator]] header of sum_per_key.
-  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.toml:72");
+  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.toml:73");
 }
 
 TEST_CASE("the whole file in docs/TOPOLOGY.md is a valid topology") {
