@@ -47,3 +47,26 @@ TEST_CASE("real processes: a Union in timestamp order feeding a Join is precise 
       CHECK(count_events(o.result, "takeover") >= 1);
     }
 }
+
+TEST_CASE("real processes: an idle spare found its primary's crash by the crash line, not after the run's whole length of silence",
+          "[e2e][detection]") {
+  // Upstream backup's spare hears nothing from its primary: the driver watches the pair. Its
+  // detection used to report as silence the time since the run started (2 s here).
+  const auto plan = plan_of("", HaMode::upstream, 3.0);
+  const auto o = run_real(plan, {crash("aggregate", 2.0)});
+  check_precise(o);
+  bool found = false;
+  for (const TraceEvent& e : o.result.events) {
+    if (e.kind != TraceKind::detection || plan->nodes.at(e.node).name != "aggregate.spare") continue;
+    found = true;
+    const std::optional<Detector> detector = e.enum_of<Detector>(TraceKey::detector);
+    REQUIRE(detector.has_value());
+    INFO("detector " << to_string(*detector) << ", silent " << e.get(TraceKey::silent_us).value_or(-1));
+    if (*detector == Detector::connection) {
+      CHECK(e.get(TraceKey::silent_us) == 0);
+    } else {
+      CHECK(e.get(TraceKey::silent_us) == us_from_ms(static_cast<double>(plan->settings().hang_timeout_ms)));
+    }
+  }
+  CHECK(found);
+}
