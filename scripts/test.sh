@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The test suite: install, build (Release, -Werror) and the static demo page (WebAssembly), run
-# every test through CTest (the browser tests among them); then build again with clang,
-# AddressSanitizer + UBSan and run the unit and simulator tests under them, and run each libFuzzer
-# target from the same build for about 20 s. Each stage prints what it took, and the end a table
-# of all of them (README.md, "The two commands", gives the usual figures).
+# The test suite. Every test runs once, in the build that suits it:
+#   - the Release build (-Werror, g++) runs what starts real node processes (runtime, e2e), the
+#     browser tests on the static WebAssembly demo page and `hapair demo`, the layer checks, and
+#     the many-seed simulator sweeps (fast with optimisation, minutes under the sanitizers);
+#   - one clang build with AddressSanitizer + UBSan (and libFuzzer's coverage hooks) runs every
+#     unit, role, driver, simulator, scenario and harness test, then each libFuzzer target for
+#     HAPAIR_FUZZ_SECONDS (default 10) from its committed corpus with a fixed seed.
+# Each stage prints what it took, and the end a table of all of them (README.md, "The two
+# commands", gives the usual figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stages=()
@@ -22,25 +26,27 @@ if grep -rnE 'TEST_CASE\("[^"]*[;[]' tests; then
   echo "test.sh: test names must not contain ';' or '['" >&2
   exit 1
 fi
-scripts/build.sh build
+# The many-seed sweeps (tests/scenarios) run in the Release build; the rest of their area under
+# the sanitizers.
+sweeps='seeds of (a )?random'
+HAPAIR_BUILD_TARGETS="hapair test_runtime test_e2e test_scenarios" scripts/build.sh build
 stage "release build"
 # The demo's static page (WebAssembly), which a browser test opens.
 scripts/build_wasm.sh build-wasm
 stage "WebAssembly page"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600
-stage "release tests (all, browser too)"
-# One sanitizer build (clang, ASan + UBSan, with libFuzzer's coverage hooks) for both the unit and
-# simulator tests and the fuzz targets (fuzz/): the tests first, then each target for a short
-# bounded time from its committed seed corpus with a fixed seed; a crash fails the suite.
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers'
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -R "$sweeps"
+stage "release tests"
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
 scripts/fuzz.sh build
 stage "sanitizer build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness' \
+        -E "$sweeps"
 stage "sanitizer tests"
-HAPAIR_FUZZ_SEED="${HAPAIR_FUZZ_SEED:-1}" scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-20}"
+HAPAIR_FUZZ_SEED="${HAPAIR_FUZZ_SEED:-1}" scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-10}"
 stage "fuzz targets"
-echo "test.sh: all tests passed (release and browser, ASan/UBSan, fuzz targets)"
+echo "test.sh: all tests passed (release: real processes, browser, sweeps; ASan/UBSan: the rest; fuzz targets)"
 echo "test.sh: time per stage"
 for s in "${stages[@]}"; do echo "  $s"; done
 echo "  $(printf '%-34s %4d s' total "$SECONDS")"

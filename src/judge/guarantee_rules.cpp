@@ -68,6 +68,18 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     auto it = recovering.find(f);
     return it != recovering.end() && it->second.down && t >= it->second.down_us && t < it->second.settled_us;
   };
+  // What fragment f's recovery did after `t`, read from its takeover (said, not assumed).
+  auto what_happened = [&](FragmentId f, TimeUs t) -> std::string {
+    for (const TraceEvent& e : result.events) {
+      if (e.kind != TraceKind::takeover || e.at_us < t || e.node >= plan.nodes.size() || plan.nodes[e.node].fragment != f)
+        continue;
+      const std::optional<std::int64_t> exact = e.get(TraceKey::exact_ids);
+      if (!exact) return "";
+      return *exact != 0 ? " (here it found one and restarted exactly)"
+                         : " (here it found none in common and rebased its output ids)";
+    }
+    return " (here it did not take over before the run ended)";
+  };
   // Returns the reason when this is the third fragment in a row.
   auto went_down = [&](FragmentId f, TimeUs t, const std::string& what) -> std::optional<std::string> {
     if (!upstream_backup(f)) return std::nullopt;
@@ -88,7 +100,7 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
             w = plan.fragments[x].name;
         return what + ": fragments " + w + ", " + plan.fragments[u].name + " and " + plan.fragments[f].name +
                " (three in a row) were recovering at once; upstream backup recovers two adjacent fragments, and " +
-               plan.fragments[f].name + "'s recovery node finds no restart point (its ids are rebased)";
+               plan.fragments[f].name + "'s recovery node need not find a restart point" + what_happened(f, t);
       }
       behind = true;
     }

@@ -89,9 +89,10 @@ std::vector<UnprotectedSpan> measure_unprotected(const RunResult& result) {
   return spans;
 }
 
-// `next_failure_us`: the instant of the next failure after this one (kNever when none).
+// `next_failure_us`: the instant of the next failure after this one (kNever when none);
+// `next_fault_us`: of the next fault of any kind, a restart included (its rejoin's replay is its own).
 RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault, const std::vector<Delivery>& reference,
-                                 TimeUs next_failure_us) {
+                                 TimeUs next_failure_us, TimeUs next_fault_us) {
   RecoveryMetrics m;
   m.node = fault.node;
   m.kind = fault.kind;
@@ -108,7 +109,7 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
     return e.node != kNoNode && e.node < plan->nodes.size() && plan->nodes[e.node].fragment == fragment;
   };
   auto of_this_failure = [&](const TraceEvent& e) {
-    if (e.at_us >= next_failure_us) return false;
+    if (e.at_us >= std::min(next_failure_us, next_fault_us)) return false;
     if (in_fragment(e)) return true;
     const StreamId s = e.stream();
     return s != kNoStream && plan->streams[s].producer == fragment;
@@ -261,16 +262,21 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<Delivery>&
   }
   m.latency = latency_summary(result.deliveries);
 
-  std::vector<TimeUs> failure_instants;
-  for (const FaultSpec& f : result.faults)
-    if (f.kind != FaultKind::restart) failure_instants.push_back(fault_instant_us(result, f));
+  std::vector<TimeUs> failure_instants, fault_instants;
+  for (const FaultSpec& f : result.faults) {
+    fault_instants.push_back(fault_instant_us(result, f));
+    if (f.kind != FaultKind::restart) failure_instants.push_back(fault_instants.back());
+  }
+  auto next_after = [](const std::vector<TimeUs>& instants, TimeUs at) {
+    TimeUs next = kNever;
+    for (TimeUs other : instants)
+      if (other > at) next = std::min(next, other);
+    return next;
+  };
   for (const FaultSpec& f : result.faults) {
     if (f.kind == FaultKind::restart) continue;
     const TimeUs at = fault_instant_us(result, f);
-    TimeUs next = kNever;
-    for (TimeUs other : failure_instants)
-      if (other > at) next = std::min(next, other);
-    m.recoveries.push_back(measure_recovery(result, f, reference, next));
+    m.recoveries.push_back(measure_recovery(result, f, reference, next_after(failure_instants, at), next_after(fault_instants, at)));
   }
   if (!m.recoveries.empty()) m.recovery = m.recoveries.front();
   m.disturbance = find_disturbances(result);

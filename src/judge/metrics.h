@@ -33,7 +33,8 @@
 //   after that (each consumer traces the replay of each of its input streams, so the replay
 //   phase ends when the last of them has ended); absent without both. Only the replays of this
 //   failure count: events at nodes of the failed node's fragment or naming a stream that fragment
-//   produces, before the next failure's instant (a later failure's replay is its own).
+//   produces, before the next fault's instant (a later failure's replay is its own, and so is a
+//   restart's: the rejoined standby's bootstrap replays its input too).
 // - recoveries: these figures for every fault that is not a restart, in fault order; recovery is
 //   the first of them.
 // - disturbance: find_disturbances() (disturbance.h): takeovers and detections the faults did

@@ -85,6 +85,7 @@ GuaranteeCheck check_guarantee(const Plan& plan, const RunOutcome& outcome, cons
       judge_guarantee(traits, plan.settings().determinants, !reference.arbitrary_operators.empty() || rebased_ids,
                          s, result.completed, result.errors, beyond_guarantee(plan, result));
   check.status = j.klass == GuaranteeClass::violation ? RunStatus::broken : RunStatus::result;
+  check.promises_nothing = traits.promise == Promise{};
   check.beyond = j.klass == GuaranteeClass::beyond;
   check.reason = j.reason;
   check.stopped = check.status == RunStatus::result && !result.completed;
@@ -95,8 +96,11 @@ std::string guarantee_line(const GuaranteeCheck& c) {
   const std::string why = c.reason.empty() ? "" : ": " + c.reason;
   switch (c.status) {
     case RunStatus::result:
+      // An approach that promises something and whose output stopped did not give the expected
+      // result: the schedule took it beyond what it promises (ha none's stop is expected).
+      if (c.beyond && !c.promises_nothing)
+        return std::string("outcome: a result beyond the approach's guarantee") + (c.stopped ? " (the output stopped)" : "") + why;
       if (c.stopped) return "outcome: the output stopped at the failure, the expected result" + why;
-      if (c.beyond) return "outcome: a result beyond the approach's guarantee" + why;
       return "outcome: a result within the approach's guarantee" + why;
     case RunStatus::broken: return "outcome: GUARANTEE BROKEN" + why;
     case RunStatus::harness_failed: return "outcome: the harness failed" + why;

@@ -43,6 +43,8 @@ struct GuaranteeCheck {
   // The schedule left a fragment without a node holding its state (judge/guarantee_rules.h beyond_guarantee);
   // `reason` says which fault. Whatever such a run gives is its result.
   bool beyond = false;
+  // The run's approach promises nothing (ha none): a stop at a crash is the expected result.
+  bool promises_nothing = false;
 };
 
 // The errors of a run that are failures of a node, a driver or the harness: every error but the
@@ -62,8 +64,9 @@ HaMode judged_approach(const Plan& plan, const std::vector<FaultSpec>& faults);
 GuaranteeCheck check_guarantee(const Plan& plan, const RunOutcome& outcome, const Reference& reference);
 
 // The check on one line, for the end of a run's summary: "outcome: a result within the
-// approach's guarantee", "outcome: the output stopped at the failure, the expected result: ...",
-// "outcome: a result beyond the approach's guarantee: ...", "outcome: GUARANTEE BROKEN: ...",
+// approach's guarantee", "outcome: the output stopped at the failure, the expected result: ..."
+// (a crash of a fragment without standby, whose approach promises nothing), "outcome: a result
+// beyond the approach's guarantee (the output stopped): ...", "outcome: GUARANTEE BROKEN: ...",
 // "outcome: the harness failed: ...".
 std::string guarantee_line(const GuaranteeCheck& check);
 

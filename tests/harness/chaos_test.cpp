@@ -386,6 +386,18 @@ input = "rc"
   REQUIRE(b.has_value());
   CHECK(b->find("crash of c at 1.1 s") != std::string::npos);
   CHECK(b->find("three in a row") != std::string::npos);
+  // It says what c's recovery did, never a rebase that did not happen.
+  CHECK(b->find("did not take over") != std::string::npos);
+  CHECK(b->find("rebased") == std::string::npos);
+  RunResult exact = r;
+  exact.events.push_back(event(1.2, plan, "c.spare", "takeover", "exact_ids=true"));
+  const auto e = beyond_guarantee(plan, exact);
+  REQUIRE(e.has_value());
+  CHECK(e->find("found one and restarted exactly") != std::string::npos);
+  CHECK(e->find("rebased") == std::string::npos);
+  RunResult rebased = r;
+  rebased.events.push_back(event(1.2, plan, "c.spare", "takeover", "exact_ids=false"));
+  CHECK(beyond_guarantee(plan, rebased)->find("rebased its output ids") != std::string::npos);
 
   RunResult two;
   two.events = {crash(1.0, "a"), crash(1.0, "b"), event(1.02, plan, "a.spare", "takeover")};

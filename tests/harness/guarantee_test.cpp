@@ -54,6 +54,22 @@ TEST_CASE("a none run that stops at the crash gave its result: exit status 0", "
   CHECK(exit_status({c}) == kExitResults);
 }
 
+TEST_CASE("a standby approach whose output stopped because both nodes of a pair died is beyond its guarantee, not the expected result",
+          "[guarantee]") {
+  for (HaMode ha : {HaMode::passive, HaMode::active}) {
+    INFO(to_string(ha));
+    const Ran r = run_sim(ha, {kCrashAggregate, FaultSpec{FaultKind::crash, "aggregate.backup", "", 1.0, 0.0}});
+    REQUIRE_FALSE(r.outcome.result.completed);
+    const GuaranteeCheck c = check_guarantee(*r.plan, r.outcome, r.reference);
+    CHECK(c.status == RunStatus::result);
+    CHECK(c.beyond);
+    CHECK(c.stopped);
+    CHECK_FALSE(c.promises_nothing);
+    CHECK_THAT(guarantee_line(c), Catch::StartsWith("outcome: a result beyond the approach's guarantee (the output stopped): "));
+    CHECK_THAT(guarantee_line(c), !Catch::Contains("expected result"));
+  }
+}
+
 TEST_CASE("precise approaches that recover precisely, and amnesia's gap, are results", "[guarantee]") {
   for (HaMode ha : {HaMode::amnesia, HaMode::upstream, HaMode::passive, HaMode::active}) {
     INFO(to_string(ha));

@@ -339,6 +339,21 @@ TEST_CASE("replay_ms of a two-failure run is measured per failure, not across bo
   CHECK(m.recovery->node == "aggregate");
 }
 
+TEST_CASE("replay_ms of a failure leaves out the replay that bootstraps the restarted node's rejoin", "[metrics]") {
+  RunResult run = hand_checked_run();
+  // The crashed aggregate is restarted at 3 s: it rejoins as the standby and is bootstrapped,
+  // its input replayed to it for about 10 s on a long run. That replay is the restart's.
+  run.faults.push_back(FaultSpec{FaultKind::restart, "aggregate", "", 3.0, 0.0});
+  run.events.push_back(trace_event(*run.plan, 3000000, "aggregate", "restart", ""));
+  run.events.push_back(trace_event(*run.plan, 3001000, "aggregate", "rejoin_requested", "partner=aggregate.backup"));
+  run.events.push_back(trace_event(*run.plan, 3002000, "aggregate", "replay_start", "stream=small"));
+  run.events.push_back(trace_event(*run.plan, 13002000, "aggregate", "replay_end", "stream=small"));
+  const RunMetrics m = compute_metrics(run, hand_checked_reference(*run.plan), 0);
+  REQUIRE(m.recoveries.size() == 1);  // a restart is not a failure of its own
+  REQUIRE(m.recovery->replay_ms.has_value());
+  CHECK(*m.recovery->replay_ms == 7.0);  // the failure's own, 1 033 000 .. 1 040 000
+}
+
 TEST_CASE("the exposure after a standby loss runs until the pair is restored, or to the last output", "[harness]") {
   RunResult r;
   r.plan = passive_default_plan();
