@@ -33,7 +33,7 @@ int compare_command(const Args& args) {
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
-      ("victim", po::value<std::string>(&victim)->default_value("aggregate"), "the node SIGKILLed in every crash run: the primary of an operator fragment (on the built-in network: filter, aggregate)")
+      ("victim", po::value<std::string>(&victim), "the node SIGKILLed in every crash run: the primary of an operator fragment (default: aggregate when the network has one, else its last operator fragment; on the built-in network: filter, aggregate)")
       ("fail-at-s", po::value<std::string>(&fail_at_text),
        "when it is killed, 0 < S < duration (default: 2 on the built-in network, else half the duration)")
       ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active")
@@ -114,6 +114,12 @@ int compare_command(const Args& args) {
     options.fail_at_s = fail_at_s                                              ? *fail_at_s
                         : topology_path.empty() && !vm.count("duration-s") ? kCompareFailAtS
                                                                            : run_s / 2;
+    if (!vm.count("victim") && load.plan->node_id(victim) == kNoNode) {
+      // A network without an "aggregate" (a workload's): its most downstream operator fragment.
+      for (const PlanFragment& f : load.plan->fragments)
+        if (f.kind == FragmentKind::operators) victim = f.name;
+      options.victim = victim;
+    }
     for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(std::move(p));
     if (fail_at_s && fault_time_problem(*load.plan, *fail_at_s)) {
       problems.push_back(fmt::format(

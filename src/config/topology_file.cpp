@@ -8,9 +8,11 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <system_error>
 
+#include "config/builtin_networks.h"
 #include "config/topology_toml.h"
 #include "config/toml_file.h"
 #include "protocols/plan.h"
@@ -253,12 +255,13 @@ Knob values_knob(ValueDistribution& field) {
 // where = "FIELD OP NUMBER", e.g. "value < 80".
 Knob filter_where_knob(OperatorSpec& o) {
   auto get = [&o]() -> std::optional<std::string> {
-    return toml_string(std::string(to_string(o.filter_field)) + " " + to_string(o.filter_op) + " " +
+    const std::string modulo = o.filter_modulo > 0 ? " % " + std::to_string(o.filter_modulo) : "";
+    return toml_string(std::string(to_string(o.filter_field)) + modulo + " " + to_string(o.filter_op) + " " +
                        toml_number(o.filter_constant));
   };
   auto set = [&o](const toml::node& n) -> SetResult {
-    const std::string expected = "expected \"FIELD OP NUMBER\", like \"value < 80\" (fields: " + allowed_fields() +
-                                 "; operators: " + allowed_compare_ops() + ")";
+    const std::string expected = "expected \"FIELD OP NUMBER\" or \"FIELD % WHOLE OP NUMBER\", like \"value < 80\" or "
+                                 "\"key % 123 == 0\" (fields: " + allowed_fields() + "; operators: " + allowed_compare_ops() + ")";
     const auto text = string_of(n);
     if (!text) return expected;
     const std::string s = trim(*text);
@@ -267,6 +270,18 @@ Knob filter_where_knob(OperatorSpec& o) {
     const std::string field_text = s.substr(0, i);
     std::size_t j = i;
     while (j < s.size() && s[j] == ' ') ++j;
+    std::int64_t modulo = 0;
+    if (j < s.size() && s[j] == '%') {
+      ++j;
+      while (j < s.size() && s[j] == ' ') ++j;
+      std::size_t m = j;
+      while (m < s.size() && std::isdigit(static_cast<unsigned char>(s[m]))) ++m;
+      const auto value = parse_double(s.substr(j, m - j));
+      if (!value || *value < 1 || *value > 1e15) return "the modulo '" + s.substr(j, m - j) + "' is not a whole number >= 1; " + expected;
+      modulo = static_cast<std::int64_t>(*value);
+      j = m;
+      while (j < s.size() && s[j] == ' ') ++j;
+    }
     std::size_t k = j;
     while (k < s.size() && std::strchr("<>=!", s[k]) != nullptr) ++k;
     const std::string op_text = s.substr(j, k - j);
@@ -280,6 +295,7 @@ Knob filter_where_knob(OperatorSpec& o) {
     o.filter_field = *field;
     o.filter_op = *op;
     o.filter_constant = *constant;
+    o.filter_modulo = modulo;
     return std::nullopt;
   };
   return Knob{"where", get, set};
@@ -370,7 +386,49 @@ std::vector<Knob> sink_knobs(FragmentSpec& f) {
   return k;
 }
 
+// A knob an operator type declares in its traits (OperatorParam), kept in OperatorSpec::params: a
+// name among its choices, or a number (whole where it must be). Range checks are validate()'s.
+Knob param_knob(OperatorSpec& o, const OperatorParam& p) {
+  auto get = [&o, p]() -> std::optional<std::string> {
+    const auto it = o.params.find(p.name);
+    const double v = it != o.params.end() ? it->second : p.default_value;
+    if (!p.choices.empty()) {
+      const auto i = static_cast<std::size_t>(v);
+      return toml_string(i < p.choices.size() ? p.choices[i] : "?");
+    }
+    return p.whole ? std::to_string(static_cast<std::int64_t>(v)) : toml_number(v);
+  };
+  auto set = [&o, p](const toml::node& n) -> SetResult {
+    if (!p.choices.empty()) {
+      const auto text = string_of(n);
+      for (std::size_t i = 0; text && i < p.choices.size(); ++i)
+        if (*text == p.choices[i]) {
+          o.params[p.name] = static_cast<double>(i);
+          return std::nullopt;
+        }
+      return "unknown value; allowed values: " + format_list(p.choices);
+    }
+    if (p.whole) {
+      const auto i = n.as_integer();
+      if (!i) return std::string("expected a whole number, like 10");
+      o.params[p.name] = static_cast<double>(i->get());
+      return std::nullopt;
+    }
+    const auto v = number_of(n);
+    if (!v) return std::string("expected a number, like 2000, 0.5 or 1.25e9");
+    o.params[p.name] = *v;
+    return std::nullopt;
+  };
+  return Knob{p.name, get, set};
+}
+
 std::vector<Knob> operator_type_knobs(OperatorSpec& o, OperatorKind kind) {
+  // Operator types that declare their knobs in their traits need no code here.
+  if (const OperatorTraits* t = OperatorCatalog::builtin().find(kind); t != nullptr && !t->params.empty()) {
+    std::vector<Knob> knobs;
+    for (const OperatorParam& p : t->params) knobs.push_back(param_knob(o, p));
+    return knobs;
+  }
   switch (kind) {
     case OperatorKind::filter: return {filter_where_knob(o)};
     case OperatorKind::map:
@@ -383,8 +441,8 @@ std::vector<Knob> operator_type_knobs(OperatorSpec& o, OperatorKind kind) {
     case OperatorKind::join:
       return {int_knob("window_ms", o.join_window_ms),
               enum_knob("combine", o.combine, parse_join_combine, allowed_join_combines())};
+    default: return {};  // no knobs of its own
   }
-  return {};
 }
 
 // The common keys of an operator, then those of its type.
@@ -397,8 +455,6 @@ std::vector<Knob> operator_knobs(OperatorSpec& o, std::optional<OperatorKind> ki
   return k;
 }
 
-constexpr OperatorKind kAllOperatorKinds[] = {OperatorKind::filter, OperatorKind::map, OperatorKind::union_op,
-                                              OperatorKind::aggregate, OperatorKind::join};
 
 std::string key_list(const std::vector<Knob>& knobs) {
   std::vector<std::string> keys;
@@ -580,7 +636,7 @@ class Reader {
         if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
     };
     note(operator_knobs(scratch, std::nullopt));
-    for (OperatorKind k : kAllOperatorKinds) note(operator_type_knobs(scratch, k));
+    for (const OperatorTraits& t : OperatorCatalog::builtin().all()) note(operator_type_knobs(scratch, t.kind));
     return keys;
   }
 
@@ -614,8 +670,18 @@ TopologyLoad parse_topology(const std::string& text, const std::string& file_nam
 
 TopologyLoad load_topology_file(const std::string& path) {
   std::string problem;
+  // A built-in network by name ("ysb", "nexmark:q5"), unless a file of that name exists.
+  if (path.find('/') == std::string::npos && path.find(".toml") == std::string::npos) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+      if (const auto text = builtin_network_text(path)) return parse_topology(std::string(*text), "built-in network " + path);
+  }
   const auto text = read_config_file(path, problem);
-  if (!text) return TopologyLoad{std::nullopt, {problem}};
+  if (!text) {
+    if (path.find('/') == std::string::npos && path.find(".toml") == std::string::npos)
+      problem += " (and no built-in network is called '" + path + "'; built in: " + builtin_network_names() + ")";
+    return TopologyLoad{std::nullopt, {problem}};
+  }
   return parse_topology(*text, path);
 }
 

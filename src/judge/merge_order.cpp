@@ -11,7 +11,8 @@ namespace hapair {
 namespace {
 
 // Per stream name: 0 = a function of the input alone, 1 = its order depends on the interleaving
-// of one of `arbitrary`, 2 = its content does. Operators are visited until nothing changes (the
+// of one of `arbitrary`, 2 = its content does (an order-sensitive operator read it reordered:
+// its traits say so). Operators are visited until nothing changes (the
 // graph is a DAG, so at most one pass per operator is needed).
 std::vector<StreamId> streams_changed_by(const Plan& plan, const std::set<std::string>& arbitrary) {
   enum : int { clean = 0, reordered = 1, changed = 2 };
@@ -26,7 +27,9 @@ std::vector<StreamId> streams_changed_by(const Plan& plan, const std::set<std::s
         for (const auto& s : op.inputs) in = std::max(in, state[s]);
         int out = in;
         if (arbitrary.count(op.name) != 0) out = std::max(in, int{reordered});
-        if ((op.kind == OperatorKind::aggregate || op.kind == OperatorKind::join) && in >= reordered) out = changed;
+        // An order-sensitive operator (windowed: a late tuple misses its window) turns a reordered
+        // input into changed content.
+        if (OperatorCatalog::builtin().of(op.kind).order_sensitive && in >= reordered) out = changed;
         if (out > state[op.output]) {
           state[op.output] = out;
           moved = true;

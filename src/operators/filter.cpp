@@ -1,5 +1,8 @@
 #include "operators/filter.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "protocols/check.h"
 
 namespace hapair {
@@ -8,12 +11,21 @@ Filter::Filter(const OperatorSpec& spec)
     : StatelessOperator(BlobTag::filter_state),
       field_(spec.filter_field),
       op_(spec.filter_op),
-      constant_(spec.filter_constant) {
+      constant_(spec.filter_constant),
+      modulo_(spec.filter_modulo) {
+  HAPAIR_CHECK_MSG(modulo_ >= 0, "filter " << spec.name << " modulo=" << modulo_);
   HAPAIR_CHECK_MSG(spec.inputs.size() == 1, "filter " << spec.name << " has " << spec.inputs.size() << " inputs");
 }
 
 bool Filter::keeps(const Tuple& t) const {
-  const double x = field_ == Field::key ? static_cast<double>(t.key) : t.value;
+  double x = field_ == Field::key ? static_cast<double>(t.key) : t.value;
+  if (modulo_ > 0) {
+    // The field as a whole number, its remainder shifted into [0, modulo) (C++ % keeps the sign).
+    const std::int64_t whole = field_ == Field::key ? t.key : static_cast<std::int64_t>(std::trunc(std::isfinite(t.value) ? std::clamp(t.value, -9.2e18, 9.2e18) : 0.0));
+    std::int64_t r = whole % modulo_;
+    if (r < 0) r += modulo_;
+    x = static_cast<double>(r);
+  }
   switch (op_) {
     case CompareOp::lt: return x < constant_;
     case CompareOp::le: return x <= constant_;

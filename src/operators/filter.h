@@ -1,4 +1,5 @@
-// Filter (paper section 2): keeps the tuples for which `field op constant` holds, unchanged.
+// Filter (paper section 2): keeps the tuples for which `field op constant` holds, unchanged;
+// `field % modulo op constant` with a modulo (NEXMark q2 selects bids on auction % 123 == 0).
 //
 // Class: repeatable (stateless). Invariant: every output is its input tuple exactly (same id,
 // timestamp, key, value and lineage), so the cause function is the identity.
@@ -24,6 +25,7 @@ class Filter final : public StatelessOperator {
   Field field_;
   CompareOp op_;
   double constant_;
+  std::int64_t modulo_;  // > 0: compare the field modulo this
 };
 
 }  // namespace hapair

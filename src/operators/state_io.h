@@ -31,6 +31,10 @@ enum class BlobTag : std::uint8_t {
   fragment_restart,
   sunion_state,
   sunion_resume,
+  project_state,
+  lookup_state,
+  top_state,
+  top_resume,
 };
 
 inline void write_tag(ByteWriter& w, BlobTag tag) { w.u8(static_cast<std::uint8_t>(tag)); }

@@ -85,18 +85,7 @@ bool valid_endpoint(const std::string& e) {
 
 bool is_wildcard_endpoint(const std::string& e) { return e.size() >= 2 && e.compare(e.size() - 2, 2, ":*") == 0; }
 
-OperatorClass class_of(const OperatorSpec& o) {
-  switch (o.kind) {
-    case OperatorKind::filter:
-    case OperatorKind::map: return OperatorClass::repeatable;
-    case OperatorKind::aggregate: return OperatorClass::convergent_capable;
-    case OperatorKind::join: return OperatorClass::deterministic;
-    case OperatorKind::union_op:
-      // A serializing Union merges in timestamp order: deterministic.
-      return o.union_order == UnionOrder::timestamp ? OperatorClass::deterministic : OperatorClass::arbitrary;
-  }
-  return OperatorClass::arbitrary;
-}
+OperatorClass class_of(const OperatorSpec& o) { return OperatorCatalog::builtin().of(o.kind).klass(o); }
 
 OperatorClass weaker(OperatorClass a, OperatorClass b) {
   return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
@@ -309,20 +298,30 @@ struct Validator {
     const std::string d = describe(o) + " (" + to_string(o.kind) + " in fragment '" + f.name + "')";
     if (!valid_name(o.name)) add(o.where, d + ": the name must be 1 to 64 letters, digits, '_' or '-'");
     const std::size_t n = o.inputs.size();
-    switch (o.kind) {
-      case OperatorKind::filter:
-      case OperatorKind::map:
-      case OperatorKind::aggregate:
-        if (n != 1) add(o.where, d + ": has " + std::to_string(n) + " inputs; a " + to_string(o.kind) + " reads exactly 1");
-        break;
-      case OperatorKind::join:
-        if (n != 2) add(o.where, d + ": has " + std::to_string(n) + " inputs; a join reads exactly 2 (left, right)");
-        break;
-      case OperatorKind::union_op:
-        if (n < 2) add(o.where, d + ": has " + std::to_string(n) + " inputs; a union reads at least 2");
-        break;
+    const OperatorTraits* traits = OperatorCatalog::builtin().find(o.kind);
+    if (traits == nullptr) {
+      add(o.where, d + ": not an operator type of this build (allowed: " + allowed_operator_kinds() + ")");
+      return;
+    }
+    if (n < traits->inputs_min || n > traits->inputs_max) {
+      const std::string reads = traits->inputs_min == traits->inputs_max
+                                    ? "exactly " + std::to_string(traits->inputs_min) +
+                                          (o.kind == OperatorKind::join ? " (left, right)" : "")
+                                    : "at least " + std::to_string(traits->inputs_min);
+      add(o.where, d + ": has " + std::to_string(n) + " inputs; a " + traits->name + " reads " + reads);
     }
     if (o.output.empty()) add(o.where, d + ": has no output stream");
+    // The knobs its traits declare: within their range, whole where they must be.
+    for (const auto& [key, v] : o.params) {
+      const OperatorParam* p = traits->param(key);
+      if (p == nullptr) {
+        add(o.where, d + ": " + key + " is not a knob of a " + traits->name);
+        continue;
+      }
+      if (!finite(v) || v < p->min || v > p->max || (p->whole && std::floor(v) != v))
+        add(o.where, d + ": " + key + " = " + num(v) + ": must be " + (p->whole ? "a whole number " : "a number ") + "in [" +
+                         num(p->min) + ", " + num(p->max) + "]");
+    }
     switch (o.kind) {
       case OperatorKind::filter:
         if (!finite(o.filter_constant)) add(o.where, d + ": the filter constant " + num(o.filter_constant) + " is not finite");
@@ -346,7 +345,7 @@ struct Validator {
       case OperatorKind::join:
         if (o.join_window_ms < 0) add(o.where, d + ": window_ms = " + num(o.join_window_ms) + ": must be >= 0");
         break;
-      case OperatorKind::union_op: break;
+      default: break;  // the operators with declared knobs are checked above
     }
   }
 
@@ -513,18 +512,25 @@ struct Validator {
     serializing_unions();
   }
 
-  // A Union in timestamp order merges by timestamp, which needs every input in timestamp order.
+  // A Union in timestamp order merges by timestamp, and a Top takes a window's results as they
+  // come together: both need every input in timestamp order.
   void serializing_unions() {
     const std::map<std::string, bool> ordered = ordered_streams(t);
     for (const FragmentSpec& f : t.fragments)
       for (const OperatorSpec& o : f.operators) {
-        if (o.kind != OperatorKind::union_op || o.union_order != UnionOrder::timestamp) continue;
+        const OperatorTraits* traits = OperatorCatalog::builtin().find(o.kind);
+        if (traits == nullptr || traits->needs_ordered_inputs == nullptr || !traits->needs_ordered_inputs(o)) continue;
         for (const std::string& in : o.inputs) {
           auto it = ordered.find(in);
           if (it == ordered.end() || it->second) continue;  // an unknown input is reported elsewhere
-          add(o.where, describe(o) + ": order = \"timestamp\" merges by timestamp, but input '" + in +
-                           "' can go back in time (it comes after a Union in arrival order); make that Union's "
-                           "order \"timestamp\" too, or this one's \"arrival\"");
+          if (o.kind == OperatorKind::union_op)
+            add(o.where, describe(o) + ": order = \"timestamp\" merges by timestamp, but input '" + in +
+                             "' can go back in time (it comes after a Union in arrival order); make that Union's "
+                             "order \"timestamp\" too, or this one's \"arrival\"");
+          else
+            add(o.where, describe(o) + ": a " + traits->name + " needs an input in timestamp order, but '" + in +
+                             "' can go back in time (it comes after a Union in arrival order); give that Union "
+                             "order = \"timestamp\"");
         }
       }
   }
@@ -543,15 +549,8 @@ bool PlanFragment::is_replica(NodeId n) const {
 }
 
 bool ordered_output(const OperatorSpec& op, const std::vector<bool>& inputs_ordered) {
-  const bool all = std::all_of(inputs_ordered.begin(), inputs_ordered.end(), [](bool o) { return o; });
-  switch (op.kind) {
-    case OperatorKind::filter:
-    case OperatorKind::map:
-    case OperatorKind::join: return all;
-    case OperatorKind::aggregate: return true;
-    case OperatorKind::union_op: return op.union_order == UnionOrder::timestamp && all;
-  }
-  return false;
+  const OperatorTraits* t = OperatorCatalog::builtin().find(op.kind);
+  return t != nullptr && t->ordered_output(op, inputs_ordered);  // an unknown type is reported by validate()
 }
 
 std::map<std::string, bool> ordered_streams(const Topology& t) {

@@ -33,11 +33,6 @@ std::string allowed(const std::array<std::pair<E, const char*>, N>& table) {
 
 constexpr std::array<std::pair<FragmentKind, const char*>, 3> kFragmentKinds{
     {{FragmentKind::source, "source"}, {FragmentKind::operators, "operators"}, {FragmentKind::sink, "sink"}}};
-constexpr std::array<std::pair<OperatorKind, const char*>, 5> kOperatorKinds{{{OperatorKind::filter, "filter"},
-                                                                              {OperatorKind::map, "map"},
-                                                                              {OperatorKind::union_op, "union"},
-                                                                              {OperatorKind::aggregate, "aggregate"},
-                                                                              {OperatorKind::join, "join"}}};
 constexpr std::array<std::pair<OperatorClass, const char*>, 4> kOperatorClasses{
     {{OperatorClass::repeatable, "repeatable"},
      {OperatorClass::convergent_capable, "convergent-capable"},
@@ -79,7 +74,6 @@ constexpr std::array<std::pair<UnionOrder, const char*>, 2> kUnionOrders{
 }  // namespace
 
 const char* to_string(FragmentKind v) { return name_of(kFragmentKinds, v); }
-const char* to_string(OperatorKind v) { return name_of(kOperatorKinds, v); }
 const char* to_string(OperatorClass v) { return name_of(kOperatorClasses, v); }
 const char* to_string(QueueFullPolicy v) { return name_of(kPolicies, v); }
 const char* to_string(CheckpointMode v) { return name_of(kCheckpointModes, v); }
@@ -93,7 +87,6 @@ const char* to_string(DetectorKind v) { return name_of(kDetectors, v); }
 const char* to_string(TraceLevel v) { return name_of(kTraceLevels, v); }
 const char* to_string(UnionOrder v) { return name_of(kUnionOrders, v); }
 
-std::optional<OperatorKind> parse_operator_kind(const std::string& s) { return parse_from(kOperatorKinds, s); }
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string& s) { return parse_from(kPolicies, s); }
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string& s) { return parse_from(kCheckpointModes, s); }
 std::optional<Field> parse_field(const std::string& s) { return parse_from(kFields, s); }
@@ -105,7 +98,6 @@ std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return p
 std::optional<DetectorKind> parse_detector_kind(const std::string& s) { return parse_from(kDetectors, s); }
 std::optional<TraceLevel> parse_trace_level(const std::string& s) { return parse_from(kTraceLevels, s); }
 std::optional<UnionOrder> parse_union_order(const std::string& s) { return parse_from(kUnionOrders, s); }
-std::string allowed_operator_kinds() { return allowed(kOperatorKinds); }
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
 std::string allowed_checkpoint_modes() { return allowed(kCheckpointModes); }
 std::string allowed_fields() { return allowed(kFields); }

@@ -8,19 +8,17 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "protocols/approach_traits.h"
+#include "protocols/operator_traits.h"
 
 namespace hapair {
 
 enum class FragmentKind { source, operators, sink };
-enum class OperatorKind { filter, map, union_op, aggregate, join };
-// Nested classes of the paper (section 3): repeatable ⊂ convergent-capable ⊂ deterministic ⊂ arbitrary.
-// Ordered from most to least constrained, so max() of two classes is the weaker one.
-enum class OperatorClass { repeatable = 0, convergent_capable = 1, deterministic = 2, arbitrary = 3 };
 enum class QueueFullPolicy { backpressure, error };
 enum class CheckpointMode { full, delta };
 enum class Field { key, value };
@@ -45,8 +43,6 @@ enum class TraceLevel { control, data };
 enum class UnionOrder { arrival, timestamp };
 
 const char* to_string(FragmentKind);
-const char* to_string(OperatorKind);
-const char* to_string(OperatorClass);
 const char* to_string(QueueFullPolicy);
 const char* to_string(CheckpointMode);
 const char* to_string(Field);
@@ -60,7 +56,6 @@ const char* to_string(TraceLevel);
 const char* to_string(UnionOrder);
 
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
-std::optional<OperatorKind> parse_operator_kind(const std::string&);
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string&);
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string&);
 std::optional<Field> parse_field(const std::string&);
@@ -72,7 +67,6 @@ std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
 std::optional<DetectorKind> parse_detector_kind(const std::string&);
 std::optional<TraceLevel> parse_trace_level(const std::string&);
 std::optional<UnionOrder> parse_union_order(const std::string&);
-std::string allowed_operator_kinds();
 std::string allowed_queue_full_policies();
 std::string allowed_checkpoint_modes();
 std::string allowed_fields();
@@ -113,6 +107,9 @@ struct OperatorSpec {
   Field filter_field = Field::value;
   CompareOp filter_op = CompareOp::lt;
   double filter_constant = 0.0;
+  // filter: compare `field % filter_modulo` (the field taken as a whole number, into
+  // [0, filter_modulo)) when > 0: `where = "key % 123 == 0"`
+  std::int64_t filter_modulo = 0;
   // map: value' = value * scale + offset; key' = key mod key_modulo (when > 0)
   double map_scale = 1.0;
   double map_offset = 0.0;
@@ -127,6 +124,9 @@ struct OperatorSpec {
   JoinCombine combine = JoinCombine::sum;
   // union: arrival order (arbitrary) or timestamp order (deterministic, SUnion)
   UnionOrder union_order = UnionOrder::arrival;
+  // The knobs of operator types declared in their traits (project, lookup, ...), by name; a knob
+  // not here has its default (operator_param()).
+  std::map<std::string, double> params;
   std::string where;  // "file:line" of the definition, for error messages
   friend bool operator==(const OperatorSpec&, const OperatorSpec&) = default;
 };
