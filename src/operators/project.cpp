@@ -44,7 +44,8 @@ bool Project::transform(const Tuple& in, Tuple& out) const {
     if (k < 0) k += key_modulo_;
   }
   out.key = k;
-  const double v = value_from_ == From::value ? in.value : value_from_ == From::key ? static_cast<double>(in.key) : 1.0;
+  // The value's choices are value, key, one (the traits' order).
+  const double v = value_from_ == From::key ? in.value : value_from_ == From::value ? static_cast<double>(in.key) : 1.0;
   out.value = v * scale_ + offset_;
   return true;
 }

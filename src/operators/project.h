@@ -31,7 +31,7 @@ class Project final : public StatelessOperator {
   std::int64_t key_divisor_;
   std::int64_t key_modulo_;
   std::int64_t key_constant_;
-  From value_from_;  // key, value, or constant (1)
+  From value_from_;  // the index of value's choice: 0 value, 1 key, 2 one (read as From's 0, 1, 2)
   double scale_;
   double offset_;
 };

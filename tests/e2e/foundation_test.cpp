@@ -29,7 +29,7 @@ TEST_CASE("the default network over real processes delivers exactly the referenc
 
 TEST_CASE("amnesia after a SIGKILL of the aggregate: the run completes, output resumes, and the gap is counted exactly", "[e2e]") {
   auto plan = plan_of("", HaMode::amnesia, 3.0);
-  const std::string out = std::filesystem::temp_directory_path() / "hapair-e2e-amnesia";
+  const std::string out = std::filesystem::temp_directory_path() / ("hapair-e2e-amnesia-" + std::to_string(::getpid()));
   std::filesystem::remove_all(out);
   auto o = run_real(plan, {crash("aggregate", 1.5)}, out);
   REQUIRE(o.result.errors.empty());
@@ -73,7 +73,7 @@ Command run_command(const std::string& cmd) {
 }  // namespace
 
 TEST_CASE("hapair run rejects a malformed topology, naming every problem with file and line", "[e2e]") {
-  const std::string path = std::filesystem::temp_directory_path() / "hapair-bad.toml";
+  const std::string path = std::filesystem::temp_directory_path() / ("hapair-bad.toml-" + std::to_string(::getpid()));
   std::ofstream(path) << "[network]\nduration_s = -3\nbogus_key = 1\n\n[[source]]\nname = \"s\"\nstream = \"raw\"\n"
                          "rate_tps = 100\n\n[[fragment]]\nname = \"f\"\nha = \"sometimes\"\n\n[[fragment.operator]]\nname = \"o\"\n"
                          "type = \"filter\"\ninput = \"raw\"\noutput = \"out\"\nwhere = \"value < 5\"\n\n[[sink]]\nname = \"k\"\n"

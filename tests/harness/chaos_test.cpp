@@ -6,6 +6,8 @@
 // caught as violations with the command that reproduces them.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -463,7 +465,7 @@ TEST_CASE("a small simulated campaign of upstream backup, passive and active sta
 }
 
 TEST_CASE("the same chaos seed twice writes an identical chaos.csv", "[chaos]") {
-  const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-same-seed";
+  const auto dir = std::filesystem::temp_directory_path() / ("hapair-chaos-test-same-seed-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   ChaosOptions o = sim_options(11, 12);
   o.out_dir = (dir / "a").string();
@@ -494,7 +496,7 @@ TEST_CASE("runs at once (--jobs) give the same report, in case order, as one at 
 }
 
 TEST_CASE("a single case repeats exactly the run of the campaign, in the library and from the command line", "[chaos]") {
-  const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-case";
+  const auto dir = std::filesystem::temp_directory_path() / ("hapair-chaos-test-case-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   ChaosOptions o = sim_options(5, 8);
   const ChaosReport campaign = run_chaos(o);
@@ -597,7 +599,7 @@ TEST_CASE("a run that aborts is one violation and the campaign goes on", "[chaos
 }
 
 TEST_CASE("hapair chaos exits 0 without violations and 2 on bad options", "[chaos]") {
-  const auto dir = std::filesystem::temp_directory_path() / "hapair-chaos-test-cli";
+  const auto dir = std::filesystem::temp_directory_path() / ("hapair-chaos-test-cli-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string bin = HAPAIR_BINARY;
   const std::string nets = " --networks-dir " + std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks";

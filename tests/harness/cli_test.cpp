@@ -5,6 +5,8 @@
 // exactly. Every run here uses --driver sim.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <array>
@@ -193,7 +195,7 @@ TEST_CASE("a none run that stops at the crash exits 0 in hapair run and hapair c
   CHECK_THAT(run.out, Catch::Contains("outcome: the output stopped at the failure, the expected result"));
   CHECK_THAT(run.out, !Catch::Contains("error:"));
 
-  const std::string out = "/tmp/hapair_cli_test_compare";
+  const std::string out = "/tmp/hapair_cli_test_compare-" + std::to_string(::getpid());
   const Command compare = hapair("compare --driver sim --duration-s 2 --out " + out);
   INFO(compare.out);
   CHECK(compare.status == 0);

@@ -5,6 +5,8 @@
 // compare_runs.csv, compare.txt, config.toml and the plot are written.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -58,7 +60,7 @@ void disturb(RunOutcome& o) {
 }  // namespace
 
 TEST_CASE("compare repeats every approach in interleaved order and reports medians and spread", "[compare]") {
-  const std::string dir = (std::filesystem::temp_directory_path() / "hapair_compare_test").string();
+  const std::string dir = (std::filesystem::temp_directory_path() / ("hapair_compare_test-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
   CompareOptions o = sim_options();
   o.out_dir = dir;
@@ -229,7 +231,7 @@ TEST_CASE("compare runs a disturbed run again, and leaves out one disturbed on e
 
 TEST_CASE("hapair compare prints the tables, the disturbed runs and how long it took, and refuses bad counts",
           "[compare]") {
-  const auto dir = std::filesystem::temp_directory_path() / "hapair-compare-test-cli";
+  const auto dir = std::filesystem::temp_directory_path() / ("hapair-compare-test-cli-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string bin = HAPAIR_BINARY;

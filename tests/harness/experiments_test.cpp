@@ -4,6 +4,8 @@
 // the numbers); identical runs are shared; the `hapair experiment` command.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <array>
@@ -23,7 +25,7 @@ using namespace hapair;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("hapair_experiments_test_" + name)).string();
+  const std::string dir = (std::filesystem::temp_directory_path() / ("hapair_experiments_test_" + name + "-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -5,6 +5,7 @@
 
 #include "config/builtin_networks.h"
 #include "config/topology_file.h"
+#include "protocols/plan.h"
 
 using namespace hapair;
 
@@ -83,7 +84,7 @@ TEST_CASE("the workload operators' knobs are read from their traits, written bac
   REQUIRE(again.topology.has_value());
   CHECK(write_topology(*again.topology) == written);
   const Plan plan = make_plan(t);
-  CHECK(plan.fragments[1].klass == OperatorClass::convergent_capable);  // the aggregate is the weakest
+  CHECK(plan.fragments[1].klass == OperatorClass::deterministic);  // top's, the weakest of its operators
 }
 
 TEST_CASE("the workload operators' knobs are checked, every problem at once, naming the allowed values", "[topology][operators]") {
@@ -105,15 +106,14 @@ TEST_CASE("the workload operators' knobs are checked, every problem at once, nam
   replace("key_divisor = 10", "key_divisor = 0");
   replace("range = 7", "range = 0");
   const TopologyLoad out_of_range = parse_topology(text, "range.toml");
-  REQUIRE(out_of_range.topology.has_value());
-  const auto problems = validate(*out_of_range.topology);
+  const auto& problems = out_of_range.problems;  // reading validates too
   REQUIRE(problems.size() == 2);
   CHECK(problems[0].find("key_divisor = 0: must be a whole number in [1,") != std::string::npos);
   CHECK(problems[1].find("range = 0: must be a whole number in [1,") != std::string::npos);
 }
 
 TEST_CASE("a top after an arrival-order union is refused: it needs its input in timestamp order", "[topology][operators]") {
-  std::string text = R"toml(
+  const std::string text = R"toml(
 [network]
 name = "bad_top"
 [[source]]
@@ -139,8 +139,7 @@ name = "sink"
 input = "out"
 )toml";
   const TopologyLoad load = parse_topology(text, "bad_top.toml");
-  REQUIRE(load.topology.has_value());
-  const auto problems = validate(*load.topology);
+  const auto& problems = load.problems;  // reading validates too
   REQUIRE(problems.size() == 1);
   CHECK(problems.front().find("a top needs an input in timestamp order, but 'ab' can go back in time") != std::string::npos);
 }
