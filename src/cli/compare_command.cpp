@@ -48,7 +48,7 @@ int compare_command(const Args& args) {
       ("failure-free-duration-s", po::value<std::string>(&free_duration_text),
        "seconds the sources emit in the failure-free runs, > 0 and <= 86400 (default: 2.5 on the built-in network, else the "
        "crash runs')")
-      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source, > 0 and <= 10000000")
+      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source (a nexmark source: its events_per_s), > 0 and <= 10000000")
       ("seed", po::value<std::string>(&seed_text), "seed of the sources, 0 .. 2^64-1")
       ("operator-cost-us", po::value<std::string>(&cost_text),
        "CPU cost of one tuple at an operator, in us, 0 .. 100000 (operator_cost_us_per_tuple; default: 100 on the built-in "

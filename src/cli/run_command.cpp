@@ -30,7 +30,7 @@ int run_command(const Args& args) {
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
       ("ha", po::value<std::string>(&ha), ("HA mode for every operator fragment: " + allowed_ha_modes()).c_str())
       ("duration-s", po::value<std::string>(&duration_text), "seconds the sources emit, > 0 and <= 86400 (default: the topology's duration_s)")
-      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source, > 0 and <= 10000000")
+      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source (a nexmark source: its events_per_s), > 0 and <= 10000000")
       ("seed", po::value<std::string>(&seed_text), "seed of the sources (and of the simulated network), 0 .. 2^64-1")
       ("operator-cost-us", po::value<std::string>(&cost_text), "CPU cost of one tuple at an operator, in us, 0 .. 100000 (operator_cost_us_per_tuple)")
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")

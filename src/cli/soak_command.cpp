@@ -43,7 +43,7 @@ int soak_command(const Args& args) {
        "SIGKILL this node in every run (a primary of an operator fragment); without it the runs are failure-free")
       ("fail-at-s", po::value<std::string>(&fail_at_text)->default_value("1.5"), "when the victim is killed, 0 < S < duration")
       ("duration-s", po::value<std::string>(&duration_text)->default_value("3"), "seconds the sources emit in each run, > 0 and <= 86400")
-      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source, > 0 and <= 10000000 (default: the network's)")
+      ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source (a nexmark source: its events_per_s), > 0 and <= 10000000 (default: the network's)")
       ("operator-cost-us", po::value<std::string>(&cost_text)->default_value(cost_text),
        "CPU cost of one tuple at an operator, in us, 0 .. 100000 (the experiments' load is 100)")
       ("detector", po::value<std::string>(&detector), "connection+heartbeat or heartbeat (default: the network's)")

@@ -346,7 +346,7 @@ std::string apply_sweep(Topology& topology, const std::string& sweep, double val
     if (s.operator_cost_us_per_tuple <= 0)
       return "load: the network's operator_cost_us_per_tuple is 0, so no rate gives a load";
     for (FragmentSpec& f : topology.fragments)
-      if (f.kind == FragmentKind::source) f.source.rate_tps = value * 1e6 / s.operator_cost_us_per_tuple;
+      if (f.kind == FragmentKind::source) set_source_rate_setting(f.source, value * 1e6 / s.operator_cost_us_per_tuple);
   } else if (sweep == "chain_depth") {
     if (std::string problem = rebuild_chain(topology, n); !problem.empty()) return problem;
   } else if (sweep == "interval_ms") {
@@ -372,7 +372,7 @@ std::string apply_sweep(Topology& topology, const std::string& sweep, double val
     if (!any) return "window_ms: the network has no aggregate";
   } else if (sweep == "rate_tps") {
     for (FragmentSpec& f : topology.fragments)
-      if (f.kind == FragmentKind::source) f.source.rate_tps = value;
+      if (f.kind == FragmentKind::source) set_source_rate_setting(f.source, value);
   } else {
     return "unknown sweep '" + sweep + "'";
   }

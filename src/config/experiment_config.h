@@ -85,8 +85,9 @@ std::string apply_approach(Topology& topology, const std::string& label);
 
 // The knobs an experiment may sweep: interval_ms (checkpoint_interval_ms and ack_interval_ms
 // together), checkpoint_interval_ms, ack_interval_ms, window_ms (every aggregate's window),
-// rate_tps (every source), conservative_retention_ms, load (the load rho of a fragment that
-// processes every source tuple: every source's rate_tps = rho x 10^6 / operator_cost_us_per_tuple),
+// rate_tps (every source; a nexmark source's events_per_s), conservative_retention_ms, load (the
+// load rho of a fragment that processes every source tuple: every source's rate_tps, or a nexmark
+// source's events_per_s, = rho x 10^6 / operator_cost_us_per_tuple),
 // chain_depth (the network rebuilt as a chain of that many copies of its first processing
 // fragment, stage1 .. stageN) and fail_offset_ms (not a knob of the network: the failure comes
 // that many ms after the seed's failure instant, see docs/EXPERIMENTS.md).

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <system_error>
+#include <tuple>
 
 #include "config/builtin_networks.h"
 #include "config/topology_toml.h"
@@ -356,17 +357,76 @@ std::vector<Knob> sim_knobs(SimSettings& s) {
           double_knob("node_capacity", s.node_capacity)};
 }
 
-std::vector<Knob> source_knobs(FragmentSpec& f) {
+// generator = "nexmark" | "ysb"; a uniform source (the default) does not write it, so the files
+// written before there were generators stay as they were.
+Knob generator_knob(SourceGeneratorKind& field) {
+  Knob k = enum_knob("generator", field, parse_source_generator_kind, allowed_source_generator_kinds());
+  auto get = k.get;
+  k.get = [&field, get]() -> std::optional<std::string> {
+    if (field == SourceGeneratorKind::uniform) return std::nullopt;
+    return get();
+  };
+  return k;
+}
+
+// fields = "KEY,VALUE": the two event fields projected into (key, value). Which names a
+// generator offers is validate()'s to check, with the allowed ones of the source's event kind.
+Knob fields_knob(std::string& key_field, std::string& value_field) {
+  auto get = [&key_field, &value_field]() -> std::optional<std::string> { return toml_string(key_field + "," + value_field); };
+  auto set = [&key_field, &value_field](const toml::node& n) -> SetResult {
+    const std::string expected = "expected \"KEY_FIELD,VALUE_FIELD\", two field names, like \"auction,price\"";
+    const auto text = string_of(n);
+    if (!text) return expected;
+    auto items = parse_list(*text);
+    if (!items || items->size() != 2) return expected;
+    key_field = (*items)[0];
+    value_field = (*items)[1];
+    return std::nullopt;
+  };
+  return Knob{"fields", get, set};
+}
+
+constexpr SourceGeneratorKind kAllGenerators[] = {SourceGeneratorKind::uniform, SourceGeneratorKind::nexmark,
+                                                  SourceGeneratorKind::ysb};
+
+// The keys of a source with the given generator: the uniform source's keys in their historical
+// order (generator last but the node's keys), a nexmark or ysb source's with generator first.
+std::vector<Knob> source_knobs(FragmentSpec& f, SourceGeneratorKind generator) {
   SourceSpec& s = f.source;
-  return {text_knob("name", f.name),
-          text_knob("stream", s.stream),
-          double_knob("rate_tps", s.rate_tps),
-          int_knob("key_count", s.key_count),
-          values_knob(s.values),
-          bool_knob("integer_values", s.integer_values),
-          text_knob("endpoint", f.endpoint),
-          edge_ha_knob(f.ha),
-          unless_empty(text_knob("standby_endpoint", f.standby_endpoint))};
+  std::vector<Knob> k{text_knob("name", f.name), text_knob("stream", s.stream)};
+  switch (generator) {
+    case SourceGeneratorKind::uniform:
+      k.push_back(double_knob("rate_tps", s.rate_tps));
+      k.push_back(int_knob("key_count", s.key_count));
+      k.push_back(values_knob(s.values));
+      k.push_back(bool_knob("integer_values", s.integer_values));
+      k.push_back(generator_knob(s.generator));
+      break;
+    case SourceGeneratorKind::nexmark: {
+      NexmarkSpec& n = s.nexmark;
+      k.push_back(generator_knob(s.generator));
+      k.push_back(double_knob("events_per_s", n.events_per_s));
+      k.push_back(enum_knob("event", n.event, parse_nexmark_event, allowed_nexmark_events()));
+      k.push_back(fields_knob(n.key_field, n.value_field));
+      k.push_back(int_knob("hot_auction_ratio", n.hot_auction_ratio));
+      k.push_back(int_knob("hot_sellers_ratio", n.hot_sellers_ratio));
+      k.push_back(int_knob("hot_bidders_ratio", n.hot_bidders_ratio));
+      k.push_back(int_knob("num_in_flight_auctions", n.num_in_flight_auctions));
+      k.push_back(int_knob("num_active_people", n.num_active_people));
+      break;
+    }
+    case SourceGeneratorKind::ysb:
+      k.push_back(generator_knob(s.generator));
+      k.push_back(double_knob("rate_tps", s.rate_tps));
+      k.push_back(int_knob("campaigns", s.ysb.campaigns));
+      k.push_back(int_knob("ads_per_campaign", s.ysb.ads_per_campaign));
+      k.push_back(fields_knob(s.ysb.key_field, s.ysb.value_field));
+      break;
+  }
+  k.push_back(text_knob("endpoint", f.endpoint));
+  k.push_back(edge_ha_knob(f.ha));
+  k.push_back(unless_empty(text_knob("standby_endpoint", f.standby_endpoint)));
+  return k;
 }
 
 // The operators of a fragment are its [[fragment.operator]] tables, read apart (kOperatorsKey).
@@ -571,8 +631,7 @@ class Reader {
     require(table, label, {"name"});
     switch (kind) {
       case FragmentKind::source:
-        apply(table, label, source_knobs(f));
-        require(table, label, {"stream"});
+        source_table(table, label, f);
         break;
       case FragmentKind::sink:
         apply(table, label, sink_knobs(f));
@@ -594,6 +653,51 @@ class Reader {
       }
     }
     return f;
+  }
+
+  // A source's keys depend on its generator, read first (as an operator's on its type): a key of
+  // another generator is refused naming this one's keys; with an unknown generator only the
+  // generator is reported.
+  void source_table(const toml::table& table, const std::string& label, FragmentSpec& f) {
+    std::optional<SourceGeneratorKind> generator = SourceGeneratorKind::uniform;
+    if (const toml::node* g = table.get("generator")) {
+      const auto s = string_of(*g);
+      generator = s ? parse_source_generator_kind(*s) : std::nullopt;
+    }
+    const SourceGeneratorKind kind = generator.value_or(SourceGeneratorKind::uniform);
+    const std::vector<Knob> knobs = source_knobs(f, kind);
+    const std::vector<std::string> generator_keys = all_source_keys();
+    const std::string kind_text = std::string("a ") + to_string(kind) + " source";
+    // A nexmark source that does not name its fields (or names them wrongly, which is reported)
+    // projects its event kind's usual ones.
+    if (kind == SourceGeneratorKind::nexmark) {
+      NexmarkEvent event = f.source.nexmark.event;
+      if (const toml::node* e = table.get("event"))
+        if (const auto s = string_of(*e))
+          if (const auto parsed = parse_nexmark_event(*s)) event = *parsed;
+      std::tie(f.source.nexmark.key_field, f.source.nexmark.value_field) = nexmark_default_fields(event);
+    }
+    apply(table, label, knobs, [&](const std::string& k, int line) {
+      const bool some_generator_takes_it = std::find(generator_keys.begin(), generator_keys.end(), k) != generator_keys.end();
+      if (!generator && some_generator_takes_it) return;
+      if (some_generator_takes_it) {
+        problems_.add(line, "key '" + k + "' in " + label + " does not apply to " + kind_text + " (generator = \"" +
+                                to_string(kind) + "\"); allowed keys for " + kind_text + ": " + key_list(knobs));
+        return;
+      }
+      problems_.add(line, "unknown key '" + k + "' in " + label + "; allowed keys: " + key_list(knobs));
+    });
+    require(table, label, {"stream"});
+  }
+
+  // Every key some generator's source accepts, each once.
+  static std::vector<std::string> all_source_keys() {
+    FragmentSpec scratch;
+    std::vector<std::string> keys;
+    for (SourceGeneratorKind g : kAllGenerators)
+      for (const Knob& k : source_knobs(scratch, g))
+        if (std::find(keys.begin(), keys.end(), k.key) == keys.end()) keys.push_back(k.key);
+    return keys;
   }
 
   OperatorSpec operator_table(const toml::table& table) {
@@ -693,7 +797,7 @@ std::string write_topology(const Topology& topology) {
   write_table(out, "[sim]", sim_knobs(t.sim));
   for (FragmentSpec& f : t.fragments) {
     switch (f.kind) {
-      case FragmentKind::source: write_table(out, "[[source]]", source_knobs(f)); break;
+      case FragmentKind::source: write_table(out, "[[source]]", source_knobs(f, f.source.generator)); break;
       case FragmentKind::sink: write_table(out, "[[sink]]", sink_knobs(f)); break;
       case FragmentKind::operators:
         write_table(out, "[[fragment]]", fragment_knobs(f));
@@ -713,7 +817,7 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
   if (overrides.duration_s) topology.settings.duration_s = *overrides.duration_s;
   if (overrides.rate_tps)
     for (FragmentSpec& f : topology.fragments)
-      if (f.kind == FragmentKind::source) f.source.rate_tps = *overrides.rate_tps;
+      if (f.kind == FragmentKind::source) set_source_rate_setting(f.source, *overrides.rate_tps);
   if (overrides.seed) topology.settings.seed = *overrides.seed;
   if (overrides.operator_cost_us_per_tuple) topology.settings.operator_cost_us_per_tuple = *overrides.operator_cost_us_per_tuple;
   if (overrides.detector) topology.settings.detector = *overrides.detector;

@@ -39,7 +39,7 @@ std::string write_topology(const Topology& topology);
 struct RunOverrides {
   std::optional<HaMode> ha;  // the network default, and every processing fragment's own mode
   std::optional<double> duration_s;
-  std::optional<double> rate_tps;  // every source
+  std::optional<double> rate_tps;  // every source (a nexmark source: its events_per_s)
   std::optional<std::uint64_t> seed;
   std::optional<double> operator_cost_us_per_tuple;
   std::optional<DetectorKind> detector;

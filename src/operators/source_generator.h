@@ -1,11 +1,21 @@
 // The deterministic source generator. Tuple i of a source (i >= 1) is a pure function of
-// (seed, source spec, i): ts = i * 1e6 / rate_tps microseconds, key uniform in [0, key_count),
-// value from the configured distribution, lineage = hash(stream name, i). So a source can be
-// restarted anywhere, and the reference run recomputes exactly the same input.
+// (seed, source spec, i), so a source can be restarted anywhere, and the reference run recomputes
+// exactly the same input. Three generators (SourceSpec::generator, docs/TOPOLOGY.md):
+// - uniform: ts = i * 1e6 / rate_tps microseconds, key uniform in [0, key_count), value from the
+//   configured distribution, all from (seed, stream name, i); lineage = hash(stream name, i).
+// - nexmark (operators/nexmark.h): tuple i is the i-th event of the source's kind in NEXMark's
+//   global event sequence, ts that event's time, (key, value) two of its fields; lineage =
+//   hash(stream name, event number).
+// - ysb (operators/ysb.h): tuple i is YSB ad event i at ts = i * 1e6 / rate_tps, (key, value) two
+//   of its fields; lineage = hash(stream name, i).
+// The events of nexmark and ysb depend on (seed, knobs, number), not on the stream name, so
+// sources projecting other fields of the same kind see the same events.
 #pragma once
 
 #include <cstdint>
 
+#include "operators/nexmark.h"
+#include "operators/ysb.h"
 #include "protocols/topology.h"
 #include "protocols/tuple.h"
 #include "protocols/tuple_recipe.h"
@@ -30,6 +40,11 @@ class SourceGenerator final : public TupleRecipe {
   SourceSpec spec_;
   std::uint64_t seed_;
   std::uint64_t stream_hash_;
+  // The projected fields of a nexmark or ysb source, resolved once (validate() refuses others).
+  NexmarkField nexmark_key_ = NexmarkField::bid_auction;
+  NexmarkField nexmark_value_ = NexmarkField::bid_price;
+  YsbField ysb_key_ = YsbField::ad;
+  YsbField ysb_value_ = YsbField::event_type;
 };
 
 Tuple source_tuple(const SourceSpec& spec, std::uint64_t seed, TupleId i);

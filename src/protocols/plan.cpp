@@ -31,6 +31,10 @@ constexpr std::int64_t kCheckpointChunkBytesMax = 64ll << 20;
 // Every tuple falls into window_ms / slide_ms windows of an Aggregate; more would make the
 // per-tuple work and the state unreasonably large.
 constexpr std::int64_t kWindowsPerTupleMax = 10'000;
+// NEXMark's ratios and windows, and YSB's table sizes: far beyond the benchmarks' own values,
+// and small enough that ids and ad counts stay exact.
+constexpr std::int64_t kNexmarkCountMax = 1'000'000'000;
+constexpr std::int64_t kYsbCountMax = 1'000'000;
 
 // Whole numbers print without an exponent (2e7 as 20000000), so messages echo what users write.
 std::string num(double v) {
@@ -272,26 +276,93 @@ struct Validator {
   void source(const FragmentSpec& f) {
     const SourceSpec& s = f.source;
     const std::string d = describe(f);
-    if (!(s.rate_tps > 0.0 && s.rate_tps <= kRateTpsMax))
-      add(f.where, d + ": rate_tps = " + num(s.rate_tps) + ": must be > 0 and <= " + num(kRateTpsMax));
-    if (s.key_count < 1) add(f.where, d + ": key_count = " + num(s.key_count) + ": must be >= 1");
-    const ValueDistribution& v = s.values;
-    switch (v.kind) {
-      case DistributionKind::uniform:
-        if (!finite(v.a) || !finite(v.b) || !(v.b > v.a))
-          add(f.where, d + ": values = uniform(" + num(v.a) + ", " + num(v.b) + "): needs finite bounds with max > min");
+    auto rate = [&](const char* key, double v) {
+      if (!(v > 0.0 && v <= kRateTpsMax)) add(f.where, d + ": " + key + " = " + num(v) + ": must be > 0 and <= " + num(kRateTpsMax));
+    };
+    auto count = [&](const char* key, std::int64_t v, std::int64_t max) {
+      if (v < 1 || v > max) add(f.where, d + ": " + key + " = " + num(v) + ": must be 1 to " + num(max));
+    };
+    // fields = "KEY,VALUE": each a field of what the generator emits.
+    auto fields = [&](const std::string& key, const std::string& value, const std::vector<std::string>& allowed,
+                      const std::string& of, const std::string& allowed_text) {
+      for (const std::string* field : {&key, &value})
+        if (std::find(allowed.begin(), allowed.end(), *field) == allowed.end())
+          add(f.where, d + ": fields = \"" + key + "," + value + "\": '" + *field + "' is not a field of " + of +
+                           "; allowed fields: " + allowed_text);
+    };
+    switch (s.generator) {
+      case SourceGeneratorKind::uniform: {
+        rate("rate_tps", s.rate_tps);
+        if (s.key_count < 1) add(f.where, d + ": key_count = " + num(s.key_count) + ": must be >= 1");
+        const ValueDistribution& v = s.values;
+        switch (v.kind) {
+          case DistributionKind::uniform:
+            if (!finite(v.a) || !finite(v.b) || !(v.b > v.a))
+              add(f.where, d + ": values = uniform(" + num(v.a) + ", " + num(v.b) + "): needs finite bounds with max > min");
+            break;
+          case DistributionKind::normal:
+            if (!finite(v.a) || !finite(v.b) || !(v.b >= 0.0))
+              add(f.where, d + ": values = normal(" + num(v.a) + ", " + num(v.b) + "): needs a finite mean and a finite stddev >= 0");
+            break;
+          case DistributionKind::exponential:
+            if (!finite(v.a) || !(v.a > 0.0))
+              add(f.where, d + ": values = exponential(" + num(v.a) + "): needs a finite mean > 0");
+            break;
+        }
         break;
-      case DistributionKind::normal:
-        if (!finite(v.a) || !finite(v.b) || !(v.b >= 0.0))
-          add(f.where, d + ": values = normal(" + num(v.a) + ", " + num(v.b) + "): needs a finite mean and a finite stddev >= 0");
+      }
+      case SourceGeneratorKind::nexmark: {
+        const NexmarkSpec& n = s.nexmark;
+        rate("events_per_s", n.events_per_s);
+        fields(n.key_field, n.value_field, nexmark_field_names(n.event), std::string("a NEXMark ") + to_string(n.event),
+               allowed_nexmark_fields(n.event));
+        count("hot_auction_ratio", n.hot_auction_ratio, kNexmarkCountMax);
+        count("hot_sellers_ratio", n.hot_sellers_ratio, kNexmarkCountMax);
+        count("hot_bidders_ratio", n.hot_bidders_ratio, kNexmarkCountMax);
+        count("num_in_flight_auctions", n.num_in_flight_auctions, kNexmarkCountMax);
+        count("num_active_people", n.num_active_people, kNexmarkCountMax);
         break;
-      case DistributionKind::exponential:
-        if (!finite(v.a) || !(v.a > 0.0))
-          add(f.where, d + ": values = exponential(" + num(v.a) + "): needs a finite mean > 0");
+      }
+      case SourceGeneratorKind::ysb: {
+        rate("rate_tps", s.rate_tps);
+        fields(s.ysb.key_field, s.ysb.value_field, ysb_field_names(), "a YSB ad event", allowed_ysb_fields());
+        count("campaigns", s.ysb.campaigns, kYsbCountMax);
+        count("ads_per_campaign", s.ysb.ads_per_campaign, kYsbCountMax);
         break;
+      }
     }
     if (!f.operators.empty()) add(f.where, d + ": a source has no operators");
     if (!f.sink_inputs.empty()) add(f.where, d + ": a source reads no streams");
+  }
+
+  // The nexmark sources of a network are views of one event sequence (their streams line up in
+  // time and their ids refer to each other), so what shapes the sequence is the same in all.
+  void nexmark_sequence() {
+    const FragmentSpec* first = nullptr;
+    for (const FragmentSpec& f : t.fragments) {
+      if (f.kind != FragmentKind::source || f.source.generator != SourceGeneratorKind::nexmark) continue;
+      if (first == nullptr) {
+        first = &f;
+        continue;
+      }
+      const NexmarkSpec& a = first->source.nexmark;
+      const NexmarkSpec& b = f.source.nexmark;
+      // A value out of its range is reported by source() already, and not compared.
+      auto same = [&](const char* key, double mine, double theirs, double max) {
+        const bool valid = mine > 0.0 && mine <= max && theirs > 0.0 && theirs <= max;
+        if (valid && mine != theirs)
+          add(f.where, describe(f) + ": " + key + " = " + num(mine) + " differs from " + describe(*first) + "'s " + num(theirs) +
+                           " at " + place(first->where) + "; the nexmark sources of a network share one event sequence");
+      };
+      const auto count_max = static_cast<double>(kNexmarkCountMax);
+      same("events_per_s", b.events_per_s, a.events_per_s, kRateTpsMax);
+      same("hot_auction_ratio", static_cast<double>(b.hot_auction_ratio), static_cast<double>(a.hot_auction_ratio), count_max);
+      same("hot_sellers_ratio", static_cast<double>(b.hot_sellers_ratio), static_cast<double>(a.hot_sellers_ratio), count_max);
+      same("hot_bidders_ratio", static_cast<double>(b.hot_bidders_ratio), static_cast<double>(a.hot_bidders_ratio), count_max);
+      same("num_in_flight_auctions", static_cast<double>(b.num_in_flight_auctions), static_cast<double>(a.num_in_flight_auctions),
+           count_max);
+      same("num_active_people", static_cast<double>(b.num_active_people), static_cast<double>(a.num_active_people), count_max);
+    }
   }
 
   void op(const FragmentSpec& f, const OperatorSpec& o) {
@@ -507,6 +578,7 @@ struct Validator {
                                 std::to_string(kFragmentsMax) + " are supported");
     names();
     for (const FragmentSpec& f : t.fragments) fragment(f);
+    nexmark_sequence();
     endpoints();
     streams();
     serializing_unions();

@@ -70,6 +70,16 @@ constexpr std::array<std::pair<TraceLevel, const char*>, 2> kTraceLevels{
     {{TraceLevel::control, "control"}, {TraceLevel::data, "data"}}};
 constexpr std::array<std::pair<UnionOrder, const char*>, 2> kUnionOrders{
     {{UnionOrder::arrival, "arrival"}, {UnionOrder::timestamp, "timestamp"}}};
+constexpr std::array<std::pair<SourceGeneratorKind, const char*>, 3> kGenerators{
+    {{SourceGeneratorKind::uniform, "uniform"}, {SourceGeneratorKind::nexmark, "nexmark"}, {SourceGeneratorKind::ysb, "ysb"}}};
+constexpr std::array<std::pair<NexmarkEvent, const char*>, 3> kNexmarkEvents{
+    {{NexmarkEvent::person, "person"}, {NexmarkEvent::auction, "auction"}, {NexmarkEvent::bid, "bid"}}};
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 }  // namespace
 
@@ -86,6 +96,8 @@ const char* to_string(TrimmingRule v) { return name_of(kTrimmingRules, v); }
 const char* to_string(DetectorKind v) { return name_of(kDetectors, v); }
 const char* to_string(TraceLevel v) { return name_of(kTraceLevels, v); }
 const char* to_string(UnionOrder v) { return name_of(kUnionOrders, v); }
+const char* to_string(SourceGeneratorKind v) { return name_of(kGenerators, v); }
+const char* to_string(NexmarkEvent v) { return name_of(kNexmarkEvents, v); }
 
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string& s) { return parse_from(kPolicies, s); }
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string& s) { return parse_from(kCheckpointModes, s); }
@@ -98,6 +110,8 @@ std::optional<TrimmingRule> parse_trimming_rule(const std::string& s) { return p
 std::optional<DetectorKind> parse_detector_kind(const std::string& s) { return parse_from(kDetectors, s); }
 std::optional<TraceLevel> parse_trace_level(const std::string& s) { return parse_from(kTraceLevels, s); }
 std::optional<UnionOrder> parse_union_order(const std::string& s) { return parse_from(kUnionOrders, s); }
+std::optional<SourceGeneratorKind> parse_source_generator_kind(const std::string& s) { return parse_from(kGenerators, s); }
+std::optional<NexmarkEvent> parse_nexmark_event(const std::string& s) { return parse_from(kNexmarkEvents, s); }
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
 std::string allowed_checkpoint_modes() { return allowed(kCheckpointModes); }
 std::string allowed_fields() { return allowed(kFields); }
@@ -109,6 +123,46 @@ std::string allowed_trimming_rules() { return allowed(kTrimmingRules); }
 std::string allowed_detector_kinds() { return allowed(kDetectors); }
 std::string allowed_trace_levels() { return allowed(kTraceLevels); }
 std::string allowed_union_orders() { return allowed(kUnionOrders); }
+std::string allowed_source_generator_kinds() { return allowed(kGenerators); }
+std::string allowed_nexmark_events() { return allowed(kNexmarkEvents); }
+
+// The names are those of Beam's Person, Auction and Bid fields (snake case) and of YSB's JSON
+// event keys without "_id"; operators/nexmark.h and operators/ysb.h compute them.
+const std::vector<std::string>& nexmark_field_names(NexmarkEvent e) {
+  static const std::vector<std::string> person{"id", "state", "city", "name"};
+  static const std::vector<std::string> auction{"id", "seller", "category", "initial_bid", "reserve", "expires"};
+  static const std::vector<std::string> bid{"auction", "bidder", "price"};
+  switch (e) {
+    case NexmarkEvent::person: return person;
+    case NexmarkEvent::auction: return auction;
+    case NexmarkEvent::bid: return bid;
+  }
+  return bid;
+}
+const std::vector<std::string>& ysb_field_names() {
+  static const std::vector<std::string> names{"ad", "campaign", "event_type", "ad_type", "user", "page"};
+  return names;
+}
+std::string allowed_nexmark_fields(NexmarkEvent e) { return join_names(nexmark_field_names(e)); }
+std::string allowed_ysb_fields() { return join_names(ysb_field_names()); }
+std::pair<std::string, std::string> nexmark_default_fields(NexmarkEvent e) {
+  switch (e) {
+    case NexmarkEvent::person: return {"id", "state"};
+    case NexmarkEvent::auction: return {"id", "seller"};
+    case NexmarkEvent::bid: return {"auction", "price"};
+  }
+  return {"auction", "price"};
+}
+
+double source_rate_setting(const SourceSpec& s) {
+  return s.generator == SourceGeneratorKind::nexmark ? s.nexmark.events_per_s : s.rate_tps;
+}
+void set_source_rate_setting(SourceSpec& s, double rate) {
+  if (s.generator == SourceGeneratorKind::nexmark)
+    s.nexmark.events_per_s = rate;
+  else
+    s.rate_tps = rate;
+}
 
 Topology default_topology() {
   Topology t;

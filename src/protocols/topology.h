@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocols/approach_traits.h"
@@ -41,6 +42,12 @@ enum class TraceLevel { control, data };
 // How a Union merges its inputs: as they arrive (arbitrary: the paper's Union) or in timestamp
 // order using its inputs' boundaries (deterministic: Borealis's serializing Union, SUnion).
 enum class UnionOrder { arrival, timestamp };
+// What a source generates (docs/TOPOLOGY.md, "Workload generators"): hapair's own uniform keys
+// and distributed values, NEXMark's auction events (the Apache Beam generator), or the Yahoo
+// Streaming Benchmark's ad events.
+enum class SourceGeneratorKind { uniform, nexmark, ysb };
+// The kind of NEXMark event a nexmark source emits (one kind per source).
+enum class NexmarkEvent { person, auction, bid };
 
 const char* to_string(FragmentKind);
 const char* to_string(QueueFullPolicy);
@@ -54,6 +61,8 @@ const char* to_string(TrimmingRule);
 const char* to_string(DetectorKind);
 const char* to_string(TraceLevel);
 const char* to_string(UnionOrder);
+const char* to_string(SourceGeneratorKind);
+const char* to_string(NexmarkEvent);
 
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string&);
@@ -67,6 +76,8 @@ std::optional<TrimmingRule> parse_trimming_rule(const std::string&);
 std::optional<DetectorKind> parse_detector_kind(const std::string&);
 std::optional<TraceLevel> parse_trace_level(const std::string&);
 std::optional<UnionOrder> parse_union_order(const std::string&);
+std::optional<SourceGeneratorKind> parse_source_generator_kind(const std::string&);
+std::optional<NexmarkEvent> parse_nexmark_event(const std::string&);
 std::string allowed_queue_full_policies();
 std::string allowed_checkpoint_modes();
 std::string allowed_fields();
@@ -78,6 +89,8 @@ std::string allowed_trimming_rules();
 std::string allowed_detector_kinds();  // "heartbeat, connection+heartbeat"
 std::string allowed_trace_levels();    // "control, data"
 std::string allowed_union_orders();    // "arrival, timestamp"
+std::string allowed_source_generator_kinds();  // "uniform, nexmark, ysb"
+std::string allowed_nexmark_events();          // "person, auction, bid"
 
 struct ValueDistribution {
   DistributionKind kind = DistributionKind::uniform;
@@ -86,17 +99,65 @@ struct ValueDistribution {
   friend bool operator==(const ValueDistribution&, const ValueDistribution&) = default;
 };
 
-// A source pushes a seeded, deterministic stream: tuple i (from 1) has ts = i / rate, a key
-// uniform in [0, key_count) and a value from the distribution, all derived from (seed, stream
-// name, i) alone, so a reference run can recompute any tuple.
+// NEXMark (generator = nexmark): the Apache Beam NEXMark generator's knobs that shape the events
+// (NexmarkConfiguration, with its defaults), the event kind this source emits and the two event
+// fields it projects into (key, value). Every source of a network sees the same global event
+// sequence, so its streams line up: event number n has ts = (n + 1) / events_per_s.
+struct NexmarkSpec {
+  double events_per_s = 10000.0;  // the whole sequence's rate (Beam's firstEventRate)
+  NexmarkEvent event = NexmarkEvent::bid;
+  std::string key_field = "auction";  // a field of `event` (nexmark_field_names)
+  std::string value_field = "price";
+  std::int64_t hot_auction_ratio = 2;   // a bid is for the hot auction with probability 1 - 1/ratio
+  std::int64_t hot_sellers_ratio = 4;   // an auction's seller is the hot seller with 1 - 1/ratio
+  std::int64_t hot_bidders_ratio = 4;   // a bid's bidder is the hot bidder with 1 - 1/ratio
+  std::int64_t num_in_flight_auctions = 100;  // bids pick among this many recent auctions
+  std::int64_t num_active_people = 1000;      // sellers and bidders among this many recent people
+  friend bool operator==(const NexmarkSpec&, const NexmarkSpec&) = default;
+};
+
+// Yahoo Streaming Benchmark (generator = ysb): ad events with an ad uniform over
+// campaigns x ads_per_campaign ads, and the two event fields projected into (key, value). Its
+// rate is the source's rate_tps.
+struct YsbSpec {
+  std::int64_t campaigns = 100;
+  std::int64_t ads_per_campaign = 10;
+  std::string key_field = "ad";  // a field of ysb_field_names()
+  std::string value_field = "event_type";
+  friend bool operator==(const YsbSpec&, const YsbSpec&) = default;
+};
+
+// The fields each generator can project into a tuple's (key, value), in documentation order.
+const std::vector<std::string>& nexmark_field_names(NexmarkEvent);
+const std::vector<std::string>& ysb_field_names();
+std::string allowed_nexmark_fields(NexmarkEvent);  // "auction, bidder, price" for bids
+std::string allowed_ysb_fields();
+// The fields a source projects when its file does not say: bid "auction,price", auction
+// "id,seller", person "id,state".
+std::pair<std::string, std::string> nexmark_default_fields(NexmarkEvent);
+
+// A source pushes a seeded, deterministic stream: tuple i (from 1) is a pure function of
+// (seed, spec, i), so a reference run can recompute any tuple. The uniform generator: ts =
+// i / rate, a key uniform in [0, key_count) and a value from the distribution, derived from
+// (seed, stream name, i). The nexmark and ysb generators: operators/nexmark.h, operators/ysb.h.
 struct SourceSpec {
   std::string stream;
-  double rate_tps = 2000.0;
-  std::int64_t key_count = 8;
-  ValueDistribution values;
-  bool integer_values = true;  // round values down, so sums are exact
+  SourceGeneratorKind generator = SourceGeneratorKind::uniform;
+  double rate_tps = 2000.0;  // uniform and ysb
+  std::int64_t key_count = 8;  // uniform
+  ValueDistribution values;    // uniform
+  bool integer_values = true;  // uniform: round values down, so sums are exact
+  NexmarkSpec nexmark;         // generator == nexmark
+  YsbSpec ysb;                 // generator == ysb
   friend bool operator==(const SourceSpec&, const SourceSpec&) = default;
 };
+
+// The rate that the rate overrides (--rate-tps, the rate_tps and load sweeps) read and set: a
+// source's rate_tps, or for a nexmark source the event sequence's events_per_s (its own tuple
+// rate is that times its event kind's share, and all nexmark streams of a network keep one
+// sequence).
+double source_rate_setting(const SourceSpec&);
+void set_source_rate_setting(SourceSpec&, double rate);
 
 struct OperatorSpec {
   std::string name;

@@ -118,10 +118,10 @@ std::string reproduce_command(const Plan& plan, std::uint64_t seed, const std::v
     cmd += " --duration-s " + exact_number(t.settings.duration_s);
   std::vector<double> rates;
   for (const FragmentSpec& f : t.fragments)
-    if (f.kind == FragmentKind::source) rates.push_back(f.source.rate_tps);
+    if (f.kind == FragmentKind::source) rates.push_back(source_rate_setting(f.source));
   std::vector<double> base_rates;
   for (const FragmentSpec& f : base.fragments)
-    if (f.kind == FragmentKind::source) base_rates.push_back(f.source.rate_tps);
+    if (f.kind == FragmentKind::source) base_rates.push_back(source_rate_setting(f.source));
   const bool one_rate = !rates.empty() && std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); });
   if (one_rate && (from_file || rates != base_rates)) cmd += " --rate-tps " + exact_number(rates.front());
   if (from_file || t.settings.operator_cost_us_per_tuple != base.settings.operator_cost_us_per_tuple)
