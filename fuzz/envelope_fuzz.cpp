@@ -116,7 +116,9 @@ class Network {
     crashed_.insert(node);
     // Its pair partner sees the connection close, as with the connection detector.
     const auto& frag = plan_->fragments.at(plan_->nodes.at(node).fragment);
-    for (NodeId partner : {frag.primary, frag.standby})
+    std::vector<NodeId> partners{frag.primary};
+    partners.insert(partners.end(), frag.standbys.begin(), frag.standbys.end());
+    for (NodeId partner : partners)
       if (partner != node && partner != kNoNode) push(now_ + 1000, partner, PeerLost{node, Detector::connection});
   }
   void restart(NodeId node) {

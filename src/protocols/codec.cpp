@@ -208,8 +208,10 @@ void put(Body::Builder body, const Takeover& m) {
   b.setNewPrimary(m.new_primary);
   b.setEpoch(m.epoch);
   HAPAIR_CHECK_MSG(m.standbys.size() <= 1, "a Takeover names " << m.standbys.size() << " standbys; the wire carries one");
+  // No standby is kNoNode on the wire, with incarnation 0: a standby naming no node is written
+  // as none (the decoder reads it so), so that every accepted encoding re-encodes to itself.
   const StandbyRef none{kNoNode, 0};
-  const StandbyRef& standby = m.standbys.empty() ? none : m.standbys.front();
+  const StandbyRef& standby = m.standbys.empty() || m.standbys.front().node == kNoNode ? none : m.standbys.front();
   b.setStandby(standby.node);
   b.setStandbyIncarnation(standby.incarnation);
 }

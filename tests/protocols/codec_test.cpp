@@ -516,4 +516,18 @@ TEST_CASE("an epoch above kEpochMax in a header or a takeover is dropped as out 
   REQUIRE(stats.dropped == 0);
 }
 
+TEST_CASE("a takeover whose standby names no node is written as one without a standby", "[codec]") {
+  // Found by envelope_fuzz: {kNoNode, incarnation 5} went on the wire with its incarnation, was
+  // read back as no standby, and re-encoded with incarnation 0, so an accepted envelope changed
+  // on its way through the codec. No node means no standby, and its incarnation says nothing.
+  const Bytes odd = encode(envelope_of(Takeover{1, 2, 3, {{kNoNode, 5}}}));
+  const Bytes none = encode(envelope_of(Takeover{1, 2, 3, {}}));
+  REQUIRE(odd == none);
+  DecodeStats stats;
+  auto decoded = decode(odd, stats);
+  REQUIRE(decoded.has_value());
+  REQUIRE(std::get<Takeover>(decoded->body).standbys.empty());
+  REQUIRE(encode(*decoded) == odd);
+}
+
 }  // namespace hapair
