@@ -96,8 +96,11 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   // restart points for a downstream recovery node (they come with mine from my upstream), no
   // input positions for an upstream one. Learn the route now, answer once I have restarted.
   server_.on_takeover(now, t, eff, false);
+  // Stale or malformed: counted by on_takeover. A fragment outside the plan has no route to
+  // compare with (found by envelope_fuzz: reading it fired RouteTable's range check).
+  if (t.fragment >= server_.node().plan().fragments.size()) return;
   const Route& r = server_.routes().route(t.fragment);
-  if (r.epoch != t.epoch || r.primary != t.new_primary) return;  // stale or malformed: counted
+  if (r.epoch != t.epoch || r.primary != t.new_primary) return;
   bool upstream = false;
   for (const auto& [s, in] : server_.inputs()) {
     if (in.producer() != t.fragment) continue;
