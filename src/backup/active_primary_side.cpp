@@ -6,12 +6,18 @@
 // Paper: active standby (section 4.2): both servers process the same input; the primary sends
 // what the standby cannot decide alone (here, a Union's interleaving) and releases output only
 // once the standby has it.
+//
+// Invariants: determinants go to one standby at most, never to myself; a bootstrap checkpoint
+// id is new for every joining standby, so an ack of an older bootstrap is not taken for this
+// one (checked in on_standby_joined); without a standby that follows them, recorded choices are
+// dropped, not kept.
 #include <optional>
 
 #include "backup/active_standby_role.h"
 #include "backup/approaches.h"
 #include "backup/determinant_shipper.h"
 #include "primary/checkpoint_state.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
@@ -60,10 +66,15 @@ class ActivePrimarySide : public StatelessPrimarySide {
   // Bootstrap: my full state now, then input from upstream after its input positions, then the
   // determinants of everything I do from here on.
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
+    HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
+                     "node " << server_.node().self() << " joined by standby " << standby);
     if (nondeterministic()) drop_determinants();
+    const std::uint64_t previous_bootstrap = bootstrap_checkpoint_id_;
     CapturedCheckpoint captured = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr,
                                                      static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
     const CheckpointContent& state = captured.summary;
+    HAPAIR_CHECK_MSG(state.id == bootstrap_checkpoint_id_ && state.id > previous_bootstrap && !state.delta,
+                     "bootstrap checkpoint " << state.id << " after " << previous_bootstrap);
     for (auto& c : checkpoint_messages(state.id, false, 0, std::move(captured.chunks)))
       server_.send(eff, now, standby, std::move(c));
     server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(captured.payload_bytes));

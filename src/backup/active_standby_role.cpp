@@ -7,8 +7,23 @@
 #include "primary/checkpoint_state.h"
 #include "primary/primary_role.h"
 #include "primary/takeover.h"
+#include "protocols/check.h"
 
 namespace hapair {
+
+namespace {
+
+// The standby never sends output before it takes over (its log waits for the takeover): none of
+// the messages sent since `first` is a tuple batch. Cheap: a standby sends a handful of acks and
+// heartbeats per event.
+void check_no_output_sent(const Server& server, const Effects& eff, std::size_t first) {
+  for (std::size_t i = first; i < eff.sends.size(); ++i)
+    HAPAIR_CHECK_MSG(!std::holds_alternative<TupleBatch>(eff.sends[i].envelope.body),
+                     "active standby " << server.node().self() << " sends output to node " << eff.sends[i].to
+                                       << " before taking over");
+}
+
+}  // namespace
 
 void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
   watch_.start(now);
@@ -28,13 +43,16 @@ void ActiveStandbyRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
+  const std::size_t sends_before = eff.sends.size();
   if (watch_primary(now, eff)) return;
   server_.workload().run(now, eff);
   server_.inputs().send_level0_acks(now, eff, false);
   next_retransmit_us_ = server_.retransmit(now, eff);
+  check_no_output_sent(server_, eff, sends_before);
 }
 
 void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  const std::size_t sends_before = eff.sends.size();
   const NodeId from = env.header.sender;
   const bool from_primary = watch_.heard_from(from, now);
   std::visit(
@@ -79,6 +97,7 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
       env.body);
   server_.workload().run(now, eff);
   server_.inputs().send_level0_acks(now, eff, false);
+  check_no_output_sent(server_, eff, sends_before);
 }
 
 std::uint64_t ActiveStandbyRole::apply_determinants(const Determinants& d) {
@@ -93,6 +112,15 @@ std::uint64_t ActiveStandbyRole::apply_determinants(const Determinants& d) {
     server_.count("unexpected_determinants_dropped");
     return 0;
   }
+  // Applied records are counted once and cumulatively: the count grows by at most this message's
+  // records, and when it grows it covers this message to its end (records after a gap are not
+  // applied at all), so the ack the caller sends names exactly what is applied. (Unsigned
+  // arithmetic throughout: a bootstrapped count came in the primary's checkpoint and may be any
+  // number, so "never moves back" is not checked here.)
+  const std::uint64_t n = d.records.size();
+  HAPAIR_CHECK_MSG(after - before <= n && (after == before || after == d.first_seq + n - 1),
+                   "operator " << d.op_index << " applied " << before << " -> " << after << " from records "
+                               << d.first_seq << "+" << n);
   server_.count("determinant_records_applied", static_cast<std::int64_t>(after - before));
   if (after - before < d.records.size())
     server_.count("determinant_records_not_applied", static_cast<std::int64_t>(d.records.size() - (after - before)));
@@ -116,11 +144,13 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
     server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { f.set_follow_determinants(true); });
   server_.outputs().track_consumers_without_sending();
   bootstrapping_ = false;
+  HAPAIR_CHECK_MSG(!successor_, "active standby " << server_.node().self() << " bootstraps after handing over");
   server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
   server_.send(eff, now, from, CheckpointAck{content->id});
 }
 
 void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
+  HAPAIR_CHECK_MSG(!successor_, "active standby " << server_.node().self() << " takes over twice");
   if (bootstrapping_) {
     // The primary died before this standby had its state: nothing to take over with.
     server_.count("takeover_impossible_while_bootstrapping");
@@ -130,6 +160,15 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
         .with(TraceKey::silent_us, watch_.silence_us(now, detector))
         .with_text("not bootstrapped: cannot take over");
     return;
+  }
+  {
+    // Without determinants my log kept one flow-control window more than acknowledgements
+    // allowed until now (set in on_start, cleared by the role change below).
+    const Fragment* f = server_.workload().fragment();
+    const bool margin = !server_.node().settings().determinants && f && f->is_nondeterministic();
+    const TupleId expected = margin ? static_cast<TupleId>(server_.node().settings().inflight_tuples_max) : 0;
+    HAPAIR_CHECK_MSG(server_.outputs().trim_margin() == expected,
+                     "active standby log margin " << server_.outputs().trim_margin() << ", expected " << expected);
   }
   begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
   const Fragment* fragment = server_.workload().fragment();

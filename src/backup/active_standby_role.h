@@ -9,9 +9,11 @@
 // once: it sends its unacknowledged log, downstream drops duplicates by id, upstream stops
 // sending to the dead primary.
 //
-// Invariants: the standby never sends output before it takes over; determinants are
-// acknowledged only once applied (cumulatively: records after a lost one are not); without
-// determinants, its log keeps one flow-control window more than acknowledgements allow.
+// Invariants: the standby never sends output before it takes over (checked after every tick and
+// message: no tuple batch among what it sent); determinants are acknowledged only once applied
+// (cumulatively: records after a lost one are not; checked in apply_determinants); without
+// determinants, its log keeps one flow-control window more than acknowledgements allow (checked
+// at takeover, where the log goes out); it takes over at most once, never while bootstrapping.
 #pragma once
 
 #include "primary/checkpoint.h"

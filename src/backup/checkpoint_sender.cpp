@@ -1,9 +1,13 @@
 #include "backup/checkpoint_sender.h"
 
+#include "protocols/check.h"
+
 namespace hapair {
 
 CheckpointSender::CheckpointSender(Server& server, NodeId standby, bool restoring)
     : server_(server), standby_(standby), restoring_(restoring) {
+  HAPAIR_CHECK_MSG(standby_ != kNoNode && standby_ != server_.node().self(),
+                   "node " << server_.node().self() << " checkpoints to node " << standby_);
   const Fragment* fragment = server_.workload().fragment();
   hold_output_ = fragment && fragment->klass() == OperatorClass::arbitrary;
 }
@@ -16,6 +20,11 @@ void CheckpointSender::on_start(TimeUs now) {
 }
 
 void CheckpointSender::on_tick(TimeUs now, Effects& eff) {
+  // An arbitrary fragment's output waits for a covering checkpoint: while this sender lives its
+  // gates stay held (opened only once the standby is lost and this sender with it).
+  if (hold_output_)
+    for (const auto& [s, o] : server_.outputs())
+      HAPAIR_CHECK_MSG(o.gate().held(), "stream " << s << " released past checkpoints while standby " << standby_ << " lives");
   if (in_flight_ && now - in_flight_sent_us_ >= ack_timeout_us_) {
     // No acknowledgement: a chunk or the ack was lost (or the standby is slow or gone). Start
     // over with a full checkpoint under a new id, and wait longer next time (a big checkpoint
@@ -37,12 +46,19 @@ TimeUs CheckpointSender::base_ack_timeout_us() const {
 }
 
 void CheckpointSender::take_checkpoint(TimeUs now, Effects& eff) {
+  // At most one checkpoint in flight: the next waits for the ack (or the retry that gives up on
+  // it), so a delta always applies to what the standby installed.
+  HAPAIR_CHECK_MSG(!in_flight_, "checkpoint " << next_id_ << " taken while " << in_flight_->summary.id << " is in flight");
   const bool delta = server_.node().settings().checkpoint_mode == CheckpointMode::delta && base_.has_value();
   const std::uint64_t id = next_id_++;
+  HAPAIR_CHECK_MSG(!base_ || base_->id < id, "checkpoint " << id << " after its base " << base_->id);
   next_due_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().checkpoint_interval_ms));
   CapturedCheckpoint captured = capture_checkpoint(server_, id, delta ? &*base_ : nullptr,
                                                    static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
   CheckpointContent& content = captured.summary;
+  HAPAIR_CHECK_MSG(content.id == id && content.delta == delta && content.base_id == (delta ? base_->id : 0),
+                   "checkpoint " << id << " captured as " << content.id << " delta " << content.delta << " on base "
+                                 << content.base_id);
   std::vector<std::uint64_t> versions;
   if (const Fragment* fragment = server_.workload().fragment()) versions = fragment->state_versions();
   const std::size_t payload_bytes = captured.payload_bytes;
@@ -78,14 +94,27 @@ void CheckpointSender::on_ack(TimeUs now, const CheckpointAck& ack, Effects& eff
   }
   const CheckpointContent& c = in_flight_->summary;
   server_.trace(eff, now, TraceKind::checkpoint_acked).with(TraceKey::checkpoint, c.id);
-  // Upstream servers may now trim everything this checkpoint covers.
+  // Upstream servers may now trim everything this checkpoint covers. Acknowledged checkpoints
+  // were captured in order, so what they cover never moves back (an upstream keeps the highest
+  // level-1 position; a lower one here would mean a checkpoint covered input it had not).
   for (const auto& in : c.inputs) {
+    TupleId& covered = acked_inputs_[in.stream];
+    HAPAIR_CHECK_MSG(in.processed >= covered, "checkpoint " << c.id << " covers stream " << in.stream << " up to "
+                                                            << in.processed << ", an earlier one up to " << covered);
+    covered = in.processed;
     const FragmentId producer = server_.inputs().at(in.stream).producer();
     for (NodeId n : server_.routes().input_nodes_of(producer))
       server_.send(eff, now, n, Level1Ack{in.stream, in.processed, c.id, {}, {}});
   }
   if (hold_output_)
-    for (const auto& o : c.outputs) server_.outputs().release(o.stream, o.last_id);
+    for (const auto& o : c.outputs) {
+      // Only output that exists (and so that the checkpoint holds) is released.
+      HAPAIR_CHECK_MSG(o.last_id <= server_.outputs().at(o.stream).queue().last_id(),
+                       "checkpoint " << c.id << " releases stream " << o.stream << " up to " << o.last_id << " beyond "
+                                     << server_.outputs().at(o.stream).queue().last_id());
+      server_.outputs().release(o.stream, o.last_id);
+    }
+  HAPAIR_CHECK_MSG(!base_ || base_->id < c.id, "acknowledged checkpoint " << c.id << " after base " << base_->id);
   base_ = base_of(c, in_flight_->versions);
   if (restoring_) {
     restoring_ = false;

@@ -4,12 +4,16 @@
 // acknowledges it, upstream servers may trim everything it covers (section 4.1).
 //
 // Invariants: at most one checkpoint is in flight (the next waits for the ack, so a delta always
-// applies to what the standby installed); level-1 acks name only input covered by an
-// acknowledged checkpoint; a fragment with an arbitrary operator releases output only when a
-// checkpoint covering it is acknowledged, so no delivered output depends on a
-// non-deterministic choice the standby does not have.
+// applies to what the standby installed, and its base is older than it); level-1 acks name only
+// input covered by an acknowledged checkpoint, and never less than an earlier one covered; a
+// fragment with an arbitrary operator releases output only when a checkpoint covering it is
+// acknowledged (its gates stay held while the sender lives), so no delivered output depends on
+// a non-deterministic choice the standby does not have. All checked where they are written or
+// read (take_checkpoint, on_ack, on_tick). A primary without a standby acknowledges input
+// directly instead, never while a sender lives (passive_primary_side.cpp checks that).
 #pragma once
 
+#include <map>
 #include <optional>
 
 #include "primary/checkpoint_state.h"
@@ -48,6 +52,8 @@ class CheckpointSender {
   };
   std::optional<InFlight> in_flight_;
   std::optional<CheckpointBase> base_;
+  // What the acknowledged checkpoints covered, per input stream (their level-1 positions).
+  std::map<StreamId, TupleId> acked_inputs_;
   TimeUs in_flight_sent_us_ = 0;
   TimeUs ack_timeout_us_ = 0;
 };

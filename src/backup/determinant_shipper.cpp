@@ -1,8 +1,13 @@
 #include "backup/determinant_shipper.h"
 
+#include "protocols/check.h"
+
 namespace hapair {
 
-DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_(server), standby_(standby) {}
+DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_(server), standby_(standby) {
+  HAPAIR_CHECK_MSG(standby_ != kNoNode && standby_ != server_.node().self(),
+                   "node " << server_.node().self() << " ships determinants to node " << standby_);
+}
 
 void DeterminantShipper::on_start() {
   // Output produced before this standby existed is released already; later output waits for
@@ -15,6 +20,14 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
   if (!server_.workload().act_on_fragment([&](Fragment& f, FragmentOutputs&) { taken = f.take_determinants(); })) return;
   for (auto& d : taken) {
     if (d.records.empty()) continue;
+    // My fragment numbers its records consecutively, and only this shipper takes them while it
+    // lives: what it sends continues what it sent, so the standby can apply it without a gap.
+    // (Where the numbering starts is not checked: a node that took over numbers on from the
+    // count in the state it installed, which came from a peer.)
+    auto prev = sent_.find(d.op_index);
+    HAPAIR_CHECK_MSG(prev == sent_.end() || d.first_seq == prev->second + 1,
+                     "operator " << d.op_index << " ships records from " << d.first_seq << " after "
+                                 << (prev == sent_.end() ? 0 : prev->second));
     sent_[d.op_index] = d.first_seq + d.records.size() - 1;
     server_.count("determinant_records_sent", static_cast<std::int64_t>(d.records.size()));
     if (unacked_.empty()) oldest_sent_us_ = now;
@@ -26,6 +39,10 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
   for (const auto& [s, o] : server_.outputs()) {
     h.up_to[s] = o.queue().last_id();
     if (!holds_.empty() && holds_.back().up_to[s] != h.up_to[s]) grew = true;
+    // A primary's queues only grow (a rebase shifts ids up): the holds, released oldest first,
+    // move each stream's gate forward only.
+    HAPAIR_CHECK_MSG(holds_.empty() || h.up_to[s] >= holds_.back().up_to[s],
+                     "stream " << s << " holds up to " << h.up_to[s] << " after " << holds_.back().up_to[s]);
   }
   h.needs = sent_;
   if (grew) holds_.push_back(std::move(h));
@@ -53,6 +70,8 @@ TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
   if (now - oldest_sent_us_ < timeout) return oldest_sent_us_ + timeout;
   // Coalesce: one message per operator carries every unacknowledged record, so a resend is not
   // itself a train of messages any one of which, lost, stalls the standby at a gap again.
+  std::size_t records = 0;
+  for (const Determinants& d : unacked_) records += d.records.size();
   std::vector<Determinants> merged;
   for (Determinants& d : unacked_) {
     Determinants* m = nullptr;
@@ -65,6 +84,9 @@ TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
     }
   }
   unacked_.assign(merged.begin(), merged.end());
+  std::size_t merged_records = 0;
+  for (const Determinants& d : unacked_) merged_records += d.records.size();
+  HAPAIR_CHECK_MSG(merged_records == records, "coalescing " << records << " unacknowledged records gives " << merged_records);
   for (const Determinants& d : unacked_) server_.send(eff, now, standby_, d);
   server_.count("determinants_resent", static_cast<std::int64_t>(unacked_.size()));
   oldest_sent_us_ = now;
@@ -83,7 +105,11 @@ void DeterminantShipper::release() {
     if (!covered) break;
     for (const auto& [s, id] : h.up_to) {
       const ReleaseGate& gate = server_.outputs().at(s).gate();
-      if (!gate.held() || id > gate.limit()) server_.outputs().release(s, id);
+      // Every gate is held while this shipper lives (on_start holds them; they open only when
+      // the standby is lost, and this shipper with it), so output goes out only through here.
+      HAPAIR_CHECK_MSG(gate.held(), "stream " << s << " is not held while determinants are shipped to " << standby_);
+      if (id > gate.limit()) server_.outputs().release(s, id);
+      HAPAIR_CHECK_MSG(gate.limit() >= id, "stream " << s << " released to " << gate.limit() << " short of " << id);
     }
     holds_.pop_front();
   }

@@ -6,8 +6,13 @@
 // acknowledged every determinant it depends on, so a crash right after a send cannot leave the
 // downstream holding a tuple the standby would produce differently.
 //
-// Invariant: a stream's release gate only moves forward, and only to positions whose
-// determinants are acknowledged.
+// Invariants: a stream's release gate only moves forward, and only to positions whose
+// determinants are acknowledged (checked in release, and where the holds are written: each
+// hold reaches at least as far as the one before); every gate is held while the shipper lives;
+// the records shipped for an operator are numbered consecutively (checked in after_processing);
+// coalescing for a resend keeps every unacknowledged record. Acknowledgements come from the
+// standby (or from a forged envelope): one beyond what was sent is not an invariant of mine and
+// is not checked.
 #pragma once
 
 #include <deque>

@@ -5,11 +5,15 @@
 //
 // Paper: passive standby (section 4.1): upstream servers trim only what an acknowledged
 // checkpoint covers; a primary without a backup has no checkpoint to wait for.
+//
+// Invariants: checkpoints go to one standby at most; direct acks and checkpoints never overlap
+// (no direct ack while a CheckpointSender lives: checked in direct_acks).
 #include <optional>
 
 #include "backup/approaches.h"
 #include "backup/checkpoint_sender.h"
 #include "backup/passive_standby_role.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
@@ -48,6 +52,8 @@ class PassivePrimarySide : public StatelessPrimarySide {
   }
 
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
+    HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
+                     "node " << server_.node().self() << " joined by standby " << standby);
     next_direct_ack_us_ = kNever;  // level-1 acks come from acknowledged checkpoints again
     checkpoints_.emplace(server_, standby, true);
     checkpoints_->on_start(now);
@@ -68,6 +74,10 @@ class PassivePrimarySide : public StatelessPrimarySide {
 
   // A level-1 ack of everything processed, to every node of each producer, when anything moved.
   void direct_acks(TimeUs now, Effects& eff) {
+    // While a standby lives, level-1 acks name only input an acknowledged checkpoint covers
+    // (CheckpointSender::on_ack): acknowledging what was processed would let upstream servers
+    // trim input the standby could not recover without. on_standby_joined stops these acks.
+    HAPAIR_CHECK_MSG(!checkpoints_, "direct level-1 acks while standby checkpoints are in use");
     if (!server_.workload().fragment() || server_.workload().paused()) return;
     const auto acked = acked_positions(server_);
     std::map<StreamId, TupleId> processed;

@@ -5,6 +5,7 @@
 #include "primary/takeover.h"
 #include "backup/approaches.h"
 #include "primary/primary_role.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
@@ -58,18 +59,26 @@ void PassiveStandbyRole::on_checkpoint(TimeUs now, NodeId from, const Checkpoint
         .with(TraceKey::reason, TraceReason::does_not_apply);
     return;
   }
+  // Acknowledged only once installed: what the ack lets the primary release and its upstream
+  // trim is in my copy now, whole (a delta merged into a full one).
+  HAPAIR_CHECK_MSG(installed_.id == id && installed_.full.id == id && !installed_.full.delta,
+                   "checkpoint " << id << " acknowledged with " << installed_.id << " (full " << installed_.full.id
+                                 << ", delta " << installed_.full.delta << ") installed");
   server_.count("checkpoints_installed");
   server_.trace(eff, now, TraceKind::checkpoint_installed).with(TraceKey::checkpoint, id);
   server_.send(eff, now, from, CheckpointAck{id});
 }
 
 void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
+  HAPAIR_CHECK_MSG(!successor_, "passive standby " << server_.node().self() << " takes over twice");
   const NodeId old = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
   (void)old;
   std::string how = "state=empty";
   std::uint64_t installed = 0;
   if (installed_.id != 0) {
     installed_.unpack();
+    HAPAIR_CHECK_MSG(installed_.packed.empty() && installed_.full.id == installed_.id,
+                     "checkpoint " << installed_.id << " still packed at takeover");
     if (install_checkpoint(server_, installed_.full)) {
       how = "from its last checkpoint";
       installed = installed_.id;
@@ -90,6 +99,7 @@ void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detec
   PrimaryOptions options;
   options.took_over = true;
   successor_ = std::make_unique<PrimaryRole>(server_, options, make_passive_primary_side(server_, options));
+  HAPAIR_CHECK(server_.role() == Role::primary);
 }
 
 }  // namespace hapair

@@ -8,8 +8,10 @@
 // checkpoint restores output id counters, so regenerated output repeats the same ids, and the
 // primary of an arbitrary fragment released only output covered by an acknowledged checkpoint.
 //
-// Invariants: a checkpoint is acknowledged only after it is installed; a partial or corrupt one
-// is never installed (counted); the standby takes over at most once.
+// Invariants: a checkpoint is acknowledged only after it is installed, whole (checked before the
+// ack: the installed copy has its id and is full); a partial or corrupt one is never installed
+// (counted: it comes from a peer); the standby takes over at most once (checked in
+// primary_failed), from a completely unpacked copy.
 #pragma once
 
 #include "primary/checkpoint_state.h"

@@ -103,6 +103,7 @@ class OutputSide {
   // Keeps `tuples` more in every queue than acknowledgements allow (an active standby whose ids
   // may name other tuples than its primary's). A role's setting: a role change clears it.
   void set_trim_margin(TupleId tuples) { trim_margin_ = tuples; }
+  TupleId trim_margin() const { return trim_margin_; }
   // Rebases every stream above the positions consumers reported (takeovers that cannot
   // regenerate identical ids).
   void rebase_all();

@@ -9,8 +9,14 @@
 // Paper: the backup of a process pair detects its primary's fail-stop crash by missed heartbeats
 // (section 2) and takes over (sections 4.1-4.3).
 //
-// Invariants: a failure is reported (primary_failed) only of the current primary, never of the
-// node itself, and never after the role handed over; the successor is handed over once.
+// Invariants: a failure is reported (primary_failed) only of the current primary, never after
+// the role handed over; the successor is handed over once (each approach's primary_failed
+// checks that it has no successor yet). "Never of the node itself" holds for the driver's
+// PeerLost (on_peer_lost filters it) but is not an invariant of the heartbeat path: a Takeover
+// of my own fragment in a newer epoch that names me (only a forged envelope says that) makes
+// the route name me while I am still the standby, and my heartbeat detector then reports
+// myself; begin_takeover and the announcement tolerate it (they never send to myself), so it
+// is not checked.
 #pragma once
 
 #include <memory>

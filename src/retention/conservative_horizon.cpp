@@ -14,6 +14,12 @@ void ConservativeHorizon::processed(TupleId id, TimeUs ts_us) {
     beyond_ = kept_.front().first;
     kept_.pop_front();
   }
+  // The tuple just processed is within its own horizon (retention_us_ > 0), so it stays, and
+  // what is left at the front is inside the horizon.
+  HAPAIR_CHECK_MSG(!kept_.empty() && kept_.back().first == id && kept_.back().second == ts_us,
+                   "horizon dropped the tuple it just processed: id " << id << " ts " << ts_us);
+  HAPAIR_CHECK_MSG(kept_.front().second >= ts_us - retention_us_,
+                   "horizon keeps ts " << kept_.front().second << " older than " << ts_us << " - " << retention_us_);
 }
 
 }  // namespace hapair

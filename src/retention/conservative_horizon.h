@@ -7,8 +7,15 @@
 // Paper: upstream backup without cause functions keeps a fixed window of input (section 4.3, the
 // "conservative" variant the paper compares against).
 //
-// Invariant: every (id, timestamp) kept is within retention_us of the latest processed
-// timestamp, so what it holds is bounded by the input rate times the retention.
+// Invariants: the tuple just processed is kept, and the oldest (id, timestamp) kept is within
+// retention_us of the latest processed timestamp (both checked in processed()). While a
+// stream's timestamps do not decrease, every (id, timestamp) kept is then within the horizon,
+// so what it holds is bounded by the input rate times the retention. Timestamps come from the
+// producer and may decrease (a Union upstream merges in arrival order): then an entry behind
+// the front can be older than the horizon, and it stays until the front falls out, so what is
+// held is bounded only by how soon the front's timestamp does, and beyond() lags (the rule
+// keeps more input, never less). That per-entry form is not checked: it would scan the deque
+// on every processed tuple.
 #pragma once
 
 #include <deque>

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocols/check.h"
+
 namespace hapair {
 
 ConsumerRestartPoints ConsumerRestartPoints::for_stream(const Plan& plan, FragmentId producer, StreamId stream) {
@@ -23,18 +25,24 @@ ConsumerRestartPoints ConsumerRestartPoints::for_stream(const Plan& plan, Fragme
 bool ConsumerRestartPoints::add(FragmentId d, const Level1Ack& ack) {
   RestartPointStore& store = stores_[d];
   const std::uint64_t before = store.newest_generation();
+  const TupleId trim_before = store.trim_position();
   store.add(ack);
+  HAPAIR_CHECK_MSG(store.trim_position() >= trim_before, "consumer " << d << " trim position moves back from "
+                                                                     << trim_before << " to " << store.trim_position());
   return store.newest_generation() != before;
 }
 
 void ConsumerRestartPoints::install(FragmentId d, const std::vector<StoredRestartPoint>& points) {
   RestartPointStore& store = stores_[d];
+  const TupleId trim_before = store.trim_position();
   for (const auto& p : points) store.add(p);
+  HAPAIR_CHECK_MSG(store.trim_position() >= trim_before, "consumer " << d << " trim position moves back from "
+                                                                     << trim_before << " to " << store.trim_position());
 }
 
 bool ConsumerRestartPoints::confirm_forwarded(FragmentId d, std::uint64_t generation) {
   std::uint64_t& confirmed = forwarded_confirmed_[d];
-  if (generation <= confirmed) return false;
+  if (generation <= confirmed) return false;  // a confirmation never lowers a generation
   confirmed = generation;
   return true;
 }
@@ -54,7 +62,14 @@ std::uint64_t ConsumerRestartPoints::held_generation(FragmentId d) const {
   if (it == stores_.end()) return 0;
   const std::uint64_t newest = it->second.newest_generation();
   if (!held_waits_for_upstream_ || !several_producers(d)) return newest;
-  return std::min(newest, forwarded_confirmed(d));
+  const std::uint64_t held = std::min(newest, forwarded_confirmed(d));
+  // Read by the consumer's level-1 rounds (a new generation starts only once every producer
+  // says it holds the current one): I never say I hold more than I have, nor more than my
+  // upstream confirmed holding (so my recovery node could still offer it).
+  HAPAIR_CHECK_MSG(held <= newest && held <= forwarded_confirmed(d),
+                   "consumer " << d << " told generation " << held << " (newest " << newest << ", confirmed "
+                               << forwarded_confirmed(d) << ")");
+  return held;
 }
 
 std::optional<RestartPoints> ConsumerRestartPoints::offer(FragmentId d, StreamId stream, TupleId trimmed_up_to) const {
@@ -75,6 +90,10 @@ std::vector<DownstreamRestartPoints> ConsumerRestartPoints::forwarded(StreamId s
     out.push_back(DownstreamRestartPoints{stream, d, trimmed_up_to, std::move(points)});
   }
   if (out.empty()) out.push_back(DownstreamRestartPoints{stream, kNoFragment, trimmed_up_to, {}});
+  // A recovery node of mine installs forwarded points only when they name every output stream
+  // (upstream_backup/forwarded_points.cpp): this stream is always named, with where it begins.
+  HAPAIR_CHECK_MSG(!out.empty() && out.front().stream == stream && out.back().trimmed_up_to == trimmed_up_to,
+                   "stream " << stream << " forwards " << out.size() << " entries");
   return out;
 }
 

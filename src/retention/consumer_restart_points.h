@@ -14,9 +14,12 @@
 // told a generation only once my own upstream holds it too, so a recovery of mine can still
 // offer it.
 //
-// Invariants: generations, trim positions and confirmed generations never move backwards; the
-// generation told to a consumer with several producers (when I recover by exact upstream backup
-// myself) never exceeds what my upstream confirmed holding.
+// Invariants: generations, trim positions and confirmed generations never move backwards
+// (checked in add and install; RestartPointStore checks its own); the generation told to a
+// consumer with several producers (when I recover by exact upstream backup myself) never
+// exceeds what my upstream confirmed holding, nor what I hold (checked in held_generation);
+// what a stream forwards upstream always names the stream, so that a recovery node restarted
+// from it can say where every queue begins (checked in forwarded).
 #pragma once
 
 #include <cstdint>

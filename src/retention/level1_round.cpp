@@ -18,7 +18,13 @@ Level1Round make_level1_round(const Fragment& fragment, const std::map<StreamId,
     auto r = positions->find(s);
     const TupleId needed_after = r == positions->end() ? done : r->second;
     round.up_to[s] = std::min(needed_after, done);
+    HAPAIR_CHECK_MSG(round.up_to[s] <= done, "level-1 round acknowledges " << round.up_to[s] << " on stream " << s
+                                                                       << " beyond processed " << done);
   }
+  // One ack per input stream of the fragment, no more (a level-1 ack for a stream I do not
+  // consume would trim a queue I have no say over).
+  HAPAIR_CHECK_MSG(round.up_to.size() == fragment.inputs().size(),
+                   "level-1 round names " << round.up_to.size() << " streams for " << fragment.inputs().size() << " inputs");
   return round;
 }
 

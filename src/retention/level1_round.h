@@ -10,7 +10,9 @@
 // level-0-acknowledged position: a recovery node then regenerates everything the failed server
 // still held, which a downstream recovery node may need when both fail (docs/FAULTS.md).
 //
-// Invariant: y never exceeds what was processed, so nothing unprocessed is ever trimmed.
+// Invariants: y never exceeds what was processed, so nothing unprocessed is ever trimmed; a
+// round names exactly the fragment's input streams (both checked in make_level1_round, and y
+// again where the round is sent, upstream_backup/level1_sender.cpp).
 #pragma once
 
 #include <map>

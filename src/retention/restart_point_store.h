@@ -15,7 +15,9 @@
 // Passive standby level-1 acks carry no restart point: they are "checkpoint k covers input up
 // to y", and the queue may be trimmed up to y at once.
 //
-// Invariants: generations and trim positions never move backwards.
+// Invariants: generations and trim positions never move backwards, and the two points kept are
+// in generation order, oldest first (checked in add); choose_generation picks a generation
+// that every offer holds (checked there, read back by the recovery node with find_generation).
 #pragma once
 
 #include <cstdint>

@@ -12,8 +12,10 @@
 // points at the server's recovery node.
 //
 // Invariants: a recovery node installs forwarded points only when they name every one of its
-// output streams (otherwise it cannot say where its queues begin, and installs nothing); a
-// confirmation never lowers a generation.
+// output streams (otherwise it cannot say where its queues begin, and installs nothing), and
+// what a server forwards always names every one (checked on both sides); a confirmation never
+// lowers a generation (checked in confirm_forwarded). The points' contents come from peers and
+// are counted when they do not fit, never checked.
 #pragma once
 
 #include <vector>

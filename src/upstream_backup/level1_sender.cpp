@@ -8,14 +8,20 @@
 // Paper: level-1 acknowledgements (section 4.3): an upstream server may trim input once the
 // downstream's state and every output it contributed to no longer depend on it.
 //
-// Invariants: a round never acknowledges beyond what was processed (make_level1_round); while a
-// producer lags, the current generation's acks are repeated every round and nothing newer is
-// sent; a round that would repeat the last one goes out once more (producers trim to the older
-// of their last two generations), and only then do rounds pause until something moves; cause
-// bookkeeping is forgotten only up to the restart point just sent.
+// Invariants: a round never acknowledges beyond what was processed (make_level1_round, and
+// checked again here for every ack sent, the conservative horizon's included); while a producer
+// lags, the current generation's acks are repeated every round and nothing newer is sent
+// (checked: a repeated ack is of the current generation); a round that would repeat the last
+// one goes out once more (producers trim to the older of their last two generations), and only
+// then do rounds pause until something moves; cause bookkeeping is forgotten only up to the
+// position the round composed from: the restart point just sent or, while a producer lags, the
+// current position, which the next restart point starts from at the earliest. That last part
+// assumes trim positions never move back; it is not checked (a rebase after a takeover moves
+// the offset that internal positions are computed with).
 #include "upstream_backup/approaches.h"
 #include "upstream_backup/forwarded_points.h"
 #include "retention/level1_round.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
@@ -77,6 +83,9 @@ class Level1Sender : public PrimarySide {
       // points yet, and until it does a failure of this fragment could not be recovered.
       server_.count("level1_rounds_held");
       for (const auto& [s, ack] : generation_acks_) {
+        // Only the current generation is repeated: nothing newer goes out while a producer lags.
+        HAPAIR_CHECK_MSG(ack.generation == generation_, "stream " << s << " repeats generation " << ack.generation
+                                                                  << " of " << generation_);
         if (server_.inputs().at(s).held_generation() >= ack.generation) continue;
         const FragmentId producer = server_.inputs().at(s).producer();
         for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, ack);
@@ -108,6 +117,13 @@ class Level1Sender : public PrimarySide {
   ++generation_;
   generation_acks_.clear();
   for (const auto& [s, up_to] : round.up_to) {
+    // Written by make_level1_round (or the horizon), read here where it leaves: a level-1 ack
+    // never names input I have not processed, or my producer would trim what no restart point
+    // of mine can do without.
+    auto done = processed.find(s);
+    HAPAIR_CHECK_MSG(done != processed.end() && up_to <= done->second,
+                     "level-1 ack on stream " << s << " up to " << up_to << " beyond processed "
+                                              << (done == processed.end() ? 0 : done->second));
     const FragmentId producer = server_.inputs().at(s).producer();
     const Level1Ack ack{s, up_to, generation_, round.restart_point, forwarded};
     if (exact_trimming) generation_acks_[s] = ack;

@@ -8,6 +8,7 @@
 #include "upstream_backup/approaches.h"
 #include "upstream_backup/forwarded_points.h"
 #include "retention/restart_point_store.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
@@ -70,6 +71,8 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             return;
           }
           offers_[m.stream] = m;
+          HAPAIR_CHECK_MSG(offers_.size() <= server_.inputs().size(),
+                           offers_.size() << " offers for " << server_.inputs().size() << " inputs");
           if (offers_.size() == server_.inputs().size()) finish_upstream_backup_takeover(now, eff);
         } else if constexpr (std::is_same_v<T, ReplayRequest>) {
           if (collecting_) server_.outputs().on_replay_request(now, from, m, eff);
@@ -88,12 +91,16 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
 }
 
 void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff) {
+  HAPAIR_CHECK(collecting_);
   // Until my own restart point is chosen I hold nothing a neighbour's recovery could use: no
   // restart points for a downstream recovery node (they come with mine from my upstream), no
   // input positions for an upstream one. Learn the route now, answer once I have restarted.
   server_.on_takeover(now, t, eff, false);
+  // Stale or malformed: counted by on_takeover. A fragment outside the plan has no route to
+  // compare with (found by envelope_fuzz: reading it fired RouteTable's range check).
+  if (t.fragment >= server_.node().plan().fragments.size()) return;
   const Route& r = server_.routes().route(t.fragment);
-  if (r.epoch != t.epoch || r.primary != t.new_primary) return;  // stale or malformed: counted
+  if (r.epoch != t.epoch || r.primary != t.new_primary) return;
   bool upstream = false;
   for (const auto& [s, in] : server_.inputs()) {
     if (in.producer() != t.fragment) continue;
@@ -136,7 +143,14 @@ void SpareRole::on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin
 
 void SpareRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   if (collecting_) return;  // taking over already
+  // At most once: a spare that took over (or was fenced) has a successor and is watched no more.
+  HAPAIR_CHECK_MSG(!successor_ && offers_.empty() && deferred_takeovers_.empty(),
+                   "spare " << server_.node().self() << " takes over again (" << offers_.size() << " offers held)");
   failed_primary_ = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
+  // The new epoch is announced (begin_takeover) before any replay or restart points are asked for.
+  HAPAIR_CHECK_MSG(server_.role() == Role::primary &&
+                       server_.routes().route(server_.node().fragment_id()).primary == server_.node().self(),
+                   "spare " << server_.node().self() << " takes over as role " << static_cast<int>(server_.role()));
   if (server_.node().mode() == HaMode::upstream) {
     // Every upstream answers the Takeover with the restart points it holds for this fragment.
     collecting_ = true;
@@ -159,6 +173,15 @@ void SpareRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
 }
 
 void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
+  // Nothing is processed until every upstream offered its restart points, one offer per input
+  // stream; and I am still my fragment's primary (a newer claim would have fenced me).
+  HAPAIR_CHECK_MSG(collecting_ && offers_.size() == server_.inputs().size(),
+                   "spare restarts with " << offers_.size() << " offers for " << server_.inputs().size() << " inputs");
+  for (const auto& [s, o] : offers_)
+    HAPAIR_CHECK_MSG(o.stream == s && server_.inputs().find(s) != server_.inputs().end(), "offer for stream " << s);
+  HAPAIR_CHECK_MSG(server_.role() == Role::primary &&
+                       server_.routes().route(server_.node().fragment_id()).primary == server_.node().self(),
+                   "spare " << server_.node().self() << " restarts as role " << static_cast<int>(server_.role()));
   std::vector<RestartPoints> offers;
   std::uint64_t newest = 0;
   for (const auto& [s, o] : offers_) {
@@ -170,12 +193,14 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   std::uint64_t generation = 0;
   std::string how;
   const bool conservative = server_.node().settings().trimming == TrimmingRule::conservative;
+  bool restarted_from_point = false;  // its operators restarted, its queues' starts installed
   if (conservative) {
     // No cause functions: restart from empty state at the oldest retained tuple of every input.
     how = "restart=from_retained_start(conservative)";
   } else if (auto g = choose_generation(offers)) {
     generation = *g;
     const auto point = find_generation(offers, generation);
+    HAPAIR_CHECK_MSG(point.has_value(), "generation " << generation << " chosen but not found in the offers");
     auto positions = Fragment::replay_positions(point->restart_point);
     bool restarted = false;
     if (positions)
@@ -195,6 +220,7 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
       generation = 0;
     }
     if (positions) {
+      restarted_from_point = true;
       after = *positions;
       how = "restart_generation=" + std::to_string(generation);
       for (const auto& f : point->forwarded)
@@ -215,6 +241,11 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
       after[s] = o.trimmed_up_to;
     }
   }
+  // The replay asked for starts nowhere below what an upstream still holds, on every input.
+  HAPAIR_CHECK_MSG(after.size() == offers_.size(), "replay asked on " << after.size() << " of " << offers_.size() << " inputs");
+  for (const auto& [s, o] : offers_)
+    HAPAIR_CHECK_MSG(after.at(s) >= o.trimmed_up_to,
+                     "replay of stream " << s << " after " << after.at(s) << " below its start " << o.trimmed_up_to);
   bool trimmed = false;
   for (const auto& [s, o] : offers_) trimmed |= o.trimmed_up_to > 0;
   const bool without_point = !conservative && how.empty() && trimmed;
@@ -233,7 +264,11 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     server_.trace(eff, now, TraceKind::replay_gap).with_text("no restart point in common: output ids rebased; generations held:" + held);
   }
   server_.inputs().request_replay(now, eff, after, generation);
+  HAPAIR_CHECK_MSG(server_.workload().fragment() != nullptr, "spare " << server_.node().self() << " restarts no operators");
   const bool exact = !conservative && !without_point && server_.workload().fragment()->klass() != OperatorClass::arbitrary;
+  // Exact ids only from a restart point whose output positions were installed, or from the very
+  // start (nothing trimmed anywhere: the ids begin where the stream began).
+  HAPAIR_CHECK_MSG(!exact || restarted_from_point || !trimmed, "exact ids claimed without a restart point");
   server_.trace(eff, now, TraceKind::takeover)
       .with(TraceKey::ha, server_.node().mode())
       .with(TraceKey::exact_ids, exact)

@@ -11,9 +11,13 @@
 // is recovered as precisely.
 //
 // Invariants: the spare takes over at most once; it announces its new epoch before asking
-// for any replay; it processes nothing until every upstream offered its restart points; it
-// answers a downstream recovery node only after it restarted (before, it holds nothing to
-// offer); it claims exact ids only from a restart point whose output positions it knows.
+// for any replay; it processes nothing until every upstream offered its restart points (one
+// per input stream); it answers a downstream recovery node only after it restarted (before, it
+// holds nothing to offer); it claims exact ids only from a restart point whose output positions
+// it knows (or from the start, when no upstream trimmed anything); the replay it asks for starts
+// nowhere below what an upstream still holds. Each is checked where it can break
+// (primary_failed, finish_upstream_backup_takeover, the offers' arrival). What the offers
+// contain comes from peers and is never checked, only counted when it does not apply.
 #pragma once
 
 #include <map>

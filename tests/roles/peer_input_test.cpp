@@ -34,6 +34,26 @@ TEST_CASE("a primary without a standby drops a Rejoin that claims to come from n
 }
 
 
+TEST_CASE("a spare collecting restart points drops a takeover of a fragment outside the plan (found by envelope_fuzz)", "[roles][fuzz]") {
+  // fuzz/envelope_fuzz: while an upstream-backup spare collected its producers' restart points,
+  // a Takeover naming fragment 34872 (of 4) was counted as malformed by the route table, and then
+  // the spare read that fragment's route anyway, which fired RouteTable's range check.
+  Topology t = default_topology();
+  t.settings.ha = HaMode::upstream;
+  const auto plan = std::make_shared<const Plan>(make_plan(t));
+  const FragmentId fragment = plan->fragment_id("filter");
+  REQUIRE(plan->fragments[fragment].has_standby());
+  const NodeId spare = plan->fragments[fragment].standbys.front();
+  auto core = make_node_core(plan, spare);
+  core->handle(0, Start{});
+  // The primary's connection closes: the spare takes over and asks its producer for restart points.
+  core->handle(1000, PeerLost{plan->fragments[fragment].primary, Detector::connection});
+  const NodeId source = plan->node_id("source");
+  const Effects eff = core->handle(2000, Received{Envelope{Header{source, 1, 2000}, Takeover{34872, source, 2, {}}}});
+  for (const Outgoing& out : eff.sends) CHECK(out.to != kNoNode);
+  CHECK(core->metrics().at("bad_takeover_dropped") == 1);
+}
+
 // A running passive-standby network's filter primary, its plan, and what it has sent so far.
 struct RunningFilter {
   std::shared_ptr<const Plan> plan;
