@@ -241,7 +241,8 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   for (const auto& [name, n] : detectors)
     r.detectors += (r.detectors.empty() ? "" : " ") + name + "=" + std::to_string(n);
   const GuaranteeJudgement j =
-      judge_guarantee(plan->approaches.of(c.approach), c.topology.settings.determinants, !reference.arbitrary_operators.empty(), s,
+      judge_guarantee(plan->approaches.of(c.approach), c.topology.settings.determinants,
+                      !reference.arbitrary_operators.empty() || rebases_ids(plan->approaches.of(c.approach), c.topology.settings), s,
                          outcome.result.completed, outcome.result.errors, beyond_guarantee(*plan, outcome.result));
   r.klass = j.klass;
   r.reason = j.reason;

@@ -55,7 +55,7 @@ std::vector<ChaosFault> chaos_faults_possible(const std::string& driver);
 
 // The example networks a campaign draws from (experiments/networks/<name>.toml; "default" is the
 // built-in default network).
-inline constexpr const char* kChaosNetworks[] = {"default", "chain", "join", "union", "union_join"};
+inline constexpr const char* kChaosNetworks[] = {"default", "chain", "join", "union", "union_join", "chain6", "merge_join"};
 
 struct ChaosCase;
 struct ChaosRun;

@@ -86,6 +86,7 @@ void vary_network(Topology& t, Rng& rng, const std::string& driver) {
   s.checkpoint_mode = rng.chance(0.4) ? CheckpointMode::delta : CheckpointMode::full;
   const ApproachTraits& approach = ApproachCatalog::builtin().of(s.ha);
   s.determinants = !(approach.reads_setting("determinants") && rng.chance(0.15));
+  if (approach.reads_setting("trimming") && rng.chance(0.3)) s.trimming = TrimmingRule::conservative;
   s.retransmit_timeout_ms = pick(rng, 50, 300);
   // A run that cannot finish (a crash without standby) waits this long after the sources stop.
   s.drain_timeout_s = 10.0;
@@ -219,6 +220,7 @@ std::string describe_case(const ChaosCase& c) {
   d << "network=" << c.network << " ha=" << to_string(c.approach);
   const ApproachTraits& approach = ApproachCatalog::builtin().of(c.approach);
   if (approach.reads_setting("determinants")) d << " determinants=" << (s.determinants ? "on" : "off");
+  if (approach.reads_setting("trimming")) d << " trimming=" << to_string(s.trimming);
   d << " heartbeat_ms=" << s.heartbeat_interval_ms << " timeout_ms=" << s.failure_timeout_ms;
   if (approach.reads_setting("checkpoint_interval_ms"))
     d << " checkpoint_ms=" << s.checkpoint_interval_ms << " " << to_string(s.checkpoint_mode);

@@ -21,6 +21,27 @@ const char* to_string(GuaranteeClass k) {
 
 std::vector<StreamId> unjudged_streams(const Plan& plan) { return order_dependent_streams(plan); }
 
+namespace {
+
+// The first fragment downstream of f (transitively) whose operators hold state, if any.
+std::optional<FragmentId> stateful_downstream(const Plan& plan, FragmentId f) {
+  std::vector<FragmentId> todo = plan.fragments[f].downstream;
+  std::vector<bool> seen(plan.fragments.size(), false);
+  while (!todo.empty()) {
+    const FragmentId g = todo.front();
+    todo.erase(todo.begin());
+    if (g >= plan.fragments.size() || seen[g]) continue;
+    seen[g] = true;
+    const PlanFragment& pg = plan.fragments[g];
+    if (pg.kind != FragmentKind::operators) continue;
+    if (pg.klass != OperatorClass::repeatable) return g;
+    todo.insert(todo.end(), pg.downstream.begin(), pg.downstream.end());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& result) {
   struct Pair {
     NodeId acting = kNoNode;
@@ -75,6 +96,9 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
         continue;
       const std::optional<std::int64_t> exact = e.get(TraceKey::exact_ids);
       if (!exact) return "";
+      const bool from_point = e.get(TraceKey::generation).value_or(1) != 0;  // generation 0: no restart point
+      if (*exact != 0 && !from_point)
+        return " (here it found none, and its operators, which keep their input's ids, replayed exactly)";
       return *exact != 0 ? " (here it found one and restarted exactly)"
                          : " (here it found none in common and rebased its output ids)";
     }
@@ -129,7 +153,16 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     } else if (e.kind == TraceKind::detection) {
       const TimeUs silent_us = e.get(TraceKey::silent_us).value_or(us_from_ms(static_cast<double>(settings.failure_timeout_ms)));
       row = went_down(fid, e.at_us - silent_us, "detection by " + name(node) + " at " + at(e));
-    } else if (e.kind == TraceKind::takeover && recovering.count(fid) && recovering[fid].settled_us == kNever) {
+    } else if (e.kind == TraceKind::takeover && e.get(TraceKey::exact_ids).value_or(1) == 0 &&
+               rebases_ids(plan.traits(fid), settings)) {
+      if (auto g = stateful_downstream(plan, fid))
+        return "takeover of " + fragment + " by " + name(node) + " at " + at(e) +
+               ": under the conservative trimming rule it restarted from the oldest retained input and renumbered "
+               "its output, and " + plan.fragments[*g].name + " downstream holds state (" + to_string(plan.fragments[*g].klass) +
+               "): it counts the replayed tuples again under their new ids; upstream backup promises no loss "
+               "past a stateful consumer only with trimming = \"exact\"";
+    }
+    if (e.kind == TraceKind::takeover && recovering.count(fid) && recovering[fid].settled_us == kNever) {
       recovering[fid].settled_us = e.at_us + settle_us;
     } else if (e.kind == TraceKind::fenced && recovering.count(fid) && recovering[fid].settled_us == kNever) {
       recovering[fid].settled_us = e.at_us;  // a detection that lost its epoch tie: the primary acts on
@@ -170,6 +203,10 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     }
   }
   return std::nullopt;
+}
+
+bool rebases_ids(const ApproachTraits& approach, const Settings& settings) {
+  return approach.conservative_trimming_rebases_ids && settings.trimming == TrimmingRule::conservative;
 }
 
 GuaranteeJudgement judge_guarantee(const ApproachTraits& approach, bool determinants, bool arbitrary_network,

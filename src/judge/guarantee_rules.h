@@ -58,6 +58,11 @@ struct GuaranteeJudgement {
 //   active standby without determinants on one): lost > 0;
 // - precise promised: any verdict but precise (and for an approach that is precise only on
 //   deterministic networks, lost > 0 is named as such).
+// Whether this approach under these settings renumbers a recovered fragment's output (upstream
+// backup under the conservative trimming rule, for fragments that do not keep their input's ids):
+// its promise is then the one it gives on an arbitrary network.
+bool rebases_ids(const ApproachTraits& approach, const Settings& settings);
+
 GuaranteeJudgement judge_guarantee(const ApproachTraits& approach, bool determinants, bool arbitrary_network,
                                    const SemanticsReport& semantics, bool completed,
                                   const std::vector<std::string>& errors, const std::optional<std::string>& beyond);

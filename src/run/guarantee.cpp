@@ -80,7 +80,7 @@ GuaranteeCheck check_guarantee(const Plan& plan, const RunOutcome& outcome, cons
   // rebases its output ids (retention/level1_round.h): like on an arbitrary network, it
   // promises that nothing is lost, not that nothing is duplicated.
   const ApproachTraits& traits = plan.approaches.of(approach);
-  const bool rebased_ids = traits.conservative_trimming_rebases_ids && plan.settings().trimming == TrimmingRule::conservative;
+  const bool rebased_ids = rebases_ids(traits, plan.settings());
   const GuaranteeJudgement j =
       judge_guarantee(traits, plan.settings().determinants, !reference.arbitrary_operators.empty() || rebased_ids,
                          s, result.completed, result.errors, beyond_guarantee(plan, result));

@@ -265,10 +265,17 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   }
   server_.inputs().request_replay(now, eff, after, generation);
   HAPAIR_CHECK_MSG(server_.workload().fragment() != nullptr, "spare " << server_.node().self() << " restarts no operators");
-  const bool exact = !conservative && !without_point && server_.workload().fragment()->klass() != OperatorClass::arbitrary;
-  // Exact ids only from a restart point whose output positions were installed, or from the very
-  // start (nothing trimmed anywhere: the ids begin where the stream began).
-  HAPAIR_CHECK_MSG(!exact || restarted_from_point || !trimmed, "exact ids claimed without a restart point");
+  // A repeatable fragment's operators keep their input's ids (Filter, Map, Project, Lookup), so
+  // a replay from any retained start regenerates the very ids its consumers saw: exact under
+  // either trimming rule. Rebasing them instead would hand a stateful consumer the same tuples
+  // under new ids, counted twice.
+  const OperatorClass klass = server_.workload().fragment()->klass();
+  const bool keeps_input_ids = klass == OperatorClass::repeatable;
+  const bool exact = keeps_input_ids || (!conservative && !without_point && klass != OperatorClass::arbitrary);
+  // Exact ids only from a restart point whose output positions were installed, from the very
+  // start (nothing trimmed anywhere: the ids begin where the stream began), or from operators
+  // whose output ids are their input's.
+  HAPAIR_CHECK_MSG(!exact || restarted_from_point || !trimmed || keeps_input_ids, "exact ids claimed without a restart point");
   server_.trace(eff, now, TraceKind::takeover)
       .with(TraceKey::ha, server_.node().mode())
       .with(TraceKey::exact_ids, exact)
