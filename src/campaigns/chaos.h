@@ -55,7 +55,9 @@ std::vector<ChaosFault> chaos_faults_possible(const std::string& driver);
 
 // The example networks a campaign draws from (experiments/networks/<name>.toml; "default" is the
 // built-in default network).
-inline constexpr const char* kChaosNetworks[] = {"default", "chain", "join", "union", "union_join", "chain6", "merge_join"};
+inline constexpr const char* kChaosNetworks[] = {"default",    "chain",      "join",       "union",      "union_join", "chain6",
+                                                   "merge_join", "nexmark_q0", "nexmark_q1", "nexmark_q2", "nexmark_q5", "nexmark_q7",
+                                                   "nexmark_q8", "ysb"};
 
 struct ChaosCase;
 struct ChaosRun;

@@ -420,6 +420,7 @@ std::vector<Knob> source_knobs(FragmentSpec& f, SourceGeneratorKind generator) {
       k.push_back(double_knob("rate_tps", s.rate_tps));
       k.push_back(int_knob("campaigns", s.ysb.campaigns));
       k.push_back(int_knob("ads_per_campaign", s.ysb.ads_per_campaign));
+      k.push_back(uint_knob("campaign_seed", s.ysb.campaign_seed));
       k.push_back(fields_knob(s.ysb.key_field, s.ysb.value_field));
       break;
   }

@@ -159,7 +159,7 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
         return "takeover of " + fragment + " by " + name(node) + " at " + at(e) +
                ": under the conservative trimming rule it restarted from the oldest retained input and renumbered "
                "its output, and " + plan.fragments[*g].name + " downstream holds state (" + to_string(plan.fragments[*g].klass) +
-               "): it counts the replayed tuples again under their new ids; upstream backup promises no loss "
+               "): it may take the replayed tuples again under their new ids; upstream backup promises no loss "
                "past a stateful consumer only with trimming = \"exact\"";
     }
     if (e.kind == TraceKind::takeover && recovering.count(fid) && recovering[fid].settled_us == kNever) {

@@ -1,5 +1,6 @@
 #include "operators/lookup.h"
 
+#include "operators/ysb.h"
 #include "protocols/check.h"
 
 namespace hapair {
@@ -19,10 +20,19 @@ Lookup::Lookup(const OperatorSpec& spec)
 
 bool Lookup::entry(std::int64_t key, std::int64_t& out) const {
   if (key < 0 || key >= table_size_) return false;
-  out = table_ == Table::blocks ? key / block_
-                                : static_cast<std::int64_t>(mix64(table_seed_, static_cast<std::uint64_t>(key)) %
-                                                            static_cast<std::uint64_t>(range_));
-  return true;
+  switch (table_) {
+    case Table::blocks: out = key / block_; return true;
+    case Table::hash:
+      out = static_cast<std::int64_t>(mix64(table_seed_, static_cast<std::uint64_t>(key)) % static_cast<std::uint64_t>(range_));
+      return true;
+    case Table::ysb: {
+      const auto campaign = ysb_campaign_of(key, range_, block_, table_seed_);
+      if (!campaign) return false;
+      out = *campaign;
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Lookup::transform(const Tuple& in, Tuple& out) const {

@@ -3,7 +3,10 @@
 // lacks drops the tuple, as an inner join does. Tables:
 //   blocks: keys 0 .. table_size-1, entry k = k / block (the Yahoo Streaming Benchmark's campaign
 //           of an ad: each campaign owns `block` consecutive ads);
-//   hash:   keys 0 .. table_size-1, entry k = mix64(table_seed, k) mod range.
+//   hash:   keys 0 .. table_size-1, entry k = mix64(table_seed, k) mod range;
+//   ysb:    the Yahoo benchmark's table (operators/ysb.h): keys 0 .. range x block - 1 (and below
+//           table_size), entry k = ysb_campaign_of(k, range campaigns, block ads each, table_seed),
+//           the same table a ysb source with that campaign_seed draws its `campaign` field from.
 // A static table is part of the query, not of its state: a recovered node recomputes it.
 //
 // Class: repeatable (stateless, operators/stateless_operator.h). Invariant: an output keeps its
@@ -19,7 +22,7 @@ namespace hapair {
 
 class Lookup final : public StatelessOperator {
  public:
-  enum class Table : std::uint8_t { blocks, hash };  // the choices' order in the traits
+  enum class Table : std::uint8_t { blocks, hash, ysb };  // the choices' order in the traits
   explicit Lookup(const OperatorSpec& spec);
   OperatorKind kind() const override { return OperatorKind::lookup; }
   // The table's entry for `key`; false: the table has none.

@@ -5,7 +5,8 @@
 // after a count per auction, q7's highest bid after a max per auction.
 //
 // A window's group is complete when a later timestamp arrives (or a boundary passes it, or the
-// stream ends): the input's timestamps never go back (the traits require an ordered input).
+// stream ends): the input's timestamps never go back (the traits require an ordered input). A
+// tuple older than the open window (only a renumbered replay upstream sends one) is dropped.
 //
 // Class: deterministic. Cause function (section 4.3): every output remembers the last input of
 // its window; to regenerate the outputs after `acked`, replay the input after the last input of

@@ -54,8 +54,8 @@ std::optional<std::int64_t> ysb_campaign_of(std::int64_t ad, std::int64_t campai
   return static_cast<std::int64_t>(slot) / ads_per_campaign;
 }
 
-std::optional<std::int64_t> ysb_campaign_of(std::int64_t ad, const YsbSpec& spec, std::uint64_t seed) {
-  return ysb_campaign_of(ad, spec.campaigns, spec.ads_per_campaign, seed);
+std::optional<std::int64_t> ysb_campaign_of(std::int64_t ad, const YsbSpec& spec) {
+  return ysb_campaign_of(ad, spec.campaigns, spec.ads_per_campaign, spec.campaign_seed);
 }
 
 YsbEvent ysb_event(const YsbSpec& spec, std::uint64_t seed, TupleId i) {
@@ -64,7 +64,7 @@ YsbEvent ysb_event(const YsbSpec& spec, std::uint64_t seed, TupleId i) {
   const std::uint64_t event = mix64(mix64(seed, kEventPurpose), i);
   YsbEvent e;
   e.ad = below(event, kAd, spec.campaigns * spec.ads_per_campaign);
-  const auto campaign = ysb_campaign_of(e.ad, spec, seed);
+  const auto campaign = ysb_campaign_of(e.ad, spec);
   HAPAIR_CHECK_MSG(campaign.has_value(), "ad=" << e.ad);
   e.campaign = *campaign;
   e.event_type = below(event, kEventType, static_cast<std::int64_t>(kYsbEventTypes.size()));

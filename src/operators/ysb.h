@@ -10,8 +10,8 @@
 // emission time: ts = floor(i * 1e6 / rate_tps) µs for event i (from 1).
 //
 // Invariants: event i is a pure function of (seed, YsbSpec, i), never of which events were
-// generated before. The ad -> campaign table is a pure function of (seed, campaigns,
-// ads_per_campaign) and gives every campaign exactly ads_per_campaign ads, as YSB's setup does
+// generated before. The ad -> campaign table is a pure function of (campaign_seed, campaigns,
+// ads_per_campaign), not of the run's seed, and gives every campaign exactly ads_per_campaign ads, as YSB's setup does
 // (it partitions its list of random ad ids into groups of 10, one per campaign).
 #pragma once
 
@@ -49,7 +49,8 @@ struct YsbEvent {
 // lookup finds no campaign) or for a table that is not positive.
 std::optional<std::int64_t> ysb_campaign_of(std::int64_t ad, std::int64_t campaigns, std::int64_t ads_per_campaign,
                                             std::uint64_t seed);
-std::optional<std::int64_t> ysb_campaign_of(std::int64_t ad, const YsbSpec& spec, std::uint64_t seed);
+// The table of a ysb source: its campaigns, ads_per_campaign and campaign_seed.
+std::optional<std::int64_t> ysb_campaign_of(std::int64_t ad, const YsbSpec& spec);
 
 // Event i (from 1) of a ysb source.
 YsbEvent ysb_event(const YsbSpec& spec, std::uint64_t seed, TupleId i);

@@ -31,6 +31,14 @@ Accepted InputChannel::accept(TimeUs now, const TupleBatch& batch, const InputLi
     }
     return out;
   }
+  if (accept_any_prev_ && batch.prev_id > accepted_.last_accepted()) {
+    // Only new tuples were asked for: what the producer sent before this batch is old, also when
+    // it arrives later (a retransmission). Start after it, so a boundary this batch carries holds
+    // for every tuple this channel still accepts.
+    accepted_.reset_to(batch.prev_id);
+    processed_ = std::max(processed_, batch.prev_id);
+    level0_sent_ = std::max(level0_sent_, batch.prev_id);
+  }
   accept_any_prev_ = false;
   out.queued = accept_in_order(batch, from, limits, queue, out);
   // The gap may be filled now: what was kept beyond it follows, in order.

@@ -68,12 +68,14 @@ OperatorTraits project() {
 OperatorTraits lookup() {
   OperatorTraits t{OperatorKind::lookup, "lookup", 1, 1, &repeatable, &keeps_order, false, {}};
   t.params = {
-      {"table", 0, 0, 1, true, "", {"blocks", "hash"},
-       "blocks: entry k = k / block (a campaign owns `block` consecutive ads); hash: entry k = mix64(table_seed, k) mod range"},
+      {"table", 0, 0, 2, true, "", {"blocks", "hash", "ysb"},
+       "blocks: entry k = k / block (a campaign owns `block` consecutive ads); hash: entry k = mix64(table_seed, k) mod range; "
+       "ysb: the Yahoo benchmark's ad -> campaign table of range campaigns x block ads, seeded by table_seed (a ysb source's "
+       "campaign_seed)"},
       {"table_size", 1000, 1, 1e15, true, "", {}, "the table holds keys 0 .. table_size - 1; other keys are dropped"},
       {"block", 10, 1, 1e15, true, "", {}, "blocks: keys per entry"},
-      {"range", 100, 1, 1e15, true, "", {}, "hash: entries lie in [0, range)"},
-      {"table_seed", 1, 0, 1e15, true, "", {}, "hash: the table's seed"},
+      {"range", 100, 1, 1e15, true, "", {}, "hash, ysb: entries lie in [0, range)"},
+      {"table_seed", 1, 0, 1e15, true, "", {}, "hash, ysb: the table's seed"},
       {"into", 0, 0, 1, true, "", {"key", "value"}, "the entry replaces the key or the value"},
   };
   return t;

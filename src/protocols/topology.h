@@ -122,6 +122,9 @@ struct NexmarkSpec {
 struct YsbSpec {
   std::int64_t campaigns = 100;
   std::int64_t ads_per_campaign = 10;
+  // The ad -> campaign table's seed, apart from the run's seed: YSB's setup writes the table once
+  // (to Redis) and every run's events and the query's lookup (table = "ysb") read the same one.
+  std::uint64_t campaign_seed = 1;
   std::string key_field = "ad";  // a field of ysb_field_names()
   std::string value_field = "event_type";
   friend bool operator==(const YsbSpec&, const YsbSpec&) = default;

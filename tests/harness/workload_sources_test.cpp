@@ -89,7 +89,7 @@ TEST_CASE("a topology with nexmark and ysb sources round-trips through write_top
   CHECK(contains(text, "\nevent = \"bid\"\nfields = \"bidder,price\"\nhot_auction_ratio = 3\nhot_sellers_ratio = 5\n"
                        "hot_bidders_ratio = 7\nnum_in_flight_auctions = 50\nnum_active_people = 200\nendpoint = \"\"\n"));
   CHECK(contains(text, "[[source]]\nname = \"ads\"\nstream = \"ad_events\"\ngenerator = \"ysb\"\nrate_tps = 1234.5\n"
-                       "campaigns = 20\nads_per_campaign = 5\nfields = \"campaign,ad_type\"\nendpoint = \"\"\n"));
+                       "campaigns = 20\nads_per_campaign = 5\ncampaign_seed = 1\nfields = \"campaign,ad_type\"\nendpoint = \"\"\n"));
   // A uniform source writes what it wrote before there were generators, and no generator line.
   CHECK(contains(text, "[[source]]\nname = \"plain\"\nstream = \"numbers\"\nrate_tps = 2000\nkey_count = 8\n"
                        "values = \"uniform(0, 100)\"\ninteger_values = true\nendpoint = \"\"\n\n"));

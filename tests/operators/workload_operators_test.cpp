@@ -4,10 +4,13 @@
 // property upstream backup relies on) and its snapshot.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "operators/lookup.h"
 #include "operators/project.h"
 #include "operators/support.h"
 #include "operators/top.h"
+#include "operators/ysb.h"
 
 using namespace hapair;
 using namespace hapair::test;
@@ -139,6 +142,40 @@ TEST_CASE("top emits per window the result with the largest value, ties to the s
   top.end_of_stream(0, out);
   CHECK(top.has_finished());
   CHECK(out.size() == 2);
+}
+
+TEST_CASE("top drops a tuple older than its open window (a renumbered replay upstream), and goes on", "[operators][top]") {
+  Top top(with_params(OperatorKind::top, {}));
+  Tuples out;
+  top.process(0, tup(1, 600, 3, 5.0), out);
+  top.process(0, tup(2, 100, 9, 99.0), out);  // late: window 100 is past
+  top.process(0, tup(3, 700, 1, 1.0), out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].ts_us == 600);
+  CHECK(out[0].key == 3);  // the late 99 did not enter window 600
+  top.end_of_stream(0, out);
+  REQUIRE(out.size() == 2);
+  CHECK(out[1].ts_us == 700);
+}
+
+TEST_CASE("the lookup's ysb table is the Yahoo benchmark's: the campaign a ysb source's events carry", "[operators][lookup]") {
+  YsbSpec spec;
+  spec.campaigns = 20;
+  spec.ads_per_campaign = 5;
+  spec.campaign_seed = 7;
+  Lookup lookup(with_params(OperatorKind::lookup, {{"table", 2}, {"range", 20}, {"block", 5}, {"table_seed", 7}}));
+  std::set<std::int64_t> campaigns;
+  for (TupleId i = 1; i <= 400; ++i) {
+    const YsbEvent e = ysb_event(spec, 3, i);  // any run seed: the table is the campaign_seed's
+    std::int64_t entry = -1;
+    REQUIRE(lookup.entry(e.ad, entry));
+    CHECK(entry == e.campaign);
+    campaigns.insert(entry);
+  }
+  CHECK(campaigns.size() == 20);
+  std::int64_t none = 0;
+  CHECK_FALSE(lookup.entry(100, none));  // 20 x 5 ads: ad 100 has no campaign (an inner join drops it)
+  CHECK_FALSE(lookup.entry(-1, none));
 }
 
 TEST_CASE("the workload operators restarted from their restart points regenerate every output after the acked one",
