@@ -647,4 +647,64 @@ ClaimCheck check_recovery_vs_load(const std::vector<ExperimentRow>& rows) {
   return c;
 }
 
+ClaimCheck check_workloads(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  struct Cell {
+    std::vector<double> recovery, bandwidth;
+    std::size_t failure_runs = 0, precise = 0;
+    std::uint64_t lost = 0, duplicates = 0;
+  };
+  std::map<std::string, std::map<std::string, Cell>> cells;  // network -> approach -> cell
+  for (const ExperimentRow& r : rows) {
+    Cell& k = cells[r.network][r.approach];
+    if (r.failure) {
+      ++k.failure_runs;
+      k.precise += r.verdict == "precise" ? 1 : 0;
+      k.lost += r.lost;
+      k.duplicates += r.duplicates;
+      if (r.recovery_ms) k.recovery.push_back(*r.recovery_ms);
+    } else if (r.bandwidth_overhead_pct) {
+      k.bandwidth.push_back(*r.bandwidth_overhead_pct);
+    }
+  }
+  if (cells.empty()) c.expect(false, "no runs");
+  for (const auto& [network, by] : cells) {
+    auto median = [&](const std::string& a, bool recovery) -> std::optional<double> {
+      auto it = by.find(a);
+      if (it == by.end()) return std::nullopt;
+      const std::vector<double>& v = recovery ? it->second.recovery : it->second.bandwidth;
+      if (v.empty()) return std::nullopt;
+      return spread_of(v).median;
+    };
+    for (const std::string a : {"upstream", "passive", "active"}) {
+      auto it = by.find(a);
+      if (it == by.end() || it->second.failure_runs == 0) {
+        c.expect(false, network + ": no " + a + " run with the failure");
+        continue;
+      }
+      const Cell& k = it->second;
+      c.expect(k.precise == k.failure_runs, network + ": " + a + " precise in " + std::to_string(k.precise) + " of " +
+                                                std::to_string(k.failure_runs) + " runs (lost " + std::to_string(k.lost) +
+                                                ", duplicates " + std::to_string(k.duplicates) + ")");
+    }
+    const auto bu = median("upstream", false), bp = median("passive", false), ba = median("active", false);
+    if (!bu || !bp || !ba) {
+      c.expect(false, network + ": bandwidth overhead not measured for every approach");
+    } else {
+      c.expect(*bu <= *bp + kClaimSlackPct && *bp <= *ba + kClaimSlackPct,
+               network + ": bandwidth overhead upstream " + kPct(*bu) + " <= passive " + kPct(*bp) + " <= active " +
+                   kPct(*ba));
+    }
+    const auto ru = median("upstream", true), rp = median("passive", true), ra = median("active", true);
+    if (!ru || !rp || !ra) {
+      c.expect(false, network + ": recovery not measured for every approach");
+    } else {
+      c.expect(*ra <= std::min(*rp, *ru) + kClaimSlackMs, network + ": active standby recovers in " + kMs(*ra) +
+                                                              ", no slower than passive " + kMs(*rp) + " and upstream " +
+                                                              kMs(*ru));
+    }
+  }
+  return c;
+}
+
 }  // namespace hapair

@@ -91,6 +91,11 @@ ClaimCheck check_tradeoff(const std::vector<ExperimentRow>& rows);
 ClaimCheck check_recovery_vs_state(const std::vector<ExperimentRow>& rows);
 // Experiment 5: failure rows, one network per operator class (column network_class).
 ClaimCheck check_semantics_table(const std::vector<ExperimentRow>& rows);
+// workloads: on every workload network, upstream backup, passive and active standby are precise
+// after the failure; the bandwidth overhead orders upstream < passive < active (medians over the
+// failure-free runs, kClaimSlackPct); active standby recovers no slower than passive standby and
+// upstream backup (medians of recovery_ms, kClaimSlackMs).
+ClaimCheck check_workloads(const std::vector<ExperimentRow>& rows);
 // Experiment 6: failure rows of upstream_exact (no sweep value) and upstream_conservative swept
 // over conservative_retention_ms.
 ClaimCheck check_trimming_knowledge(const std::vector<ExperimentRow>& rows);
