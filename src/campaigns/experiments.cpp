@@ -209,7 +209,7 @@ std::vector<Definition> definitions() {
        {"recovery_ms", "detection_ms", "replay_ms"}},
       {{"semantics_table",
         "measured recovery type: approach x operator class (Filter/Map, Aggregate, Join, Union, Aggregate/Join after a "
-        "Union)",
+        "Union; the Unions in arrival and in timestamp order)",
         "passive, active with determinants and upstream backup on deterministic networks are precise; amnesia "
         "shows gaps; upstream backup loses nothing on Union"},
        {"approaches", "networks", "fail_at_s"},
