@@ -11,8 +11,7 @@
 #include <memory>
 
 #include "config/topology_file.h"
-#include "run/guarantee.h"
-#include "run/run_once.h"
+#include "judged_run.h"
 
 using namespace hapair;
 
@@ -28,21 +27,10 @@ Topology network(const std::string& name) {
   return t;
 }
 
-struct Ran {
-  RunOutcome outcome;
-  GuaranteeCheck check;
-};
+using Ran = test::JudgedRun;
 
 Ran run_sim(const Topology& t, const std::string& victim, double at_s) {
-  auto plan = std::make_shared<const Plan>(make_plan(t));
-  const Reference reference = compute_reference(*plan);
-  RunRequest request;
-  request.driver = "sim";
-  request.faults = {FaultSpec{FaultKind::crash, victim, "", at_s, 0.0}};
-  Ran r;
-  r.outcome = run_once(plan, request, reference);
-  r.check = check_guarantee(*plan, r.outcome, reference);
-  return r;
+  return test::judged_sim_run(t, {FaultSpec{FaultKind::crash, victim, "", at_s, 0.0}});
 }
 
 }  // namespace

@@ -12,8 +12,7 @@
 
 #include "config/topology_file.h"
 #include "judge/merge_order.h"
-#include "run/guarantee.h"
-#include "run/run_once.h"
+#include "judged_run.h"
 
 using namespace hapair;
 
@@ -31,24 +30,9 @@ Topology merge_join(UnionOrder order, HaMode ha) {
   return t;
 }
 
-struct Ran {
-  std::shared_ptr<const Plan> plan;
-  Reference reference;
-  RunOutcome outcome;
-  GuaranteeCheck check;
-};
+using Ran = test::JudgedRun;
 
-Ran run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) {
-  Ran r;
-  r.plan = std::make_shared<const Plan>(make_plan(t));
-  r.reference = compute_reference(*r.plan);
-  RunRequest request;
-  request.driver = "sim";
-  request.faults = std::move(faults);
-  r.outcome = run_once(r.plan, request, r.reference);
-  r.check = check_guarantee(*r.plan, r.outcome, r.reference);
-  return r;
-}
+Ran run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) { return test::judged_sim_run(t, std::move(faults)); }
 
 }  // namespace
 

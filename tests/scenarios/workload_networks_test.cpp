@@ -16,8 +16,7 @@
 #include "config/topology_file.h"
 #include "operators/source_generator.h"
 #include "operators/ysb.h"
-#include "run/guarantee.h"
-#include "run/run_once.h"
+#include "judged_run.h"
 
 using namespace hapair;
 
@@ -53,22 +52,9 @@ std::vector<Tuple> source_tuples(const Topology& t) {
   return out;
 }
 
-struct Judged {
-  RunOutcome outcome;
-  GuaranteeCheck check;
-};
+using Judged = test::JudgedRun;
 
-Judged run_sim(const Topology& t, std::vector<FaultSpec> faults) {
-  auto plan = std::make_shared<const Plan>(make_plan(t));
-  const Reference reference = compute_reference(*plan);
-  RunRequest request;
-  request.driver = "sim";
-  request.faults = std::move(faults);
-  Judged j;
-  j.outcome = run_once(plan, request, reference);
-  j.check = check_guarantee(*plan, j.outcome, reference);
-  return j;
-}
+Judged run_sim(const Topology& t, std::vector<FaultSpec> faults) { return test::judged_sim_run(t, std::move(faults)); }
 
 }  // namespace
 
