@@ -10,13 +10,16 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <time.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "hosts/clock_offset.h"
 #include "ssh_testbed.h"
 
 using namespace hapair;
@@ -62,6 +65,24 @@ std::vector<std::string> processes_naming(const std::string& text) {
     if (cmdline.find(text) != std::string::npos) out.push_back(name + ": " + cmdline);
   }
   return out;
+}
+
+std::int64_t realtime_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
+// One NTP-style probe of a host over its ssh master: the host reads its clock once (t2 = t3),
+// printed by `remote_clock`, a shell command that prints microseconds.
+std::optional<ClockProbe> probe_over_ssh(const SshHosts& hosts, std::size_t host, const std::string& remote_clock) {
+  ClockProbe p;
+  p.t1_us = realtime_us();
+  const RemoteResult r = hosts.run(host, remote_clock, kCommandTimeoutS);
+  p.t4_us = realtime_us();
+  if (!r.ok()) return std::nullopt;
+  p.t2_us = p.t3_us = std::stoll(r.output);
+  return p;
 }
 
 std::string joined_lines(const std::vector<std::string>& lines) {
@@ -134,6 +155,32 @@ TEST_CASE("a host without sshd fails with ssh's reason; a command that hangs is 
   CHECK_THAT(hung.describe(), Catch::Contains("no answer within 0.5 s; ssh was killed"));
   // The master survives a killed client and carries the next command.
   CHECK(hosts.run(0, "true", kCommandTimeoutS).ok());
+}
+
+TEST_CASE("a namespaced host's clock offset measured over ssh is 0 within its bound; an injected offset is recovered", "[hosts][ssh][clock]") {
+  const auto bed = testbed(1, 1);
+  SshHosts hosts = ssh_hosts(*bed);
+  REQUIRE(hosts.open(0, kCommandTimeoutS).ok());
+  const std::string clock = "echo $(( $(date +%s%N) / 1000 ))";
+  const std::int64_t injected_us = -2'345'678;  // a host whose clock is 2.3 s behind
+  const std::string shifted = "echo $(( $(date +%s%N) / 1000 + (" + std::to_string(injected_us) + ") ))";
+  ClockOffsetEstimator same(5), behind(5);
+  for (int i = 0; i < 5; ++i) {
+    const auto a = probe_over_ssh(hosts, 0, clock);
+    const auto b = probe_over_ssh(hosts, 0, shifted);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(same.add(*a));
+    CHECK(behind.add(*b));
+  }
+  REQUIRE(same.best());
+  REQUIRE(behind.best());
+  INFO("same clock: " << same.best()->offset_us() << " +- " << same.best()->error_bound_us() << " us; shifted: "
+                      << behind.best()->offset_us() << " +- " << behind.best()->error_bound_us() << " us");
+  // Namespaces share the machine's clock: the true offset is 0.
+  CHECK(same.best()->admits(0));
+  CHECK(behind.best()->admits(injected_us));
+  CHECK(same.complete());
 }
 
 TEST_CASE("nothing is left behind: no ssh master, no sshd, no namespace, no file", "[hosts][ssh]") {
