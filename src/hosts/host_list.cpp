@@ -1,7 +1,5 @@
 #include "hosts/host_list.h"
 
-#include <set>
-
 namespace hapair {
 
 std::string HostSpec::rack() const {
