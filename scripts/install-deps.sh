@@ -7,6 +7,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           libzmq3-dev cppzmq-dev capnproto libcapnp-dev libboost-program-options-dev catch2
           nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
           python3-matplotlib gnuplot-nox iproute2 nftables procps
+          openssh-client openssh-server  # several hosts: the ssh layer and its test's sshd per namespace (docs/HOSTS.md)
           libboost-dev  # Boost.Beast and Boost.Asio (hapair demo's web server), header-only
           clang libclang-rt-14-dev  # clang++ -fsanitize=fuzzer (scripts/fuzz.sh)
           chromium  # the browser tests (tests/browser)

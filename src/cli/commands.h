@@ -16,6 +16,7 @@ int bench_command(const Args& args);  // one-hop throughput against raw ZeroMQ
 int compare_command(const Args& args);  // every approach on one network: the main job
 int experiment_command(const Args& args);  // one reproduction experiment (or all): CSV, plot, claim check
 int chaos_command(const Args& args);
+int plan_command(const Args& args);   // where each node would run on the hosts of a hosts file
 int soak_command(const Args& args);   // repeated runs per approach: false detections, detection/recovery distributions  // the fault campaign: random networks and fault schedules, each checked
 
 }  // namespace hapair::cli

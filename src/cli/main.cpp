@@ -20,6 +20,7 @@ constexpr Entry kCommands[] = {
     {"soak", hapair::cli::soak_command, "repeat runs per approach: count false detections; with --victim, detection/recovery distributions"},
     {"run", hapair::cli::run_command, "run one configuration (default network) and report its metrics"},
     {"demo", hapair::cli::demo_command, "serve the teaching demo on a local port: watch a failover live in a browser"},
+    {"plan", hapair::cli::plan_command, "place every node on the hosts of a hosts file and print where each runs (runs nothing)"},
     {"node", hapair::cli::node_command, "run one node process (for launchers and multi-host runs)"},
     {"bench", hapair::cli::bench_command, "one-hop throughput of hapair against raw ZeroMQ"},
 };

@@ -386,6 +386,12 @@ Knob fields_knob(std::string& key_field, std::string& value_field) {
   return Knob{"fields", get, set};
 }
 
+// host = "h1", standby_host = "h2": pins for runs on several hosts (docs/HOSTS.md); written only
+// when set, so the effective config of a run on one host reads as it always did.
+std::vector<Knob> host_knobs(FragmentSpec& f) {
+  return {unless_empty(text_knob("host", f.host)), unless_empty(text_knob("standby_host", f.standby_host))};
+}
+
 constexpr SourceGeneratorKind kAllGenerators[] = {SourceGeneratorKind::uniform, SourceGeneratorKind::nexmark,
                                                   SourceGeneratorKind::ysb};
 
@@ -427,6 +433,7 @@ std::vector<Knob> source_knobs(FragmentSpec& f, SourceGeneratorKind generator) {
   k.push_back(text_knob("endpoint", f.endpoint));
   k.push_back(edge_ha_knob(f.ha));
   k.push_back(unless_empty(text_knob("standby_endpoint", f.standby_endpoint)));
+  for (Knob& h : host_knobs(f)) k.push_back(std::move(h));
   return k;
 }
 
@@ -434,8 +441,10 @@ std::vector<Knob> source_knobs(FragmentSpec& f, SourceGeneratorKind generator) {
 constexpr const char* kOperatorsKey = "operator";
 
 std::vector<Knob> fragment_knobs(FragmentSpec& f) {
-  return {text_knob("name", f.name), fragment_ha_knob(f.ha), text_knob("endpoint", f.endpoint),
-          text_knob("standby_endpoint", f.standby_endpoint)};
+  std::vector<Knob> k{text_knob("name", f.name), fragment_ha_knob(f.ha), text_knob("endpoint", f.endpoint),
+                      text_knob("standby_endpoint", f.standby_endpoint)};
+  for (Knob& h : host_knobs(f)) k.push_back(std::move(h));
+  return k;
 }
 
 std::vector<Knob> sink_knobs(FragmentSpec& f) {
@@ -444,6 +453,7 @@ std::vector<Knob> sink_knobs(FragmentSpec& f) {
   k.push_back(text_knob("endpoint", f.endpoint));
   k.push_back(edge_ha_knob(f.ha));
   k.push_back(unless_empty(text_knob("standby_endpoint", f.standby_endpoint)));
+  for (Knob& h : host_knobs(f)) k.push_back(std::move(h));
   return k;
 }
 

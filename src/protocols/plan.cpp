@@ -429,6 +429,7 @@ struct Validator {
                          "from the seed, a sink is the client application); leave ha unset or none");
       if (!f.standby_endpoint.empty())
         add(f.where, d + ": standby_endpoint is set, but sources and sinks never get standbys");
+      if (!f.standby_host.empty()) add(f.where, d + ": standby_host is set, but sources and sinks never get standbys");
     }
     switch (f.kind) {
       case FragmentKind::source: source(f); break;
@@ -445,6 +446,9 @@ struct Validator {
         for (const OperatorSpec& o : f.operators) op(f, o);
         break;
     }
+    for (const std::string* h : {&f.host, &f.standby_host})
+      if (!h->empty() && !valid_name(*h))
+        add(f.where, d + ": host '" + *h + "' must be the name of a host in the hosts file: 1 to 64 letters, digits, '_' or '-'");
     for (const std::string* e : {&f.endpoint, &f.standby_endpoint})
       if (!e->empty() && !valid_endpoint(*e))
         add(f.where, d + ": endpoint '" + *e + "' must look like tcp://HOST:PORT or tcp://HOST:*");

@@ -205,6 +205,10 @@ struct FragmentSpec {
   // Data endpoints. Empty: the launcher binds tcp://127.0.0.1:* and distributes the port.
   std::string endpoint;
   std::string standby_endpoint;
+  // Runs on several hosts (docs/HOSTS.md): the host (a name of the hosts file) the primary, and
+  // the standby, are pinned to. Empty: placement chooses.
+  std::string host;
+  std::string standby_host;
   std::string where;
   friend bool operator==(const FragmentSpec&, const FragmentSpec&) = default;
 };
