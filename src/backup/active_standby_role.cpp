@@ -66,8 +66,15 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           return;
         }
         if constexpr (std::is_same_v<T, Checkpoint>) {
-          if (from_primary && bootstrapping_) on_bootstrap_chunk(now, from, m, eff);
-          else server_.count("unexpected_checkpoint_dropped");
+          if (from_primary && bootstrapping_) {
+            on_bootstrap_chunk(now, from, m, eff);
+          } else if (from_primary && installed_bootstrap_id_ != 0 && m.checkpoint_id == installed_bootstrap_id_) {
+            // The primary repeats the bootstrap I installed: my acknowledgement was lost.
+            server_.count("bootstrap_acks_repeated");
+            server_.send(eff, now, from, CheckpointAck{installed_bootstrap_id_});
+          } else {
+            server_.count("unexpected_checkpoint_dropped");
+          }
         } else if constexpr (std::is_same_v<T, TupleBatch>) {
           server_.inputs().accept_batch(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Determinants>) {
@@ -144,6 +151,7 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
     server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { f.set_follow_determinants(true); });
   server_.outputs().track_consumers_without_sending();
   bootstrapping_ = false;
+  installed_bootstrap_id_ = content->id;
   HAPAIR_CHECK_MSG(!successor_, "active standby " << server_.node().self() << " bootstraps after handing over");
   server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
   server_.send(eff, now, from, CheckpointAck{content->id});

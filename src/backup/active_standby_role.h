@@ -13,7 +13,8 @@
 // message: no tuple batch among what it sent); determinants are acknowledged only once applied
 // (cumulatively: records after a lost one are not; checked in apply_determinants); without
 // determinants, its log keeps one flow-control window more than acknowledgements allow (checked
-// at takeover, where the log goes out); it takes over at most once, never while bootstrapping.
+// at takeover, where the log goes out); it takes over at most once, never while bootstrapping; a
+// bootstrap the primary repeats after I installed it is acknowledged again, never installed twice.
 #pragma once
 
 #include "primary/checkpoint.h"
@@ -43,6 +44,8 @@ class ActiveStandbyRole : public StandbyRole {
   void release_determinant_buffers();
 
   bool bootstrapping_ = false;
+  // The bootstrap checkpoint I installed (0: none); a repeat of it is acknowledged again.
+  std::uint64_t installed_bootstrap_id_ = 0;
   CheckpointAssembler assembler_;
   TimeUs next_retransmit_us_ = kNever;
 };

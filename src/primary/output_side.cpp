@@ -169,6 +169,12 @@ void OutputSide::on_replay_request(TimeUs now, NodeId from, const ReplayRequest&
       // A node of a consumer fragment that is not the one I follow asks as its primary: tell it
       // who is (it claimed an epoch another node claimed first, or missed its fencing).
       pair_.tell_route(now, from, eff);
+      // It may yet become the primary I follow (its claim wins in a newer epoch): then this is
+      // where it resumes, and it may not ask again — batches sent to it before, while it was
+      // the standby, reach it after the request and look like my answer (chaos case 574 of
+      // seed 1). Kept until the consumer fragment's next route change, served then if it names
+      // this node its primary (serve_refused_replay_requests).
+      if (req.up_to == 0) refused_replay_requests_[from][req.stream] = req;
       return;
     }
     ConsumerState c = make_consumer(from, d);
@@ -258,6 +264,28 @@ void OutputSide::follow_consumer_takeover(const Takeover& t) {
       c.sends = role_ == Role::primary;
       o.add_consumer(c);
     }
+  }
+}
+
+void OutputSide::serve_refused_replay_requests(TimeUs now, FragmentId d, Effects& eff) {
+  // Only the fragment's primary: a standby is subscribed by its primary's Redirect, never by a
+  // request it made before it became one.
+  const NodeId primary = pair_.routes().route(d).primary;
+  std::vector<std::pair<NodeId, ReplayRequest>> due;
+  for (auto it = refused_replay_requests_.begin(); it != refused_replay_requests_.end();) {
+    if (node_.plan().nodes[it->first].fragment != d) {
+      ++it;
+      continue;
+    }
+    if (it->first == primary)
+      for (const auto& [s, req] : it->second) due.emplace_back(it->first, req);
+    it = refused_replay_requests_.erase(it);
+  }
+  for (const auto& [n, req] : due) {
+    HAPAIR_CHECK_MSG(req.up_to == 0 && consumes(node_.plan(), req.stream, d),
+                     "refused request of node " << n << " on stream " << req.stream << " up to " << req.up_to);
+    outbox_.count("refused_replay_requests_served");
+    on_replay_request(now, n, req, eff);
   }
 }
 

@@ -82,6 +82,10 @@ class OutputSide {
   // A consumer fragment was taken over: its old nodes no longer consume; the new ones tell me
   // where to resume (they hold trimming back until then).
   void follow_consumer_takeover(const Takeover& t);
+  // After the route of consumer fragment d changed: a replay request refused since its last
+  // change, from the node it now names primary (its claim was refused, then won in a newer
+  // epoch), is served now; the other requests refused from d's nodes are forgotten.
+  void serve_refused_replay_requests(TimeUs now, FragmentId d, Effects& eff);
   // Offers the restart points I hold for a consumer fragment that recovers by upstream backup to
   // its new primary (ConsumerRestartPoints::offer).
   void offer_restart_points(TimeUs now, const Takeover& t, Effects& eff);
@@ -134,6 +138,9 @@ class OutputSide {
   Outbox& outbox_;
   PairSide& pair_;
   Channels channels_;
+  // Replay requests (not gap fills) refused because their node was no consumer node I followed,
+  // by node and stream, until its fragment's next route change; at most one per node and stream.
+  std::map<NodeId, std::map<StreamId, ReplayRequest>> refused_replay_requests_;
   TupleId trim_margin_ = 0;
   std::uint64_t tuples_sent_ = 0;
   std::uint64_t tuples_trimmed_ = 0;

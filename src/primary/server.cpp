@@ -46,6 +46,7 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   // A downstream fragment moved: its old primary no longer consumes; the new one tells us where
   // to resume with a ReplayRequest.
   outputs_.follow_consumer_takeover(t);
+  outputs_.serve_refused_replay_requests(now, t.fragment, eff);
   if (answer) answer_takeover(now, t, eff);
   return false;
 }
