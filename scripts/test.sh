@@ -29,12 +29,12 @@ fi
 # The many-seed sweeps (tests/scenarios) run in the Release build; the rest of their area under
 # the sanitizers.
 sweeps='seeds of (a )?random'
-HAPAIR_BUILD_TARGETS="hapair test_runtime test_e2e test_scenarios" scripts/build.sh build
+HAPAIR_BUILD_TARGETS="hapair test_runtime test_e2e test_scenarios test_hosts" scripts/build.sh build
 stage "release build"
 # The demo's static page (WebAssembly), which a browser test opens.
 scripts/build_wasm.sh build-wasm
 stage "WebAssembly page"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers'
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts'
 ctest --test-dir build --output-on-failure -j 2 --timeout 600 -R "$sweeps"
 stage "release tests"
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
