@@ -668,7 +668,10 @@ ClaimCheck check_workloads(const std::vector<ExperimentRow>& rows) {
     }
   }
   if (cells.empty()) c.expect(false, "no runs");
-  for (const auto& [network, by] : cells) {
+  for (const auto& entry : cells) {
+    // Named, not bound: clang 14 cannot capture a structured binding in a lambda.
+    const std::string& network = entry.first;
+    const std::map<std::string, Cell>& by = entry.second;
     auto median = [&](const std::string& a, bool recovery) -> std::optional<double> {
       auto it = by.find(a);
       if (it == by.end()) return std::nullopt;
