@@ -24,7 +24,7 @@ ClockProbe probe(std::int64_t t1, std::int64_t offset_us, std::int64_t out_us, s
 
 }  // namespace
 
-TEST_CASE("equal delays both ways give the exact offset; the bound is half the round trip", "[hosts][clock]") {
+TEST_CASE("equal delays both ways give the exact offset, the bound is half the round trip", "[hosts][clock]") {
   const ClockOffset c = ClockOffset::from_probe(probe(1'000'000, 250'000, 400, 30, 400));
   CHECK(c.offset_us() == 250'000);
   CHECK(c.round_trip_us() == 800);

@@ -192,7 +192,7 @@ TEST_CASE("endpoints come from each host's address and port base, one port per n
   CHECK(std::count_if(endpoints.begin(), endpoints.end(), [](const std::string& e) { return contains(e, "tcp://[fd00::2]:90"); }) > 0);
 }
 
-TEST_CASE("a fragment pinned with host and standby_host runs there; the others are placed around it", "[hosts][placement]") {
+TEST_CASE("a fragment pinned with host and standby_host runs there, the others are placed around it", "[hosts][placement]") {
   Topology t = chain3();
   t.fragments[1].host = "h3";          // f1
   t.fragments[1].standby_host = "h1";  // f1.backup

@@ -137,7 +137,7 @@ TEST_CASE("hapair --version is checked on a host: the same build, another versio
   CHECK_THAT(missing, Catch::Contains("install hapair on the host"));
 }
 
-TEST_CASE("a host without sshd fails with ssh's reason; a command that hangs is killed at its timeout", "[hosts][ssh]") {
+TEST_CASE("a host without sshd fails with ssh's reason, a command that hangs is killed at its timeout", "[hosts][ssh]") {
   const auto bed = testbed(2, 1);  // host 1 has no sshd
   SshHosts hosts = ssh_hosts(*bed);
   const RemoteResult refused = hosts.open(1, kCommandTimeoutS);
@@ -157,7 +157,7 @@ TEST_CASE("a host without sshd fails with ssh's reason; a command that hangs is 
   CHECK(hosts.run(0, "true", kCommandTimeoutS).ok());
 }
 
-TEST_CASE("a namespaced host's clock offset measured over ssh is 0 within its bound; an injected offset is recovered", "[hosts][ssh][clock]") {
+TEST_CASE("a namespaced host's clock offset measured over ssh is 0 within its bound, an injected offset is recovered", "[hosts][ssh][clock]") {
   const auto bed = testbed(1, 1);
   SshHosts hosts = ssh_hosts(*bed);
   REQUIRE(hosts.open(0, kCommandTimeoutS).ok());
