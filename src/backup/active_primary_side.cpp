@@ -15,6 +15,7 @@
 
 #include "backup/active_standby_role.h"
 #include "backup/approaches.h"
+#include "backup/bootstrap.h"
 #include "backup/determinant_shipper.h"
 #include "primary/checkpoint_state.h"
 #include "protocols/check.h"
@@ -70,20 +71,9 @@ class ActivePrimarySide : public StatelessPrimarySide {
                      "node " << server_.node().self() << " joined by standby " << standby);
     if (nondeterministic()) drop_determinants();
     const std::uint64_t previous_bootstrap = bootstrap_checkpoint_id_;
-    CapturedCheckpoint captured = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr,
-                                                     static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
-    const CheckpointContent& state = captured.summary;
+    const CheckpointContent state = send_bootstrap(server_, now, standby, ++bootstrap_checkpoint_id_, eff);
     HAPAIR_CHECK_MSG(state.id == bootstrap_checkpoint_id_ && state.id > previous_bootstrap && !state.delta,
                      "bootstrap checkpoint " << state.id << " after " << previous_bootstrap);
-    for (auto& c : checkpoint_messages(state.id, false, 0, std::move(captured.chunks)))
-      server_.send(eff, now, standby, std::move(c));
-    server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(captured.payload_bytes));
-    for (const auto& in : state.inputs) {
-      const FragmentId producer = server_.inputs().at(in.stream).producer();
-      // Every node that sends me this stream (an active producer's standby tracks it too).
-      for (NodeId n : server_.routes().input_nodes_of(producer))
-        server_.send(eff, now, n, Redirect{in.stream, standby, true, in.processed});
-    }
     bootstrapping_standby_ = standby;
     if (ships_determinants()) {
       determinants_.emplace(server_, standby);

@@ -314,6 +314,26 @@ Knob group_by_knob(bool& group_by_key) {
       [](bool v) { return toml_string(v ? "key" : "none"); }, "unknown value; allowed values: key, none");
 }
 
+// A setting only some approaches read (their traits name it) is written out when the network or
+// a fragment uses one of them, or when it is not its default (so it reads back the same), and
+// otherwise not: the other networks' files stay as they were.
+Knob approach_knob(const Topology& t, std::string key, std::int64_t& field, std::int64_t default_value) {
+  Knob k = int_knob(key, field);
+  auto used = [&t, key] {
+    const ApproachCatalog& c = ApproachCatalog::builtin();
+    auto reads = [&](HaMode m) { return c.find(m) != nullptr && c.of(m).reads_setting(key); };
+    if (reads(t.settings.ha)) return true;
+    for (const FragmentSpec& f : t.fragments)
+      if (f.ha && reads(*f.ha)) return true;
+    return false;
+  };
+  k.get = [get = k.get, used, &field, default_value]() -> std::optional<std::string> {
+    if (field == default_value && !used()) return std::nullopt;
+    return get();
+  };
+  return k;
+}
+
 std::vector<Knob> network_knobs(Topology& t) {
   Settings& s = t.settings;
   return {text_knob("name", t.name),
@@ -342,7 +362,11 @@ std::vector<Knob> network_knobs(Topology& t) {
           double_knob("operator_cost_us_per_tuple", s.operator_cost_us_per_tuple),
           int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms),
           int_knob("boundary_interval_ms", s.boundary_interval_ms),
-          enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels())};
+          enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels()),
+          approach_knob(t, "hybrid_stall_ms", s.hybrid_stall_ms, Settings{}.hybrid_stall_ms),
+          approach_knob(t, "hybrid_input_queue_tuples", s.hybrid_input_queue_tuples, Settings{}.hybrid_input_queue_tuples),
+          approach_knob(t, "hybrid_calm_ms", s.hybrid_calm_ms, Settings{}.hybrid_calm_ms),
+          approach_knob(t, "hybrid_switch_at_ms", s.hybrid_switch_at_ms, Settings{}.hybrid_switch_at_ms)};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {

@@ -245,6 +245,10 @@ struct Validator {
     positive_seconds("drain_quiet_s", s.drain_quiet_s);
     at_least("retransmit_timeout_ms", s.retransmit_timeout_ms, 1);
     at_least("boundary_interval_ms", s.boundary_interval_ms, 1);
+    at_least("hybrid_stall_ms", s.hybrid_stall_ms, 0);
+    at_least("hybrid_input_queue_tuples", s.hybrid_input_queue_tuples, 0);
+    at_least("hybrid_calm_ms", s.hybrid_calm_ms, 1);
+    at_least("hybrid_switch_at_ms", s.hybrid_switch_at_ms, -1);
     if (!(s.operator_cost_us_per_tuple >= 0.0 && s.operator_cost_us_per_tuple <= kOperatorCostUsPerTupleMax))
       add(w, "[network] operator_cost_us_per_tuple = " + num(s.operator_cost_us_per_tuple) +
                  ": must be a number of microseconds in [0, " + num(kOperatorCostUsPerTupleMax) + "]");

@@ -256,6 +256,17 @@ struct Settings {
   // Trace events every node records: control, or data (every batch sent and received, every
   // level-0 and level-1 ack, every trim as well), what the timeline's message view draws.
   TraceLevel trace_level = TraceLevel::control;
+  // Hybrid standby (ha = hybrid, src/hybrid): when its passive standby becomes an active one and
+  // back. A primary whose own events ran this late (a stall: paused, starved of CPU; the standby
+  // sees a missed heartbeat deadline) switches it to active; 0: never on a stall. The default is
+  // two heartbeat intervals, short of the failure timeout (30 ms).
+  std::int64_t hybrid_stall_ms = 20;
+  // A primary whose input queue holds more than this many tuples switches it to active; 0: never.
+  std::int64_t hybrid_input_queue_tuples = 10'000;
+  // Back to passive once no trigger held for this long.
+  std::int64_t hybrid_calm_ms = 1000;
+  // An explicit command: switch to active this long after the run's start (-1: never).
+  std::int64_t hybrid_switch_at_ms = -1;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };
