@@ -6,8 +6,8 @@
 // between them when a failure becomes likely follows Zhang, Gu et al. (ICDCS 2010), whose
 // thresholds are not public: ours are settings (docs/TOPOLOGY.md, hybrid_*).
 //
-// To active (a trigger: my own events ran late by hybrid_stall_ms, my input queue holds more than
-// hybrid_input_queue_tuples, or the command time hybrid_switch_at_ms came): a full bootstrap
+// To active (a trigger: my own events ran late by hybrid_stall_ms, more than hybrid_input_queue_tuples
+// input tuples were queued when an event's processing began, or the command time hybrid_switch_at_ms came): a full bootstrap
 // checkpoint of my state goes to the standby (ids from kHybridBootstrapIdFirst), and every node
 // of each producer is asked to send the stream to the standby too, after the checkpoint's input
 // position (Redirect), as a rejoining active standby is brought up to date. To passive (no
@@ -40,6 +40,7 @@ class HybridPrimarySide : public PrimarySide {
     HAPAIR_CHECK_MSG(standbys.size() <= 1, "hybrid standby switches one standby, given " << standbys.size());
     standby_ = standbys.empty() ? kNoNode : standbys.front();
     next_watch_us_ = now + heartbeat_us();
+    work_seen_ = server_.workload().operator_work_done();
     passive_->on_start(now, standbys);
   }
 
@@ -61,7 +62,17 @@ class HybridPrimarySide : public PrimarySide {
     return passive_->on_message(now, from, m, eff);
   }
 
-  void after_processing(TimeUs now, Effects& eff) override { passive_->after_processing(now, eff); }
+  // The input queue trigger: the tuples queued when this event's processing began (those it
+  // processed, and what back-pressure left queued). A message brings at most batch_tuples, so
+  // more is a backlog: input that waited behind full output queues or a slow operator.
+  void after_processing(TimeUs now, Effects& eff) override {
+    passive_->after_processing(now, eff);
+    const std::uint64_t work = server_.workload().operator_work_done();
+    const std::size_t backlog = static_cast<std::size_t>(work - work_seen_) + server_.inputs().queued();
+    work_seen_ = work;
+    const std::int64_t queue_max = settings().hybrid_input_queue_tuples;
+    if (queue_max > 0 && backlog > static_cast<std::size_t>(queue_max)) trigger(now, eff, TraceReason::input_queue, 0, backlog);
+  }
 
   TimeUs retransmit(TimeUs now, Effects& eff) override {
     // A bootstrap (or its ack) that was lost: bootstrap again, under a new id.
@@ -116,9 +127,9 @@ class HybridPrimarySide : public PrimarySide {
     return standby_ != kNoNode && f != nullptr && f->klass() != OperatorClass::arbitrary;
   }
 
-  // The triggers, at every tick: a stall (this tick came hybrid_stall_ms or more after the one I
+  // The triggers at every tick: a stall (this tick came hybrid_stall_ms or more after the one I
   // asked for: the process was paused or starved, and the standby missed my heartbeat deadline),
-  // a long input queue, the command time. Then the calm rule.
+  // the command time (the input queue's is after_processing). Then the calm rule.
   void check_triggers(TimeUs now, Effects& eff) {
     if (now >= next_watch_us_) {
       const TimeUs late_us = now - next_watch_us_;
@@ -127,9 +138,6 @@ class HybridPrimarySide : public PrimarySide {
       if (stall_ms > 0 && late_us >= us_from_ms(static_cast<double>(stall_ms)))
         trigger(now, eff, TraceReason::stalled, late_us, 0);
     }
-    const std::int64_t queue_max = settings().hybrid_input_queue_tuples;
-    const std::size_t queued = server_.inputs().queued();
-    if (queue_max > 0 && queued > static_cast<std::size_t>(queue_max)) trigger(now, eff, TraceReason::input_queue, 0, queued);
     if (!commanded_ && switch_at_us() >= 0 && now >= switch_at_us()) {
       commanded_ = true;
       trigger(now, eff, TraceReason::command, 0, 0);
@@ -191,6 +199,7 @@ class HybridPrimarySide : public PrimarySide {
   TraceReason trigger_reason_ = TraceReason::command;
   TimeUs trigger_late_us_ = 0;
   std::size_t trigger_queued_ = 0;
+  std::uint64_t work_seen_ = 0;  // operator tuples processed up to the last event
 };
 
 std::unique_ptr<RoleBehaviour> make_hybrid_standby_role(Server& server, bool /*rejoined*/) {

@@ -257,11 +257,13 @@ struct Settings {
   // level-0 and level-1 ack, every trim as well), what the timeline's message view draws.
   TraceLevel trace_level = TraceLevel::control;
   // Hybrid standby (ha = hybrid, src/hybrid): when its passive standby becomes an active one and
-  // back. A primary whose own events ran this late (a stall: paused, starved of CPU; the standby
-  // sees a missed heartbeat deadline) switches it to active; 0: never on a stall. The default is
-  // two heartbeat intervals, short of the failure timeout (30 ms).
-  std::int64_t hybrid_stall_ms = 20;
-  // A primary whose input queue holds more than this many tuples switches it to active; 0: never.
+  // back. A primary whose own tick ran this late (a stall: paused, starved of CPU; its standby
+  // saw no heartbeat for two intervals, a missed deadline) switches it to active; 0: never on a
+  // stall. The default is one heartbeat interval, so a stall that is still short of the failure
+  // timeout (30 ms of silence) switches.
+  std::int64_t hybrid_stall_ms = 10;
+  // A primary with more than this many input tuples queued when an event's processing begins (a
+  // backlog behind full output queues or a slow operator) switches it to active; 0: never.
   std::int64_t hybrid_input_queue_tuples = 10'000;
   // Back to passive once no trigger held for this long.
   std::int64_t hybrid_calm_ms = 1000;

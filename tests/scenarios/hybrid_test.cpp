@@ -134,21 +134,25 @@ TEST_CASE("hybrid standby: a crash of the primary in the middle of a switch is r
 TEST_CASE("hybrid standby: a stall of the primary short of the failure timeout switches it to active",
           "[scenarios][hybrid]") {
   Topology t = hybrid_network();
-  const auto r = test::judged_sim_run(t, {FaultSpec{FaultKind::pause, "aggregate", "", 1.0, 0.025}});
+  // 15 ms: the standby hears nothing for up to 25 ms, short of the 30 ms failure timeout.
+  const auto r = test::judged_sim_run(t, {FaultSpec{FaultKind::pause, "aggregate", "", 1.0, 0.015}});
   check_precise(r);
   const auto switches = events_of(r, TraceKind::hybrid_switch, "aggregate");
   REQUIRE(switches.size() == 2);
   CHECK(switches[0]->enum_of<TraceReason>(TraceKey::reason) == TraceReason::stalled);
-  CHECK(switches[0]->get(TraceKey::duration_us).value_or(0) >= 20'000);
+  CHECK(switches[0]->get(TraceKey::duration_us).value_or(0) >= 10'000);
   CHECK(switches[1]->enum_of<TraceReason>(TraceKey::reason) == TraceReason::calm);
   CHECK(events_of(r, TraceKind::takeover).empty());
 }
 
 TEST_CASE("hybrid standby: a long input queue switches it to active", "[scenarios][hybrid]") {
   Topology t = hybrid_network();
-  t.settings.hybrid_input_queue_tuples = 1;
+  // A high rate: the source's batches of 100 tuples (a 2 ms flush holds 100) are a
+  // backlog above a bound of 50.
+  t.fragments[0].source.rate_tps = 50'000;
+  t.settings.duration_s = 1.0;
+  t.settings.hybrid_input_queue_tuples = 50;
   t.settings.hybrid_stall_ms = 0;
-  t.settings.operator_cost_us_per_tuple = 200;
   const auto r = test::judged_sim_run(t);
   check_precise(r);
   const auto switches = events_of(r, TraceKind::hybrid_switch);
