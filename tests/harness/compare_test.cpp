@@ -167,13 +167,13 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
   CHECK(table.find("(the baseline)") != std::string::npos);
   CHECK(table.find("no run was disturbed") != std::string::npos);
   CHECK(table.find("none crash run, repetition 1: outcome: the output stopped at the failure") != std::string::npos);
-  for (const char* a : {"none", "amnesia", "upstream", "passive", "active"}) CHECK(table.find(a) != std::string::npos);
+  for (const char* a : {"none", "amnesia", "upstream", "passive", "active", "hybrid"}) CHECK(table.find(a) != std::string::npos);
   const std::string csv = read_text(dir + "/compare.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 6);  // header and one row per approach
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 7);  // header and one row per approach
   CHECK(csv.rfind("approach,crash_runs,failure_free_runs,disturbed,reruns,excluded,verdict,", 0) == 0);
   CHECK(csv.find("recovery_ms_median,recovery_ms_min,recovery_ms_max") != std::string::npos);
   const std::string runs_csv = read_text(dir + "/compare_runs.csv");
-  CHECK(std::count(runs_csv.begin(), runs_csv.end(), '\n') == 29);
+  CHECK(std::count(runs_csv.begin(), runs_csv.end(), '\n') == 35);
   CHECK(read_text(dir + "/compare.txt") == table);
   CHECK(read_text(dir + "/config.toml").find("operator_cost_us_per_tuple = 100") != std::string::npos);
   CHECK(std::filesystem::exists(dir + "/active_crash_rep3/summary.json"));
