@@ -159,3 +159,31 @@ TEST_CASE("hybrid standby: a long input queue switches it to active", "[scenario
   REQUIRE_FALSE(switches.empty());
   CHECK(switches[0]->enum_of<TraceReason>(TraceKey::reason) == TraceReason::input_queue);
 }
+
+TEST_CASE("hybrid standby: after the switch back its live copy stops, and a crash is taken over from the checkpoint",
+          "[scenarios][hybrid]") {
+  Topology t = hybrid_network();
+  t.settings.hybrid_switch_at_ms = 1000;
+  t.settings.hybrid_calm_ms = 100;
+  const auto r = test::judged_sim_run(t, {crash("aggregate", 1.6)});
+  check_precise(r);
+  REQUIRE(events_of(r, TraceKind::hybrid_switch, "aggregate").size() == 2);
+  const auto takeovers = events_of(r, TraceKind::takeover, "aggregate.backup");
+  REQUIRE(takeovers.size() == 1);
+  CHECK(takeovers[0]->text == "from its last checkpoint");
+}
+
+TEST_CASE("hybrid standby: a primary crashed while active restarts, rejoins as a passive standby, and a second crash is precise",
+          "[scenarios][hybrid]") {
+  Topology t = hybrid_network();
+  t.settings.hybrid_switch_at_ms = 500;
+  t.settings.hybrid_calm_ms = 100'000;
+  const auto r = test::judged_sim_run(t, {crash("aggregate", 1.0), FaultSpec{FaultKind::restart, "aggregate", "", 1.3, 0.0},
+                                          crash("aggregate.backup", 2.2)});
+  check_precise(r);
+  CHECK(events_of(r, TraceKind::pair_restored, "aggregate.backup").size() == 1);
+  const auto takeovers = events_of(r, TraceKind::takeover);
+  REQUIRE(takeovers.size() == 2);
+  CHECK(takeovers[0]->text == "from its live state");
+  CHECK(takeovers[1]->text == "from its last checkpoint");
+}
