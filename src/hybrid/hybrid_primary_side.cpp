@@ -6,9 +6,10 @@
 // between them when a failure becomes likely follows Zhang, Gu et al. (ICDCS 2010), whose
 // thresholds are not public: ours are settings (docs/TOPOLOGY.md, hybrid_*).
 //
-// To active (a trigger: my own events ran late by hybrid_stall_ms, more than hybrid_input_queue_tuples
-// input tuples were queued when an event's processing began, or the command time hybrid_switch_at_ms came): a full bootstrap
-// checkpoint of my state goes to the standby (ids from kHybridBootstrapIdFirst), and every node
+// To active (a trigger: my own tick ran hybrid_stall_ms late, more than
+// hybrid_input_queue_tuples input tuples were queued when an event's processing began, or the
+// command time hybrid_switch_at_ms came): a full bootstrap checkpoint of my state goes to the
+// standby (ids from kHybridBootstrapIdFirst), and every node
 // of each producer is asked to send the stream to the standby too, after the checkpoint's input
 // position (Redirect), as a rejoining active standby is brought up to date. To passive (no
 // trigger for hybrid_calm_ms): the producers are asked to stop (Redirect, unsubscribe). The
