@@ -46,8 +46,10 @@ STYLE = {
     "passive": ("#4c72b0", "o"),
     "active": ("#8172b2", "^"),
     "active_nodet": ("#dd8452", "<"),
+    "hybrid": ("#937860", "P"),
 }
-ORDER = ["none", "amnesia", "upstream", "upstream_exact", "upstream_conservative", "passive", "active", "active_nodet"]
+ORDER = ["none", "amnesia", "upstream", "upstream_exact", "upstream_conservative", "passive", "active", "active_nodet",
+         "hybrid"]
 
 CI_LEVEL = 0.95
 CI_RESAMPLES = 4000

@@ -20,6 +20,7 @@
 
 #include "backup/active_standby_role.h"
 #include "backup/approaches.h"
+#include "backup/bootstrap.h"
 #include "backup/determinant_shipper.h"
 #include "primary/checkpoint_state.h"
 #include "protocols/check.h"
@@ -50,7 +51,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
     const auto* ack = std::get_if<CheckpointAck>(&m);
     if (!ack || from != bootstrapping_standby_ || ack->checkpoint_id != bootstrap_checkpoint_id_) return false;
     bootstrapping_standby_ = kNoNode;
-    bootstrap_.clear();
+    bootstrap_.reset();
     server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, from).with_text("bootstrapped from a checkpoint");
     return true;
   }
@@ -68,9 +69,9 @@ class ActivePrimarySide : public StatelessPrimarySide {
   TimeUs retransmit(TimeUs now, Effects& eff) override {
     TimeUs next = determinants_ ? determinants_->retransmit(now, eff) : kNever;
     if (bootstrapping_standby_ != kNoNode) {
-      HAPAIR_CHECK_MSG(!bootstrap_.empty(), "bootstrapping standby " << bootstrapping_standby_ << " without a bootstrap to send");
+      HAPAIR_CHECK_MSG(bootstrap_.has_value(), "bootstrapping standby " << bootstrapping_standby_ << " without a bootstrap to send");
       const TimeUs rt = server_.node().retransmit_us();
-      if (now - bootstrap_sent_us_ >= rt) send_bootstrap(now, eff, true);
+      if (now - bootstrap_sent_us_ >= rt) resend_bootstrap(now, eff);
       next = std::min(next, bootstrap_sent_us_ + rt);
     }
     return next;
@@ -88,17 +89,13 @@ class ActivePrimarySide : public StatelessPrimarySide {
                      "node " << server_.node().self() << " joined by standby " << standby);
     if (nondeterministic()) drop_determinants();
     const std::uint64_t previous_bootstrap = bootstrap_checkpoint_id_;
-    CapturedCheckpoint captured = capture_checkpoint(server_, ++bootstrap_checkpoint_id_, nullptr,
-                                                     static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes));
-    const CheckpointContent& state = captured.summary;
-    HAPAIR_CHECK_MSG(state.id == bootstrap_checkpoint_id_ && state.id > previous_bootstrap && !state.delta,
-                     "bootstrap checkpoint " << state.id << " after " << previous_bootstrap);
-    bootstrap_ = checkpoint_messages(state.id, false, 0, std::move(captured.chunks));
-    server_.count("bootstrap_checkpoint_bytes", static_cast<std::int64_t>(captured.payload_bytes));
-    bootstrap_inputs_.clear();
-    for (const auto& in : state.inputs) bootstrap_inputs_.emplace_back(in.stream, in.processed);
+    bootstrap_ = capture_bootstrap(server_, ++bootstrap_checkpoint_id_);
+    HAPAIR_CHECK_MSG(bootstrap_->summary.id == bootstrap_checkpoint_id_ && bootstrap_->summary.id > previous_bootstrap,
+                     "bootstrap checkpoint " << bootstrap_->summary.id << " after " << previous_bootstrap);
     bootstrapping_standby_ = standby;
-    send_bootstrap(now, eff, false);
+    send_bootstrap_chunks(server_, now, standby, *bootstrap_, eff);
+    redirect_inputs(server_, now, standby, *bootstrap_, eff);
+    bootstrap_sent_us_ = now;
     if (ships_determinants()) {
       determinants_.emplace(server_, standby);
       determinants_->on_start();
@@ -108,34 +105,18 @@ class ActivePrimarySide : public StatelessPrimarySide {
   void on_standby_lost() override {
     determinants_.reset();
     bootstrapping_standby_ = kNoNode;
-    bootstrap_.clear();
+    bootstrap_.reset();
   }
 
  private:
-  // The bootstrap: my checkpoint to the standby, then every producer's node is told to send it
-  // my input after the checkpoint's positions. The checkpoint is repeated as it was (same id):
-  // the standby installs one copy and acknowledges every further one (ActiveStandbyRole). The
-  // Redirects are not: a producer that got one subscribed the standby already, and a repeat
-  // would move its cursor back behind what the standby acknowledged since.
-  void send_bootstrap(TimeUs now, Effects& eff, bool again) {
-    HAPAIR_CHECK_MSG(bootstrapping_standby_ != kNoNode && !bootstrap_.empty(),
-                     "bootstrap of standby " << bootstrapping_standby_ << " with " << bootstrap_.size() << " chunks");
-    for (const Checkpoint& c : bootstrap_) {
-      HAPAIR_CHECK_MSG(c.checkpoint_id == bootstrap_checkpoint_id_ && !c.delta,
-                       "bootstrap chunk of checkpoint " << c.checkpoint_id << ", bootstrapping " << bootstrap_checkpoint_id_);
-      server_.send(eff, now, bootstrapping_standby_, Checkpoint(c));
-    }
+  // The bootstrap again as it was (same id): the standby installs one copy and acknowledges
+  // every further one (ActiveStandbyRole). Not the Redirects (bootstrap.h).
+  void resend_bootstrap(TimeUs now, Effects& eff) {
+    HAPAIR_CHECK_MSG(bootstrapping_standby_ != kNoNode && bootstrap_,
+                     "bootstrap of standby " << bootstrapping_standby_ << " with nothing to send");
+    send_bootstrap_chunks(server_, now, bootstrapping_standby_, *bootstrap_, eff);
     bootstrap_sent_us_ = now;
-    if (again) {
-      server_.count("bootstrap_resent");
-      return;
-    }
-    for (const auto& [stream, processed] : bootstrap_inputs_) {
-      const FragmentId producer = server_.inputs().at(stream).producer();
-      // Every node that sends me this stream (an active producer's standby tracks it too).
-      for (NodeId n : server_.routes().input_nodes_of(producer))
-        server_.send(eff, now, n, Redirect{stream, bootstrapping_standby_, true, processed});
-    }
+    server_.count("bootstrap_resent");
   }
 
   bool nondeterministic() const {
@@ -151,8 +132,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
   NodeId bootstrapping_standby_ = kNoNode;          // a rejoined standby installing my checkpoint
   std::uint64_t bootstrap_checkpoint_id_ = 0;
   // What the bootstrap sends (kept until the standby acknowledges it) and when it last went out.
-  std::vector<Checkpoint> bootstrap_;
-  std::vector<std::pair<StreamId, TupleId>> bootstrap_inputs_;
+  std::optional<Bootstrap> bootstrap_;
   TimeUs bootstrap_sent_us_ = 0;
 };
 

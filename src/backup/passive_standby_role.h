@@ -14,7 +14,7 @@
 // primary_failed), from a completely unpacked copy.
 #pragma once
 
-#include "primary/checkpoint_state.h"
+#include "backup/checkpoint_receiver.h"
 #include "primary/standby_role.h"
 
 namespace hapair {
@@ -28,12 +28,10 @@ class PassiveStandbyRole : public StandbyRole {
   TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_.next_wakeup_us(); }
 
  private:
-  void on_checkpoint(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
   // Installs the last checkpoint and becomes the primary.
   void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
 
-  CheckpointAssembler assembler_;
-  InstalledCheckpoint installed_;
+  CheckpointReceiver checkpoints_;
 };
 
 }  // namespace hapair

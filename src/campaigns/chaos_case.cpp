@@ -97,6 +97,17 @@ void vary_network(Topology& t, Rng& rng, const std::string& driver) {
     s.failure_timeout_ms = s.heartbeat_interval_ms * pick(rng, 5, 10);
     s.checkpoint_interval_ms = pick(rng, 50, 200);
   }
+  if (approach.reads_setting("hybrid_switch_at_ms")) {
+    // Hybrid standby: a commanded switch to active at any moment of the run (or none), a stall
+    // trigger short of the failure timeout (or none), a calm period from a few checkpoints to
+    // longer than the run, so crashes fall before, during and after switches both ways.
+    const auto duration_ms = static_cast<std::int64_t>(s.duration_s * 1000.0);
+    s.hybrid_switch_at_ms = rng.chance(0.7) ? pick(rng, std::int64_t{0}, duration_ms) : -1;
+    s.hybrid_stall_ms = rng.chance(0.8) ? pick(rng, s.heartbeat_interval_ms, std::max(s.heartbeat_interval_ms, s.failure_timeout_ms - 1)) : 0;
+    s.hybrid_calm_ms = pick(rng, std::int64_t{20}, std::int64_t{3000});
+    // A latency trigger (or none) from a few batches' delay to a backlog's.
+    s.hybrid_latency_ms = rng.chance(0.5) ? pick(rng, std::int64_t{5}, std::int64_t{200}) : 0;
+  }
 }
 
 // ---- the case: the fault schedule --------------------------------------------------------
@@ -224,6 +235,9 @@ std::string describe_case(const ChaosCase& c) {
   d << " heartbeat_ms=" << s.heartbeat_interval_ms << " timeout_ms=" << s.failure_timeout_ms;
   if (approach.reads_setting("checkpoint_interval_ms"))
     d << " checkpoint_ms=" << s.checkpoint_interval_ms << " " << to_string(s.checkpoint_mode);
+  if (approach.reads_setting("hybrid_switch_at_ms"))
+    d << " switch_at_ms=" << s.hybrid_switch_at_ms << " stall_ms=" << s.hybrid_stall_ms << " calm_ms=" << s.hybrid_calm_ms
+      << " latency_ms=" << s.hybrid_latency_ms;
   if (n.loss_ratio > 0) d << " loss=" << shortest_text(std::round(n.loss_ratio * 1e4) / 1e4);
   if (n.duplication_ratio > 0) d << " dup=" << shortest_text(std::round(n.duplication_ratio * 1e4) / 1e4);
   d << " faults:";

@@ -710,4 +710,79 @@ ClaimCheck check_workloads(const std::vector<ExperimentRow>& rows) {
   return c;
 }
 
+
+ClaimCheck check_hybrid(const std::vector<ExperimentRow>& rows) {
+  ClaimCheck c;
+  struct Cell {
+    std::vector<double> recovery, messages, bytes;
+    std::size_t failure_runs = 0, precise = 0, active_at_failure = 0, failure_free = 0, switched = 0;
+    std::uint64_t lost = 0, duplicates = 0;
+  };
+  std::map<std::string, Cell> by;  // approach -> cell
+  for (const ExperimentRow& r : rows) {
+    Cell& k = by[r.approach];
+    if (r.failure) {
+      ++k.failure_runs;
+      k.precise += r.verdict == "precise" ? 1 : 0;
+      k.lost += r.lost;
+      k.duplicates += r.duplicates;
+      k.active_at_failure += r.active_at_failure.value_or(false) ? 1 : 0;
+      if (r.recovery_ms) k.recovery.push_back(*r.recovery_ms);
+    } else {
+      ++k.failure_free;
+      k.switched += r.switches_to_active.value_or(0) > 0 ? 1 : 0;
+      // The overhead in messages and bytes over the ha=none twin, as counts.
+      if (r.baseline_messages_total)
+        k.messages.push_back(static_cast<double>(r.messages_total) - *r.baseline_messages_total);
+      if (r.baseline_bytes_total) k.bytes.push_back(static_cast<double>(r.bytes_total) - *r.baseline_bytes_total);
+    }
+  }
+  auto median = [&](const std::string& a, std::vector<double> Cell::*field) -> std::optional<double> {
+    auto it = by.find(a);
+    if (it == by.end() || (it->second.*field).empty()) return std::nullopt;
+    return spread_of(it->second.*field).median;
+  };
+  for (const std::string a : {"upstream", "passive", "active", "hybrid"}) {
+    auto it = by.find(a);
+    if (it == by.end() || it->second.failure_runs == 0) {
+      c.expect(false, "no " + a + " run with the failure");
+      continue;
+    }
+    const Cell& k = it->second;
+    c.expect(k.precise == k.failure_runs, a + " precise in " + std::to_string(k.precise) + " of " +
+                                              std::to_string(k.failure_runs) + " runs (lost " + std::to_string(k.lost) +
+                                              ", duplicates " + std::to_string(k.duplicates) + ")");
+  }
+  if (auto it = by.find("hybrid"); it != by.end()) {
+    const Cell& h = it->second;
+    c.expect(h.failure_runs > 0 && h.active_at_failure == h.failure_runs,
+             "hybrid's standby active at the failure in " + std::to_string(h.active_at_failure) + " of " +
+                 std::to_string(h.failure_runs) + " runs (switched by the spike before the crash)");
+    c.expect(h.failure_free > 0 && h.switched == h.failure_free, "hybrid switched to active in " + std::to_string(h.switched) +
+                                                                     " of " + std::to_string(h.failure_free) +
+                                                                     " failure-free runs");
+  }
+  const auto rh = median("hybrid", &Cell::recovery), rp = median("passive", &Cell::recovery);
+  if (!rh || !rp) {
+    c.expect(false, "recovery of hybrid and passive standby not both measured");
+  } else {
+    c.expect(*rh < *rp, fmt::format("hybrid recovers in {:.1f} ms, faster than passive standby's {:.1f} ms: {:+.0f}% "
+                                    "(ICDCS 2010: about -67%)",
+                                    *rh, *rp, 100.0 * (*rh / *rp - 1.0)));
+  }
+  const auto mh = median("hybrid", &Cell::messages), ma = median("active", &Cell::messages);
+  const auto bh = median("hybrid", &Cell::bytes), ba = median("active", &Cell::bytes);
+  if (!mh || !ma || !(*ma > 0.0)) {
+    c.expect(false, "message overhead of hybrid and active standby not both measured");
+  } else {
+    c.expect(*mh < *ma, fmt::format("hybrid sends {:.0f} messages more than ha none, fewer than active standby's {:.0f}: "
+                                    "{:+.0f}% (ICDCS 2010: about -80%)",
+                                    *mh, *ma, 100.0 * (*mh / *ma - 1.0)));
+    if (bh && ba && *ba > 0.0)
+      c.notes.push_back(fmt::format("bytes over ha none: hybrid {:.0f}, active standby {:.0f} ({:+.0f}%)", *bh, *ba,
+                                    100.0 * (*bh / *ba - 1.0)));
+  }
+  return c;
+}
+
 }  // namespace hapair

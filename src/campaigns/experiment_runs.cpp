@@ -10,6 +10,7 @@
 #include "config/experiment_config.h"
 #include "report/results.h"
 #include "config/topology_file.h"
+#include "protocols/approach_traits.h"
 
 namespace hapair {
 namespace {
@@ -196,7 +197,19 @@ std::vector<Column> columns() {
   real("baseline_bytes_total", "{:.0f}", [](const ExperimentRow& r) { return r.baseline_bytes_total; });
   real("baseline_cpu_s", "{:.6f}", [](const ExperimentRow& r) { return r.baseline_cpu_s; });
   real("baseline_tuples_processed", "{:.0f}", [](const ExperimentRow& r) { return r.baseline_tuples_processed; });
+  real("baseline_messages_total", "{:.0f}", [](const ExperimentRow& r) { return r.baseline_messages_total; });
   real("bandwidth_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.bandwidth_overhead_pct; });
+  real("message_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.message_overhead_pct; });
+  real("switches_to_active", "{:.0f}", [](const ExperimentRow& r) {
+    return r.switches_to_active ? std::optional<double>(static_cast<double>(*r.switches_to_active)) : std::nullopt;
+  });
+  c.push_back(Column{"active_at_failure",
+                     [](const ExperimentRow& r) {
+                       return r.active_at_failure ? std::string(*r.active_at_failure ? "true" : "false") : "";
+                     },
+                     [](const ExperimentRow& r) {
+                       return r.active_at_failure ? std::optional<double>(*r.active_at_failure ? 1.0 : 0.0) : std::nullopt;
+                     }});
   real("cpu_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.cpu_overhead_pct; });
   real("processing_overhead_pct", "{:.3f}", [](const ExperimentRow& r) { return r.processing_overhead_pct; });
   for (const std::string& kind : data_plane_kind_names())
@@ -333,6 +346,20 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
   r.tuples_processed = counter_sum(result, "tuples_processed");
 
   const Plan& plan = *run.plan;
+  // An approach that switches its standby's mode (hybrid standby) reads when to switch.
+  const ApproachTraits* traits = ApproachCatalog::builtin().find(planned.approach);
+  if (traits != nullptr && traits->reads_setting("hybrid_switch_at_ms")) {
+    r.switches_to_active = counter_sum(result, "hybrid_switches_to_active");
+    const NodeId primary = plan.node_id(planned.victim);
+    if (planned.failure && primary != kNoNode && failure_us != kNever) {
+      for (const TraceEvent& e : result.events)
+        if (e.kind == TraceKind::takeover && e.node != primary && e.at_us >= failure_us) {
+          r.active_at_failure = e.get(TraceKey::checkpoint).value_or(-1) == 0;
+          break;
+        }
+      if (!r.active_at_failure) r.active_at_failure = false;
+    }
+  }
   OperatorClass weakest = OperatorClass::repeatable;
   for (const PlanFragment& f : plan.fragments)
     if (f.kind == FragmentKind::operators) weakest = std::max(weakest, f.klass);
@@ -370,6 +397,8 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
     r.bandwidth_overhead_pct = pct(static_cast<double>(r.bytes_total), *r.baseline_bytes_total);
     r.cpu_overhead_pct = pct(r.cpu_s, *r.baseline_cpu_s);
     r.processing_overhead_pct = pct(static_cast<double>(r.tuples_processed), base_processed);
+    r.baseline_messages_total = static_cast<double>(b.metrics.overhead.messages_total);
+    r.message_overhead_pct = pct(static_cast<double>(r.messages_total), *r.baseline_messages_total);
   }
   return r;
 }

@@ -121,8 +121,15 @@ struct ExperimentRow {
   // retained at its peak (upper bound: the peaks need not coincide).
   std::optional<std::int64_t> queue_tuples_max_sum;
   // Relative to the baseline: (run - baseline) / baseline in percent.
-  std::optional<double> baseline_bytes_total, baseline_cpu_s, baseline_tuples_processed;
-  std::optional<double> bandwidth_overhead_pct, cpu_overhead_pct, processing_overhead_pct;
+  std::optional<double> baseline_bytes_total, baseline_cpu_s, baseline_tuples_processed, baseline_messages_total;
+  std::optional<double> bandwidth_overhead_pct, cpu_overhead_pct, processing_overhead_pct, message_overhead_pct;
+  // Hybrid standby: how often a standby was switched to active (every node's
+  // hybrid_switches_to_active), and whether the victim's standby was active at the failure: it
+  // took over from its live copy (its first takeover after the failure installed no checkpoint).
+  // Read from the standby's trace, not the victim's: a SIGKILLed process's last events can be
+  // lost. Absent for the other approaches (and without a failure, for the second).
+  std::optional<std::uint64_t> switches_to_active;
+  std::optional<bool> active_at_failure;
   std::string run_dir;  // the run's result folder, relative to the experiment's out dir ("" none)
 };
 

@@ -186,6 +186,24 @@ Knob unless_empty(Knob k) {
   return k;
 }
 
+// A knob written only while `written()` holds (reading it is always allowed).
+Knob written_if(Knob k, std::function<bool()> written) {
+  auto get = k.get;
+  k.get = [get, written]() -> std::optional<std::string> {
+    if (!written()) return std::nullopt;
+    return get();
+  };
+  return k;
+}
+
+// spike_every_s, spike_length_s, spike_factor, spike_first_s: written only when a source has
+// spikes, so every other source's file reads as it did.
+std::vector<Knob> spike_knobs(RateSpikes& sp) {
+  auto on = [&sp] { return sp != RateSpikes{}; };
+  return {written_if(double_knob("spike_every_s", sp.every_s), on), written_if(double_knob("spike_length_s", sp.length_s), on),
+          written_if(double_knob("spike_factor", sp.factor), on), written_if(double_knob("spike_first_s", sp.first_s), on)};
+}
+
 // input = "s" for one stream, inputs = ["a", "b"] for several; both read into the same list.
 std::vector<Knob> input_knobs(std::vector<std::string>& field) {
   auto one = [&field](const toml::node& n) -> SetResult {
@@ -314,6 +332,26 @@ Knob group_by_knob(bool& group_by_key) {
       [](bool v) { return toml_string(v ? "key" : "none"); }, "unknown value; allowed values: key, none");
 }
 
+// A setting only some approaches read (their traits name it) is written out when the network or
+// a fragment uses one of them, or when it is not its default (so it reads back the same), and
+// otherwise not: the other networks' files stay as they were.
+Knob approach_knob(const Topology& t, std::string key, std::int64_t& field, std::int64_t default_value) {
+  Knob k = int_knob(key, field);
+  auto used = [&t, key] {
+    const ApproachCatalog& c = ApproachCatalog::builtin();
+    auto reads = [&](HaMode m) { return c.find(m) != nullptr && c.of(m).reads_setting(key); };
+    if (reads(t.settings.ha)) return true;
+    for (const FragmentSpec& f : t.fragments)
+      if (f.ha && reads(*f.ha)) return true;
+    return false;
+  };
+  k.get = [get = k.get, used, &field, default_value]() -> std::optional<std::string> {
+    if (field == default_value && !used()) return std::nullopt;
+    return get();
+  };
+  return k;
+}
+
 std::vector<Knob> network_knobs(Topology& t) {
   Settings& s = t.settings;
   return {text_knob("name", t.name),
@@ -342,7 +380,12 @@ std::vector<Knob> network_knobs(Topology& t) {
           double_knob("operator_cost_us_per_tuple", s.operator_cost_us_per_tuple),
           int_knob("retransmit_timeout_ms", s.retransmit_timeout_ms),
           int_knob("boundary_interval_ms", s.boundary_interval_ms),
-          enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels())};
+          enum_knob("trace_level", s.trace_level, parse_trace_level, allowed_trace_levels()),
+          approach_knob(t, "hybrid_stall_ms", s.hybrid_stall_ms, Settings{}.hybrid_stall_ms),
+          approach_knob(t, "hybrid_input_queue_tuples", s.hybrid_input_queue_tuples, Settings{}.hybrid_input_queue_tuples),
+          approach_knob(t, "hybrid_latency_ms", s.hybrid_latency_ms, Settings{}.hybrid_latency_ms),
+          approach_knob(t, "hybrid_calm_ms", s.hybrid_calm_ms, Settings{}.hybrid_calm_ms),
+          approach_knob(t, "hybrid_switch_at_ms", s.hybrid_switch_at_ms, Settings{}.hybrid_switch_at_ms)};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {
@@ -407,6 +450,7 @@ std::vector<Knob> source_knobs(FragmentSpec& f, SourceGeneratorKind generator) {
       k.push_back(values_knob(s.values));
       k.push_back(bool_knob("integer_values", s.integer_values));
       k.push_back(generator_knob(s.generator));
+      for (Knob& x : spike_knobs(s.spikes)) k.push_back(std::move(x));
       break;
     case SourceGeneratorKind::nexmark: {
       NexmarkSpec& n = s.nexmark;
@@ -428,6 +472,7 @@ std::vector<Knob> source_knobs(FragmentSpec& f, SourceGeneratorKind generator) {
       k.push_back(int_knob("ads_per_campaign", s.ysb.ads_per_campaign));
       k.push_back(uint_knob("campaign_seed", s.ysb.campaign_seed));
       k.push_back(fields_knob(s.ysb.key_field, s.ysb.value_field));
+      for (Knob& x : spike_knobs(s.spikes)) k.push_back(std::move(x));
       break;
   }
   k.push_back(text_knob("endpoint", f.endpoint));

@@ -15,13 +15,8 @@ Json failure(bool& error, const std::string& what) {
   return Json{{"error", what}};
 }
 
-const char* kApproaches[] = {"none", "amnesia", "upstream", "passive", "active"};
-
-std::string approaches_text() {
-  std::string s;
-  for (const char* a : kApproaches) s += (s.empty() ? "" : ", ") + std::string(a);
-  return s;
-}
+// The approaches the page offers: every one of the catalog.
+std::string approaches_text() { return ApproachCatalog::builtin().names(); }
 
 // A whole number field in [lo, hi]; `what` names the problem when it is not.
 bool whole(const nlohmann::json& j, const char* field, std::int64_t lo, std::int64_t hi, std::int64_t& out,
@@ -135,7 +130,7 @@ Json DemoService::handle(const nlohmann::json& request, bool& error) {
     for (const DemoNetwork& n : demo_networks())
       networks.push_back(Json{{"name", n.name}, {"title", n.title}, {"description", n.description}});
     Json approaches = Json::array();
-    for (const char* a : kApproaches) approaches.push_back(a);
+    for (const ApproachTraits& a : ApproachCatalog::builtin().all()) approaches.push_back(a.name);
     return Json{{"networks", networks}, {"approaches", approaches}};
   }
   if (op == "create") return create(request, error);

@@ -1,6 +1,7 @@
 #include "node/approaches.h"
 
 #include "backup/approaches.h"
+#include "hybrid/approaches.h"
 #include "protocols/check.h"
 #include "upstream_backup/approaches.h"
 
@@ -19,6 +20,7 @@ ApproachRegistry make_builtin() {
            upstream_backup_approach(),  // src/upstream_backup: level-1 rounds, restart points, replay
            passive_standby_approach(),  // src/backup: checkpoints to a standby that installs them
            active_standby_approach(),   // src/backup: a standby that processes too, with determinants
+           hybrid_standby_approach(),   // src/hybrid: passive standby, active while a failure looks likely
        })
     r = r.with(a);
   for (HaMode mode : ApproachCatalog::builtin().modes())

@@ -18,33 +18,73 @@ double floor_exact(double v) {
   return std::floor(v);
 }
 
-TimeUs time_of(double rate_tps, TupleId i) {
-  if (!(rate_tps > 0.0)) return kNever;
-  // floor of a non-negative value: the conversion truncates, which is the same.
-  return static_cast<TimeUs>(static_cast<double>(i) * 1e6 / rate_tps);
-}
+// When tuple i of a uniform or ysb source is due: i / rate, or with rate spikes the moment the
+// cumulative rate reaches i (RateSpikes). Non-decreasing in i.
+struct Schedule {
+  double rate = 0.0;
+  RateSpikes spikes;
 
-// The largest position p (from 1) of a sequence at `rate` with time_of(rate, p) <= now (0: none).
-TupleId last_due(double rate, TimeUs now) {
-  if (!(rate > 0.0) || now < 0) return 0;
-  // ts(p) grows with p: start from the closed-form estimate and correct it (rounding may go
+  TimeUs at(TupleId i) const {
+    if (!(rate > 0.0)) return kNever;
+    // floor of a non-negative value: the conversion truncates, which is the same.
+    if (!spikes.on()) return static_cast<TimeUs>(static_cast<double>(i) * 1e6 / rate);
+    return static_cast<TimeUs>(spiked_seconds(static_cast<double>(i)) * 1e6);
+  }
+  // About how many tuples are due by `t_us` (the inverse of at(), before rounding).
+  double count_estimate(double t_us) const {
+    if (!spikes.on()) return t_us * rate / 1e6;
+    return spiked_count(t_us / 1e6);
+  }
+
+ private:
+  // Tuples per spike period, and in its spike.
+  double per_period() const { return rate * (spikes.every_s - spikes.length_s) + spiked_rate() * spikes.length_s; }
+  double spiked_rate() const { return rate * spikes.factor; }
+  double spiked_seconds(double n) const {
+    const double before = rate * spikes.first_s;
+    if (n <= before) return n / rate;
+    const double j = n - before;
+    const double k = std::floor(j / per_period());
+    const double rest = j - k * per_period();
+    const double in_spike = spiked_rate() * spikes.length_s;
+    const double tau = rest <= in_spike ? rest / spiked_rate() : spikes.length_s + (rest - in_spike) / rate;
+    return spikes.first_s + k * spikes.every_s + tau;
+  }
+  double spiked_count(double t) const {
+    if (t <= spikes.first_s) return std::max(0.0, t * rate);
+    const double since = t - spikes.first_s;
+    const double k = std::floor(since / spikes.every_s);
+    const double tau = since - k * spikes.every_s;
+    const double in_period = tau <= spikes.length_s ? tau * spiked_rate() : spikes.length_s * spiked_rate() + (tau - spikes.length_s) * rate;
+    return rate * spikes.first_s + k * per_period() + in_period;
+  }
+};
+
+Schedule schedule_of(const SourceSpec& spec) { return Schedule{spec.rate_tps, spec.spikes}; }
+Schedule schedule_of(double rate) { return Schedule{rate, {}}; }
+
+// The largest position p (from 1) of a schedule with at(p) <= now (0: none).
+TupleId last_due(const Schedule& s, TimeUs now) {
+  if (!(s.rate > 0.0) || now < 0) return 0;
+  // at(p) grows with p: start from the closed-form estimate and correct it (rounding may go
   // either way), as count_before() does.
-  const double estimate = std::floor(static_cast<double>(now) * rate / 1e6);
+  const double estimate = std::floor(s.count_estimate(static_cast<double>(now)));
   TupleId n = estimate < 1.0 ? 0 : static_cast<TupleId>(std::min(estimate, 9007199254740992.0));
-  while (n > 0 && time_of(rate, n) > now) --n;
-  while (time_of(rate, n + 1) <= now) ++n;
+  while (n > 0 && s.at(n) > now) --n;
+  while (s.at(n + 1) <= now) ++n;
   return n;
 }
 
-// The number of positions p (from 1) of a sequence at `rate` with time_of(rate, p) < duration.
-TupleId count_before(double rate, double duration_s) {
-  if (!(rate > 0.0) || !(duration_s > 0.0)) return 0;
+// The number of positions p (from 1) of a schedule with at(p) < duration.
+TupleId count_before(const Schedule& s, double duration_s) {
+  if (!(s.rate > 0.0) || !(duration_s > 0.0)) return 0;
   const double duration_us = duration_s * 1e6;
-  // ts(p) grows with p, so the count is the largest p with ts(p) < duration. Start from the
+  // at(p) grows with p, so the count is the largest p with at(p) < duration. Start from the
   // closed-form estimate and correct it, because floor() and the division may round either way.
-  TupleId n = static_cast<TupleId>(std::floor(duration_us * rate / 1e6));
-  while (n > 0 && !(static_cast<double>(time_of(rate, n)) < duration_us)) --n;
-  while (static_cast<double>(time_of(rate, n + 1)) < duration_us) ++n;
+  const double estimate = std::floor(s.count_estimate(duration_us));
+  TupleId n = estimate < 1.0 ? 0 : static_cast<TupleId>(std::min(estimate, 9007199254740992.0));
+  while (n > 0 && !(static_cast<double>(s.at(n)) < duration_us)) --n;
+  while (static_cast<double>(s.at(n + 1)) < duration_us) ++n;
   return n;
 }
 
@@ -54,7 +94,7 @@ Tuple make_uniform_tuple(const SourceSpec& spec, std::uint64_t seed, std::uint64
   Rng r = Rng::derive(seed, position);
   Tuple t;
   t.id = i;
-  t.ts_us = time_of(spec.rate_tps, i);
+  t.ts_us = schedule_of(spec).at(i);
   t.key = spec.key_count > 0 ? static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(spec.key_count))) : 0;
   double v = 0.0;
   switch (spec.values.kind) {
@@ -114,7 +154,7 @@ Tuple make_tuple(const SourceSpec& spec, std::uint64_t seed, std::uint64_t strea
     }
     case SourceGeneratorKind::ysb: {
       const YsbEvent e = ysb_event(spec.ysb, seed, i);
-      return Tuple{i, time_of(spec.rate_tps, i), ysb_field_value(e, p.ysb_key),
+      return Tuple{i, schedule_of(spec).at(i), ysb_field_value(e, p.ysb_key),
                    static_cast<double>(ysb_field_value(e, p.ysb_value)), mix64(stream_hash, i)};
     }
   }
@@ -124,7 +164,7 @@ Tuple make_tuple(const SourceSpec& spec, std::uint64_t seed, std::uint64_t strea
 TimeUs tuple_time_us(const SourceSpec& spec, TupleId i) {
   if (spec.generator == SourceGeneratorKind::nexmark)
     return nexmark_event_time_us(spec.nexmark.events_per_s, nexmark_event_number(spec.nexmark.event, i));
-  return time_of(spec.rate_tps, i);
+  return schedule_of(spec).at(i);
 }
 
 }  // namespace
@@ -145,9 +185,9 @@ TimeUs SourceGenerator::time_us(TupleId i) const { return tuple_time_us(spec_, i
 TupleId SourceGenerator::last_due_by(TimeUs now) const {
   if (spec_.generator == SourceGeneratorKind::nexmark) {
     // Tuple i is due when its event is: when its number is below the events due by `now`.
-    return nexmark_kind_count(spec_.nexmark.event, last_due(spec_.nexmark.events_per_s, now));
+    return nexmark_kind_count(spec_.nexmark.event, last_due(schedule_of(spec_.nexmark.events_per_s), now));
   }
-  return last_due(spec_.rate_tps, now);
+  return last_due(schedule_of(spec_), now);
 }
 
 Tuple SourceGenerator::tuple(TupleId i) const {
@@ -169,13 +209,13 @@ void SourceGenerator::append_tuples(TupleId first, std::size_t count, Tuples& ou
   const double lo = spec_.values.a;
   const double width = spec_.values.b - spec_.values.a;
   const bool integer = spec_.integer_values;
-  const double rate = spec_.rate_tps;
+  const Schedule schedule = schedule_of(spec_);
   for (std::size_t k = 0; k < count; ++k) {
     const TupleId i = first + k;
     const std::uint64_t position = mix64(stream_hash_, i);
     const Rng::Pair draws = Rng::first_two(mix64(seed_, position));
     const double v = lo + width * Rng::unit_from_bits(draws.second);
-    to[k] = Tuple{i, time_of(rate, i), static_cast<std::int64_t>(Rng::below(draws.first, keys)), integer ? floor_exact(v) : v,
+    to[k] = Tuple{i, schedule.at(i), static_cast<std::int64_t>(Rng::below(draws.first, keys)), integer ? floor_exact(v) : v,
                   position};
   }
 }
@@ -186,8 +226,8 @@ Tuple source_tuple(const SourceSpec& spec, std::uint64_t seed, TupleId i) {
 
 TupleId source_tuple_count(const SourceSpec& spec, double duration_s) {
   if (spec.generator == SourceGeneratorKind::nexmark)
-    return nexmark_kind_count(spec.nexmark.event, count_before(spec.nexmark.events_per_s, duration_s));
-  return count_before(spec.rate_tps, duration_s);
+    return nexmark_kind_count(spec.nexmark.event, count_before(schedule_of(spec.nexmark.events_per_s), duration_s));
+  return count_before(schedule_of(spec), duration_s);
 }
 
 }  // namespace hapair

@@ -1,7 +1,8 @@
 // The deterministic source generator. Tuple i of a source (i >= 1) is a pure function of
 // (seed, source spec, i), so a source can be restarted anywhere, and the reference run recomputes
 // exactly the same input. Three generators (SourceSpec::generator, docs/TOPOLOGY.md):
-// - uniform: ts = i * 1e6 / rate_tps microseconds, key uniform in [0, key_count), value from the
+// - uniform: ts = i * 1e6 / rate_tps microseconds (with rate spikes, RateSpikes, the moment the
+//   cumulative rate reaches i), key uniform in [0, key_count), value from the
 //   configured distribution, all from (seed, stream name, i); lineage = hash(stream name, i).
 // - nexmark (operators/nexmark.h): tuple i is the i-th event of the source's kind in NEXMark's
 //   global event sequence, ts that event's time, (key, value) two of its fields; lineage =

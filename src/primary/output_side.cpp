@@ -349,6 +349,13 @@ void OutputSide::restore(const std::vector<CheckpointOutput>& queues) {
   }
 }
 
+void OutputSide::trim_log_up_to(StreamId s, TupleId up_to) {
+  auto it = channels_.find(s);
+  if (it == channels_.end()) return;
+  // Never beyond what the log holds: a copy that lags its primary appends those ids later.
+  it->second.install(DownstreamRestartPoints{s, kNoFragment, std::min(up_to, it->second.queue().last_id()), {}});
+}
+
 void OutputSide::install_forwarded(const DownstreamRestartPoints& forwarded) { channel(forwarded.stream).install(forwarded); }
 
 bool OutputSide::confirm_forwarded(StreamId s, FragmentId d, std::uint64_t generation) {

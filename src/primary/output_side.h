@@ -96,6 +96,9 @@ class OutputSide {
   void track_consumers_without_sending();
   // A fresh standby's view: empty queues, consumers tracked and not sent to.
   void reset_for_standby();
+  // A standby whose consumers do not acknowledge it (hybrid standby) trims stream s's log up to
+  // where its primary's log began at a checkpoint: every consumer acknowledged what came before.
+  void trim_log_up_to(StreamId s, TupleId up_to);
 
   // ---- holding output back -----------------------------------------------------------------------
   // The release gates: hold every output after what it has now (a standby that must confirm

@@ -41,6 +41,10 @@ class StandbyRole : public RoleBehaviour {
   // The primary failed, found by `detector`: take over (setting successor_), or say why this
   // standby cannot.
   virtual void primary_failed(TimeUs now, Effects& eff, Detector detector) = 0;
+  // A standby that processes input never sends output before it takes over (its log waits for
+  // the takeover): none of the messages sent since `first` is a tuple batch (checked). Cheap: a
+  // standby sends a handful of acks and heartbeats per event.
+  void check_no_output_sent(const Effects& eff, std::size_t first) const;
 
   Server& server_;
   PrimaryWatch watch_;

@@ -84,6 +84,7 @@ void Workload::process_input(TimeUs now, Effects& eff) {
       inputs_.take_front(1);
       ++tuples_processed_;
       ++operator_tuples_;
+      oldest_processed_ts_ = std::min(oldest_processed_ts_, t.ts_us);
       fragment_->process(stream, t, outs_);
       append_outputs(outs_);
       if (boundary > 0) apply_boundary(stream, boundary);

@@ -75,6 +75,13 @@ class Workload {
   // Tuples processed or emitted so far, and those of them an operator fragment took.
   std::uint64_t work_done() const { return tuples_processed_ + tuples_emitted_; }
   std::uint64_t operator_work_done() const { return operator_tuples_; }
+  // The smallest timestamp of the input tuples an operator fragment processed since the last
+  // call (kNever: none), and forgets it: how old the input was when it got its turn.
+  TimeUs take_oldest_processed_ts() {
+    const TimeUs t = oldest_processed_ts_;
+    oldest_processed_ts_ = kNever;
+    return t;
+  }
   void add_metrics(Metrics& m) const;
 
  private:
@@ -113,6 +120,7 @@ class Workload {
   // simulator's million-tuple runs) and are merged into the metrics when asked.
   std::uint64_t tuples_processed_ = 0;
   std::uint64_t operator_tuples_ = 0;  // of tuples_processed_, those an operator fragment took
+  TimeUs oldest_processed_ts_ = kNever;  // take_oldest_processed_ts()
   std::uint64_t tuples_delivered_ = 0;
   std::uint64_t tuples_emitted_ = 0;
 };

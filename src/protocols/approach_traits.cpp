@@ -89,9 +89,31 @@ ApproachTraits active_standby() {
   return t;
 }
 
+// Hybrid standby (src/hybrid): passive standby while all is well; on a trigger (the primary
+// stalled, its input queue long, an explicit command) the standby is bootstrapped from a full
+// checkpoint plus redirected input and runs as an active standby, back to passive after a calm
+// period. Producers send it input only while it is active (by Redirect, not by these traits).
+ApproachTraits hybrid_standby() {
+  ApproachTraits t;
+  t.mode = HaMode::hybrid;
+  t.name = "hybrid";
+  t.title = "hybrid standby";
+  t.standbys = 1;
+  t.standby_suffix = ".backup";
+  t.standby_role = Role::passive_backup;
+  t.standby_holds_state = true;
+  t.consumers_retain = true;
+  t.output_waits_for_choices = ChoicesHeld::always;
+  t.promise = {R::precise, R::precise, R::precise};
+  t.settings = {"checkpoint_interval_ms", "checkpoint_mode", "hybrid_stall_ms", "hybrid_input_queue_tuples", "hybrid_latency_ms",
+                "hybrid_calm_ms", "hybrid_switch_at_ms"};
+  t.messages = {"checkpoint", "checkpoint_ack"};
+  return t;
+}
+
 ApproachCatalog make_builtin() {
   ApproachCatalog c;
-  for (ApproachTraits t : {no_ha(), amnesia(), upstream_backup(), passive_standby(), active_standby()})
+  for (ApproachTraits t : {no_ha(), amnesia(), upstream_backup(), passive_standby(), active_standby(), hybrid_standby()})
     c = c.with(std::move(t));
   return c;
 }

@@ -245,6 +245,11 @@ struct Validator {
     positive_seconds("drain_quiet_s", s.drain_quiet_s);
     at_least("retransmit_timeout_ms", s.retransmit_timeout_ms, 1);
     at_least("boundary_interval_ms", s.boundary_interval_ms, 1);
+    at_least("hybrid_stall_ms", s.hybrid_stall_ms, 0);
+    at_least("hybrid_input_queue_tuples", s.hybrid_input_queue_tuples, 0);
+    at_least("hybrid_latency_ms", s.hybrid_latency_ms, 0);
+    at_least("hybrid_calm_ms", s.hybrid_calm_ms, 1);
+    at_least("hybrid_switch_at_ms", s.hybrid_switch_at_ms, -1);
     if (!(s.operator_cost_us_per_tuple >= 0.0 && s.operator_cost_us_per_tuple <= kOperatorCostUsPerTupleMax))
       add(w, "[network] operator_cost_us_per_tuple = " + num(s.operator_cost_us_per_tuple) +
                  ": must be a number of microseconds in [0, " + num(kOperatorCostUsPerTupleMax) + "]");
@@ -330,6 +335,21 @@ struct Validator {
         count("ads_per_campaign", s.ysb.ads_per_campaign, kYsbCountMax);
         break;
       }
+    }
+    const RateSpikes& sp = s.spikes;
+    if (sp.on() || sp != RateSpikes{}) {
+      if (s.generator == SourceGeneratorKind::nexmark)
+        add(f.where, d + ": spike_every_s: rate spikes apply to uniform and ysb sources; a nexmark source's rate is its "
+                         "event sequence's (events_per_s)");
+      if (!(sp.every_s > 0.0 && sp.every_s <= 86400.0))
+        add(f.where, d + ": spike_every_s = " + num(sp.every_s) + ": must be > 0 and <= 86400 when a spike_* key is set");
+      if (!(sp.length_s > 0.0 && sp.length_s < sp.every_s))
+        add(f.where, d + ": spike_length_s = " + num(sp.length_s) + ": must be > 0 and < spike_every_s (" + num(sp.every_s) + ")");
+      if (!(sp.factor > 0.0 && sp.factor <= 1000.0) || sp.factor * source_rate_setting(s) > kRateTpsMax)
+        add(f.where, d + ": spike_factor = " + num(sp.factor) + ": must be > 0 and <= 1000, and rate_tps x spike_factor <= " +
+                         num(kRateTpsMax));
+      if (!(sp.first_s >= 0.0 && sp.first_s <= 86400.0))
+        add(f.where, d + ": spike_first_s = " + num(sp.first_s) + ": must be >= 0 and <= 86400");
     }
     if (!f.operators.empty()) add(f.where, d + ": a source has no operators");
     if (!f.sink_inputs.empty()) add(f.where, d + ": a source reads no streams");

@@ -139,6 +139,20 @@ std::string allowed_ysb_fields();
 // "id,seller", person "id,state".
 std::pair<std::string, std::string> nexmark_default_fields(NexmarkEvent);
 
+// Rate spikes of a uniform or ysb source: from spike_first_s on, every spike_every_s seconds the
+// rate is spike_factor times rate_tps for spike_length_s (a transient overload, what hybrid
+// standby's input queue trigger is for; experiment `hybrid`). every_s = 0: no spikes, and tuple i
+// is at i / rate_tps exactly as without them. With spikes, tuple i is at the moment the
+// cumulative rate reaches i (docs/TOPOLOGY.md, "Rate spikes").
+struct RateSpikes {
+  double every_s = 0.0;
+  double length_s = 0.0;
+  double factor = 1.0;
+  double first_s = 0.0;
+  bool on() const { return every_s > 0.0; }
+  friend bool operator==(const RateSpikes&, const RateSpikes&) = default;
+};
+
 // A source pushes a seeded, deterministic stream: tuple i (from 1) is a pure function of
 // (seed, spec, i), so a reference run can recompute any tuple. The uniform generator: ts =
 // i / rate, a key uniform in [0, key_count) and a value from the distribution, derived from
@@ -152,6 +166,7 @@ struct SourceSpec {
   bool integer_values = true;  // uniform: round values down, so sums are exact
   NexmarkSpec nexmark;         // generator == nexmark
   YsbSpec ysb;                 // generator == ysb
+  RateSpikes spikes;           // uniform and ysb
   friend bool operator==(const SourceSpec&, const SourceSpec&) = default;
 };
 
@@ -260,6 +275,23 @@ struct Settings {
   // Trace events every node records: control, or data (every batch sent and received, every
   // level-0 and level-1 ack, every trim as well), what the timeline's message view draws.
   TraceLevel trace_level = TraceLevel::control;
+  // Hybrid standby (ha = hybrid, src/hybrid): when its passive standby becomes an active one and
+  // back. A primary whose own tick ran this late (a stall: paused, starved of CPU; its standby
+  // saw no heartbeat for two intervals, a missed deadline) switches it to active; 0: never on a
+  // stall. The default is one heartbeat interval, so a stall that is still short of the failure
+  // timeout (30 ms of silence) switches.
+  std::int64_t hybrid_stall_ms = 10;
+  // A primary with more than this many input tuples queued when an event's processing begins (a
+  // backlog behind full output queues or a slow operator) switches it to active; 0: never.
+  std::int64_t hybrid_input_queue_tuples = 10'000;
+  // A primary that processes an input tuple more than this long after its source emitted it (its
+  // timestamp: the input waited in queues, in the sockets as well, behind a slow or overloaded
+  // operator) switches it to active; 0: never (the default).
+  std::int64_t hybrid_latency_ms = 0;
+  // Back to passive once no trigger held for this long.
+  std::int64_t hybrid_calm_ms = 1000;
+  // An explicit command: switch to active this long after the run's start (-1: never).
+  std::int64_t hybrid_switch_at_ms = -1;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };

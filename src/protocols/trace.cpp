@@ -21,7 +21,7 @@ constexpr const char* kKindNames[] = {
     "takeover",        "route_change",  "fenced",            "claim_renewed",
     "rebased",         "replay_request", "replay_start",     "replay_end",
     "replay_gap",      "held_output_released", "backpressure", "rejoin_requested",
-    "rejoin_accepted", "rejoined",      "pair_restored"};
+    "rejoin_accepted", "rejoined",      "pair_restored",    "hybrid_switch"};
 static_assert(std::size(kKindNames) == kTraceKindCount);
 
 struct KeyInfo {
@@ -106,6 +106,11 @@ const char* to_string(TraceReason r) {
     case TraceReason::corrupt: return "corrupt";
     case TraceReason::does_not_apply: return "does_not_apply";
     case TraceReason::queue_full: return "queue_full";
+    case TraceReason::stalled: return "stalled";
+    case TraceReason::input_queue: return "input_queue";
+    case TraceReason::command: return "command";
+    case TraceReason::calm: return "calm";
+    case TraceReason::latency: return "latency";
   }
   return "?";
 }

@@ -84,8 +84,11 @@ enum class TraceKind : std::uint8_t {
   rejoin_accepted,       // standby, incarnation: the primary takes it as its standby
   rejoined,              // fragment_primary, epoch: the restarted node is a standby again
   pair_restored,         // standby, checkpoint (when state was sent): the pair is whole again
+  // ---- hybrid standby (src/hybrid) ----
+  hybrid_switch,         // role (active_backup, passive_backup: the standby's mode from now), reason
+                         // (the trigger), standby, checkpoint (the bootstrap), duration_us, count
 };
-inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::pair_restored) + 1;
+inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::hybrid_switch) + 1;
 const char* to_string(TraceKind);
 std::optional<TraceKind> trace_kind_from(const std::string& name);
 // Data-plane kinds are recorded only at trace level data (Settings::trace_level).
@@ -133,8 +136,9 @@ std::optional<TraceKey> trace_key_from(const std::string& name);
 enum class TraceValueType : std::uint8_t { node, stream, number, flag, detector, fault, role, ha, mode, reason };
 TraceValueType trace_key_type(TraceKey);
 
-// Why a checkpoint was rejected, why a queue stopped a run.
-enum class TraceReason : std::uint8_t { corrupt, does_not_apply, queue_full };
+// Why a checkpoint was rejected, why a queue stopped a run, why a hybrid standby switched (its
+// primary stalled, the primary's input queue is long, a command, a calm period).
+enum class TraceReason : std::uint8_t { corrupt, does_not_apply, queue_full, stalled, input_queue, command, calm, latency };
 const char* to_string(TraceReason);
 
 struct TraceDetail {

@@ -44,7 +44,7 @@ std::string trace_value_text(const Plan* plan, const TraceDetail& d) {
                  ? to_string(static_cast<CheckpointMode>(v))
                  : std::to_string(v);
     case TraceValueType::reason:
-      return v >= 0 && v <= static_cast<std::int64_t>(TraceReason::queue_full) ? to_string(static_cast<TraceReason>(v))
+      return v >= 0 && v <= static_cast<std::int64_t>(TraceReason::latency) ? to_string(static_cast<TraceReason>(v))
                                                                                  : std::to_string(v);
   }
   return std::to_string(v);

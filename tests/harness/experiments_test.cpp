@@ -634,6 +634,47 @@ TEST_CASE("the load claim holds when catch-up grows like 1/(1 - rho) and differs
                                "(2.0x; 1/(1 - rho) grows 7.0x, needs >= 3.5x") == 0);
 }
 
+TEST_CASE("the hybrid claim holds when hybrid recovers faster than passive and sends fewer messages than active",
+          "[experiments][claims]") {
+  // recovery_ms per approach; messages beyond ha none's per approach in the failure-free runs.
+  auto hybrid_rows = [](double hybrid_recovery_ms, bool active_at_failure) {
+    std::vector<ExperimentRow> rows;
+    const std::vector<std::pair<std::string, std::pair<double, double>>> cells = {
+        {"upstream", {120.0, 100.0}}, {"passive", {90.0, 400.0}}, {"active", {30.0, 5000.0}}, {"hybrid", {hybrid_recovery_ms, 1000.0}}};
+    for (const auto& cell : cells)
+      for (std::uint64_t seed : {1, 2, 3}) {
+        ExperimentRow f = row(cell.first, "", 0.0, cell.second.first, seed);
+        ExperimentRow q = row(cell.first, "", 0.0, 0.0, seed);
+        q.failure = false;
+        q.recovery_ms.reset();
+        q.baseline_messages_total = 10000.0;
+        q.messages_total = 10000 + static_cast<std::uint64_t>(cell.second.second);
+        q.baseline_bytes_total = 1e6;
+        q.bytes_total = 1'000'000 + static_cast<std::uint64_t>(cell.second.second) * 100;
+        if (cell.first == "hybrid") {
+          f.active_at_failure = active_at_failure;
+          q.switches_to_active = 2;
+        }
+        rows.push_back(f);
+        rows.push_back(q);
+      }
+    return rows;
+  };
+  const ClaimCheck holds = check_hybrid(hybrid_rows(30.0, true));
+  CHECK(holds.line() == "claim holds");
+  // Both ratios beside ICDCS 2010's: (30 / 90 - 1) = -67 %, (1000 / 5000 - 1) = -80 %.
+  CHECK(holds.text().find("faster than passive standby's 90.0 ms: -67% (ICDCS 2010: about -67%)") != std::string::npos);
+  CHECK(holds.text().find("fewer than active standby's 5000: -80% (ICDCS 2010: about -80%)") != std::string::npos);
+
+  const ClaimCheck slow = check_hybrid(hybrid_rows(95.0, true));
+  REQUIRE(slow.differs.size() == 1);
+  CHECK(slow.differs.front().find("hybrid recovers in 95.0 ms, faster than passive standby's 90.0 ms") == 0);
+  // A standby still passive at the crash: the workload did not do what the experiment is about.
+  const ClaimCheck passive_at_crash = check_hybrid(hybrid_rows(30.0, false));
+  REQUIRE(passive_at_crash.differs.size() == 1);
+  CHECK(passive_at_crash.differs.front().find("hybrid's standby active at the failure in 0 of 3 runs") == 0);
+}
+
 TEST_CASE("hapair experiment prints the claim outcome on its own line and lists the experiments", "[experiments][cli]") {
   const std::string out = temp_dir("cli");
   Command c = run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out);

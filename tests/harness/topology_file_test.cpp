@@ -252,11 +252,11 @@ TEST_CASE("an unknown enum value lists the allowed values") {
   INFO(joined(problems));
   CHECK(problems.size() == 2);
   CHECK(has_problem(problems,
-                    {"t.toml:2: [network] ha = \"pasive\": unknown value; allowed values: none, amnesia, upstream, passive, active"}));
+                    {"t.toml:2: [network] ha = \"pasive\": unknown value; allowed values: none, amnesia, upstream, passive, active, hybrid"}));
   CHECK(has_problem(problems, {"t.toml:3: [network] checkpoint_mode = \"half\": unknown value; allowed values: full, delta"}));
 
   problems = parse("[[fragment]]\nname = \"extra\"\nha = \"sometimes\"\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.toml:3: fragment 'extra' ha = \"sometimes\"", "allowed values: default, none, amnesia, upstream, passive, active"}));
+  CHECK(has_problem(problems, {"t.toml:3: fragment 'extra' ha = \"sometimes\"", "allowed values: default, none, amnesia, upstream, passive, active, hybrid"}));
 
   problems = parse(minimal_with("type = \"filter\"", "type = \"sort\"")).problems;
   INFO(joined(problems));

@@ -174,3 +174,48 @@ TEST_CASE("last_due_by is the largest id whose scheduled time has come", "[sourc
   const SourceGenerator stopped(spec_of("in", 0.0, 8), 1);
   CHECK(stopped.last_due_by(1'000'000) == 0);
 }
+
+TEST_CASE("rate spikes: spike_factor times the rate for spike_length_s every spike_every_s, counts consistent", "[source]") {
+  SourceSpec s = spec_of("in", 1000.0, 8);
+  s.spikes = RateSpikes{2.0, 0.5, 8.0, 1.0};  // every 2 s from 1 s, 0.5 s at 8000 tuples/s
+  // Counted one by one: 1000 before the first spike, 4000 in it, 1500 in the rest of its
+  // period, then again.
+  auto due_in = [&](double from_s, double to_s) {
+    TupleId n = 0;
+    for (TupleId i = 1; i < 100000; ++i) {
+      const double t = static_cast<double>(source_tuple_time_us(s, i)) / 1e6;
+      if (t >= from_s && t < to_s) ++n;
+      if (t >= to_s) break;
+    }
+    return n;
+  };
+  CHECK(due_in(0.0, 1.0) == 999);   // ts(1000) == 1 s exactly belongs to the spike
+  CHECK(due_in(1.0, 1.5) >= 3999);
+  CHECK(due_in(1.0, 1.5) <= 4001);
+  CHECK(due_in(1.5, 3.0) >= 1499);
+  CHECK(due_in(1.5, 3.0) <= 1501);
+  CHECK(due_in(3.0, 3.5) >= 3999);
+  CHECK(due_in(3.0, 3.5) <= 4001);
+  // Times never go back; the count and last_due agree with counting one by one.
+  TimeUs previous = 0;
+  for (TupleId i = 1; i < 20000; ++i) {
+    const TimeUs t = source_tuple_time_us(s, i);
+    REQUIRE(t >= previous);
+    previous = t;
+  }
+  const SourceGenerator g(s, 1);
+  for (double duration_s : {0.3, 1.0, 1.25, 1.5, 2.9, 3.0000005, 4.75}) {
+    TupleId naive = 0;
+    while (static_cast<double>(source_tuple_time_us(s, naive + 1)) < duration_s * 1e6) ++naive;
+    INFO("duration " << duration_s);
+    CHECK(source_tuple_count(s, duration_s) == naive);
+    const auto now = static_cast<TimeUs>(duration_s * 1e6);
+    const TupleId n = g.last_due_by(now);
+    if (n > 0) CHECK(g.time_us(n) <= now);
+    CHECK(g.time_us(n + 1) > now);
+  }
+  // Without spikes the schedule is i / rate exactly, spikes or not in the type.
+  const SourceSpec plain = spec_of("in", 1000.0, 8);
+  CHECK(source_tuple_time_us(plain, 1500) == 1500000);
+  CHECK(source_tuple_time_us(s, 1500) == 1000000 + 500 * 125);  // 500 tuples into the spike at 8000/s
+}

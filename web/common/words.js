@@ -27,6 +27,7 @@
     checkpoint_retry:     M('dot', OI.orange, 'minor', null),
     bootstrap_installed:  M('circle', OI.green, 'medium', null),
     pair_restored:        M('doubleRing', OI.green, 'major', 'pair restored (a standby again)'),
+    hybrid_switch:        M('diamond', OI.blue, 'major', 'hybrid standby switched (active or passive)'),
     fenced:               M('squareX', OI.purple, 'major', 'fenced (the fragment moved on without it)'),
     standby_lost:         M('triangleDown', OI.vermillion, 'major', 'standby lost: the primary runs unprotected'),
     standby_suspected:    M('triangleDown', OI.orange, 'minor', null),
@@ -129,6 +130,9 @@
       case 'rejoin_accepted': return `${who} accepts ${n(e.standby)} as its standby again (epoch ${n(e.epoch)}).`;
       case 'rejoined': return `${who} is a standby of ${n(e.fragment_primary)} again (epoch ${n(e.epoch)}).`;
       case 'pair_restored': return `The pair is whole again: ${who} is primary and ${n(e.standby)} its standby${e.checkpoint !== undefined ? ` (state sent as checkpoint ${e.checkpoint})` : ''}.`;
+      case 'hybrid_switch': return e.role === 'active_backup'
+        ? `${who} makes its standby ${n(e.standby)} active (${e.reason}): a bootstrap checkpoint${e.checkpoint !== undefined ? ` ${e.checkpoint}` : ''} and its input redirected to it.`
+        : `${who} makes its standby ${n(e.standby)} passive again (${e.reason}): its producers stop sending it input.`;
       default: return `${who}: ${e.kind}.`;
     }
   };

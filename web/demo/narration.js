@@ -267,6 +267,7 @@
     upstream: 'Upstream backup: each fragment has an idle spare. Producers keep in their output queue every tuple the consumer may still need to rebuild its state (the consumer\'s restart point, level-1 ack), and trim only before it.',
     passive: 'Passive standby: every few milliseconds the primary sends a checkpoint of its state to its standby. Once the standby installed it, the primary tells its producer (level-1 ack) that the input the checkpoint covers is no longer needed, and the producer trims its queue.',
     active: 'Active standby: the standby receives the same input as its primary and processes it as well; it only holds its output back. The producer trims once both copies acknowledged.',
+    hybrid: 'Hybrid standby: a passive standby (checkpoints) until its primary stalls, its input piles up or a command comes; then the primary sends it a bootstrap checkpoint and its producers send it the input too, so it runs as an active standby until things are calm again.',
   };
   const FAILOVER = {
     none: 'No standby replaces aggregate: the output stops.',
@@ -274,6 +275,7 @@
     upstream: 'The spare detects the failure, asks the filter to re-send its kept queue and rebuilds the state.',
     passive: 'The standby detects the failure, takes over from its last checkpoint and asks the filter for what came after.',
     active: 'The standby detects the failure and takes over: it already has the state.',
+    hybrid: 'The standby detects the failure and takes over: from its live state if it was active, else from its last checkpoint, asking the filter for what came after.',
   };
 
   H.tourFor = function (ha, opts) {

@@ -1,0 +1,140 @@
+#include "hybrid/hybrid_standby_role.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "hybrid/approaches.h"
+#include "primary/checkpoint_state.h"
+#include "primary/primary_role.h"
+#include "primary/takeover.h"
+#include "protocols/check.h"
+
+namespace hapair {
+
+void HybridStandbyRole::on_start(TimeUs now, Effects& eff) {
+  watch_.start(now);
+  server_.trace(eff, now, TraceKind::start).with(TraceKey::role, Role::passive_backup).with(TraceKey::ha, server_.node().mode());
+}
+
+void HybridStandbyRole::on_tick(TimeUs now, Effects& eff) {
+  const std::size_t sends_before = eff.sends.size();
+  if (watch_primary(now, eff)) return;
+  if (live_) {
+    server_.workload().run(now, eff);
+    server_.inputs().send_level0_acks(now, eff, false);
+    next_retransmit_us_ = server_.retransmit(now, eff);
+  }
+  check_no_output_sent(eff, sends_before);
+}
+
+void HybridStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  const std::size_t sends_before = eff.sends.size();
+  const NodeId from = env.header.sender;
+  const bool from_primary = watch_.heard_from(from, now);
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Checkpoint>) {
+          if (!from_primary) {
+            server_.count("unexpected_checkpoint_dropped");
+          } else if (m.checkpoint_id >= kHybridBootstrapIdFirst) {
+            on_bootstrap_chunk(now, from, m, eff);
+          } else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0 && live_) {
+            trim_live_log();
+          }
+        } else if constexpr (std::is_same_v<T, TupleBatch>) {
+          // Input redirected to me while I am active; before my first bootstrap is installed it
+          // is dropped (asked for again, a gap, once it is).
+          if (live_) server_.inputs().accept_batch(now, from, m, eff);
+          else server_.count("hybrid_passive_batches_dropped");
+        } else if constexpr (std::is_same_v<T, Takeover>) {
+          if (auto next = standby_learns_takeover(server_, now, m, eff)) successor_ = std::move(next);
+        } else if constexpr (std::is_same_v<T, Heartbeat>) {
+        } else {
+          server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
+        }
+      },
+      env.body);
+  if (live_ && !successor_) {
+    server_.workload().run(now, eff);
+    server_.inputs().send_level0_acks(now, eff, false);
+  }
+  check_no_output_sent(eff, sends_before);
+}
+
+void HybridStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff) {
+  auto payload = bootstrap_.add(chunk);
+  if (!payload) return;
+  auto content = parse_checkpoint(*payload);
+  if (!content || content->delta) {
+    server_.count("corrupt_checkpoint_dropped");
+    return;
+  }
+  // What an earlier live copy still had queued is not this state's input.
+  server_.inputs().reset_for_standby();
+  if (!install_checkpoint(server_, *content)) {
+    live_ = false;
+    server_.set_role(Role::passive_backup);
+    server_.count("corrupt_checkpoint_dropped");
+    return;
+  }
+  // My consumers' acknowledgements go to my primary: I keep my log and send nothing.
+  server_.outputs().track_consumers_without_sending();
+  // An active standby from now on: the node processes the redirected input (a passive standby's
+  // node queues it and processes nothing).
+  server_.set_role(Role::active_backup);  // traced as a role event at the end of the event
+  live_ = true;
+  trim_live_log();
+  server_.count("hybrid_bootstraps_installed");
+  server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
+  server_.send(eff, now, from, CheckpointAck{content->id});
+}
+
+void HybridStandbyRole::trim_live_log() {
+  const InstalledCheckpoint& c = checkpoints_.installed();
+  if (c.id == 0) return;
+  for (const CheckpointOutput& o : c.full.outputs) server_.outputs().trim_log_up_to(o.stream, o.trimmed_up_to);
+}
+
+bool HybridStandbyRole::live_is_ahead() const {
+  if (!live_) return false;
+  const InstalledCheckpoint& c = checkpoints_.installed();
+  for (const CheckpointInput& in : c.full.inputs) {
+    if (in.eos_processed && !server_.inputs().at(in.stream).eos_processed()) return false;
+    if (server_.inputs().at(in.stream).last_accepted() < in.processed) return false;
+  }
+  return true;
+}
+
+void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
+  HAPAIR_CHECK_MSG(!successor_, "hybrid standby " << server_.node().self() << " takes over twice");
+  const bool live = live_is_ahead();
+  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
+  std::string how = "from its live state";
+  std::uint64_t installed = 0;
+  if (!live) {
+    // A live copy that lags the checkpoint: its queued input is not the checkpoint's.
+    if (live_) server_.inputs().reset_for_standby();
+    installed = checkpoints_.install_into(server_, how);
+  }
+  // Re-send after what my state has accepted (live) or processed (the checkpoint).
+  server_.inputs().request_replay(now, eff, {}, 0);
+  server_.trace(eff, now, TraceKind::takeover)
+      .with(TraceKey::ha, server_.node().mode())
+      .with(TraceKey::exact_ids, true)
+      .with(TraceKey::checkpoint, installed)
+      .with_text(how);
+  PrimaryOptions options;
+  options.took_over = true;
+  successor_ = std::make_unique<PrimaryRole>(server_, options, make_hybrid_primary_side(server_, options));
+  HAPAIR_CHECK(server_.role() == Role::primary);
+}
+
+TimeUs HybridStandbyRole::next_wakeup_us() const {
+  if (successor_) return kNever;
+  TimeUs t = watch_.next_wakeup_us();
+  if (live_) t = std::min({t, server_.inputs().next_ack_due_us(), next_retransmit_us_});
+  return t;
+}
+
+}  // namespace hapair

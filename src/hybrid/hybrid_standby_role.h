@@ -1,0 +1,53 @@
+// The hybrid standby: a passive standby (it installs and acknowledges its primary's checkpoints,
+// CheckpointReceiver) that its primary can make active: it installs a bootstrap checkpoint into
+// the node and from then on processes the input its producers were asked to send it, logging
+// its output instead of sending it, as a rejoined active standby does (its node's role is
+// active_backup from then on: a passive_backup node processes nothing). It is not told when it is
+// passive again: its producers stop sending, so its live copy stops moving while the checkpoints
+// go on.
+//
+// Paper: passive and active standby (Hwang et al., ICDE 2005, sections 4.1-4.2), switched as in
+// Zhang, Gu et al. (ICDCS 2010).
+//
+// At a takeover it starts from the more advanced of its two copies: the live one when it has
+// accepted, on every input stream, at least what the last installed checkpoint covers (it needs
+// no replay of the checkpoint's worth of input: the short recovery of active standby), else the
+// checkpoint (passive standby's recovery). Either way upstream servers still retain the input
+// after it: they trim only what an acknowledged checkpoint covers (the primary's level-1 acks),
+// and an installed checkpoint is at least as new as an acknowledged one.
+//
+// Invariants: the standby never sends output before it takes over (checked after every tick and
+// message); it takes over at most once; the live copy is used only if every input stream's
+// accepted position is at or beyond the installed checkpoint's (checked at takeover); its log
+// is trimmed only to where its primary's log began at an installed checkpoint.
+#pragma once
+
+#include "backup/checkpoint_receiver.h"
+#include "primary/checkpoint.h"
+#include "primary/standby_role.h"
+
+namespace hapair {
+
+class HybridStandbyRole : public StandbyRole {
+ public:
+  explicit HybridStandbyRole(Server& server) : StandbyRole(server) {}
+  void on_start(TimeUs now, Effects& eff) override;
+  void on_tick(TimeUs now, Effects& eff) override;
+  void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
+  TimeUs next_wakeup_us() const override;
+
+ private:
+  void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);
+  // Trims my live log to where the primary's log began at the last installed checkpoint.
+  void trim_live_log();
+  // The live copy has accepted at least what the installed checkpoint covers, on every input.
+  bool live_is_ahead() const;
+  void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
+
+  CheckpointReceiver checkpoints_;     // the passive copy
+  CheckpointAssembler bootstrap_;      // the bootstrap of the live copy
+  bool live_ = false;                  // a bootstrap is installed into the node: it processes
+  TimeUs next_retransmit_us_ = kNever;
+};
+
+}  // namespace hapair
