@@ -56,11 +56,14 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   HAPAIR_CHECK(started_);
   tick_if_due(out);
   const TimeUs now = clock_.now_us();
+  transport_.release_links(now);
   const std::size_t waiting = transport_.flush();
 
   TimeUs wait = std::min(wait_us, config_.wait_us_max);
   if (applier_.wake().at_us() != kNever) wait = std::min(wait, applier_.wake().at_us() - now);
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
+  // Emulated links (docs/LINKS.md): the next message due on one bounds the wait like a timer.
+  if (transport_.next_link_release_us() != kNever) wait = std::min(wait, transport_.next_link_release_us() - now);
   if (watch_) wait = watch_->wake_within_us(wait);
 
   std::vector<zmq::pollitem_t>& items = poll_items_;
@@ -95,10 +98,12 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
           lost = peer_lost_if_reported(out);
         }
       }
-      if (tick_if_due(out) || lost) transport_.flush();
+      const bool released = transport_.emulates_links() && transport_.release_links(clock_.now_us()) > 0;
+      if (tick_if_due(out) || lost || released) transport_.flush();
     }
   }
   tick_if_due(out);
+  transport_.release_links(clock_.now_us());
   transport_.flush();
   return also_poll && (items[1].revents & ZMQ_POLLIN);
 }
@@ -151,8 +156,8 @@ namespace {
 // the host's CoreOutput; the wake-up is polled (CoreRunner::turn), so scheduling it does nothing.
 class RunnerEffects final : public EffectsDriver {
  public:
-  RunnerEffects(Transport& transport, CoreOutput& out) : transport_(transport), out_(out) {}
-  void send(Outgoing&& outgoing) override { transport_.send(outgoing.to, outgoing.envelope); }
+  RunnerEffects(Transport& transport, CoreOutput& out, TimeUs now) : transport_(transport), out_(out), now_(now) {}
+  void send(Outgoing&& outgoing) override { transport_.send(outgoing.to, outgoing.envelope, now_); }
   void deliver(std::vector<Delivery>& deliveries) override {
     // Appending into the buffer the host keeps reusing avoids reallocating a large vector (and
     // its page faults) on every turn; taking the core's buffer is cheaper only when it is bigger.
@@ -174,13 +179,14 @@ class RunnerEffects final : public EffectsDriver {
  private:
   Transport& transport_;
   CoreOutput& out_;
+  TimeUs now_;
 };
 
 }  // namespace
 
 void CoreRunner::perform(TimeUs now, Effects&& effects, CoreOutput& out) {
   spend_operator_cost(effects);
-  RunnerEffects driver(transport_, out);
+  RunnerEffects driver(transport_, out, now);
   applier_.apply(now, std::move(effects), driver);
 }
 
