@@ -21,20 +21,6 @@ namespace {
 
 const std::string kNetworks = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/";
 
-// The topology without the fields that say where its items were defined.
-Topology without_places(Topology t) {
-  t.source_file.clear();
-  t.settings.where.clear();
-  t.sim.where.clear();
-  t.links.where.clear();
-  for (LinkSpec& l : t.links.links) l.where.clear();
-  for (FragmentSpec& f : t.fragments) {
-    f.where.clear();
-    for (OperatorSpec& o : f.operators) o.where.clear();
-  }
-  return t;
-}
-
 // A valid network; tests put their own lines before it or into its operator.
 const std::string kMinimal = R"(
 [[source]]
@@ -382,11 +368,11 @@ input = "kept"
 
 TEST_CASE("structural mistakes in a file are reported with their lines") {
   auto problems = parse("seed = 1\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.toml:1: unknown key 'seed' at the top of the file; allowed tables: [network], [sim], [[source]]"}));
+  CHECK(has_problem(problems, {"t.toml:1: unknown key 'seed' at the top of the file; allowed tables: [network], [sim], [links], [[link]], [[source]]"}));
   problems = parse("[nodes]\nx = 1\n" + kMinimal).problems;
   INFO(joined(problems));
   REQUIRE(problems.size() == 1);  // the keys of an unknown table are not reported again
-  CHECK(contains(problems[0], "t.toml:1: unknown table 'nodes' at the top of the file; allowed tables: [network], [sim], [[source]], "
+  CHECK(contains(problems[0], "t.toml:1: unknown table 'nodes' at the top of the file; allowed tables: [network], [sim], [links], [[link]], [[source]], "
                               "[[fragment]] (with its [[fragment.operator]]), [[sink]]"));
   problems = parse("[source]\nname = \"s\"\n").problems;
   CHECK(has_problem(problems, {"t.toml:1: 'source' must be an array of tables: write each one as [[source]]"}));
@@ -616,7 +602,8 @@ both_ways = false
   CHECK(links.links[0].settings.latency_ms == 20.0);
   CHECK_FALSE(links.links[0].settings.jitter_ms.has_value());
   CHECK_FALSE(links.links[0].both_ways);
-  CHECK_FALSE(contains(write_topology(default_topology()), "link"));
+  CHECK_FALSE(contains(write_topology(default_topology()), "[links]"));
+  CHECK_FALSE(contains(write_topology(default_topology()), "[[link]]"));
 }
 
 TEST_CASE("a bad link value names the table, the key, the value and the valid range") {
