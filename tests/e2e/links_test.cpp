@@ -77,7 +77,8 @@ TEST_CASE("a passive chain on links of 5 ms +- 1 ms with 1 % loss stays precise 
 
   // The links really lost messages, and the protocols made up for them.
   std::int64_t lost = 0, released = 0, delay_us = 0, late_us = 0;
-  for (const auto& [node, counters] : o.result.counters) {
+  for (const auto& node_counters : o.result.counters) {
+    const auto& counters = node_counters.second;  // clang 14 cannot capture a structured binding
     auto get = [&](const char* name) {
       auto it = counters.find(name);
       return it == counters.end() ? std::int64_t{0} : it->second;

@@ -651,7 +651,7 @@ TEST_CASE("a [[link]] may name a standby node of the approach its fragment runs"
   CHECK(has_problem(spare.problems, {"'work.spare' is neither a fragment nor a node of the network; allowed: src, work, work.backup, out"}));
 }
 
-TEST_CASE("--links sets the [links] keys and is validated like them") {
+TEST_CASE("the option --links sets the [links] keys and is validated like them") {
   Topology t = default_topology();
   RunOverrides o;
   o.links = "latency_ms=20,jitter_ms=5,loss_ratio=0.01";
