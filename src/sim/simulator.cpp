@@ -145,10 +145,11 @@ void Simulator::Impl::send(SimNode& n, Outgoing&& o) {
     if (fate == LinkFate::overflow) return;
     n.c.bytes_sent[kind] += static_cast<std::int64_t>(bytes);
     ++n.c.messages_sent[kind];
-    if (link->messages() > before) {
-      arrivals_pending += link->messages() - before;
-      queue.push(link->last_release_us(), LinkDue{n.id, n.incarnation});
-    }
+    // What waits at the sender is not an arrival pending: a run whose sinks are done ends with
+    // messages still in delay queues, as a real run stops its nodes with theirs (link_unsent).
+    // Counting them kept a run with latency_ms >= heartbeat_interval_ms from ever ending: a
+    // heartbeat is always waiting.
+    if (link->messages() > before) queue.push(link->last_release_us(), LinkDue{n.id, n.incarnation});
     return;
   }
   const std::size_t kind = o.envelope.body.index();
@@ -159,7 +160,6 @@ void Simulator::Impl::send(SimNode& n, Outgoing&& o) {
 
 void Simulator::Impl::release_links(SimNode& n) {
   n.links.release_due(now_us, [&](NodeId to, Envelope&& envelope) {
-    --arrivals_pending;
     const std::size_t bytes = sim::wire_bytes(envelope);
     transmit(n, to, std::move(envelope), bytes);
   });

@@ -42,7 +42,6 @@ void Simulator::Impl::crash(SimNode& n) {
   network.sender_crashed(n.id, now_us);
   // What waited on its emulated links dies with the process.
   const std::size_t unsent = n.links.clear();
-  arrivals_pending -= unsent;
   n.c.dropped_unsent += static_cast<std::int64_t>(unsent);
   n.links_before = total_counters(n.links, n.links_before);
   n.links = OutgoingLinks<Envelope>();
