@@ -329,6 +329,12 @@ struct Validator {
     check(!given || given->queue_bytes_max.has_value(),
           s.queue_bytes_max >= kLinkQueueBytesMin && s.queue_bytes_max <= kLinkQueueBytesMax, "queue_bytes_max",
           num(s.queue_bytes_max), "in " + num(kLinkQueueBytesMin) + ".." + num(kLinkQueueBytesMax));
+    // A message larger than the queue could never cross an emulated link: a checkpoint chunk is
+    // the largest one a node sends.
+    const std::int64_t chunk = t.settings.checkpoint_chunk_bytes;
+    check((!given || given->queue_bytes_max.has_value()) && s.emulated(),
+          s.queue_bytes_max < kLinkQueueBytesMin || s.queue_bytes_max > chunk, "queue_bytes_max", num(s.queue_bytes_max),
+          "> checkpoint_chunk_bytes (" + num(chunk) + "), or a checkpoint chunk could never cross the link");
   }
 
   // A fragment's name (every node that runs it) or a node's: a fragment's name with the standby

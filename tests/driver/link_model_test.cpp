@@ -127,7 +127,7 @@ TEST_CASE("a duplicated message leaves twice, the copy right behind the original
   CHECK(link.counters().duplicated == 1);
 }
 
-TEST_CASE("the same seed gives every message the same fate; another link's seed does not", "[driver][links]") {
+TEST_CASE("the same seed gives every message the same fate, and another link's seed does not", "[driver][links]") {
   LinkSettings s = delay(3.0, 4.0);
   s.loss_ratio = 0.1;
   s.duplication_ratio = 0.1;
@@ -199,7 +199,7 @@ Plan passive_plan(const LinkTable& links) {
 
 }  // namespace
 
-TEST_CASE("[links] sets every link; each matching [[link]] overrides the keys it gives, in file order", "[driver][links]") {
+TEST_CASE("the links table sets every link, and each matching link table overrides the keys it gives, in file order", "[driver][links]") {
   LinkTable table;
   table.defaults.latency_ms = 1.0;
   LinkSpec fragments;  // every replica of the aggregate, both ways
@@ -228,7 +228,7 @@ TEST_CASE("[links] sets every link; each matching [[link]] overrides the keys it
   CHECK(from_filter.links().size() == plan.nodes.size() - 1);
 }
 
-TEST_CASE("a [[link]] between hosts matches the nodes pinned to them", "[driver][links]") {
+TEST_CASE("a link table between hosts matches the nodes pinned to them", "[driver][links]") {
   Topology t = default_topology();
   t.settings.ha = HaMode::passive;
   for (FragmentSpec& f : t.fragments) {
@@ -248,7 +248,7 @@ TEST_CASE("a [[link]] between hosts matches the nodes pinned to them", "[driver]
   CHECK_FALSE(link_settings(plan, plan.node_id("source"), plan.node_id("filter")).emulated());
 }
 
-TEST_CASE("without [links] or [[link]] no link is emulated: no queue, no draw, no cost", "[driver][links]") {
+TEST_CASE("without links tables no link is emulated: no queue, no draw, no cost", "[driver][links]") {
   const Plan plan = passive_plan(LinkTable{});
   CHECK_FALSE(has_emulated_links(plan));
   for (const PlanNode& n : plan.nodes) CHECK(OutgoingLinks<int>(plan, n.id).empty());

@@ -577,7 +577,7 @@ TEST_CASE("duration, rate, seed and operator cost overrides apply and are re-val
   CHECK(without_places(d) == without_places(default_topology()));
 }
 
-TEST_CASE("[links] and [[link]] read every key, and a network without them writes neither") {
+TEST_CASE("the links and link tables read every key, and a network without them writes neither") {
   const TopologyLoad load = parse(R"([links]
 latency_ms = 5
 jitter_ms = 2
@@ -643,15 +643,18 @@ bandwidth_bytes_per_s = "fast"
   CHECK(has_problem(p, {"t.toml:16: [[link]] host 'east' -> host 'west': no node is pinned to host 'east'"}));
   CHECK(has_problem(p, {"t.toml:23: unknown key 'delay_ms' in [[link]]; allowed keys: from, to, from_host, to_host, both_ways, latency_ms"}));
   CHECK(has_problem(p, {"t.toml:24: [[link]] bandwidth_bytes_per_s = \"fast\": expected a number"}));
+  const TopologyLoad small = parse("[links]\nlatency_ms = 1\nqueue_bytes_max = 100000\n" + kMinimal);
+  CHECK(has_problem(small.problems, {"t.toml:1: [links] queue_bytes_max = 100000: must be > checkpoint_chunk_bytes (1048576), "
+                                     "or a checkpoint chunk could never cross the link"}));
 }
 
-TEST_CASE("a [[link]] may name a standby node of the approach its fragment runs") {
+TEST_CASE("a link table may name a standby node of the approach its fragment runs") {
   CHECK(parse("[network]\nha = \"passive\"\n[[link]]\nfrom = \"work.backup\"\nto = \"out\"\nlatency_ms = 1\n" + kMinimal).problems.empty());
   const TopologyLoad spare = parse("[network]\nha = \"passive\"\n[[link]]\nfrom = \"work.spare\"\nto = \"out\"\n" + kMinimal);
   CHECK(has_problem(spare.problems, {"'work.spare' is neither a fragment nor a node of the network; allowed: src, work, work.backup, out"}));
 }
 
-TEST_CASE("the option --links sets the [links] keys and is validated like them") {
+TEST_CASE("the option --links sets the keys of the links table and is validated like them") {
   Topology t = default_topology();
   RunOverrides o;
   o.links = "latency_ms=20,jitter_ms=5,loss_ratio=0.01";
