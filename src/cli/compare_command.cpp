@@ -18,6 +18,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "driver/link_model.h"
 #include "campaigns/compare.h"
 #include "run/guarantee.h"
 #include "config/input_checks.h"
@@ -148,6 +149,8 @@ int compare_command(const Args& args) {
                plan->settings().operator_cost_us_per_tuple, options.repeat, modes,
                options.failure_free_duration_s.value_or(plan->settings().duration_s), options.approaches.size(),
                plan->settings().duration_s, victim.c_str(), options.fail_at_s, runs, options.reruns_max);
+  if (const std::string links = describe_links(*plan); !links.empty()) std::fprintf(stderr, "hapair compare: %s\n", links.c_str());
+  for (const std::string& w : link_warnings(*plan)) std::fprintf(stderr, "hapair compare: warning: %s\n", w.c_str());
   const auto started = std::chrono::steady_clock::now();
   auto elapsed_s = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -139,6 +139,7 @@ int run_command(const Args& args) {
   const PlannedLoad planned = planned_load(*plan, reference.run, machine_cores());
   std::fprintf(stderr, "hapair run: %s\n", describe_load(planned).c_str());
   if (planned.over_limit()) std::fprintf(stderr, "hapair run: %s\n", load_warning(planned).c_str());
+  if (const std::string links = describe_links(*plan); !links.empty()) std::fprintf(stderr, "hapair run: %s\n", links.c_str());
   for (const std::string& w : link_warnings(*plan)) std::fprintf(stderr, "hapair run: warning: %s\n", w.c_str());
   RunOutcome outcome = run_once(plan, request, reference);
   progress.done();

@@ -118,6 +118,29 @@ void add_link_metrics(const LinkCounters& c, Metrics& out) {
   out["link_late_us_total"] = c.late_us_total;
 }
 
+std::string describe_links(const Plan& plan) {
+  if (!has_emulated_links(plan)) return "";
+  const LinkTable& table = plan.topology.links;
+  const LinkSettings& d = table.defaults;
+  const LinkSettings none;
+  std::string keys;
+  auto key = [&](const char* name, double value, double unset) {
+    if (value != unset) keys += std::string(keys.empty() ? "" : " ") + name + "=" + shortest_text(value);
+  };
+  key("latency_ms", d.latency_ms, none.latency_ms);
+  key("jitter_ms", d.jitter_ms, none.jitter_ms);
+  key("loss_ratio", d.loss_ratio, none.loss_ratio);
+  key("duplication_ratio", d.duplication_ratio, none.duplication_ratio);
+  key("bandwidth_bytes_per_s", d.bandwidth_bytes_per_s, none.bandwidth_bytes_per_s);
+  key("queue_messages_max", static_cast<double>(d.queue_messages_max), static_cast<double>(none.queue_messages_max));
+  key("queue_bytes_max", static_cast<double>(d.queue_bytes_max), static_cast<double>(none.queue_bytes_max));
+  std::string text = "links: " + (keys.empty() ? std::string("none emulated by default") : keys + " on every link");
+  if (!table.links.empty())
+    text += ", " + std::to_string(table.links.size()) + (table.links.size() == 1 ? " link table" : " link tables") +
+            " over it (docs/LINKS.md)";
+  return text;
+}
+
 std::vector<std::string> link_warnings(const Plan& plan) {
   std::vector<std::string> out;
   const Settings& st = plan.settings();

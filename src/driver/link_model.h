@@ -257,6 +257,10 @@ LinkCounters total_counters(const OutgoingLinks<T>& links, LinkCounters sum = {}
 // link_delay_us_total, link_late_us_total to `out` (only for a sender with emulated links: no keys otherwise).
 void add_link_metrics(const LinkCounters& c, Metrics& out);
 
+// One line that says what is emulated ("links: latency_ms=15 jitter_ms=10 on every link, 1 link
+// table"), for the commands' logs; empty when nothing is.
+std::string describe_links(const Plan& plan);
+
 // Warnings about links that make the heartbeat detector suspect a live partner: a pair's
 // heartbeats delayed by latency_ms + jitter_ms at or beyond failure_timeout_ms, or arriving
 // heartbeat_interval_ms + jitter_ms apart at or beyond it. Empty when nothing is emulated.

@@ -266,3 +266,18 @@ TEST_CASE("a link whose delay reaches failure_timeout_ms between a pair is warne
   table.defaults.jitter_ms = 1.0;
   CHECK(link_warnings(passive_plan(table)).empty());
 }
+
+TEST_CASE("the commands' line says what is emulated, and nothing when nothing is", "[driver][links]") {
+  CHECK(describe_links(passive_plan(LinkTable{})).empty());
+  LinkTable table;
+  table.defaults.latency_ms = 15.0;
+  table.defaults.jitter_ms = 10.0;
+  CHECK(describe_links(passive_plan(table)) == "links: latency_ms=15 jitter_ms=10 on every link");
+  LinkSpec one;
+  one.from = "filter";
+  one.to = "aggregate";
+  one.settings.loss_ratio = 0.01;
+  table.links = {one};
+  table.defaults = LinkSettings{};
+  CHECK(describe_links(passive_plan(table)) == "links: none emulated by default, 1 link table over it (docs/LINKS.md)");
+}
