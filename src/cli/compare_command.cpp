@@ -18,6 +18,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "driver/link_model.h"
 #include "campaigns/compare.h"
 #include "run/guarantee.h"
 #include "config/input_checks.h"
@@ -28,7 +29,7 @@ int compare_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches, seed_text;
   std::string repeat_text = std::to_string(kCompareRepeatDefault), reruns_text = std::to_string(kCompareRerunsMax);
-  std::string duration_text, rate_text, fail_at_text, cost_text, free_duration_text;
+  std::string duration_text, rate_text, fail_at_text, cost_text, free_duration_text, links_text;
   po::options_description described("hapair compare options");
   described.add_options()
       ("help,h", "show this help")
@@ -53,6 +54,10 @@ int compare_command(const Args& args) {
       ("operator-cost-us", po::value<std::string>(&cost_text),
        "CPU cost of one tuple at an operator, in us, 0 .. 100000 (operator_cost_us_per_tuple; default: 100 on the built-in "
        "network, as in the experiments, so reprocessing takes time; with --topology, the file's value)")
+      ("links", po::value<std::string>(&links_text),
+       "emulate every link between two nodes (the [links] keys, docs/LINKS.md): KEY=VALUE,... of latency_ms, "
+       "jitter_ms, loss_ratio, duplication_ratio, bandwidth_bytes_per_s, queue_messages_max, queue_bytes_max; "
+       "e.g. latency_ms=20,jitter_ms=5,loss_ratio=0.01")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run");
   po::variables_map vm;
@@ -86,6 +91,7 @@ int compare_command(const Args& args) {
   if (vm.count("fail-at-s")) fail_at_s = finite_number(fail_at_text).value_or(std::nan(""));
   if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
+  if (vm.count("links")) overrides.links = links_text;
   if (vm.count("operator-cost-us"))
     overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
   else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
@@ -143,6 +149,8 @@ int compare_command(const Args& args) {
                plan->settings().operator_cost_us_per_tuple, options.repeat, modes,
                options.failure_free_duration_s.value_or(plan->settings().duration_s), options.approaches.size(),
                plan->settings().duration_s, victim.c_str(), options.fail_at_s, runs, options.reruns_max);
+  if (const std::string links = describe_links(*plan); !links.empty()) std::fprintf(stderr, "hapair compare: %s\n", links.c_str());
+  for (const std::string& w : link_warnings(*plan)) std::fprintf(stderr, "hapair compare: warning: %s\n", w.c_str());
   const auto started = std::chrono::steady_clock::now();
   auto elapsed_s = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -12,6 +12,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "driver/link_model.h"
 #include "run/guarantee.h"
 #include "proc/net_isolation.h"
 #include "run/run_once.h"
@@ -21,7 +22,7 @@ namespace hapair::cli {
 int run_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
-  std::string duration_text, rate_text, cost_text, trace_text;
+  std::string duration_text, rate_text, cost_text, trace_text, links_text;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions;
   po::options_description described("hapair run options");
@@ -37,6 +38,10 @@ int run_command(const Args& args) {
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
       ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules)")
+      ("links", po::value<std::string>(&links_text),
+       "emulate every link between two nodes (the [links] keys, docs/LINKS.md): KEY=VALUE,... of latency_ms, "
+       "jitter_ms, loss_ratio, duplication_ratio, bandwidth_bytes_per_s, queue_messages_max, queue_bytes_max; "
+       "e.g. latency_ms=20,jitter_ms=5,loss_ratio=0.01")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
       ("trace", po::value<std::string>(&trace_text),
        ("trace events the nodes record: " + allowed_trace_levels() +
@@ -81,6 +86,7 @@ int run_command(const Args& args) {
   if (vm.count("duration-s")) overrides.duration_s = real_number("--duration-s", duration_text, kDurationRange, problems);
   if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
+  if (vm.count("links")) overrides.links = links_text;
   if (vm.count("operator-cost-us"))
     overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
   RunRequest request;
@@ -133,6 +139,8 @@ int run_command(const Args& args) {
   const PlannedLoad planned = planned_load(*plan, reference.run, machine_cores());
   std::fprintf(stderr, "hapair run: %s\n", describe_load(planned).c_str());
   if (planned.over_limit()) std::fprintf(stderr, "hapair run: %s\n", load_warning(planned).c_str());
+  if (const std::string links = describe_links(*plan); !links.empty()) std::fprintf(stderr, "hapair run: %s\n", links.c_str());
+  for (const std::string& w : link_warnings(*plan)) std::fprintf(stderr, "hapair run: warning: %s\n", w.c_str());
   RunOutcome outcome = run_once(plan, request, reference);
   progress.done();
   std::printf("%s", outcome.summary.c_str());

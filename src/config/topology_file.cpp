@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <system_error>
 #include <tuple>
 
@@ -400,6 +401,64 @@ std::vector<Knob> sim_knobs(SimSettings& s) {
           double_knob("node_capacity", s.node_capacity)};
 }
 
+// [links]: the emulated links' defaults (docs/LINKS.md).
+std::vector<Knob> link_knobs(LinkSettings& s) {
+  return {double_knob("latency_ms", s.latency_ms),
+          double_knob("jitter_ms", s.jitter_ms),
+          double_knob("loss_ratio", s.loss_ratio),
+          double_knob("duplication_ratio", s.duplication_ratio),
+          double_knob("bandwidth_bytes_per_s", s.bandwidth_bytes_per_s),
+          int_knob("queue_messages_max", s.queue_messages_max),
+          int_knob("queue_bytes_max", s.queue_bytes_max)};
+}
+
+// A key of a [[link]] that keeps the earlier value when not given, and is written only when given.
+template <typename T>
+Knob optional_knob(Knob (*plain)(std::string, T&), std::string key, std::optional<T>& field) {
+  auto scratch = std::make_shared<T>();
+  Knob inner = plain(key, *scratch);
+  Knob k;
+  k.key = std::move(key);
+  k.get = [&field, scratch, get = inner.get]() -> std::optional<std::string> {
+    if (!field) return std::nullopt;
+    *scratch = *field;
+    return get();
+  };
+  k.set = [&field, scratch, set = inner.set](const toml::node& n) -> SetResult {
+    if (auto error = set(n)) return error;
+    field = *scratch;
+    return std::nullopt;
+  };
+  return k;
+}
+
+// both_ways = false is written; the default true is not.
+Knob both_ways_knob(bool& field) {
+  Knob k = bool_knob("both_ways", field);
+  k.get = [&field]() -> std::optional<std::string> {
+    if (field) return std::nullopt;
+    return std::string("false");
+  };
+  return k;
+}
+
+// [[link]]: which messages, and the keys it overrides.
+std::vector<Knob> link_spec_knobs(LinkSpec& l) {
+  LinkOverride& o = l.settings;
+  return {unless_empty(text_knob("from", l.from)),
+          unless_empty(text_knob("to", l.to)),
+          unless_empty(text_knob("from_host", l.from_host)),
+          unless_empty(text_knob("to_host", l.to_host)),
+          both_ways_knob(l.both_ways),
+          optional_knob(double_knob, "latency_ms", o.latency_ms),
+          optional_knob(double_knob, "jitter_ms", o.jitter_ms),
+          optional_knob(double_knob, "loss_ratio", o.loss_ratio),
+          optional_knob(double_knob, "duplication_ratio", o.duplication_ratio),
+          optional_knob(double_knob, "bandwidth_bytes_per_s", o.bandwidth_bytes_per_s),
+          optional_knob(int_knob, "queue_messages_max", o.queue_messages_max),
+          optional_knob(int_knob, "queue_bytes_max", o.queue_bytes_max)};
+}
+
 // generator = "nexmark" | "ysb"; a uniform source (the default) does not write it, so the files
 // written before there were generators stay as they were.
 Knob generator_knob(SourceGeneratorKind& field) {
@@ -580,7 +639,8 @@ std::string key_list(const std::vector<Knob>& knobs) {
 
 // ---- the reader -----------------------------------------------------------------------------
 
-const char* const kTablesAllowed = "[network], [sim], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]]";
+const char* const kTablesAllowed =
+    "[network], [sim], [links], [[link]], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]]";
 
 class Reader {
  public:
@@ -591,10 +651,25 @@ class Reader {
     t.source_file = problems_.file();
     t.settings.where = problems_.file();
     t.sim.where = problems_.file();
+    t.links.where = problems_.file();
     std::vector<std::pair<int, FragmentSpec>> fragments;  // with their lines: the file's order
     for (auto&& [key, node] : doc) {
       const std::string k(key.str());
-      if (k == "network" || k == "sim") {
+      if (k == "links") {
+        const toml::table* table = node.as_table();
+        if (table == nullptr) {
+          problems_.add(line_of(key), "'links' must be a table: write [links] and its keys below it (one link's own keys go in [[link]])");
+          continue;
+        }
+        t.links.where = problems_.at(*table);
+        apply(*table, "[links]", link_knobs(t.links.defaults));
+      } else if (k == "link") {
+        for (const toml::table* table : tables_of(key, node, k)) {
+          LinkSpec& l = t.links.links.emplace_back();
+          l.where = problems_.at(*table);
+          apply(*table, "[[link]]", link_spec_knobs(l));
+        }
+      } else if (k == "network" || k == "sim") {
         const toml::table* table = node.as_table();
         if (table == nullptr) {
           problems_.add(line_of(key), "'" + k + "' must be a table: write [" + k + "] and its keys below it");
@@ -851,6 +926,9 @@ std::string write_topology(const Topology& topology) {
   out += "# Format: docs/TOPOLOGY.md.\n";
   write_table(out, "[network]", network_knobs(t));
   write_table(out, "[sim]", sim_knobs(t.sim));
+  // Written only when used, so the effective config of a run without emulation reads as before.
+  if (t.links.defaults != LinkSettings{}) write_table(out, "[links]", link_knobs(t.links.defaults));
+  for (LinkSpec& l : t.links.links) write_table(out, "[[link]]", link_spec_knobs(l));
   for (FragmentSpec& f : t.fragments) {
     switch (f.kind) {
       case FragmentKind::source: write_table(out, "[[source]]", source_knobs(f, f.source.generator)); break;
@@ -864,7 +942,33 @@ std::string write_topology(const Topology& topology) {
   return out;
 }
 
+std::vector<std::string> parse_links_option(const std::string& text, LinkSettings& defaults) {
+  const std::string label = "--links";
+  std::string lines;
+  for (char c : text) lines += c == ',' ? '\n' : c;
+  TomlText doc = parse_toml(lines, label);
+  if (!doc.table)
+    return {label + " '" + text + "': expected KEY=VALUE pairs separated by commas, like latency_ms=20,jitter_ms=5,loss_ratio=0.01"};
+  std::vector<std::string> problems;
+  const std::vector<Knob> knobs = link_knobs(defaults);
+  for (auto&& [key, node] : *doc.table) {
+    const std::string k(key.str());
+    const Knob* knob = nullptr;
+    for (const Knob& candidate : knobs)
+      if (candidate.key == k) knob = &candidate;
+    if (knob == nullptr)
+      problems.push_back(label + ": unknown key '" + k + "'; allowed keys: " + key_list(knobs));
+    else if (auto error = knob->set(node))
+      problems.push_back(label + " " + k + " = " + toml_text(node) + ": " + *error);
+  }
+  return problems;
+}
+
 std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides& overrides) {
+  if (overrides.links) {
+    std::vector<std::string> problems = parse_links_option(*overrides.links, topology.links.defaults);
+    if (!problems.empty()) return problems;
+  }
   if (overrides.ha) {
     topology.settings.ha = *overrides.ha;
     for (FragmentSpec& f : topology.fragments)
@@ -880,7 +984,8 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
   if (overrides.trace_level) topology.settings.trace_level = *overrides.trace_level;
   std::vector<std::string> problems = validate(topology);
   const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
-                   overrides.operator_cost_us_per_tuple || overrides.detector || overrides.trace_level;
+                   overrides.operator_cost_us_per_tuple || overrides.detector || overrides.trace_level ||
+                   overrides.links;
   if (any)
     for (std::string& p : problems) p += " (after the command-line overrides)";
   return problems;

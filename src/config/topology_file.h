@@ -44,7 +44,13 @@ struct RunOverrides {
   std::optional<double> operator_cost_us_per_tuple;
   std::optional<DetectorKind> detector;
   std::optional<TraceLevel> trace_level;
+  // --links KEY=VALUE,...: the [links] keys to set for every link (docs/LINKS.md).
+  std::optional<std::string> links;
 };
+
+// Reads --links text ("latency_ms=20,jitter_ms=5,loss_ratio=0.01": the [links] keys) into
+// `defaults`; the problems (empty: accepted). The ranges are validate()'s.
+std::vector<std::string> parse_links_option(const std::string& text, LinkSettings& defaults);
 
 // Applies the overrides and re-validates: the problems of the result (empty: valid). An `ha`
 // override clears the per-fragment modes of processing fragments, so `--ha passive` really runs

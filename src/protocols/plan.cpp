@@ -278,6 +278,97 @@ struct Validator {
     positive("node_capacity", s.node_capacity);
   }
 
+  // [links] and every [[link]]: each value in its range, each table naming a pair of nodes (or
+  // fragments, or pinned hosts) that exists.
+  void links() {
+    const LinkTable& table = t.links;
+    link_values(table.where, "[links]", table.defaults);
+    const LinkSettings& d = table.defaults;
+    std::set<std::string> hosts;
+    for (const FragmentSpec& f : t.fragments)
+      for (const std::string* h : {&f.host, &f.standby_host})
+        if (!h->empty()) hosts.insert(*h);
+    for (const LinkSpec& l : table.links) {
+      const bool by_name = !l.from.empty() || !l.to.empty();
+      const bool by_host = !l.from_host.empty() || !l.to_host.empty();
+      const std::string label = by_name   ? "[[link]] '" + l.from + "' -> '" + l.to + "'"
+                                : by_host ? "[[link]] host '" + l.from_host + "' -> host '" + l.to_host + "'"
+                                          : std::string("[[link]]");
+      if (by_name == by_host) {
+        add(l.where, label + ": give either from and to (node or fragment names) or from_host and to_host (pinned hosts)");
+      } else if (by_name) {
+        for (const std::string* n : {&l.from, &l.to})
+          if (!names_node_or_fragment(*n))
+            add(l.where, label + ": '" + *n + "' is neither a fragment nor a node of the network; allowed: " + node_and_fragment_names());
+      } else {
+        for (const std::string* h : {&l.from_host, &l.to_host})
+          if (hosts.count(*h) == 0)
+            add(l.where, label + ": no node is pinned to host '" + *h + "' (pin nodes with a fragment's host or standby_host)" +
+                             (hosts.empty() ? std::string() : "; pinned hosts: " + join(hosts)));
+      }
+      LinkSettings merged = d;
+      apply_link_override(merged, l.settings);
+      link_values(l.where, label, merged, &l.settings);
+    }
+  }
+
+  // `given`: check only the keys a [[link]] gives (the others were checked in [links]).
+  void link_values(const std::string& w, const std::string& label, const LinkSettings& s, const LinkOverride* given = nullptr) {
+    auto check = [&](bool is_given, bool ok, const char* key, const std::string& value, const std::string& allowed) {
+      if (is_given && !ok) add(w, label + " " + key + " = " + value + ": must be " + allowed);
+    };
+    auto delay = [&](bool is_given, const char* key, double v) {
+      check(is_given, v >= 0.0 && v <= kLinkDelayMsMax, key, num(v), "a number of milliseconds in [0, " + num(kLinkDelayMsMax) + "]");
+    };
+    auto ratio = [&](bool is_given, const char* key, double v) {
+      check(is_given, v >= 0.0 && v <= 1.0, key, num(v), "a ratio in [0, 1]");
+    };
+    delay(!given || given->latency_ms.has_value(), "latency_ms", s.latency_ms);
+    delay(!given || given->jitter_ms.has_value(), "jitter_ms", s.jitter_ms);
+    ratio(!given || given->loss_ratio.has_value(), "loss_ratio", s.loss_ratio);
+    ratio(!given || given->duplication_ratio.has_value(), "duplication_ratio", s.duplication_ratio);
+    check(!given || given->bandwidth_bytes_per_s.has_value(), s.bandwidth_bytes_per_s >= 0.0 && finite(s.bandwidth_bytes_per_s),
+          "bandwidth_bytes_per_s", num(s.bandwidth_bytes_per_s), "a finite number of bytes per second > 0, or 0 for no limit");
+    check(!given || given->queue_messages_max.has_value(), s.queue_messages_max >= 1 && s.queue_messages_max <= kLinkQueueMessagesMax,
+          "queue_messages_max", num(s.queue_messages_max), "in 1.." + num(kLinkQueueMessagesMax));
+    check(!given || given->queue_bytes_max.has_value(),
+          s.queue_bytes_max >= kLinkQueueBytesMin && s.queue_bytes_max <= kLinkQueueBytesMax, "queue_bytes_max",
+          num(s.queue_bytes_max), "in " + num(kLinkQueueBytesMin) + ".." + num(kLinkQueueBytesMax));
+    // A message larger than the queue could never cross an emulated link: a checkpoint chunk is
+    // the largest one a node sends.
+    const std::int64_t chunk = t.settings.checkpoint_chunk_bytes;
+    check((!given || given->queue_bytes_max.has_value()) && s.emulated(),
+          s.queue_bytes_max < kLinkQueueBytesMin || s.queue_bytes_max > chunk, "queue_bytes_max", num(s.queue_bytes_max),
+          "> checkpoint_chunk_bytes (" + num(chunk) + "), or a checkpoint chunk could never cross the link");
+  }
+
+  // A fragment's name (every node that runs it) or a node's: a fragment's name with the standby
+  // suffix of its approach.
+  bool names_node_or_fragment(const std::string& n) const {
+    for (const FragmentSpec& f : t.fragments) {
+      if (f.name == n) return true;
+      const ApproachTraits* a = approaches.find(effective_ha(t, f));
+      if (a != nullptr && a->has_standby() && f.name + a->standby_suffix == n) return true;
+    }
+    return false;
+  }
+  std::string node_and_fragment_names() const {
+    std::vector<std::string> out;
+    for (const FragmentSpec& f : t.fragments) {
+      out.push_back(f.name);
+      const ApproachTraits* a = approaches.find(effective_ha(t, f));
+      if (a != nullptr && a->has_standby()) out.push_back(f.name + a->standby_suffix);
+    }
+    std::string text;
+    for (const std::string& s : out) text += (text.empty() ? "" : ", ") + s;
+    return text;
+  }
+  static std::string join(const std::set<std::string>& items) {
+    std::string text;
+    for (const std::string& s : items) text += (text.empty() ? "" : ", ") + s;
+    return text;
+  }
+
   void source(const FragmentSpec& f) {
     const SourceSpec& s = f.source;
     const std::string d = describe(f);
@@ -585,6 +676,7 @@ struct Validator {
     known_approaches();
     settings();
     sim();
+    links();
     // The network name goes into result file names, so it may hold '.' but nothing odd.
     if (t.name.empty() || t.name.size() > 64 ||
         t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)

@@ -98,6 +98,11 @@ std::map<std::string, bool> ordered_streams(const Topology& t);
 inline constexpr double kRateTpsMax = 10'000'000.0;
 inline constexpr std::int64_t kBatchTuplesMax = 100'000;
 inline constexpr double kOperatorCostUsPerTupleMax = 100'000.0;  // 0.1 s per tuple: beyond any sensible model
+// Link emulation ([links], [[link]]): a minute of delay or jitter is already far beyond a WAN.
+inline constexpr double kLinkDelayMsMax = 60'000.0;
+inline constexpr std::int64_t kLinkQueueMessagesMax = 10'000'000;
+inline constexpr std::int64_t kLinkQueueBytesMin = 1024;
+inline constexpr std::int64_t kLinkQueueBytesMax = std::int64_t{1} << 34;  // 16 GiB
 
 // Every problem of a topology at once (an empty vector means valid); each names its place
 // ("file:line" where known) and what is wrong.

@@ -216,4 +216,14 @@ Topology default_topology() {
   return t;
 }
 
+void apply_link_override(LinkSettings& settings, const LinkOverride& o) {
+  if (o.latency_ms) settings.latency_ms = *o.latency_ms;
+  if (o.jitter_ms) settings.jitter_ms = *o.jitter_ms;
+  if (o.loss_ratio) settings.loss_ratio = *o.loss_ratio;
+  if (o.duplication_ratio) settings.duplication_ratio = *o.duplication_ratio;
+  if (o.bandwidth_bytes_per_s) settings.bandwidth_bytes_per_s = *o.bandwidth_bytes_per_s;
+  if (o.queue_messages_max) settings.queue_messages_max = *o.queue_messages_max;
+  if (o.queue_bytes_max) settings.queue_bytes_max = *o.queue_bytes_max;
+}
+
 }  // namespace hapair

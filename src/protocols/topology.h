@@ -319,11 +319,72 @@ struct SimSettings {
   friend bool operator==(const SimSettings&, const SimSettings&) = default;
 };
 
+// Link emulation (docs/LINKS.md): what hapair's own transport adds to every data-plane message
+// a node sends over a link, on real processes (the sender holds it in a bounded delay queue and
+// its loop releases it when due) and in the simulator alike (on top of [sim]'s wire). The keys
+// mean what the [sim] network's keys of the same stem mean: a message is delayed by latency_ms
+// plus a draw uniform in [0, jitter_ms), lost with probability loss_ratio, sent twice with
+// probability duplication_ratio and serialised at bandwidth_bytes_per_s. A link never reorders:
+// a message is released no earlier than its predecessor on the link. All zero (the default): no
+// emulation, no queue, no random draw.
+struct LinkSettings {
+  double latency_ms = 0.0;             // the least extra one-way delay of every message
+  double jitter_ms = 0.0;              // plus a delay uniform in [0, jitter_ms)
+  double loss_ratio = 0.0;             // probability that a message is dropped
+  double duplication_ratio = 0.0;      // probability that a message is sent twice
+  double bandwidth_bytes_per_s = 0.0;  // 0: no limit; else bytes are serialised at this rate
+  // The delay queue of one direction of one link: a message that would exceed either bound is
+  // dropped there (tail drop, like a router's queue or netem's limit) and counted.
+  std::int64_t queue_messages_max = 10'000;
+  std::int64_t queue_bytes_max = 64 << 20;
+  // Whether the link changes anything at all (the queue bounds alone do not).
+  bool emulated() const {
+    return latency_ms > 0.0 || jitter_ms > 0.0 || loss_ratio > 0.0 || duplication_ratio > 0.0 ||
+           bandwidth_bytes_per_s > 0.0;
+  }
+  friend bool operator==(const LinkSettings&, const LinkSettings&) = default;
+};
+
+// The keys one [[link]] table gives; a key it does not give keeps the value [links] (or an
+// earlier matching [[link]]) gave.
+struct LinkOverride {
+  std::optional<double> latency_ms;
+  std::optional<double> jitter_ms;
+  std::optional<double> loss_ratio;
+  std::optional<double> duplication_ratio;
+  std::optional<double> bandwidth_bytes_per_s;
+  std::optional<std::int64_t> queue_messages_max;
+  std::optional<std::int64_t> queue_bytes_max;
+  friend bool operator==(const LinkOverride&, const LinkOverride&) = default;
+};
+void apply_link_override(LinkSettings& settings, const LinkOverride& override_keys);
+
+// One [[link]] table: the messages from a node (or every node of a fragment) to another, or from
+// the nodes pinned to one host to those pinned to another. Matching tables apply in file order.
+struct LinkSpec {
+  std::string from;       // a node name ("aggregate.backup") or a fragment name (every replica)
+  std::string to;
+  std::string from_host;  // or hosts: the nodes whose `host` / `standby_host` pin is this host
+  std::string to_host;
+  bool both_ways = true;  // also the messages from `to` to `from`
+  LinkOverride settings;
+  std::string where;  // "file:line" of the table, for error messages
+  friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
+};
+
+struct LinkTable {
+  LinkSettings defaults;        // [links]: every link between two nodes
+  std::vector<LinkSpec> links;  // [[link]]
+  std::string where;            // "file:line" of [links]
+  friend bool operator==(const LinkTable&, const LinkTable&) = default;
+};
+
 struct Topology {
   std::string name = "default";
   std::string source_file;  // empty: built in
   Settings settings;
   SimSettings sim;
+  LinkTable links;
   std::vector<FragmentSpec> fragments;
   friend bool operator==(const Topology&, const Topology&) = default;
 };

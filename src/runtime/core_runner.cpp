@@ -56,11 +56,18 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   HAPAIR_CHECK(started_);
   tick_if_due(out);
   const TimeUs now = clock_.now_us();
+  transport_.release_links(now);
   const std::size_t waiting = transport_.flush();
 
   TimeUs wait = std::min(wait_us, config_.wait_us_max);
   if (applier_.wake().at_us() != kNever) wait = std::min(wait, applier_.wake().at_us() - now);
   if (waiting > 0) wait = std::min(wait, config_.outbox_retry_us);
+  // Emulated links (docs/LINKS.md): the next message due on one bounds the wait like a timer. The
+  // poll waits whole milliseconds, rounded up, which made releases 0.6 ms late on average; when a
+  // release bounds the wait, the poll takes the whole milliseconds and a sleep the rest.
+  const TimeUs release_us = transport_.next_link_release_us();
+  const bool release_bounds = release_us != kNever && release_us - now < wait;
+  if (release_bounds) wait = release_us - now;
   if (watch_) wait = watch_->wake_within_us(wait);
 
   std::vector<zmq::pollitem_t>& items = poll_items_;
@@ -68,7 +75,10 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
   if (also_poll) items.push_back({also_poll->handle(), 0, ZMQ_POLLIN, 0});
   const std::size_t watch_items = items.size();
   if (watch_) watch_->add_poll_items(items);
-  poll_sockets(items.data(), items.size(), wait);
+  const bool release_sleeps = release_bounds && wait > 0 && wait == release_us - now;
+  const int ready = poll_sockets(items.data(), items.size(), release_sleeps ? wait / 1000 * 1000 : wait);
+  // At most a millisecond, and only when nothing came: no input waits longer than a timer would.
+  if (release_sleeps && ready == 0 && release_us - clock_.now_us() <= 1'000) clock_.sleep_until(release_us);
   // The poll has just looked at every watched line: only a line it woke, or a retry that is due,
   // has anything to report, so a busy node does not ask the watch again (a system call per line)
   // after every turn.
@@ -95,10 +105,12 @@ bool CoreRunner::turn(CoreOutput& out, zmq::socket_t* also_poll, TimeUs wait_us)
           lost = peer_lost_if_reported(out);
         }
       }
-      if (tick_if_due(out) || lost) transport_.flush();
+      const bool released = transport_.emulates_links() && transport_.release_links(clock_.now_us()) > 0;
+      if (tick_if_due(out) || lost || released) transport_.flush();
     }
   }
   tick_if_due(out);
+  transport_.release_links(clock_.now_us());
   transport_.flush();
   return also_poll && (items[1].revents & ZMQ_POLLIN);
 }
@@ -151,8 +163,8 @@ namespace {
 // the host's CoreOutput; the wake-up is polled (CoreRunner::turn), so scheduling it does nothing.
 class RunnerEffects final : public EffectsDriver {
  public:
-  RunnerEffects(Transport& transport, CoreOutput& out) : transport_(transport), out_(out) {}
-  void send(Outgoing&& outgoing) override { transport_.send(outgoing.to, outgoing.envelope); }
+  RunnerEffects(Transport& transport, CoreOutput& out, TimeUs now) : transport_(transport), out_(out), now_(now) {}
+  void send(Outgoing&& outgoing) override { transport_.send(outgoing.to, outgoing.envelope, now_); }
   void deliver(std::vector<Delivery>& deliveries) override {
     // Appending into the buffer the host keeps reusing avoids reallocating a large vector (and
     // its page faults) on every turn; taking the core's buffer is cheaper only when it is bigger.
@@ -174,13 +186,14 @@ class RunnerEffects final : public EffectsDriver {
  private:
   Transport& transport_;
   CoreOutput& out_;
+  TimeUs now_;
 };
 
 }  // namespace
 
 void CoreRunner::perform(TimeUs now, Effects&& effects, CoreOutput& out) {
   spend_operator_cost(effects);
-  RunnerEffects driver(transport_, out);
+  RunnerEffects driver(transport_, out, now);
   applier_.apply(now, std::move(effects), driver);
 }
 

@@ -136,6 +136,8 @@ class NodeHost {
     const Directory directory = wait_for_directory();
     if (stop_requested_) return kNodeExitOk;
     for (NodeId id = 0; id < directory.endpoints.size(); ++id) transport_.set_peer(id, directory.endpoints[id]);
+    // Link emulation ([links], [[link]]; docs/LINKS.md): this node's side of every emulated link.
+    transport_.emulate_links(OutgoingLinks<LinkFrame>(plan_, self_));
     watch_partner(context_, directory);
     clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
 

@@ -67,7 +67,8 @@ void Transport::set_peer(NodeId node, const std::string& endpoint) {
   peer.socket.reset();
 }
 
-void Transport::send(NodeId to, const Envelope& envelope) {
+void Transport::send(NodeId to, const Envelope& envelope, TimeUs now_us) {
+  last_now_us_ = std::max(last_now_us_, now_us);
   const std::size_t kind = envelope.body.index();
   auto it = peers_.find(to);
   if (it == peers_.end() || it->second.endpoint.empty()) {
@@ -82,13 +83,43 @@ void Transport::send(NodeId to, const Envelope& envelope) {
     frame.rebuild(size);
     return static_cast<std::uint8_t*>(frame.data());
   });
-  if (!peer.outbox.empty()) flush_peer(peer);
-  if (peer.outbox.empty() && try_send(peer, frame, kind)) return;
-  ++counters_.send_retries;
-  enqueue(peer, std::move(frame), kind);
+  if (LinkQueue<LinkFrame>* link = links_.find(to)) {
+    // Sent by the node when handed to the link, as in the simulator: a message the link loses
+    // was sent, and a duplicate is the link's doing, not the node's.
+    const std::size_t size = frame.size();
+    const LinkFate fate = link->push(last_now_us_, size, LinkFrame{std::move(frame), kind}, [](LinkFrame& f) {
+      LinkFrame copy{zmq::message_t(), f.kind};
+      copy.frame.copy(f.frame);  // shares the bytes (zmq_msg_copy): both are sent, neither changed
+      return copy;
+    });
+    if (fate != LinkFate::overflow) count_sent(kind, size);
+    else log_drop("its emulated link's delay queue is full", to, kind, link->counters().overflow);
+    return;
+  }
+  send_frame(peer, std::move(frame), kind, false);
 }
 
-bool Transport::try_send(Peer& peer, zmq::message_t& frame, std::size_t kind) {
+void Transport::send_frame(Peer& peer, zmq::message_t frame, std::size_t kind, bool counted) {
+  if (!peer.outbox.empty()) flush_peer(peer);
+  if (peer.outbox.empty() && try_send(peer, frame, kind, counted)) return;
+  ++counters_.send_retries;
+  enqueue(peer, std::move(frame), kind, counted);
+}
+
+std::size_t Transport::release_links(TimeUs now_us) {
+  if (links_.empty()) return 0;
+  last_now_us_ = std::max(last_now_us_, now_us);
+  return links_.release_due(last_now_us_, [this](NodeId to, LinkFrame&& f) {
+    send_frame(peers_.at(to), std::move(f.frame), f.kind, true);
+  });
+}
+
+void Transport::count_sent(std::size_t kind, std::size_t bytes) {
+  counters_.bytes_sent[kind] += static_cast<std::int64_t>(bytes);
+  counters_.messages_sent[kind] += 1;
+}
+
+bool Transport::try_send(Peer& peer, zmq::message_t& frame, std::size_t kind, bool counted) {
   if (!peer.socket) {
     peer.socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::push);
     peer.socket->set(zmq::sockopt::linger, 0);
@@ -101,11 +132,10 @@ bool Transport::try_send(Peer& peer, zmq::message_t& frame, std::size_t kind) {
     peer.socket->set(zmq::sockopt::reconnect_ivl, kPeerReconnectIntervalMs);
     peer.socket->connect(peer.endpoint);
   }
-  const auto size = static_cast<std::int64_t>(frame.size());
+  const std::size_t size = frame.size();
   // On EAGAIN ZeroMQ leaves the frame untouched, so it can wait in the outbox as it is.
   if (!peer.socket->send(frame, zmq::send_flags::dontwait)) return false;
-  counters_.bytes_sent[kind] += size;
-  counters_.messages_sent[kind] += 1;
+  if (!counted) count_sent(kind, size);
   return true;
 }
 
@@ -113,7 +143,7 @@ void Transport::flush_peer(Peer& peer) {
   while (!peer.outbox.empty()) {
     Pending& front = peer.outbox.front();
     const std::size_t size = front.frame.size();
-    if (!try_send(peer, front.frame, front.kind)) return;
+    if (!try_send(peer, front.frame, front.kind, front.counted)) return;
     peer.outbox_bytes -= size;
     peer.outbox.pop_front();
     --outbox_messages_total_;
@@ -126,9 +156,9 @@ std::size_t Transport::flush() {
   return outbox_messages_total_;
 }
 
-void Transport::enqueue(Peer& peer, zmq::message_t frame, std::size_t kind) {
+void Transport::enqueue(Peer& peer, zmq::message_t frame, std::size_t kind, bool counted) {
   peer.outbox_bytes += frame.size();
-  peer.outbox.push_back(Pending{std::move(frame), kind});
+  peer.outbox.push_back(Pending{std::move(frame), kind, counted});
   ++outbox_messages_total_;
   while (!peer.outbox.empty() &&
          (peer.outbox.size() > config_.outbox_messages_max || peer.outbox_bytes > config_.outbox_bytes_max))
@@ -201,6 +231,7 @@ void Transport::add_metrics(Metrics& out) const {
   out["messages_received"] = counters_.messages_received;
   out["bytes_received"] = counters_.bytes_received;
   out["decode_dropped"] = decoder_.dropped();
+  if (!links_.empty()) add_link_metrics(total_counters(links_), out);
 }
 
 }  // namespace hapair

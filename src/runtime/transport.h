@@ -11,10 +11,16 @@
 // peer is full (EAGAIN), the encoded message waits in that peer's outbox and is retried in order
 // on the next flush().
 //
+// Emulated links (docs/LINKS.md, driver/link_model.h): a message to a peer whose link the
+// topology emulates ([links], [[link]]) waits, encoded, in that link's bounded delay queue until
+// its release time, and the node's loop (CoreRunner::turn) hands it to the peer's socket then;
+// loss and duplication are decided when it is handed over. Only this data plane is emulated: the
+// launcher's control channel, the crash line and the partner watch's ZMTP heartbeats are not.
+//
 // Invariants: messages to one peer leave in the order send() was called (a message never
-// overtakes one waiting in the outbox); every outbox stays within outbox_messages_max messages
-// and outbox_bytes_max bytes, and every message it drops to stay there is counted by kind;
-// malformed input is counted and dropped, never asserted on.
+// overtakes one waiting in the outbox or in the link's delay queue); every outbox stays within
+// outbox_messages_max messages and outbox_bytes_max bytes, and every message it drops to stay
+// there is counted by kind; malformed input is counted and dropped, never asserted on.
 #pragma once
 
 #include <array>
@@ -30,6 +36,7 @@
 
 #include <zmq.hpp>
 
+#include "driver/link_model.h"
 #include "protocols/codec.h"
 #include "protocols/core.h"
 #include "protocols/messages.h"
@@ -107,6 +114,12 @@ struct TransportCounters {
   std::int64_t unaligned_frames_received = 0;  // frames whose data was not 8-byte aligned
 };
 
+// A message on an emulated link: its encoded frame and its kind.
+struct LinkFrame {
+  zmq::message_t frame;
+  std::size_t kind = 0;
+};
+
 class Transport {
  public:
   // Binds the inbox. Throws std::runtime_error naming the endpoint when it cannot be bound (an
@@ -123,7 +136,18 @@ class Transport {
   void set_peer(NodeId node, const std::string& endpoint);
 
   // Encodes and sends without blocking; see the class comment for what happens under pressure.
-  void send(NodeId to, const Envelope& envelope);
+  // `now_us` (run time) is when the message is handed to an emulated link; the two-argument form
+  // uses the last time the transport was given (enough for peers whose links emulate nothing).
+  void send(NodeId to, const Envelope& envelope, TimeUs now_us);
+  void send(NodeId to, const Envelope& envelope) { send(to, envelope, last_now_us_); }
+
+  // Emulates these links from now on (an empty set: none, the default).
+  void emulate_links(OutgoingLinks<LinkFrame> links) { links_ = std::move(links); }
+  // Hands every emulated message due at `now_us` to its peer's socket (or outbox); how many.
+  std::size_t release_links(TimeUs now_us);
+  // When the next emulated message is due; kNever when none waits.
+  TimeUs next_link_release_us() const { return links_.empty() ? kNever : links_.next_release_us(); }
+  bool emulates_links() const { return !links_.empty(); }
   // Retries every outbox in order; returns how many messages still wait.
   std::size_t flush();
   std::size_t outbox_messages() const { return outbox_messages_total_; }
@@ -146,6 +170,7 @@ class Transport {
   struct Pending {
     zmq::message_t frame;
     std::size_t kind = 0;
+    bool counted = false;  // counted as sent when handed to its emulated link
   };
   struct Peer {
     NodeId id = kNoNode;
@@ -155,9 +180,12 @@ class Transport {
     std::size_t outbox_bytes = 0;
   };
 
-  bool try_send(Peer& peer, zmq::message_t& frame, std::size_t kind);
+  bool try_send(Peer& peer, zmq::message_t& frame, std::size_t kind, bool counted);
+  // To the socket, or the outbox behind what waits there.
+  void send_frame(Peer& peer, zmq::message_t frame, std::size_t kind, bool counted);
+  void count_sent(std::size_t kind, std::size_t bytes);
   void flush_peer(Peer& peer);
-  void enqueue(Peer& peer, zmq::message_t frame, std::size_t kind);
+  void enqueue(Peer& peer, zmq::message_t frame, std::size_t kind, bool counted);
   void drop_one(Peer& peer);
   void log_drop(const char* why, NodeId peer, std::size_t kind, std::int64_t count);
 
@@ -171,6 +199,8 @@ class Transport {
   TransportCounters counters_;
   std::int64_t drops_logged_ = 0;
   std::int64_t outbox_drops_total_ = 0;
+  OutgoingLinks<LinkFrame> links_;
+  TimeUs last_now_us_ = 0;
 };
 
 }  // namespace hapair

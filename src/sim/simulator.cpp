@@ -136,12 +136,40 @@ void Simulator::Impl::send(SimNode& n, Outgoing&& o) {
     ++n.c.dropped_control;
     return;
   }
-  const std::size_t kind = o.envelope.body.index();
   const std::size_t bytes = sim::wire_bytes(o.envelope);
+  if (LinkQueue<Envelope>* link = n.links.find(o.to)) {
+    // An emulated link (docs/LINKS.md): the message waits at the sender until its release time.
+    const std::size_t kind = o.envelope.body.index();
+    const std::size_t before = link->messages();
+    const LinkFate fate = link->push(now_us, bytes, std::move(o.envelope), [](const Envelope& e) { return e; });
+    if (fate == LinkFate::overflow) return;
+    n.c.bytes_sent[kind] += static_cast<std::int64_t>(bytes);
+    ++n.c.messages_sent[kind];
+    // What waits at the sender is not an arrival pending: a run whose sinks are done ends with
+    // messages still in delay queues, as a real run stops its nodes with theirs (link_unsent).
+    // Counting them kept a run with latency_ms >= heartbeat_interval_ms from ever ending: a
+    // heartbeat is always waiting.
+    if (link->messages() > before) queue.push(link->last_release_us(), LinkDue{n.id, n.incarnation});
+    return;
+  }
+  const std::size_t kind = o.envelope.body.index();
   n.c.bytes_sent[kind] += static_cast<std::int64_t>(bytes);
   ++n.c.messages_sent[kind];
-  const sim::Transmission t = network.send(now_us, n.id, o.to, kind, bytes);
-  if (options.on_send) options.on_send(SentMessage{now_us, n.id, o.to, &o.envelope, bytes, t.dropped, t.arrival_us});
+  transmit(n, o.to, std::move(o.envelope), bytes);
+}
+
+void Simulator::Impl::release_links(SimNode& n) {
+  n.links.release_due(now_us, [&](NodeId to, Envelope&& envelope) {
+    const std::size_t bytes = sim::wire_bytes(envelope);
+    transmit(n, to, std::move(envelope), bytes);
+  });
+}
+
+void Simulator::Impl::transmit(SimNode& n, NodeId to, Envelope&& envelope, std::size_t bytes) {
+  // Counted as sent by send(), when the node handed it over (before its emulated link, if any).
+  const std::size_t kind = envelope.body.index();
+  const sim::Transmission t = network.send(now_us, n.id, to, kind, bytes);
+  if (options.on_send) options.on_send(SentMessage{now_us, n.id, to, &envelope, bytes, t.dropped, t.arrival_us});
   switch (t.dropped) {
     case sim::DropReason::none: break;
     case sim::DropReason::loss: ++n.c.dropped_loss; return;
@@ -151,10 +179,10 @@ void Simulator::Impl::send(SimNode& n, Outgoing&& o) {
   if (t.duplicated) {
     ++n.c.duplicated;
     ++arrivals_pending;
-    queue.push(t.duplicate_arrival_us, Arrival{n.id, o.to, n.incarnation, t.cut_generation, t.tx_start_us, o.envelope});
+    queue.push(t.duplicate_arrival_us, Arrival{n.id, to, n.incarnation, t.cut_generation, t.tx_start_us, envelope});
   }
   ++arrivals_pending;
-  queue.push(t.arrival_us, Arrival{n.id, o.to, n.incarnation, t.cut_generation, t.tx_start_us, std::move(o.envelope)});
+  queue.push(t.arrival_us, Arrival{n.id, to, n.incarnation, t.cut_generation, t.tx_start_us, std::move(envelope)});
 }
 
 void Simulator::Impl::on_arrival(Arrival& a) {
@@ -197,6 +225,10 @@ void Simulator::Impl::dispatch(Payload& p) {
           on_release(e);
         } else if constexpr (std::is_same_v<T, ConnectionClosed>) {
           on_connection_closed(e);
+        } else if constexpr (std::is_same_v<T, LinkDue>) {
+          // A paused process releases nothing: its loop is stopped (resume() releases what came due).
+          SimNode& n = nodes[e.node];
+          if (e.incarnation == n.incarnation && !n.crashed && !n.paused) release_links(n);
         } else {
           on_fault(e);
         }

@@ -25,6 +25,7 @@
 
 #include "driver/effects.h"
 #include "driver/fault_schedule.h"
+#include "driver/link_model.h"
 #include "protocols/quiet_drain.h"
 #include "sim/event_queue.h"
 #include "sim/simulator.h"
@@ -78,7 +79,13 @@ struct ConnectionClosed {
   std::uint32_t to_incarnation = 0;
   NodeId lost = kNoNode;
 };
-using Payload = std::variant<SampleDue, StartDue, TickDue, Arrival, Release, FaultEdge, ConnectionClosed>;
+// A message on the sender's emulated link is due (docs/LINKS.md): the sender hands what is due to
+// the simulated network, as a real node's loop hands it to its socket.
+struct LinkDue {
+  NodeId node = kNoNode;
+  std::uint32_t incarnation = 0;
+};
+using Payload = std::variant<SampleDue, StartDue, TickDue, Arrival, Release, FaultEdge, ConnectionClosed, LinkDue>;
 
 // ---- nodes -------------------------------------------------------------------------------
 
@@ -123,6 +130,10 @@ struct SimNode {
   EffectsApplier applier{kNoNode};
   Metrics last_core_metrics;  // of the last incarnation, kept when it crashes
   SimCounters c;
+  // The node's emulated links ([links], [[link]]), rebuilt for every incarnation as a restarted
+  // process rebuilds its own; the counters of the earlier incarnations' links.
+  OutgoingLinks<Envelope> links;
+  LinkCounters links_before;
 };
 
 }  // namespace hapair::simhost
@@ -137,6 +148,7 @@ struct Simulator::Impl {
   using TickDue = simhost::TickDue;
   using FaultEdge = simhost::FaultEdge;
   using ConnectionClosed = simhost::ConnectionClosed;
+  using LinkDue = simhost::LinkDue;
 
   std::shared_ptr<const Plan> plan;
   SimOptions options;
@@ -144,6 +156,7 @@ struct Simulator::Impl {
   std::uint64_t seed = 0;
   SimSettings sim;
   sim::Network network;
+  bool links_emulated = false;  // some pair of nodes has an emulated link
   sim::EventQueue<Payload> queue;
   std::vector<SimNode> nodes;
   TimeUs now_us = 0;
@@ -180,6 +193,7 @@ struct Simulator::Impl {
         seed(s),
         sim(plan->topology.sim),
         network(plan->topology.sim, plan->nodes.size(), Rng::derive(s, hash_name("sim.network"))),
+        links_emulated(has_emulated_links(*plan)),
         quiet(plan->settings(), plan->nodes.size()) {}
 
   NodeId node_id(const std::string& name) const {
@@ -203,6 +217,10 @@ struct Simulator::Impl {
   void on_release(Release& r);
   void apply(SimNode& n, Effects&& e);
   void send(SimNode& n, Outgoing&& o);
+  // Puts a message on the simulated network (from send, or when its emulated link releases it).
+  void transmit(SimNode& n, NodeId to, Envelope&& envelope, std::size_t bytes);
+  // Hands every message due on the node's emulated links to the network.
+  void release_links(SimNode& n);
   void on_arrival(Arrival& a);
   void on_tick(const TickDue& t);
   void dispatch(Payload& p);

@@ -19,6 +19,7 @@ using namespace simhost;
 void Simulator::Impl::create_core(SimNode& n) {
   n.core = factory(plan, n.id);
   HAPAIR_CHECK_MSG(n.core != nullptr, "the core factory made no core for node " << n.name);
+  if (links_emulated) n.links = OutgoingLinks<Envelope>(*plan, n.id);
   n.crashed_at_us.push_back(kNever);
 }
 
@@ -39,6 +40,11 @@ void Simulator::Impl::crash(SimNode& n) {
   n.tick_in_fifo = false;
   n.applier.wake().clear();
   network.sender_crashed(n.id, now_us);
+  // What waited on its emulated links dies with the process.
+  const std::size_t unsent = n.links.clear();
+  n.c.dropped_unsent += static_cast<std::int64_t>(unsent);
+  n.links_before = total_counters(n.links, n.links_before);
+  n.links = OutgoingLinks<Envelope>();
   quiet.set_down(n.id, true);
   trace(n.id, TraceKind::failure).with(TraceKey::fault, FaultKind::crash);
   close_connections_of(n);
@@ -88,6 +94,7 @@ void Simulator::Impl::resume(SimNode& n) {
   if (n.crashed || !n.paused) return;  // crashed while paused: the crash ended the pause
   n.paused = false;
   trace(n.id, TraceKind::resume).with(TraceKey::fault, FaultKind::pause);
+  release_links(n);
   if (n.held) {
     // The computation was cut short by the pause; its remaining time runs from now.
     n.busy_until_us = now_us + n.held_remaining_us;

@@ -56,6 +56,7 @@ Metrics Simulator::Impl::merged_metrics(const SimNode& n) const {
   m["sim.fifo_overflow"] = n.c.fifo_overflow;
   m["sim.fifo_events_max_seen"] = n.c.fifo_events_max_seen;
   m["sim.incarnations"] = static_cast<std::int64_t>(n.crashed_at_us.size());
+  if (links_emulated) add_link_metrics(total_counters(n.links, n.links_before), m);
   return m;
 }
 

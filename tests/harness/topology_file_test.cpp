@@ -21,18 +21,6 @@ namespace {
 
 const std::string kNetworks = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/";
 
-// The topology without the fields that say where its items were defined.
-Topology without_places(Topology t) {
-  t.source_file.clear();
-  t.settings.where.clear();
-  t.sim.where.clear();
-  for (FragmentSpec& f : t.fragments) {
-    f.where.clear();
-    for (OperatorSpec& o : f.operators) o.where.clear();
-  }
-  return t;
-}
-
 // A valid network; tests put their own lines before it or into its operator.
 const std::string kMinimal = R"(
 [[source]]
@@ -108,8 +96,29 @@ Topology every_knob_changed() {
   m.cpu_us_per_message = 0;
   m.node_capacity = 0.75;
 
+  LinkSettings& l = t.links.defaults;
+  l.latency_ms = 20.5;
+  l.jitter_ms = 1.0 / 3.0;
+  l.loss_ratio = 0.01;
+  l.duplication_ratio = 0.001;
+  l.bandwidth_bytes_per_s = 12.5e6;
+  l.queue_messages_max = 500;
+  l.queue_bytes_max = 1 << 20;
+  LinkSpec one_way;
+  one_way.from = "f1";
+  one_way.to = "f2";
+  one_way.both_ways = false;
+  one_way.settings.latency_ms = 0.25;
+  one_way.settings.queue_messages_max = 7;
+  LinkSpec hosts;
+  hosts.from_host = "east";
+  hosts.to_host = "west";
+  hosts.settings.loss_ratio = 0.0;
+  t.links.links = {one_way, hosts};
+
   FragmentSpec a = source("a", "sa");
   a.ha = HaMode::none;
+  a.host = "east";
   a.source.rate_tps = 1234.5;
   a.source.key_count = 3;
   a.source.values = {DistributionKind::normal, -5.5, 2.25};
@@ -143,6 +152,7 @@ Topology every_knob_changed() {
   FragmentSpec f2 = fragment("f2", {agg, join});
 
   FragmentSpec k = sink("k", {"agg", "j"});
+  k.host = "west";
   k.endpoint = "tcp://127.0.0.1:*";
   t.fragments = {a, b, f1, f2, k};
   return t;
@@ -358,11 +368,11 @@ input = "kept"
 
 TEST_CASE("structural mistakes in a file are reported with their lines") {
   auto problems = parse("seed = 1\n" + kMinimal).problems;
-  CHECK(has_problem(problems, {"t.toml:1: unknown key 'seed' at the top of the file; allowed tables: [network], [sim], [[source]]"}));
+  CHECK(has_problem(problems, {"t.toml:1: unknown key 'seed' at the top of the file; allowed tables: [network], [sim], [links], [[link]], [[source]]"}));
   problems = parse("[nodes]\nx = 1\n" + kMinimal).problems;
   INFO(joined(problems));
   REQUIRE(problems.size() == 1);  // the keys of an unknown table are not reported again
-  CHECK(contains(problems[0], "t.toml:1: unknown table 'nodes' at the top of the file; allowed tables: [network], [sim], [[source]], "
+  CHECK(contains(problems[0], "t.toml:1: unknown table 'nodes' at the top of the file; allowed tables: [network], [sim], [links], [[link]], [[source]], "
                               "[[fragment]] (with its [[fragment.operator]]), [[sink]]"));
   problems = parse("[source]\nname = \"s\"\n").problems;
   CHECK(has_problem(problems, {"t.toml:1: 'source' must be an array of tables: write each one as [[source]]"}));
@@ -484,6 +494,7 @@ TEST_CASE("writing and parsing reproduces a topology with every knob changed exa
   const Topology back = without_places(*load.topology);
   CHECK(back.settings == t.settings);
   CHECK(back.sim == t.sim);
+  CHECK(back.links == t.links);
   REQUIRE(back.fragments.size() == t.fragments.size());
   for (std::size_t i = 0; i < t.fragments.size(); ++i) {
     INFO(t.fragments[i].name);
@@ -564,4 +575,100 @@ TEST_CASE("duration, rate, seed and operator cost overrides apply and are re-val
   Topology d = default_topology();
   CHECK(apply_overrides(d, RunOverrides{}).empty());
   CHECK(without_places(d) == without_places(default_topology()));
+}
+
+TEST_CASE("the links and link tables read every key, and a network without them writes neither") {
+  const TopologyLoad load = parse(R"([links]
+latency_ms = 5
+jitter_ms = 2
+loss_ratio = 0.01
+
+[[link]]
+from = "src"
+to = "work"
+latency_ms = 20
+bandwidth_bytes_per_s = 12500000
+both_ways = false
+)" + kMinimal);
+  INFO(joined(load.problems));
+  REQUIRE(load.topology);
+  const LinkTable& links = load.topology->links;
+  CHECK(links.defaults.latency_ms == 5.0);
+  CHECK(links.defaults.jitter_ms == 2.0);
+  CHECK(links.defaults.loss_ratio == 0.01);
+  CHECK(links.defaults.duplication_ratio == 0.0);
+  REQUIRE(links.links.size() == 1);
+  CHECK(links.links[0].where == "t.toml:6");
+  CHECK(links.links[0].settings.latency_ms == 20.0);
+  CHECK_FALSE(links.links[0].settings.jitter_ms.has_value());
+  CHECK_FALSE(links.links[0].both_ways);
+  CHECK_FALSE(contains(write_topology(default_topology()), "[links]"));
+  CHECK_FALSE(contains(write_topology(default_topology()), "[[link]]"));
+}
+
+TEST_CASE("a bad link value names the table, the key, the value and the valid range") {
+  const TopologyLoad load = parse(R"([links]
+latency_ms = -1
+loss_ratio = 1.5
+queue_messages_max = 0
+
+[[link]]
+from = "src"
+to = "nowhere"
+jitter_ms = 70000
+
+[[link]]
+from = "src"
+from_host = "east"
+to = "work"
+
+[[link]]
+from_host = "east"
+to_host = "west"
+
+[[link]]
+from = "src"
+to = "work"
+delay_ms = 3
+bandwidth_bytes_per_s = "fast"
+)" + kMinimal);
+  const std::vector<std::string>& p = load.problems;
+  INFO(joined(p));
+  CHECK(has_problem(p, {"t.toml:1: [links] latency_ms = -1: must be a number of milliseconds in [0, 60000]"}));
+  CHECK(has_problem(p, {"t.toml:1: [links] loss_ratio = 1.5: must be a ratio in [0, 1]"}));
+  CHECK(has_problem(p, {"[links] queue_messages_max = 0: must be in 1..10000000"}));
+  CHECK(has_problem(p, {"t.toml:6: [[link]] 'src' -> 'nowhere': 'nowhere' is neither a fragment nor a node of the network; allowed: src, work, out"}));
+  CHECK(has_problem(p, {"t.toml:6: [[link]] 'src' -> 'nowhere' jitter_ms = 70000: must be a number of milliseconds in [0, 60000]"}));
+  CHECK(has_problem(p, {"t.toml:11:", "give either from and to (node or fragment names) or from_host and to_host"}));
+  CHECK(has_problem(p, {"t.toml:16: [[link]] host 'east' -> host 'west': no node is pinned to host 'east'"}));
+  CHECK(has_problem(p, {"t.toml:23: unknown key 'delay_ms' in [[link]]; allowed keys: from, to, from_host, to_host, both_ways, latency_ms"}));
+  CHECK(has_problem(p, {"t.toml:24: [[link]] bandwidth_bytes_per_s = \"fast\": expected a number"}));
+  const TopologyLoad small = parse("[links]\nlatency_ms = 1\nqueue_bytes_max = 100000\n" + kMinimal);
+  CHECK(has_problem(small.problems, {"t.toml:1: [links] queue_bytes_max = 100000: must be > checkpoint_chunk_bytes (1048576), "
+                                     "or a checkpoint chunk could never cross the link"}));
+}
+
+TEST_CASE("a link table may name a standby node of the approach its fragment runs") {
+  CHECK(parse("[network]\nha = \"passive\"\n[[link]]\nfrom = \"work.backup\"\nto = \"out\"\nlatency_ms = 1\n" + kMinimal).problems.empty());
+  const TopologyLoad spare = parse("[network]\nha = \"passive\"\n[[link]]\nfrom = \"work.spare\"\nto = \"out\"\n" + kMinimal);
+  CHECK(has_problem(spare.problems, {"'work.spare' is neither a fragment nor a node of the network; allowed: src, work, work.backup, out"}));
+}
+
+TEST_CASE("the option --links sets the keys of the links table and is validated like them") {
+  Topology t = default_topology();
+  RunOverrides o;
+  o.links = "latency_ms=20,jitter_ms=5,loss_ratio=0.01";
+  CHECK(apply_overrides(t, o).empty());
+  CHECK(t.links.defaults.latency_ms == 20.0);
+  CHECK(t.links.defaults.jitter_ms == 5.0);
+  CHECK(t.links.defaults.loss_ratio == 0.01);
+  Topology u = default_topology();
+  o.links = "latency_ms=-3";
+  CHECK(has_problem(apply_overrides(u, o), {"[links] latency_ms = -3: must be a number of milliseconds in [0, 60000] (after the command-line overrides)"}));
+  Topology v = default_topology();
+  o.links = "delay=3";
+  CHECK(has_problem(apply_overrides(v, o), {"--links: unknown key 'delay'; allowed keys: latency_ms, jitter_ms"}));
+  Topology w = default_topology();
+  o.links = "latency_ms=";
+  CHECK(has_problem(apply_overrides(w, o), {"--links 'latency_ms=': expected KEY=VALUE pairs"}));
 }

@@ -21,17 +21,6 @@ using namespace hapair::testing;
 
 namespace {
 
-Topology without_places(Topology t) {
-  t.source_file.clear();
-  t.settings.where.clear();
-  t.sim.where.clear();
-  for (FragmentSpec& f : t.fragments) {
-    f.where.clear();
-    for (OperatorSpec& o : f.operators) o.where.clear();
-  }
-  return t;
-}
-
 FragmentSpec nexmark(const std::string& name, const std::string& stream, NexmarkEvent event, const std::string& key,
                      const std::string& value) {
   FragmentSpec f = source(name, stream);

@@ -44,6 +44,21 @@ inline FragmentSpec fragment(const std::string& name, std::vector<OperatorSpec> 
   return f;
 }
 
+// The topology without the fields that say where its items were defined (a parsed file's
+// "file:line"s), for comparing it with one built in code.
+inline Topology without_places(Topology t) {
+  t.source_file.clear();
+  t.settings.where.clear();
+  t.sim.where.clear();
+  t.links.where.clear();
+  for (LinkSpec& l : t.links.links) l.where.clear();
+  for (FragmentSpec& f : t.fragments) {
+    f.where.clear();
+    for (OperatorSpec& o : f.operators) o.where.clear();
+  }
+  return t;
+}
+
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // One problem a line, for INFO().

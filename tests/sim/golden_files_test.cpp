@@ -136,6 +136,7 @@ TEST_CASE("the config.toml written beside a run's results reads back as its topo
   back.source_file = topology.source_file;
   back.settings.where = topology.settings.where;
   back.sim.where = topology.sim.where;
+  back.links.where = topology.links.where;
   for (std::size_t i = 0; i < back.fragments.size(); ++i) {
     back.fragments[i].where = topology.fragments[i].where;
     for (std::size_t j = 0; j < back.fragments[i].operators.size(); ++j)
