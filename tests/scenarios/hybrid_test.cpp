@@ -80,9 +80,50 @@ TEST_CASE("hybrid standby: a command makes the standby active (traced, bootstrap
     CHECK(events_of(r, TraceKind::bootstrap_installed, node + ".backup").size() == 1);
     CHECK(counter(r, node, "hybrid_activations") == 1);
   }
-  // While active the standby processed redirected input (its level-0 acks reached the producer).
+  // While active the standby processed redirected input (its node is an active_backup: a
+  // passive_backup's workload takes none), and the timeline shows the role.
   CHECK(counter(r, "aggregate.backup", "hybrid_bootstraps_installed") == 1);
   CHECK(counter(r, "source", "standbys_subscribed") >= 1);
+  CHECK(counter(r, "aggregate.backup", "tuples_processed") > 0);
+  const auto roles = events_of(r, TraceKind::role, "aggregate.backup");
+  REQUIRE_FALSE(roles.empty());
+  CHECK(roles.front()->enum_of<Role>(TraceKey::role) == Role::active_backup);
+}
+
+TEST_CASE("hybrid standby: a rate spike trips the latency trigger, and a crash after it recovers like active standby",
+          "[scenarios][hybrid]") {
+  // source -> filter -> aggregate at 100 us a tuple; a spike to 8x 2000 tuples/s for 0.3 s from
+  // 1 s overloads the filter, so its input waits: the latency trigger (the other triggers off).
+  auto spiky = [](const char* ha) {
+    Topology t = hybrid_network();
+    t.settings.ha = ApproachCatalog::builtin().find(ha)->mode;
+    t.settings.operator_cost_us_per_tuple = 100;
+    t.settings.failure_timeout_ms = 500;  // the simulator's own heartbeats queue behind the backlog
+    t.settings.hybrid_stall_ms = 0;
+    t.settings.hybrid_input_queue_tuples = 0;
+    t.settings.hybrid_latency_ms = 50;
+    t.fragments[0].source.spikes = RateSpikes{10.0, 0.3, 8.0, 1.0};
+    return t;
+  };
+  const auto hybrid = test::judged_sim_run(spiky("hybrid"), {crash("filter", 1.4)});
+  check_precise(hybrid);
+  const auto switches = events_of(hybrid, TraceKind::hybrid_switch, "filter");
+  REQUIRE_FALSE(switches.empty());
+  CHECK(switches[0]->enum_of<TraceReason>(TraceKey::reason) == TraceReason::latency);
+  CHECK(switches[0]->get(TraceKey::duration_us).value_or(0) > 50'000);
+  CHECK(switches[0]->at_us > 1'000'000);  // not before the spike
+  const auto takeovers = events_of(hybrid, TraceKind::takeover, "filter.backup");
+  REQUIRE(takeovers.size() == 1);
+  CHECK(takeovers[0]->text == "from its live state");
+  // The same crash under passive standby needs the replay from its last checkpoint: hybrid's
+  // recovery (the simulator's clock, deterministic) is shorter.
+  const auto passive = test::judged_sim_run(spiky("passive"), {crash("filter", 1.4)});
+  check_precise(passive);
+  REQUIRE(hybrid.outcome.metrics.recovery.has_value());
+  REQUIRE(passive.outcome.metrics.recovery.has_value());
+  REQUIRE(hybrid.outcome.metrics.recovery->recovery_ms.has_value());
+  REQUIRE(passive.outcome.metrics.recovery->recovery_ms.has_value());
+  CHECK(*hybrid.outcome.metrics.recovery->recovery_ms < *passive.outcome.metrics.recovery->recovery_ms);
 }
 
 TEST_CASE("hybrid standby: a crash of the primary while passive is recovered precisely from the checkpoint",
