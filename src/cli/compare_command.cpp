@@ -55,6 +55,8 @@ int compare_command(const Args& args) {
        "network, as in the experiments, so reprocessing takes time; with --topology, the file's value)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run");
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -91,6 +93,7 @@ int compare_command(const Args& args) {
   else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
   check_driver(driver, problems);
   CompareOptions options;
+  options.hosts = hosts_launch(hosts_args, driver, problems);
   options.driver = driver;
   options.victim = victim;
   options.out_dir = out_dir;

@@ -12,6 +12,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "hosts/placement.h"
 #include "run/guarantee.h"
 #include "proc/net_isolation.h"
 #include "run/run_once.h"
@@ -46,6 +47,8 @@ int run_command(const Args& args) {
       ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
       ("control", po::value<std::string>(&control_bind), "where the launcher's control socket binds (default tcp://127.0.0.1:*)")
       ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)");
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -59,7 +62,8 @@ int run_command(const Args& args) {
                 << "2 for bad input (options, topology, faults; nothing ran). The last line says which.\n"
                 << "\nExamples:\n  hapair run --ha upstream --fail aggregate@3 --out out/upstream\n"
                 << "  hapair run --ha passive --fail aggregate@2 --trace data --out out/watch   (open out/watch/timeline.html)\n"
-                << "  hapair run --topology experiments/networks/union_join.toml --driver sim --ha passive\n";
+                << "  hapair run --topology experiments/networks/union_join.toml --driver sim --ha passive\n"
+                << "  hapair run --hosts hosts.toml --copy-binary --ha passive --fail aggregate@2 --out out/hosts\n";
       return 0;
     }
     po::notify(vm);
@@ -90,6 +94,12 @@ int run_command(const Args& args) {
   if (!control_bind.empty()) request.control_bind = control_bind;
   request.control_advertise = advertise;
   if (manual && driver != "real") problems.push_back("--manual needs --driver real");
+  request.hosts = hosts_launch(hosts_args, driver, problems);
+  if (request.hosts.hosts && manual)
+    problems.push_back("--manual and --hosts exclude each other: with a hosts file the launcher starts every node");
+  if (request.hosts.hosts && !partitions.empty())
+    problems.push_back("--partition is not supported with --hosts yet (there: --fail, --pause, --restart); partitions "
+                       "work on one host, as root");
   for (const auto& f : fails) {
     std::string error;
     if (auto fault = parse_crash_fault(f, error)) request.faults.push_back(*fault);
@@ -110,16 +120,20 @@ int run_command(const Args& args) {
     if (auto fault = parse_partition_fault(p, error)) request.faults.push_back(*fault);
     else problems.push_back("--partition " + error);
   }
-  if (!partitions.empty() && driver == "real" && manual)
+  if (!partitions.empty() && (driver != "real" || request.hosts.hosts)) {
+    // said above (or a simulator partition)
+  } else if (!partitions.empty() && manual)
     problems.push_back("--partition is not supported with --manual: the launcher places only the processes it starts "
                        "in network namespaces");
-  else if (!partitions.empty() && driver == "real")
+  else if (!partitions.empty())
     if (const std::string reason = net_isolation_unavailable(); !reason.empty())
       problems.push_back("--partition: " + real_partition_refusal(reason));
   PlanLoad load = load_plan(topology_path, overrides);
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan)
     for (auto& p : validate_run_faults(*load.plan, request.faults)) problems.push_back(std::move(p));
+  if (load.plan && request.hosts.hosts)
+    for (auto& p : place_nodes(*load.plan, *request.hosts.hosts).problems) problems.push_back(std::move(p));
   if (!problems.empty()) return report_problems("hapair run", "bad input", problems);
   const std::shared_ptr<const Plan> plan = load.plan;
 

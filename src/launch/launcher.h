@@ -22,13 +22,32 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "hosts/host_list.h"
+#include "proc/ssh_control.h"
 #include "protocols/plan.h"
 #include "protocols/run_result.h"
 
 namespace hapair {
+
+// A run on several hosts over OpenSSH (docs/HOSTS.md, remote_hosts.h): every node placed on a
+// host of the list (hosts/placement.h) and started there under an ssh session.
+struct HostsLaunch {
+  std::shared_ptr<const HostList> hosts;  // null: every node on this machine
+  // The hapair each host runs: a path or a name its PATH finds. Ignored with copy_binary.
+  std::string remote_binary = "hapair";
+  // Copy the launcher's own binary into each host's run folder (over the ssh master) and run
+  // that: no install needed, the same build by construction.
+  bool copy_binary = false;
+  SshOptions ssh;              // the ssh program, known hosts file, host key checking
+  double ssh_timeout_s = 30.0; // a login or a remote command; generous, never reached normally
+  // Clock probes per host (over ssh, all hosts at once); the one with the smallest round trip is
+  // kept. Each costs a remote process start.
+  std::size_t clock_probes = 3;
+};
 
 struct LaunchOptions {
   // The binary that has the `node` subcommand. /proc/self/exe is right when the launcher runs
@@ -65,6 +84,11 @@ struct LaunchOptions {
   // milliseconds from the launcher's loop; each crash returned is performed at once and recorded
   // in the result's faults with the time it happened (other kinds are refused with a notice).
   std::function<std::vector<FaultSpec>()> live_faults;
+  // Several hosts: where each node runs. The control socket then binds the address the hosts
+  // reach this machine at (what their sshd saw the connection come from) unless control_bind
+  // is set; never 0.0.0.0. Node logs, hosts.json (offsets, bounds, placement, fault instants)
+  // go to log_dir.
+  HostsLaunch hosts;
 };
 
 // Runs the plan once with real processes. Setup failures (bad faults, a node that never says

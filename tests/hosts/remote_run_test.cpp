@@ -1,0 +1,251 @@
+// `hapair compare --hosts` and `hapair run --hosts` across four hosts, each a network namespace
+// running its own sshd (ssh_testbed.h): the built `hapair` binary launches the nodes over ssh,
+// kills the victim on its host, and is judged against the failure-free reference as on one host;
+// the node logs and hosts.json land in each run's folder; and afterwards — at the end of a run
+// and after the launcher itself is SIGKILLed mid-run — no hapair or ssh process of the run, no
+// listening socket but sshd's and no file of the run is left on any host.
+//
+// Needs root and openssh-server (main() in ssh_hosts_test.cpp skips with exit 77 otherwise).
+// Every wait is bounded; no assertion is on a duration.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "proc/child_process.h"
+#include "ssh_testbed.h"
+#include "support/shell_command.h"
+
+using namespace hapair;
+using namespace hapair::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kRunTimeoutS = 400.0;      // a whole compare on a loaded 2-core machine; never asserted on
+constexpr double kCleanupTimeoutS = 60.0;   // for the remote side to notice and clean up
+constexpr double kCommandTimeoutS = 30.0;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A hosts file for the testbed: one [[host]] per namespace, each with a work folder of its own
+// (the namespaces share this machine's files, so the folders tell the hosts' files apart).
+std::string write_hosts_file(const SshTestbed& bed) {
+  const std::string path = bed.dir() + "/hosts.toml";
+  std::ofstream out(path);
+  out << "[defaults]\nuser = \"root\"\nidentity_file = \"" << bed.dir() << "/user_key\"\nknown_hosts_file = \""
+      << bed.dir() << "/known_hosts\"\n";
+  for (std::size_t h = 0; h < bed.size(); ++h)
+    out << "\n[[host]]\nname = \"h" << h + 1 << "\"\naddress = \"" << bed.address(h) << "\"\nwork_dir = \"" << bed.dir()
+        << "/work-h" << h + 1 << "\"\n";
+  return path;
+}
+
+// What is left of runs on the testbed's hosts: processes naming the testbed's folder (nodes,
+// keepers, ssh clients and masters: they all name its key or work folders), entries in the
+// hosts' work folders, and listening TCP sockets other than sshd's port 22 in each namespace.
+std::vector<std::string> leftovers(const SshTestbed& bed) {
+  std::vector<std::string> out;
+  for (const std::string& p : processes_naming(bed.dir())) {
+    // The testbed's own sshd processes (its config lives there) and their per-connection
+    // children belong to the testbed, not to a run.
+    if (p.find("/usr/sbin/sshd") != std::string::npos) continue;
+    out.push_back("process " + p);
+  }
+  for (std::size_t h = 0; h < bed.size(); ++h) {
+    const std::string work = bed.dir() + "/work-h" + std::to_string(h + 1);
+    std::error_code ec;
+    if (fs::exists(work, ec))
+      for (const auto& entry : fs::directory_iterator(work)) out.push_back("file " + entry.path().string());
+    const ShellResult ss = run_shell("nsenter --net=" + network_namespace_path(bed.namespace_name(h)) + " ss -Hltn 2>&1");
+    std::string line;
+    std::istringstream lines(ss.out);
+    while (std::getline(lines, line))
+      if (!line.empty() && line.find(":22 ") == std::string::npos)
+        out.push_back("listening in h" + std::to_string(h + 1) + ": " + line);
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+// Polls until nothing is left (bounded); what is still there at the end.
+std::vector<std::string> wait_for_no_leftovers(const SshTestbed& bed, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::string> left = leftovers(bed);
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = leftovers(bed);
+  }
+  return left;
+}
+
+std::unique_ptr<SshTestbed> testbed(std::size_t hosts) {
+  std::string error;
+  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, hosts, error);
+  INFO(error);
+  REQUIRE(bed);
+  return bed;
+}
+
+// Starts the built hapair with `args`, output to `log`.
+ChildProcess start_hapair(const std::vector<std::string>& args, const std::string& log) {
+  ExecSpec spec;
+  spec.argv = {HAPAIR_BINARY};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.output_path = log;
+  spec.die_with_parent = true;
+  spec.stdin_null = true;
+  std::string error;
+  ChildProcess child = ChildProcess::spawn(spec, error);
+  INFO(error);
+  REQUIRE(child.running());
+  return child;
+}
+
+// Waits (bounded) for the child's end; nullopt when it did not end in time (then it is killed).
+std::optional<ChildExit> wait_bounded(ChildProcess& child, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto exit = child.try_wait()) return exit;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  child.kill_and_wait();
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, logs and results collected, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  const auto started = std::chrono::steady_clock::now();
+  ChildProcess compare = start_hapair({"compare", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--approaches",
+                                       "upstream,passive,active", "--repeat", "1", "--reruns", "1", "--duration-s", "2",
+                                       "--failure-free-duration-s", "1", "--fail-at-s", "1", "--out", out},
+                                      bed->dir() + "/compare.log");
+  const std::optional<ChildExit> exit = wait_bounded(compare, kRunTimeoutS);
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::string log = slurp(bed->dir() + "/compare.log");
+  INFO("hapair compare output:\n" << log << "\n(took " << took_s << " s)");
+  REQUIRE(exit);
+  CHECK(exit->clean());  // 0: every run kept its approach's guarantee
+
+  // Every crash run: the checker's verdict against the failure-free reference, as on one host.
+  for (const std::string approach : {"upstream", "passive", "active"}) {
+    const std::string run = out + "/" + approach + "_crash_rep1";
+    INFO("run " << run);
+    REQUIRE(fs::exists(run + "/summary.json"));
+    const auto summary = nlohmann::json::parse(slurp(run + "/summary.json"));
+    CHECK(summary["semantics"]["verdict"] == "precise");
+    CHECK(summary["semantics"]["lost"] == 0);
+    CHECK(summary["semantics"]["duplicates"] == 0);
+    CHECK(summary["recovery"]["recovered"] == true);
+    std::printf("%s over ssh: verdict %s, recovery %s ms (detection %s ms)\n", approach.c_str(),
+                summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["recovery_ms"].dump().c_str(),
+                summary["recovery"]["detection_ms"].dump().c_str());
+    // hosts.json: where each node ran, every host's clock offset within its bound of 0 (the
+    // namespaces share this machine's clock), and the SIGKILL sent on the victim's host.
+    REQUIRE(fs::exists(run + "/hosts.json"));
+    const auto hosts = nlohmann::json::parse(slurp(run + "/hosts.json"));
+    REQUIRE(hosts["hosts"].size() == 4);
+    for (const auto& h : hosts["hosts"]) {
+      INFO(h.dump());
+      REQUIRE(h["clock_offset_us"].is_number());
+      CHECK(std::llabs(h["clock_offset_us"].get<long long>()) <= h["clock_error_bound_us"].get<long long>());
+      CHECK(h["time_correction_us"] == 0);
+    }
+    std::set<std::string> used_hosts;
+    for (const auto& n : hosts["nodes"]) {
+      used_hosts.insert(n["host"].get<std::string>());
+      // The node's log came back over its ssh session.
+      CHECK(fs::exists(run + "/" + n["node"].get<std::string>() + ".log"));
+    }
+    CHECK(used_hosts.size() == 4);
+    REQUIRE(hosts["signals"].size() == 1);
+    CHECK(hosts["signals"][0]["node"] == "aggregate");
+    CHECK(hosts["signals"][0]["signal"] == "SIGKILL");
+    std::printf("%s: SIGKILL at %s us +- %s us (ssh round trip %s us)\n", approach.c_str(),
+                hosts["signals"][0]["at_us"].dump().c_str(), hosts["signals"][0]["error_bound_us"].dump().c_str(),
+                hosts["signals"][0]["ssh_round_trip_us"].dump().c_str());
+  }
+  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
+  INFO("left behind:\n" << joined(left));
+  CHECK(left.empty());
+}
+
+TEST_CASE("run --hosts with the launcher SIGKILLed mid-run: the hosts notice and nothing is left", "[hosts][remote]") {
+  const auto bed = testbed(4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--copy-binary", "--ha", "passive", "--duration-s", "60",
+                                   "--out", bed->dir() + "/out"},
+                                  bed->dir() + "/run.log");
+  // Every node of the run running on its host (its pid file written, the copied binary running).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  std::size_t nodes = 0;
+  while (std::chrono::steady_clock::now() < deadline && run.running() && !run.try_wait()) {
+    // The node processes themselves (the copied binary), not the ssh sessions that name them.
+    nodes = 0;
+    for (const std::string& p : processes_naming("/hapair node --topology " + bed->dir() + "/work-h"))
+      if (p.find(": " + bed->dir() + "/work-h") != std::string::npos) ++nodes;
+    if (nodes == 6) break;  // the default network with passive standby: source, sink, 2 primaries, 2 backups
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO("hapair run output:\n" << slurp(bed->dir() + "/run.log"));
+  REQUIRE(nodes == 6);
+  // The launcher's own ssh control folder, to check it goes too.
+  std::string control_dir;
+  for (const std::string& p : processes_naming("ControlMaster=yes")) {
+    const std::size_t at = p.find("ControlPath=");
+    if (at != std::string::npos && p.find(bed->dir()) != std::string::npos)
+      control_dir = fs::path(p.substr(at + 12, p.find(' ', at) - at - 12)).parent_path().string();
+  }
+  CHECK_FALSE(control_dir.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run under way
+  REQUIRE(run.signal(SIGKILL));
+  run.wait();
+  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
+  INFO("left behind:\n" << joined(left));
+  CHECK(left.empty());
+  const auto gone = std::chrono::steady_clock::now() + std::chrono::duration<double>(kCleanupTimeoutS);
+  while (!control_dir.empty() && fs::exists(control_dir) && std::chrono::steady_clock::now() < gone)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(fs::exists(control_dir));
+}
+
+TEST_CASE("timing probe", "[.][probe]") {
+  const auto bed = testbed(4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const auto t0 = std::chrono::steady_clock::now();
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                   "--duration-s", "1", "--fail", "aggregate@0.5", "--out", bed->dir() + "/out"},
+                                  bed->dir() + "/run.log");
+  wait_bounded(run, 100);
+  std::printf("took %.2f s\n%s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+              slurp(bed->dir() + "/run.log").c_str());
+  std::printf("%s\n", slurp(bed->dir() + "/out/hosts.json").c_str());
+}
