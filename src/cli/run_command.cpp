@@ -12,6 +12,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "config/input_checks.h"
 #include "hosts/placement.h"
 #include "run/guarantee.h"
 #include "proc/net_isolation.h"
@@ -24,7 +25,7 @@ int run_command(const Args& args) {
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
   std::string duration_text, rate_text, cost_text, trace_text;
   bool manual = false;
-  std::vector<std::string> fails, pauses, restarts, partitions;
+  std::vector<std::string> fails, pauses, restarts, partitions, losses;
   po::options_description described("hapair run options");
   described.add_options()
       ("help,h", "show this help")
@@ -37,6 +38,9 @@ int run_command(const Args& args) {
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
+      ("lose-host", po::value<std::vector<std::string>>(&losses),
+       "HOST@SECONDS: with --hosts, as root on that host: drop every link of the host (nftables, all but ssh), then "
+       "SIGKILL its nodes, so peers learn of it only by silence (repeatable)")
       ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real (one process per node) or sim (simulator)")
       ("trace", po::value<std::string>(&trace_text),
@@ -95,6 +99,13 @@ int run_command(const Args& args) {
   request.control_advertise = advertise;
   if (manual && driver != "real") problems.push_back("--manual needs --driver real");
   request.hosts = hosts_launch(hosts_args, driver, problems);
+  for (const std::string& text : losses) {
+    const std::size_t at = text.rfind('@');
+    const std::optional<double> seconds = at == std::string::npos ? std::nullopt : finite_number(text.substr(at + 1));
+    if (at == 0 || !seconds) problems.push_back("--lose-host '" + text + "' is not HOST@SECONDS (e.g. h2@1.5)");
+    else request.hosts.losses.push_back(HostLossSpec{text.substr(0, at), *seconds});
+  }
+  if (!losses.empty() && !request.hosts.hosts) problems.push_back("--lose-host needs --hosts FILE");
   if (request.hosts.hosts && manual)
     problems.push_back("--manual and --hosts exclude each other: with a hosts file the launcher starts every node");
   if (request.hosts.hosts && !partitions.empty())
@@ -132,8 +143,14 @@ int run_command(const Args& args) {
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan)
     for (auto& p : validate_run_faults(*load.plan, request.faults)) problems.push_back(std::move(p));
-  if (load.plan && request.hosts.hosts)
+  if (load.plan && request.hosts.hosts) {
     for (auto& p : place_nodes(*load.plan, *request.hosts.hosts).problems) problems.push_back(std::move(p));
+    for (const HostLossSpec& loss : request.hosts.losses) {
+      if (!request.hosts.hosts->index_of(loss.host))
+        problems.push_back("--lose-host " + loss.host + ": no such host in " + request.hosts.hosts->source_file);
+      if (auto p = fault_time_problem(*load.plan, loss.at_s)) problems.push_back("--lose-host " + loss.host + ": " + *p);
+    }
+  }
   if (!problems.empty()) return report_problems("hapair run", "bad input", problems);
   const std::shared_ptr<const Plan> plan = load.plan;
 

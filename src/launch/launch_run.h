@@ -43,7 +43,7 @@ inline constexpr std::size_t kThisMachine = static_cast<std::size_t>(-1);
 struct RemoteFaultRecord {
   std::string node;
   std::string host;
-  std::string signal;         // KILL, STOP, CONT
+  std::string signal;         // KILL, STOP, CONT, LOSS (a host loss)
   TimeUs at_us = 0;           // on the run's clock (the launcher's), as in the failure event
   TimeUs error_bound_us = 0;
   TimeUs launcher_window_us = 0;  // from sending the command to its answer
@@ -94,6 +94,10 @@ class Launch {
  private:
   // ---- setup (launcher.cpp) ---------------------------------------------------------------
   bool check_faults();
+  // Several hosts: placement (before the faults are checked: a host loss becomes crashes of the
+  // nodes placed there) and a host loss's crashes added to result_.faults.
+  bool place_on_hosts();
+  bool add_host_losses();
   bool prepare_files();
   bool isolate_nodes();
   void remove_isolation();
@@ -105,6 +109,9 @@ class Launch {
   // is done, `event` (if any) is recorded at the instant it happened (remote_instant) and the
   // signal in hosts.json. An error aborts the run.
   void signal_remote(NodeId id, const std::string& signal_name, std::optional<TraceEvent> event);
+  // A host loss (HostLossSpec): every node on the host marked killed now, the links dropped and
+  // the processes killed there; each node's failure event at the instant of the kill.
+  void lose_host(std::size_t loss);
   // Records the signals that are done (`wait`: waits for every one, or only node `only`'s).
   void collect_remote_signals(bool wait, NodeId only = kNoNode);
   void print_manual_instructions();
@@ -178,7 +185,10 @@ class Launch {
     NodeId node = kNoNode;
     PendingSignal pending;
     std::optional<TraceEvent> event;
+    std::vector<NodeId> also;  // a host loss: the other nodes killed with it (same instant)
   };
+  std::map<std::size_t, std::size_t> loss_of_fault_;  // result_.faults index -> HostLossSpec index
+  std::set<std::size_t> losses_done_;
   std::vector<SignalUnderWay> signals_under_way_;
   std::string hosts_json_;  // written at close_hosts()
 };

@@ -32,7 +32,7 @@ namespace launcher {
 
 RunResult Launch::run() {
   InterruptGuard interrupt_guard;
-  if (!check_faults() || !prepare_files() || !isolate_nodes() || !open_hosts()) return finish_result();
+  if (!place_on_hosts() || !check_faults() || !prepare_files() || !isolate_nodes() || !open_hosts()) return finish_result();
   // With the nodes in namespaces of their own, they reach the launcher at its end of their bridge.
   std::string control_bind = options_.control_bind;
   if (isolation_ && control_bind == LaunchOptions{}.control_bind)
@@ -75,7 +75,8 @@ bool Launch::check_faults() {
     error("--manual and --hosts exclude each other: with a hosts file the launcher starts every node itself");
     ok = false;
   }
-  for (const FaultSpec& fault : options_.faults) {
+  if (!add_host_losses()) ok = false;
+  for (const FaultSpec& fault : result_.faults) {
     if (fault.kind == FaultKind::partition && options_.hosts.hosts) {
       if (!wants_isolation_)
         error("fault kind partition is not supported with --hosts yet (supported there: crash, pause, restart); "
@@ -98,7 +99,7 @@ bool Launch::check_faults() {
       ok = false;
     }
   }
-  for (const std::string& problem : validate_faults(plan_, options_.faults)) {
+  for (const std::string& problem : validate_faults(plan_, result_.faults)) {
     error(problem);
     ok = false;
   }
@@ -106,7 +107,7 @@ bool Launch::check_faults() {
   // Equal times keep the list order, as in the simulator (driver/fault_schedule.h). The resume
   // of a pause is scheduled when the pause really happens (run_until_done()), so the process is
   // stopped for the whole duration even when the pause runs a little late.
-  actions_ = fault_actions(plan_, options_.faults, false);
+  actions_ = fault_actions(plan_, result_.faults, false);
   return true;
 }
 
@@ -165,10 +166,15 @@ void Launch::remove_isolation() {
   isolation_watch_.reset();
 }
 
-// Several hosts: every node placed (hosts/placement.h), then every host reached, set up and
-// checked (remote_hosts.h); every problem at once.
-bool Launch::open_hosts() {
-  if (!options_.hosts.hosts) return true;
+// Several hosts: every node placed (hosts/placement.h); every problem at once.
+bool Launch::place_on_hosts() {
+  if (!options_.hosts.hosts) {
+    if (!options_.hosts.losses.empty()) {
+      error("a host loss needs --hosts: on one machine, crash the nodes instead");
+      return false;
+    }
+    return true;
+  }
   PlacementResult placed = place_nodes(plan_, *options_.hosts.hosts);
   for (const std::string& p : placed.problems) error(p);
   if (!placed.placement) return false;
@@ -178,6 +184,46 @@ bool Launch::open_hosts() {
     nodes_[id].host = placement_->of(id).host;
     nodes_[id].bind = placement_->of(id).endpoint;
   }
+  return true;
+}
+
+// A host loss is a crash of every node placed on the host, all at its time, performed together
+// (lose_host); validate_faults then checks them with the rest of the schedule.
+bool Launch::add_host_losses() {
+  bool ok = true;
+  const std::vector<HostLossSpec>& losses = options_.hosts.losses;
+  for (std::size_t l = 0; l < losses.size(); ++l) {
+    const std::optional<std::size_t> host = options_.hosts.hosts->index_of(losses[l].host);
+    if (!host) {
+      std::string names;
+      for (const std::string& n : options_.hosts.hosts->names()) names += (names.empty() ? "" : ", ") + n;
+      error("host loss of '" + losses[l].host + "': no such host in " + options_.hosts.hosts->source_file +
+            " (its hosts: " + names + ")");
+      ok = false;
+      continue;
+    }
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      if (nodes_[id].host != *host) continue;
+      for (const FaultSpec& f : options_.faults)
+        if (f.kind == FaultKind::restart && f.node == nodes_[id].name) {
+          error("restart of " + f.node + " with the loss of its host " + losses[l].host +
+                " is not supported (its host stays cut off until the end of the run)");
+          ok = false;
+        }
+      FaultSpec crash;
+      crash.kind = FaultKind::crash;
+      crash.node = nodes_[id].name;
+      crash.at_s = losses[l].at_s;
+      loss_of_fault_[result_.faults.size()] = l;
+      result_.faults.push_back(crash);
+    }
+  }
+  return ok;
+}
+
+// Several hosts: every host reached, set up and checked (remote_hosts.h); every problem at once.
+bool Launch::open_hosts() {
+  if (!options_.hosts.hosts) return true;
   std::vector<std::string> problems;
   remote_ = RemoteHosts::open(*options_.hosts.hosts, options_.hosts, options_.hapair_binary, topology_path_, log_dir_,
                               problems);

@@ -33,6 +33,14 @@
 
 namespace hapair {
 
+// The loss of a whole host during a run (several hosts, as root there): at `at_s` every link of
+// the host is dropped (nftables, all but its ssh port), then every node process of the run there
+// is SIGKILLed, so the peers learn of it only by silence (heartbeats), as when a machine dies.
+struct HostLossSpec {
+  std::string host;  // a name of the hosts file
+  double at_s = 0;
+};
+
 // A run on several hosts over OpenSSH (docs/HOSTS.md, remote_hosts.h): every node placed on a
 // host of the list (hosts/placement.h) and started there under an ssh session.
 struct HostsLaunch {
@@ -47,6 +55,7 @@ struct HostsLaunch {
   // Clock probes per host (over ssh, all hosts at once); the one with the smallest round trip is
   // kept. Each costs a remote process start.
   std::size_t clock_probes = 3;
+  std::vector<HostLossSpec> losses;
 };
 
 struct LaunchOptions {

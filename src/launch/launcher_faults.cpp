@@ -41,6 +41,28 @@ void Launch::signal_remote(NodeId id, const std::string& signal_name, std::optio
   signals_under_way_.push_back(std::move(s));
 }
 
+void Launch::lose_host(std::size_t loss) {
+  const std::size_t host = *options_.hosts.hosts->index_of(options_.hosts.losses[loss].host);
+  SignalUnderWay s;
+  const TimeUs now = clock_->now_us();
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    NodeState& node = nodes_[id];
+    if (node.host != host || node.killed) continue;
+    node.killed = true;
+    quiet_.set_down(id, true);
+    if (s.node == kNoNode) s.node = id;
+    else s.also.push_back(id);
+  }
+  if (s.node == kNoNode) {
+    say("hapair: loss of host " + options_.hosts.losses[loss].host + " skipped: no node of the run runs there");
+    return;
+  }
+  collect_remote_signals(true);
+  s.event = TraceEvent(now, s.node, TraceKind::failure).with(TraceKey::fault, FaultKind::crash);
+  s.pending = remote_->begin_host_loss(host);
+  signals_under_way_.push_back(std::move(s));
+}
+
 void Launch::collect_remote_signals(bool wait, NodeId only) {
   for (std::size_t i = 0; i < signals_under_way_.size();) {
     SignalUnderWay& s = signals_under_way_[i];
@@ -71,6 +93,13 @@ void Launch::collect_remote_signals(bool wait, NodeId only) {
         s.event->at_us = record.at_us;
         result_.events.push_back(*s.event);
       }
+      // A host loss: the same instant for every node that was on the host.
+      for (NodeId other : s.also) {
+        RemoteFaultRecord also = record;
+        also.node = nodes_[other].name;
+        remote_faults_.push_back(also);
+        result_.events.push_back(TraceEvent(record.at_us, other, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
+      }
     }
     signals_under_way_.erase(signals_under_way_.begin() + static_cast<std::ptrdiff_t>(i));
   }
@@ -80,11 +109,15 @@ void Launch::perform(const FaultAction& action) {
   NodeState& node = nodes_[action.node];
   // Only a planned pause has a duration (a live fault is a crash: LaunchOptions::live_faults).
   const std::int64_t pause_ms =
-      action.kind == FaultAction::Kind::pause ? std::llround(options_.faults.at(action.fault).duration_s * 1e3) : 0;
+      action.kind == FaultAction::Kind::pause ? std::llround(result_.faults.at(action.fault).duration_s * 1e3) : 0;
   const TimeUs now = clock_->now_us();
   quiet_.activity(now);
   switch (action.kind) {
     case FaultAction::Kind::crash:
+      if (const auto loss = loss_of_fault_.find(action.fault); loss != loss_of_fault_.end()) {
+        if (losses_done_.insert(loss->second).second) lose_host(loss->second);
+        return;  // the other crashes of the loss were performed with the first
+      }
       if (node.killed || (!options_.manual && !node.process.running())) {
         say("hapair: crash fault of " + node.name + " skipped: the node is not running");
         return;

@@ -63,6 +63,17 @@ std::string ssh_problem(const RemoteResult& r) {
   return said.empty() || why.find(said) != std::string::npos ? why : why + ": " + said;
 }
 
+// Shell: SIGKILLs every node process of the run folder $d still alive (its pid files), checking
+// that the pid's command line names $d, so a pid reused by another process is left alone.
+const char* const kKillRunProcesses =
+    "for f in \"$d\"/*.pid; do [ -f \"$f\" ] || continue; read p < \"$f\"; "
+    "if tr '\\000' ' ' <\"/proc/$p/cmdline\" 2>/dev/null | grep -qF -- \"$d\"; then kill -KILL \"$p\"; "
+    "echo \"hapair-run-killed $p\"; fi; done; ";
+
+// Shell: the nftables table of a host loss in run folder $d: "hapair_" and the folder's name
+// with every character but letters and digits made '_'.
+const char* const kLossTable = "t=hapair_$(basename \"$d\" | tr -c 'A-Za-z0-9\\n' '_'); ";
+
 }  // namespace
 
 RemoteInstant remote_instant(const RemoteSignal& signal, const std::optional<ClockOffset>& offset) {
@@ -96,13 +107,22 @@ RemoteInstant remote_instant(const RemoteSignal& signal, const std::optional<Clo
 
 std::string keeper_command(const std::string& work_dir) {
   const std::string w = shell_quote(work_dir);
-  // SIGPIPE and SIGHUP ignored: the connection may be gone when it cleans up. The kill checks the
-  // pid's command line names the run folder, so a pid reused by another process is left alone.
+  // SIGPIPE and SIGHUP ignored: the connection may be gone when it cleans up. A host loss's
+  // nftables table goes too (nft errors ignored: no loss, or no nft).
   return posix_sh("trap '' PIPE HUP INT TERM; umask 077; mkdir -p " + w + " || exit 1; d=$(mktemp -d " + w +
-                  "/hapair-run-XXXXXX) || exit 1; echo \"hapair-run-dir $d\"; cat >/dev/null; "
-                  "for f in \"$d\"/*.pid; do [ -f \"$f\" ] || continue; p=$(cat \"$f\"); "
-                  "if tr '\\000' ' ' <\"/proc/$p/cmdline\" 2>/dev/null | grep -qF -- \"$d\"; then kill -KILL \"$p\"; "
-                  "echo \"hapair-run-killed $p\"; fi; done; rm -rf -- \"$d\" && echo \"hapair-run-removed $d\"");
+                  "/hapair-run-XXXXXX) || exit 1; echo \"hapair-run-dir $d\"; cat >/dev/null; " + kKillRunProcesses +
+                  kLossTable + "nft delete table inet \"$t\" >/dev/null 2>&1; rm -rf -- \"$d\" && echo \"hapair-run-removed $d\"");
+}
+
+std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port) {
+  const std::string port = std::to_string(ssh_port);
+  // Every link dropped but the ssh port (the launcher's master, which carries this and the
+  // cleanup), in both directions, loopback kept; then the processes killed.
+  const std::string rules = "table inet $t { chain lost_in { type filter hook input priority 0; policy drop; "
+                            "iif lo accept; tcp dport " + port + " accept; }; chain lost_out { type filter hook output "
+                            "priority 0; policy drop; oif lo accept; tcp sport " + port + " accept; }; }";
+  return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + "echo \"" + rules +
+                  "\" | nft -f - || exit 91; a=$(date +%s%N); " + kKillRunProcesses + "b=$(date +%s%N); echo \"$a $b\"");
 }
 
 std::string node_session_command(const std::string& run_dir, const std::string& node_name,
@@ -320,6 +340,17 @@ PendingSignal RemoteHosts::begin_signal(std::size_t host, const std::string& nod
   return pending;
 }
 
+PendingSignal RemoteHosts::begin_host_loss(std::size_t host) const {
+  PendingSignal pending;
+  pending.host = host;
+  pending.node = "every node of the run";
+  pending.signal = "LOSS";
+  pending.sent_us = realtime_us();
+  pending.command =
+      ssh_.begin(host, host_loss_command(state_.at(host).run_dir, hosts_.hosts.at(host).ssh_port), options_.ssh_timeout_s);
+  return pending;
+}
+
 std::optional<RemoteSignal> RemoteHosts::poll_signal(PendingSignal& pending) const {
   const std::optional<RemoteResult> r = pending.command.poll();
   if (!r) return std::nullopt;
@@ -327,8 +358,13 @@ std::optional<RemoteSignal> RemoteHosts::poll_signal(PendingSignal& pending) con
   out.sent_us = pending.sent_us;
   out.answered_us = realtime_us();
   long long before = 0, after = 0;
-  if (!r->ok() || std::sscanf(r->output.c_str(), "%lld %lld", &before, &after) != 2) {
-    out.error = "SIG" + pending.signal + " of " + pending.node + " on " + where(pending.host) + " failed: " + ssh_problem(*r);
+  if (r->exit_code == 91) {
+    out.error = "the loss of " + where(pending.host) + " needs root and nftables there; nft said: " +
+                r->output.substr(0, r->output.find('\n'));
+    return out;
+  }
+  if (!r->ok() || std::sscanf(last_line(r->output).c_str(), "%lld %lld", &before, &after) != 2) {
+    out.error = pending.signal + " of " + pending.node + " on " + where(pending.host) + " failed: " + ssh_problem(*r);
     return out;
   }
   out.ok = true;

@@ -54,7 +54,7 @@ struct RemoteSignal {
 struct PendingSignal {
   std::size_t host = 0;
   std::string node;
-  std::string signal;        // KILL, STOP, CONT
+  std::string signal;        // KILL, STOP, CONT; LOSS: a host loss (begin_host_loss)
   std::int64_t sent_us = 0;  // launcher realtime
   RemoteCommand command;
 };
@@ -82,6 +82,10 @@ std::string node_session_command(const std::string& run_dir, const std::string& 
                                  const std::vector<std::string>& argv);
 // Sends `signal_name` (KILL, STOP, CONT) to the node whose pid file is RUN_DIR/NODE.pid and
 // prints the host's clock (ns) before and after.
+// A host loss: an nftables table (hapair_ and the run folder's name) that drops every packet in
+// and out but loopback and the ssh port, then SIGKILL of every node process of the run there;
+// prints the host's clock (ns) before and after the kills (exit 91: nft failed).
+std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port);
 std::string signal_command(const std::string& run_dir, const std::string& node_name, const std::string& signal_name);
 
 class RemoteHosts {
@@ -117,6 +121,10 @@ class RemoteHosts {
   PendingSignal begin_signal(std::size_t host, const std::string& node_name, const std::string& signal_name) const;
   std::optional<RemoteSignal> poll_signal(PendingSignal& pending) const;
   RemoteSignal wait_signal(PendingSignal& pending) const;
+  // The loss of the host (HostLossSpec): its links dropped (nftables, all but its ssh port; the
+  // keeper removes the table at the end), then every node process of the run there SIGKILLed.
+  // The RemoteSignal's readings surround the kills. Needs root and nft on the host.
+  PendingSignal begin_host_loss(std::size_t host) const;
 
   // Ends the run on every host: the pipe is closed (every session sees EOF), each keeper kills
   // what is left and removes the run folder; waits for the keepers (bounded), then closes the

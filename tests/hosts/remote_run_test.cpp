@@ -75,7 +75,12 @@ std::vector<std::string> leftovers(const SshTestbed& bed) {
     std::error_code ec;
     if (fs::exists(work, ec))
       for (const auto& entry : fs::directory_iterator(work)) out.push_back("file " + entry.path().string());
-    const ShellResult ss = run_shell("nsenter --net=" + network_namespace_path(bed.namespace_name(h)) + " ss -Hltn 2>&1");
+    const std::string in_host = "nsenter --net=" + network_namespace_path(bed.namespace_name(h)) + " ";
+    // A host loss's nftables table (named after the run folder: hapair_hapair_run_...).
+    const ShellResult tables = run_shell(in_host + "nft list tables 2>&1");
+    if (tables.out.find("hapair_") != std::string::npos)
+      out.push_back("nftables in h" + std::to_string(h + 1) + ": " + tables.out);
+    const ShellResult ss = run_shell(in_host + "ss -Hltn 2>&1");
     std::string line;
     std::istringstream lines(ss.out);
     while (std::getline(lines, line))
@@ -198,7 +203,46 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
   CHECK(left.empty());
 }
 
-TEST_CASE("run --hosts with the launcher SIGKILLed mid-run: the hosts notice and nothing is left", "[hosts][remote]") {
+TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed; the standby learns by silence",
+          "[hosts][remote]") {
+  const auto bed = testbed(4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  // Passive standby on the default network puts aggregate alone on h4 (hapair plan).
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                   "--duration-s", "2", "--lose-host", "h4@1", "--out", out},
+                                  bed->dir() + "/run.log");
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  INFO("hapair run output:\n" << slurp(bed->dir() + "/run.log"));
+  REQUIRE(exit);
+  CHECK(exit->clean());
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  std::string lost_node;
+  for (const auto& n : hosts["nodes"])
+    if (n["host"] == "h4") lost_node += n["node"].get<std::string>();
+  CHECK(lost_node == "aggregate");
+  REQUIRE(hosts["signals"].size() == 1);
+  CHECK(hosts["signals"][0]["host"] == "h4");
+  CHECK(hosts["signals"][0]["signal"] == "host loss: links dropped, then SIGKILL");
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["recovery"]["recovered"] == true);
+  // Nothing closed: the crash line saw no end, the heartbeats' silence found it.
+  CHECK(summary["recovery"]["detector"] == "heartbeat");
+  std::printf("host loss over ssh: verdict %s, detector %s, detection %s ms, recovery %s ms\n",
+              summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["detector"].dump().c_str(),
+              summary["recovery"]["detection_ms"].dump().c_str(), summary["recovery"]["recovery_ms"].dump().c_str());
+  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
+  INFO("left behind:\n" << joined(left));
+  CHECK(left.empty());
+}
+
+namespace {
+
+// Starts `hapair run --hosts --copy-binary` (a 60 s run), waits until its six nodes run on their
+// hosts, sends the launcher `signal_number`, and checks that nothing of the run is left on any
+// host and that the launcher's ssh control folder is gone, each within a bounded poll.
+void stop_launcher_mid_run(int signal_number) {
   const auto bed = testbed(4);
   const std::string hosts_file = write_hosts_file(*bed);
   ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--copy-binary", "--ha", "passive", "--duration-s", "60",
@@ -226,8 +270,11 @@ TEST_CASE("run --hosts with the launcher SIGKILLed mid-run: the hosts notice and
   }
   CHECK_FALSE(control_dir.empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run under way
-  REQUIRE(run.signal(SIGKILL));
-  run.wait();
+  REQUIRE(run.signal(signal_number));
+  const std::optional<ChildExit> exit = wait_bounded(run, kCleanupTimeoutS);
+  REQUIRE(exit);
+  // SIGINT: the launcher cleans up, then re-raises it (the default disposition ends it).
+  CHECK(exit->signal_number() == signal_number);
   const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
   INFO("left behind:\n" << joined(left));
   CHECK(left.empty());
@@ -237,7 +284,20 @@ TEST_CASE("run --hosts with the launcher SIGKILLed mid-run: the hosts notice and
   CHECK_FALSE(fs::exists(control_dir));
 }
 
-TEST_CASE("timing probe", "[.][probe]") {
+}  // namespace
+
+TEST_CASE("run --hosts with the launcher SIGKILLed mid-run: the hosts notice and nothing is left", "[hosts][remote]") {
+  stop_launcher_mid_run(SIGKILL);
+}
+
+TEST_CASE("run --hosts stopped by Ctrl-C (SIGINT) mid-run: the launcher stops every host and nothing is left",
+          "[hosts][remote]") {
+  stop_launcher_mid_run(SIGINT);
+}
+
+// Not part of the suite: one run across the four hosts, its output and hosts.json printed
+// (`test_hosts "[probe]"`), for looking at the setup's phases and the measured instants.
+TEST_CASE("one run --hosts, printed", "[.][probe]") {
   const auto bed = testbed(4);
   const std::string hosts_file = write_hosts_file(*bed);
   const auto t0 = std::chrono::steady_clock::now();
