@@ -13,12 +13,16 @@
 // epoch, collects traces, stats and sink deliveries while injecting the faults on schedule,
 // ends the run when every sink reported end_of_output (or, as incomplete, when the output went
 // quiet for drain_quiet_s after duration_s, or at the latest when duration_s + drain_timeout_s
-// passed), stops every node and reaps every child.
+// passed), stops every node and reaps every child. With a hosts file (LaunchOptions::hosts)
+// every node runs on the host placement gives it, started over ssh, and its faults are signals
+// sent there (remote_hosts.h); a host loss drops the host's links, then kills its nodes.
 //
 // Invariants: no child process outlives launch_real_run (leftovers are SIGKILLed and reaped, and
 // every child dies with the launcher through PR_SET_PDEATHSIG); a child that dies without the
 // launcher killing it is an error in the result, never silence; the failure event of a crash
-// fault carries the instant of the SIGKILL on the nodes' clock.
+// fault carries the instant of the SIGKILL on the nodes' clock (on another host: the host's
+// reading, with its error bound in hosts.json); on other hosts nothing of the run stays after
+// launch_real_run, nor after the launcher's death (remote_hosts.h says how).
 #pragma once
 
 #include <functional>

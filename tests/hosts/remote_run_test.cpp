@@ -237,6 +237,29 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
   CHECK(left.empty());
 }
 
+TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both versions and every host; nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string other = bed->dir() + "/other-hapair";
+  std::ofstream(other) << "#!/bin/sh\necho 'hapair 0.0.0+elsewhere'\n";
+  fs::permissions(other, fs::perms::owner_all);
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", other, "--ha", "passive"},
+                                  bed->dir() + "/run.log");
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  const std::string log = slurp(bed->dir() + "/run.log");
+  INFO("hapair run output:\n" << log);
+  REQUIRE(exit);
+  CHECK(exit->exited_with(1));
+  for (std::size_t h = 0; h < bed->size(); ++h)
+    CHECK_THAT(log, Catch::Contains("host h" + std::to_string(h + 1) + " (root@" + bed->address(h) + "): " + other +
+                                    " is 'hapair 0.0.0+elsewhere', this launcher is 'hapair " HAPAIR_VERSION_STRING "'"));
+  CHECK_THAT(log, Catch::Contains("(or pass --copy-binary)"));
+  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
+  INFO("left behind:\n" << joined(left));
+  CHECK(left.empty());
+}
+
 namespace {
 
 // Starts `hapair run --hosts --copy-binary` (a 60 s run), waits until its six nodes run on their
