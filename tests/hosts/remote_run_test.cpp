@@ -39,7 +39,6 @@ namespace {
 
 constexpr double kRunTimeoutS = 400.0;      // a whole compare on a loaded 2-core machine; never asserted on
 constexpr double kCleanupTimeoutS = 60.0;   // for the remote side to notice and clean up
-constexpr double kCommandTimeoutS = 30.0;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
