@@ -77,17 +77,19 @@ const char* const kLossTable = "t=hapair_$(basename \"$d\" | tr -c 'A-Za-z0-9\\n
 }  // namespace
 
 RemoteInstant remote_instant(const RemoteSignal& signal, const std::optional<ClockOffset>& offset) {
+  // The kill follows the "before" reading at once (the shell's builtin, after `date` printed);
+  // the "after" reading bounds it: the before reading is the estimate, late by up to the window.
   const std::int64_t window = signal.host_after_us - signal.host_before_us;
-  const std::int64_t middle = signal.host_before_us + window / 2;
+  const std::int64_t reading = signal.host_before_us;
   RemoteInstant instant;
   // An estimate that admits 0 is not applied (the correction would only add its error, and
   // synchronised clocks are the common case): the reading stands, its bound widened to every
   // offset the estimate allows.
   const bool apply = offset && !offset->admits(0);
-  instant.at_us = apply ? offset->to_launcher_us(middle) : middle;
+  instant.at_us = apply ? offset->to_launcher_us(reading) : reading;
   const std::int64_t offset_bound =
       !offset ? 0 : apply ? offset->error_bound_us() : std::llabs(offset->offset_us()) + offset->error_bound_us();
-  instant.error_bound_us = (window + 1) / 2 + offset_bound;
+  instant.error_bound_us = window + offset_bound;
   // The signal certainly happened between sending the command and reading its answer.
   std::int64_t low = std::max(instant.at_us - instant.error_bound_us, signal.sent_us);
   std::int64_t high = std::min(instant.at_us + instant.error_bound_us, signal.answered_us);

@@ -60,9 +60,9 @@ struct PendingSignal {
 };
 
 // The instant of a remote signal on the launcher's realtime clock, with its error bound: the
-// host's reading (the middle of before/after) corrected by the host's offset when the estimate
-// excludes 0 (else taken as is, the bound covering every offset the estimate admits), its bound
-// the offset's plus half the before/after window; then cut to the interval in which the launcher
+// host's reading just before the kill (which follows it at once) corrected by the host's offset
+// when the estimate excludes 0 (else taken as is, the bound covering every offset the estimate
+// admits), its bound the offset's plus the before/after window; then cut to the interval in which the launcher
 // knows the signal happened (between sending the command and its answer), which bounds it
 // however wrong the offset is: the estimate moves only when it falls outside that interval, and
 // the bound is its distance to the interval's farther end. Pure.

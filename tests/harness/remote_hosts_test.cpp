@@ -37,31 +37,34 @@ std::string slurp(const std::string& path) {
 
 TEST_CASE("a signal's instant on another host is its reading corrected by the host's offset, within the launcher's window",
           "[hosts][clock]") {
-  // The same clock (0 +- 100 us): the middle of the host's before/after readings.
+  // The same clock (0 +- 100 us): the reading just before the kill, bounded by the one after and
+  // the offset's bound, cut to the launcher's window [900, 1200].
   RemoteInstant same = remote_instant(signal_at(1'000, 1'010, 900, 1'200), ClockOffset(0, 100, 200));
-  CHECK(same.at_us == 1'005);
-  CHECK(same.error_bound_us == 105);
-  // A host 2 s ahead: its readings put back on the launcher's clock.
+  CHECK(same.at_us == 1'000);
+  CHECK(same.error_bound_us == 110);
+  // A host 2 s ahead: its reading put back on the launcher's clock.
   RemoteInstant ahead = remote_instant(signal_at(2'001'000, 2'001'010, 900, 1'200), ClockOffset(2'000'000, 100, 200));
-  CHECK(ahead.at_us == 1'005);
+  CHECK(ahead.at_us == 1'000);
+  CHECK(ahead.error_bound_us == 110);
   // An estimate that admits 0 (here 40 +- 100 us) is not applied; the bound covers every offset
-  // it admits (1005 +- 145), cut to the launcher's window: [900, 1150], the reading kept.
+  // it admits (1000 +- 150), cut to the launcher's window: [900, 1150], the reading kept.
   RemoteInstant small = remote_instant(signal_at(1'000, 1'010, 900, 1'200), ClockOffset(40, 100, 200));
-  CHECK(small.at_us == 1'005);
-  CHECK(small.error_bound_us == 145);
+  CHECK(small.at_us == 1'000);
+  CHECK(small.error_bound_us == 150);
   // A wide offset bound is cut to when the launcher knows the signal happened, [900, 1200]; the
   // reading stays the estimate, the bound its distance to the farther end.
   RemoteInstant wide = remote_instant(signal_at(1'000, 1'010, 900, 1'200), ClockOffset(0, 100'000, 200'000));
-  CHECK(wide.at_us == 1'005);
-  CHECK(wide.error_bound_us == 195);
+  CHECK(wide.at_us == 1'000);
+  CHECK(wide.error_bound_us == 200);
   // A reading that contradicts the launcher's window (an offset wrong beyond its bound): only
   // the launcher's window is sure.
   RemoteInstant wrong = remote_instant(signal_at(50'000, 50'010, 900, 1'200), ClockOffset(0, 100, 200));
   CHECK(wrong.at_us == 1'050);
   CHECK(wrong.error_bound_us == 150);
-  // No offset measured: the launcher's window bounds it still.
+  // No offset measured: the host's readings alone.
   RemoteInstant unknown = remote_instant(signal_at(1'000, 1'010, 900, 1'200), std::nullopt);
-  CHECK(unknown.at_us == 1'005);
+  CHECK(unknown.at_us == 1'000);
+  CHECK(unknown.error_bound_us == 10);
 }
 
 TEST_CASE("the keeper makes the run folder, and when its stdin ends kills the run's processes and removes it", "[hosts]") {

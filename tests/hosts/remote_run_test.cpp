@@ -11,8 +11,10 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -106,9 +108,16 @@ std::vector<std::string> wait_for_no_leftovers(const SshTestbed& bed, double tim
   return left;
 }
 
-std::unique_ptr<SshTestbed> testbed(std::size_t hosts) {
+// Nothing of a run left on any host (bounded poll, wait_for_no_leftovers).
+void check_nothing_left(const SshTestbed& bed) {
+  const std::vector<std::string> left = wait_for_no_leftovers(bed, kCleanupTimeoutS);
+  INFO("left behind:\n" << joined(left));
+  CHECK(left.empty());
+}
+
+std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd) {
   std::string error;
-  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, hosts, error);
+  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, with_sshd, error);
   INFO(error);
   REQUIRE(bed);
   return bed;
@@ -140,11 +149,22 @@ std::optional<ChildExit> wait_bounded(ChildProcess& child, double timeout_s) {
   return std::nullopt;
 }
 
+// Runs `hapair ARGS` to its end (bounded), checks its exit code, and returns what it printed.
+std::string run_hapair(const SshTestbed& bed, const std::vector<std::string>& args, int expected_exit) {
+  ChildProcess run = start_hapair(args, bed.dir() + "/run.log");
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  const std::string log = slurp(bed.dir() + "/run.log");
+  INFO("hapair output:\n" << log);
+  REQUIRE(exit);
+  CHECK(exit->exited_with(expected_exit));
+  return log;
+}
+
 }  // namespace
 
 TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, logs and results collected, nothing left",
           "[hosts][remote]") {
-  const auto bed = testbed(4);
+  const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string out = bed->dir() + "/out";
   const auto started = std::chrono::steady_clock::now();
@@ -197,24 +217,20 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
                 hosts["signals"][0]["at_us"].dump().c_str(), hosts["signals"][0]["error_bound_us"].dump().c_str(),
                 hosts["signals"][0]["ssh_round_trip_us"].dump().c_str());
   }
-  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
-  INFO("left behind:\n" << joined(left));
-  CHECK(left.empty());
+  check_nothing_left(*bed);
 }
 
 TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed; the standby learns by silence",
           "[hosts][remote]") {
-  const auto bed = testbed(4);
+  const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string out = bed->dir() + "/out";
   // Passive standby on the default network puts aggregate alone on h4 (hapair plan).
-  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
-                                   "--duration-s", "2", "--lose-host", "h4@1", "--out", out},
-                                  bed->dir() + "/run.log");
-  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
-  INFO("hapair run output:\n" << slurp(bed->dir() + "/run.log"));
-  REQUIRE(exit);
-  CHECK(exit->clean());
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                      "--duration-s", "2", "--lose-host", "h4@1", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
   std::string lost_node;
   for (const auto& n : hosts["nodes"])
@@ -231,32 +247,73 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
   std::printf("host loss over ssh: verdict %s, detector %s, detection %s ms, recovery %s ms\n",
               summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["detector"].dump().c_str(),
               summary["recovery"]["detection_ms"].dump().c_str(), summary["recovery"]["recovery_ms"].dump().c_str());
-  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
-  INFO("left behind:\n" << joined(left));
-  CHECK(left.empty());
+  check_nothing_left(*bed);
 }
 
 TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both versions and every host; nothing left",
           "[hosts][remote]") {
-  const auto bed = testbed(4);
+  const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string other = bed->dir() + "/other-hapair";
   std::ofstream(other) << "#!/bin/sh\necho 'hapair 0.0.0+elsewhere'\n";
   fs::permissions(other, fs::perms::owner_all);
-  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", other, "--ha", "passive"},
+  const std::string log = run_hapair(*bed, {"run", "--hosts", hosts_file, "--remote-binary", other, "--ha", "passive"}, 1);
+  for (std::size_t h = 0; h < bed->size(); ++h)
+    CHECK_THAT(log, Catch::Contains("host h" + std::to_string(h + 1) + " (root@" + bed->address(h) + "): " + other +
+                                    " is 'hapair 0.0.0+elsewhere', this launcher is 'hapair " HAPAIR_VERSION_STRING "'"));
+  CHECK_THAT(log, Catch::Contains("(or pass --copy-binary)"));
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts with a host that cannot be reached: refused naming it, nothing left on the others",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 3);  // h4 runs no sshd
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string log =
+      run_hapair(*bed, {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive"}, 1);
+  CHECK_THAT(log, Catch::Contains("host h4 (root@" + bed->address(3) + "): cannot log in: ssh failed (exit code 255)") &&
+                      Catch::Contains("Connection refused"));
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts when a host's ssh connections die mid-run: its nodes and run folder go, the run says so",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  // The run goes on without h4 (its standby takes over), to its end.
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                   "--duration-s", "4", "--out", bed->dir() + "/out"},
                                   bed->dir() + "/run.log");
+  // Wait (bounded) until the run is under way (its progress line after 1 s); aggregate runs
+  // alone on h4 (hapair plan).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  while (std::chrono::steady_clock::now() < deadline && run.running() && !run.try_wait() &&
+         slurp(bed->dir() + "/run.log").find("hapair run: 1 / 4.0 s") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // h4's sshd per-connection processes killed: every connection to h4 drops at once, as when
+  // the host's network or sshd fails; its listener stays, so the cleanup can connect again.
+  struct stat ns {};
+  REQUIRE(::stat(network_namespace_path(bed->namespace_name(3)).c_str(), &ns) == 0);
+  const std::string wanted = "net:[" + std::to_string(ns.st_ino) + "]";
+  const std::vector<pid_t> listeners = bed->sshd_pids();
+  std::size_t killed = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    const std::string net = fs::read_symlink(entry.path() / "ns" / "net", ec).string();
+    if (ec || net != wanted || slurp(entry.path().string() + "/comm") != "sshd\n") continue;
+    if (std::find(listeners.begin(), listeners.end(), std::stoi(pid)) != listeners.end()) continue;
+    if (::kill(std::stoi(pid), SIGKILL) == 0) ++killed;
+  }
+  CHECK(killed > 0);
   const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
   const std::string log = slurp(bed->dir() + "/run.log");
   INFO("hapair run output:\n" << log);
   REQUIRE(exit);
   CHECK(exit->exited_with(1));
-  for (std::size_t h = 0; h < bed->size(); ++h)
-    CHECK_THAT(log, Catch::Contains("host h" + std::to_string(h + 1) + " (root@" + bed->address(h) + "): " + other +
-                                    " is 'hapair 0.0.0+elsewhere', this launcher is 'hapair " HAPAIR_VERSION_STRING "'"));
-  CHECK_THAT(log, Catch::Contains("(or pass --copy-binary)"));
-  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
-  INFO("left behind:\n" << joined(left));
-  CHECK(left.empty());
+  CHECK_THAT(log, Catch::Contains("node aggregate exited unexpectedly with exit code 255 (from ssh"));
+  check_nothing_left(*bed);
 }
 
 namespace {
@@ -265,7 +322,7 @@ namespace {
 // hosts, sends the launcher `signal_number`, and checks that nothing of the run is left on any
 // host and that the launcher's ssh control folder is gone, each within a bounded poll.
 void stop_launcher_mid_run(int signal_number) {
-  const auto bed = testbed(4);
+  const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--copy-binary", "--ha", "passive", "--duration-s", "60",
                                    "--out", bed->dir() + "/out"},
@@ -297,9 +354,7 @@ void stop_launcher_mid_run(int signal_number) {
   REQUIRE(exit);
   // SIGINT: the launcher cleans up, then re-raises it (the default disposition ends it).
   CHECK(exit->signal_number() == signal_number);
-  const std::vector<std::string> left = wait_for_no_leftovers(*bed, kCleanupTimeoutS);
-  INFO("left behind:\n" << joined(left));
-  CHECK(left.empty());
+  check_nothing_left(*bed);
   const auto gone = std::chrono::steady_clock::now() + std::chrono::duration<double>(kCleanupTimeoutS);
   while (!control_dir.empty() && fs::exists(control_dir) && std::chrono::steady_clock::now() < gone)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -320,7 +375,7 @@ TEST_CASE("run --hosts stopped by Ctrl-C (SIGINT) mid-run: the launcher stops ev
 // Not part of the suite: one run across the four hosts, its output and hosts.json printed
 // (`test_hosts "[probe]"`), for looking at the setup's phases and the measured instants.
 TEST_CASE("one run --hosts, printed", "[.][probe]") {
-  const auto bed = testbed(4);
+  const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const auto t0 = std::chrono::steady_clock::now();
   ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
