@@ -372,14 +372,16 @@ TEST_CASE("run --hosts stopped by Ctrl-C (SIGINT) mid-run: the launcher stops ev
   stop_launcher_mid_run(SIGINT);
 }
 
-// Not part of the suite: one run across the four hosts, its output and hosts.json printed
-// (`test_hosts "[probe]"`), for looking at the setup's phases and the measured instants.
+// Not part of the suite: one run across the four hosts with a crash, a restart and a pause, its
+// output and hosts.json printed (`test_hosts "[probe]"`), for looking at the setup's phases and
+// the measured instants.
 TEST_CASE("one run --hosts, printed", "[.][probe]") {
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const auto t0 = std::chrono::steady_clock::now();
   ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
-                                   "--duration-s", "1", "--fail", "aggregate@0.5", "--out", bed->dir() + "/out"},
+                                   "--duration-s", "2", "--fail", "aggregate@0.5", "--restart", "aggregate@1",
+                                   "--pause", "filter@1.5+0.2", "--out", bed->dir() + "/out"},
                                   bed->dir() + "/run.log");
   wait_bounded(run, 100);
   std::printf("took %.2f s\n%s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
