@@ -140,6 +140,8 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
       request.hapair_binary = options.hapair_binary;
       request.progress = options.progress;
       request.cores = report.cores;
+      request.hosts = options.hosts;
+      if (options.hosts.hosts && !options.out_dir.empty()) request.log_dir = options.out_dir + "/" + folder_of(r);
       if (failure) request.faults = {crash};
       const auto& plan = failure ? crash_plans.at(approach) : free_plans.at(approach);
       r.outcome = run_once(plan, request, failure ? crash_reference : free_reference);

@@ -89,6 +89,9 @@ struct CompareOptions {
   std::string out_dir;  // compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run
   std::string hapair_binary = "/proc/self/exe";
   unsigned cores = 0;   // for the planned CPU load; 0: this machine's
+  // Several hosts over ssh (LaunchOptions::hosts); each run's node logs and hosts.json go to its
+  // folder under out_dir.
+  HostsLaunch hosts;
   // Called before each run (position from 0, the planned number of runs (reruns come on top),
   // label) and during it (elapsed, total s).
   std::function<void(std::size_t, std::size_t, const std::string&)> on_run;

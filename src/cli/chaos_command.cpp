@@ -53,6 +53,7 @@ int chaos_command(const Args& args) {
   std::string pick = "turn", runs_text = "100", seed_text = "1", case_text, duration_text, timeout_text = "900", jobs_text;
   bool no_isolate = false;
   po::options_description described("hapair chaos options");
+  std::string hosts_path;
   described.add_options()
       ("help,h", "show this help")
       ("runs", po::value<std::string>(&runs_text)->default_value("100"), "number of runs (cases 0 .. N-1), 1 .. 1000000")
@@ -77,6 +78,7 @@ int chaos_command(const Args& args) {
       ("jobs", po::value<std::string>(&jobs_text),
        "cases run at once, 1 .. 256 (default: every core with --driver sim, 1 with --driver real)")
       ("out", po::value<std::string>(&options.out_dir), "directory for chaos.csv, chaos.txt (with --case: the run's result files)");
+  add_refused_hosts_option(described, hosts_path);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -98,6 +100,7 @@ int chaos_command(const Args& args) {
     return 2;
   }
   std::vector<std::string> problems;
+  refuse_hosts("hapair chaos", hosts_path, problems);
   if (auto runs = whole_number("--runs", runs_text, 1, kChaosRunsMax, problems)) options.runs = *runs;
   if (auto seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems)) options.seed = *seed;
   if (vm.count("case"))

@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <boost/program_options.hpp>
+
+#include "config/hosts_file.h"
 #include "config/input_checks.h"
 
 namespace hapair::cli {
@@ -88,6 +91,45 @@ std::optional<HaMode> ha_mode_option(const std::string& option, const std::strin
   for (const ApproachTraits& a : ApproachCatalog::builtin().all()) modes.push_back(a.name);
   problems.push_back(unknown_choice(option, text, "an HA mode", modes));
   return std::nullopt;
+}
+
+void add_hosts_options(boost::program_options::options_description& described, HostsArgs& args) {
+  namespace po = boost::program_options;
+  described.add_options()
+      ("hosts", po::value<std::string>(&args.hosts_path),
+       "run the nodes on the hosts of this file over ssh (TOML, docs/HOSTS.md; --driver real); the control socket binds "
+       "the address the hosts reach this machine at unless --control is given")
+      ("copy-binary", po::bool_switch(&args.copy_binary),
+       "with --hosts: copy this hapair binary into each host's run folder and run that one")
+      ("remote-binary", po::value<std::string>(&args.remote_binary)->default_value("hapair"),
+       "with --hosts: the hapair each host runs (a path, or a name its PATH finds); must print this build's --version");
+}
+
+HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::vector<std::string>& problems) {
+  HostsLaunch out;
+  if (args.hosts_path.empty()) {
+    if (args.copy_binary) problems.push_back("--copy-binary needs --hosts FILE");
+    return out;
+  }
+  if (driver != "real") problems.push_back("--hosts needs --driver real (the simulator runs on this machine)");
+  HostsLoad load = load_hosts_file(args.hosts_path);
+  for (auto& p : load.problems) problems.push_back(std::move(p));  // each names the file
+  if (load.hosts) out.hosts = std::make_shared<const HostList>(std::move(*load.hosts));
+  out.copy_binary = args.copy_binary;
+  out.remote_binary = args.remote_binary;
+  return out;
+}
+
+void add_refused_hosts_option(boost::program_options::options_description& described, std::string& path) {
+  described.add_options()("hosts", boost::program_options::value<std::string>(&path),
+                          "not supported by this command yet: `hapair run --hosts` and `hapair compare --hosts` are");
+}
+
+void refuse_hosts(const std::string& command, const std::string& path, std::vector<std::string>& problems) {
+  if (!path.empty())
+    problems.push_back("--hosts " + path + ": " + command +
+                       " runs on this machine only; several hosts are supported by `hapair run --hosts` and "
+                       "`hapair compare --hosts` (docs/HOSTS.md)");
 }
 
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0) {}

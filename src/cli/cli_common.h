@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <boost/program_options/options_description.hpp>
+
 #include "config/topology_file.h"
+#include "launch/launcher.h"
 #include "protocols/plan.h"
 
 namespace hapair::cli {
@@ -62,6 +65,22 @@ void check_driver(const std::string& driver, std::vector<std::string>& problems)
 
 // --ha / --approaches items: the HA mode, or a problem listing the modes with the close match.
 std::optional<HaMode> ha_mode_option(const std::string& option, const std::string& text, std::vector<std::string>& problems);
+
+// --hosts FILE, --copy-binary, --remote-binary PATH: a real run on several hosts over ssh
+// (docs/HOSTS.md). `run` and `compare` take them.
+struct HostsArgs {
+  std::string hosts_path;
+  bool copy_binary = false;
+  std::string remote_binary = "hapair";
+};
+void add_hosts_options(boost::program_options::options_description& described, HostsArgs& args);
+// The hosts file read (every problem at once, with the driver: several hosts need `real`); an
+// empty HostsLaunch without --hosts.
+HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::vector<std::string>& problems);
+// Commands that run on this machine only (experiment, chaos, soak): --hosts is known, so that it
+// is refused with our message naming what takes it, rather than "unrecognised option".
+void add_refused_hosts_option(boost::program_options::options_description& described, std::string& path);
+void refuse_hosts(const std::string& command, const std::string& path, std::vector<std::string>& problems);
 
 // A progress line on stderr: rewritten in place on a terminal, one line a second otherwise.
 class Progress {

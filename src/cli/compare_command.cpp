@@ -60,6 +60,8 @@ int compare_command(const Args& args) {
        "e.g. latency_ms=20,jitter_ms=5,loss_ratio=0.01")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run");
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -97,6 +99,7 @@ int compare_command(const Args& args) {
   else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
   check_driver(driver, problems);
   CompareOptions options;
+  options.hosts = hosts_launch(hosts_args, driver, problems);
   options.driver = driver;
   options.victim = victim;
   options.out_dir = out_dir;

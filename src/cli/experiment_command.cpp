@@ -34,6 +34,7 @@ int experiment_command(const Args& args) {
   std::string name, driver, out_dir, config_path;
   std::string seeds_text;
   po::options_description described("hapair experiment options");
+  std::string hosts_path;
   described.add_options()
       ("help,h", "show this help")
       ("list", "list the experiments and the claim each checks")
@@ -43,6 +44,7 @@ int experiment_command(const Args& args) {
       ("out", po::value<std::string>(&out_dir), "output directory (default out/NAME; for all: out, one folder each)")
       ("config", po::value<std::string>(&config_path),
        "experiment file to run instead of experiments/NAME/experiment.toml (e.g. a written config.toml)");
+  add_refused_hosts_option(described, hosts_path);
   po::options_description hidden;
   hidden.add_options()("name", po::value<std::string>(&name));
   po::options_description all_options;
@@ -71,6 +73,7 @@ int experiment_command(const Args& args) {
     return 0;
   }
   std::vector<std::string> problems;
+  refuse_hosts("hapair experiment", hosts_path, problems);
   if (name.empty()) problems.push_back("name an experiment, or all (hapair experiment --list shows them)");
   else if (name != "all" && !is_experiment(name)) {
     std::vector<std::string> names = {"all"};

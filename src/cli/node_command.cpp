@@ -35,6 +35,9 @@ int node_command(const Args& args) {
        "where the crash line listens, tcp://HOST:PORT (default: the data endpoint's host, a free port)")
       ("rejoin", po::bool_switch(&options.rejoin),
        "this process replaces one that crashed: rejoin the fragment as the standby of its current primary")
+      ("exit-on-stdin-eof", po::bool_switch(&options.exit_on_stdin_eof),
+       "exit at once when stdin ends: the launcher starts remote nodes so, under its ssh session, so that a node never "
+       "outlives its launcher")
       ("directory-timeout-s", po::value<std::string>(&directory_timeout_text)->default_value("30"),
        "how long to wait for the launcher's directory before giving up, > 0 and <= 86400 s");
 
@@ -45,7 +48,8 @@ int node_command(const Args& args) {
       std::cout << "usage: hapair node --topology FILE --name NODE --control ENDPOINT [--bind ENDPOINT] [--rejoin]\n\n"
                 << described << "\nExit status: 0 after the launcher's StopRun, 1 when setting up failed (bind, no\n"
                 << "directory in time), 2 on bad options or a bad topology, " << kNodeExitFatal
-                << " when the node hit a fatal error.\n";
+                << " when the node hit a fatal error, " << kNodeExitLauncherGone
+                << " when stdin ended\n(--exit-on-stdin-eof).\n";
       return 0;
     }
     po::notify(vm);

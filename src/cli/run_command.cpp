@@ -12,7 +12,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "config/input_checks.h"
 #include "driver/link_model.h"
+#include "hosts/placement.h"
 #include "run/guarantee.h"
 #include "proc/net_isolation.h"
 #include "run/run_once.h"
@@ -24,7 +26,7 @@ int run_command(const Args& args) {
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
   std::string duration_text, rate_text, cost_text, trace_text, links_text;
   bool manual = false;
-  std::vector<std::string> fails, pauses, restarts, partitions;
+  std::vector<std::string> fails, pauses, restarts, partitions, losses;
   po::options_description described("hapair run options");
   described.add_options()
       ("help,h", "show this help")
@@ -37,6 +39,9 @@ int run_command(const Args& args) {
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
+      ("lose-host", po::value<std::vector<std::string>>(&losses),
+       "HOST@SECONDS: with --hosts, as root on that host: drop every link of the host (nftables, all but ssh), then "
+       "SIGKILL its nodes, so peers learn of it only by silence (repeatable)")
       ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules)")
       ("links", po::value<std::string>(&links_text),
        "emulate every link between two nodes (the [links] keys, docs/LINKS.md): KEY=VALUE,... of latency_ms, "
@@ -51,6 +56,8 @@ int run_command(const Args& args) {
       ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
       ("control", po::value<std::string>(&control_bind), "where the launcher's control socket binds (default tcp://127.0.0.1:*)")
       ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)");
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -64,7 +71,8 @@ int run_command(const Args& args) {
                 << "2 for bad input (options, topology, faults; nothing ran). The last line says which.\n"
                 << "\nExamples:\n  hapair run --ha upstream --fail aggregate@3 --out out/upstream\n"
                 << "  hapair run --ha passive --fail aggregate@2 --trace data --out out/watch   (open out/watch/timeline.html)\n"
-                << "  hapair run --topology experiments/networks/union_join.toml --driver sim --ha passive\n";
+                << "  hapair run --topology experiments/networks/union_join.toml --driver sim --ha passive\n"
+                << "  hapair run --hosts hosts.toml --copy-binary --ha passive --fail aggregate@2 --out out/hosts\n";
       return 0;
     }
     po::notify(vm);
@@ -96,6 +104,19 @@ int run_command(const Args& args) {
   if (!control_bind.empty()) request.control_bind = control_bind;
   request.control_advertise = advertise;
   if (manual && driver != "real") problems.push_back("--manual needs --driver real");
+  request.hosts = hosts_launch(hosts_args, driver, problems);
+  for (const std::string& text : losses) {
+    const std::size_t at = text.rfind('@');
+    const std::optional<double> seconds = at == std::string::npos ? std::nullopt : finite_number(text.substr(at + 1));
+    if (at == 0 || !seconds) problems.push_back("--lose-host '" + text + "' is not HOST@SECONDS (e.g. h2@1.5)");
+    else request.hosts.losses.push_back(HostLossSpec{text.substr(0, at), *seconds});
+  }
+  if (!losses.empty() && !request.hosts.hosts) problems.push_back("--lose-host needs --hosts FILE");
+  if (request.hosts.hosts && manual)
+    problems.push_back("--manual and --hosts exclude each other: with a hosts file the launcher starts every node");
+  if (request.hosts.hosts && !partitions.empty())
+    problems.push_back("--partition is not supported with --hosts yet (there: --fail, --pause, --restart); partitions "
+                       "work on one host, as root");
   for (const auto& f : fails) {
     std::string error;
     if (auto fault = parse_crash_fault(f, error)) request.faults.push_back(*fault);
@@ -116,16 +137,26 @@ int run_command(const Args& args) {
     if (auto fault = parse_partition_fault(p, error)) request.faults.push_back(*fault);
     else problems.push_back("--partition " + error);
   }
-  if (!partitions.empty() && driver == "real" && manual)
+  if (!partitions.empty() && (driver != "real" || request.hosts.hosts)) {
+    // said above (or a simulator partition)
+  } else if (!partitions.empty() && manual)
     problems.push_back("--partition is not supported with --manual: the launcher places only the processes it starts "
                        "in network namespaces");
-  else if (!partitions.empty() && driver == "real")
+  else if (!partitions.empty())
     if (const std::string reason = net_isolation_unavailable(); !reason.empty())
       problems.push_back("--partition: " + real_partition_refusal(reason));
   PlanLoad load = load_plan(topology_path, overrides);
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan)
     for (auto& p : validate_run_faults(*load.plan, request.faults)) problems.push_back(std::move(p));
+  if (load.plan && request.hosts.hosts) {
+    for (auto& p : place_nodes(*load.plan, *request.hosts.hosts).problems) problems.push_back(std::move(p));
+    for (const HostLossSpec& loss : request.hosts.losses) {
+      if (!request.hosts.hosts->index_of(loss.host))
+        problems.push_back("--lose-host " + loss.host + ": no such host in " + request.hosts.hosts->source_file);
+      if (auto p = fault_time_problem(*load.plan, loss.at_s)) problems.push_back("--lose-host " + loss.host + ": " + *p);
+    }
+  }
   if (!problems.empty()) return report_problems("hapair run", "bad input", problems);
   const std::shared_ptr<const Plan> plan = load.plan;
 

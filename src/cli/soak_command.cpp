@@ -32,6 +32,7 @@ int soak_command(const Args& args) {
   std::string runs_text = "20", duration_text = "3", rate_text, fail_at_text = "1.5",
               cost_text = std::to_string(static_cast<int>(kCompareOperatorCostUs));
   po::options_description described("hapair soak options");
+  std::string hosts_path;
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::vector<std::string>>(&topology_paths),
@@ -49,6 +50,7 @@ int soak_command(const Args& args) {
       ("detector", po::value<std::string>(&detector), "connection+heartbeat or heartbeat (default: the network's)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/soak"), "directory for soak.csv and soak.txt");
+  add_refused_hosts_option(described, hosts_path);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -69,6 +71,7 @@ int soak_command(const Args& args) {
   }
   // Every problem at once: the options, then each network with the overrides, its victim and time.
   std::vector<std::string> problems;
+  refuse_hosts("hapair soak", hosts_path, problems);
   const auto runs = whole_number("--runs", runs_text, 1, kSoakRunsMax, problems);
   check_driver(driver, problems);
   const double fail_at_s = finite_number(fail_at_text).value_or(std::nan(""));

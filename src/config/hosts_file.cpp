@@ -53,6 +53,7 @@ const std::vector<HostKey>& host_keys() {
       {"user", true, [](const toml::node& n, HostSpec& h) { return read_text(n, h.ssh_user); }},
       {"port", true, [](const toml::node& n, HostSpec& h) { return read_whole(n, h.ssh_port); }},
       {"identity_file", true, [](const toml::node& n, HostSpec& h) { return read_text(n, h.identity_file); }},
+      {"known_hosts_file", true, [](const toml::node& n, HostSpec& h) { return read_text(n, h.known_hosts_file); }},
       {"work_dir", true, [](const toml::node& n, HostSpec& h) { return read_text(n, h.work_dir); }},
       {"data_port_base", true, [](const toml::node& n, HostSpec& h) { return read_whole(n, h.data_port_base); }},
       {"labels", false, [](const toml::node& n, HostSpec& h) { return read_labels(n, h); }},

@@ -32,6 +32,7 @@ struct HostSpec {
   std::string ssh_user;
   std::int64_t ssh_port = kSshPortDefault;
   std::string identity_file;  // ssh -i; empty: ssh's own choice
+  std::string known_hosts_file;  // ssh's UserKnownHostsFile; empty: ssh's own (~/.ssh/known_hosts)
   std::string work_dir;       // where the run's files go on the host
   std::int64_t data_port_base = kDataPortBaseDefault;
   std::map<std::string, std::string> labels;  // rack = "r1", ...

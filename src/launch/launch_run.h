@@ -23,6 +23,8 @@
 #include <fmt/format.h>
 
 #include "driver/fault_schedule.h"
+#include "hosts/placement.h"
+#include "launch/remote_hosts.h"
 #include "proc/child_process.h"
 #include "launch/launcher.h"
 #include "proc/launcher_supervision.h"
@@ -33,10 +35,28 @@
 
 namespace hapair::launcher {
 
+// NodeState::host of a node that runs on this machine.
+inline constexpr std::size_t kThisMachine = static_cast<std::size_t>(-1);
+
+// A fault performed on another host: what was sent, and when it happened by the victim's
+// clock corrected to the launcher's (remote_instant), for hosts.json.
+struct RemoteFaultRecord {
+  std::string node;
+  std::string host;
+  std::string signal;         // KILL, STOP, CONT, LOSS (a host loss)
+  TimeUs at_us = 0;           // on the run's clock (the launcher's), as in the failure event
+  TimeUs error_bound_us = 0;
+  TimeUs launcher_window_us = 0;  // from sending the command to its answer
+};
+
 struct NodeState {
   std::string name;
   std::string log_path;
-  ChildProcess process;    // our child (spawned mode); running(): spawned and not yet reaped
+  // Spawned mode: our child, the node itself or, on another host, the ssh session it runs
+  // under (its exit is the node's). running(): spawned and not yet reaped.
+  ChildProcess process;
+  std::size_t host = kThisMachine;  // index into the hosts file's list
+  std::string bind;                 // the data endpoint the placement gave it (several hosts)
   bool hello = false;
   std::string peer;        // control routing id
   std::string endpoint;    // data endpoint from Hello
@@ -74,9 +94,26 @@ class Launch {
  private:
   // ---- setup (launcher.cpp) ---------------------------------------------------------------
   bool check_faults();
+  // Several hosts: placement (before the faults are checked: a host loss becomes crashes of the
+  // nodes placed there) and a host loss's crashes added to result_.faults.
+  bool place_on_hosts();
+  bool add_host_losses();
   bool prepare_files();
   bool isolate_nodes();
   void remove_isolation();
+  // Several hosts (remote_hosts.h): placement, the hosts reached, the folders removed again.
+  bool open_hosts();
+  void close_hosts();
+  std::string hosts_json() const;
+  // Sends a signal to a node on its host (KILL, STOP, CONT) without holding up the run; once it
+  // is done, `event` (if any) is recorded at the instant it happened (remote_instant) and the
+  // signal in hosts.json. An error aborts the run.
+  void signal_remote(NodeId id, const std::string& signal_name, std::optional<TraceEvent> event);
+  // A host loss (HostLossSpec): every node on the host marked killed now, the links dropped and
+  // the processes killed there; each node's failure event at the instant of the kill.
+  void lose_host(std::size_t loss);
+  // Records the signals that are done (`wait`: waits for every one, or only node `only`'s).
+  void collect_remote_signals(bool wait, NodeId only = kNoNode);
   void print_manual_instructions();
   bool spawn_all();
   bool spawn(NodeId id, bool rejoin = false);
@@ -140,6 +177,20 @@ class Launch {
   std::optional<CleanupWatch> isolation_watch_;
   std::string topology_path_;
   std::int64_t unknown_messages_ = 0;
+  // Several hosts: where each node runs, and the hosts reached over ssh.
+  std::optional<Placement> placement_;
+  std::unique_ptr<RemoteHosts> remote_;
+  std::vector<RemoteFaultRecord> remote_faults_;
+  struct SignalUnderWay {
+    NodeId node = kNoNode;
+    PendingSignal pending;
+    std::optional<TraceEvent> event;
+    std::vector<NodeId> also;  // a host loss: the other nodes killed with it (same instant)
+  };
+  std::map<std::size_t, std::size_t> loss_of_fault_;  // result_.faults index -> HostLossSpec index
+  std::set<std::size_t> losses_done_;
+  std::vector<SignalUnderWay> signals_under_way_;
+  std::string hosts_json_;  // written at close_hosts()
 };
 
 }  // namespace hapair::launcher

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -31,11 +32,21 @@ namespace launcher {
 
 RunResult Launch::run() {
   InterruptGuard interrupt_guard;
-  if (!check_faults() || !prepare_files() || !isolate_nodes()) return finish_result();
+  if (!place_on_hosts() || !check_faults() || !prepare_files() || !isolate_nodes() || !open_hosts()) return finish_result();
   // With the nodes in namespaces of their own, they reach the launcher at its end of their bridge.
   std::string control_bind = options_.control_bind;
   if (isolation_ && control_bind == LaunchOptions{}.control_bind)
     control_bind = "tcp://" + isolation_->launcher_address() + ":*";
+  // On other hosts they reach it at the address their sshd saw our connection come from: that
+  // one address, never 0.0.0.0 (nothing else may reach the control socket).
+  if (remote_ && control_bind == LaunchOptions{}.control_bind) {
+    const std::string& address = remote_->control_address();
+    if (address.empty()) {
+      error(remote_->control_address_problem());
+      return finish_result();
+    }
+    control_bind = "tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":*";
+  }
   try {
     control_ = std::make_unique<ControlServer>(control_bind);
   } catch (const std::exception& e) {
@@ -60,8 +71,19 @@ RunResult Launch::run() {
 // durations, restarts only of crashed nodes), plus what real processes cannot do here.
 bool Launch::check_faults() {
   bool ok = true;
-  for (const FaultSpec& fault : options_.faults) {
-    if (fault.kind == FaultKind::partition && !wants_isolation_) {
+  if (options_.hosts.hosts && options_.manual) {
+    error("--manual and --hosts exclude each other: with a hosts file the launcher starts every node itself");
+    ok = false;
+  }
+  if (!add_host_losses()) ok = false;
+  for (const FaultSpec& fault : result_.faults) {
+    if (fault.kind == FaultKind::partition && options_.hosts.hosts) {
+      if (!wants_isolation_)
+        error("fault kind partition is not supported with --hosts yet (supported there: crash, pause, restart); "
+              "partitions work on one host, as root (docs/FAULTS.md)");
+      wants_isolation_ = true;  // said once
+      ok = false;
+    } else if (fault.kind == FaultKind::partition && !wants_isolation_) {
       wants_isolation_ = true;
       if (options_.manual) {
         error("fault kind partition is not supported in manual mode: the launcher places only the processes it "
@@ -77,7 +99,7 @@ bool Launch::check_faults() {
       ok = false;
     }
   }
-  for (const std::string& problem : validate_faults(plan_, options_.faults)) {
+  for (const std::string& problem : validate_faults(plan_, result_.faults)) {
     error(problem);
     ok = false;
   }
@@ -85,7 +107,7 @@ bool Launch::check_faults() {
   // Equal times keep the list order, as in the simulator (driver/fault_schedule.h). The resume
   // of a pause is scheduled when the pause really happens (run_until_done()), so the process is
   // stopped for the whole duration even when the pause runs a little late.
-  actions_ = fault_actions(plan_, options_.faults, false);
+  actions_ = fault_actions(plan_, result_.faults, false);
   return true;
 }
 
@@ -103,8 +125,10 @@ bool Launch::prepare_files() {
     temp_dir_watch_.emplace(std::vector<std::string>{"/bin/rm", "-rf", "--", log_dir_});
   } else {
     log_dir_ = options_.log_dir;
-    if (mkdir(log_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
-      error("cannot create the log directory " + log_dir_ + ": " + std::strerror(errno));
+    std::error_code ec;
+    std::filesystem::create_directories(log_dir_, ec);
+    if (ec) {
+      error("cannot create the log directory " + log_dir_ + ": " + ec.message());
       return false;
     }
   }
@@ -142,6 +166,90 @@ void Launch::remove_isolation() {
   isolation_watch_.reset();
 }
 
+// Several hosts: every node placed (hosts/placement.h); every problem at once.
+bool Launch::place_on_hosts() {
+  if (!options_.hosts.hosts) {
+    if (!options_.hosts.losses.empty()) {
+      error("a host loss needs --hosts: on one machine, crash the nodes instead");
+      return false;
+    }
+    return true;
+  }
+  PlacementResult placed = place_nodes(plan_, *options_.hosts.hosts);
+  for (const std::string& p : placed.problems) error(p);
+  if (!placed.placement) return false;
+  placement_ = std::move(*placed.placement);
+  for (const std::string& w : placement_->warnings) say("hapair: " + w);
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    nodes_[id].host = placement_->of(id).host;
+    nodes_[id].bind = placement_->of(id).endpoint;
+  }
+  return true;
+}
+
+// A host loss is a crash of every node placed on the host, all at its time, performed together
+// (lose_host); validate_faults then checks them with the rest of the schedule.
+bool Launch::add_host_losses() {
+  bool ok = true;
+  const std::vector<HostLossSpec>& losses = options_.hosts.losses;
+  for (std::size_t l = 0; l < losses.size(); ++l) {
+    const std::optional<std::size_t> host = options_.hosts.hosts->index_of(losses[l].host);
+    if (!host) {
+      std::string names;
+      for (const std::string& n : options_.hosts.hosts->names()) names += (names.empty() ? "" : ", ") + n;
+      error("host loss of '" + losses[l].host + "': no such host in " + options_.hosts.hosts->source_file +
+            " (its hosts: " + names + ")");
+      ok = false;
+      continue;
+    }
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      if (nodes_[id].host != *host) continue;
+      for (const FaultSpec& f : options_.faults)
+        if (f.kind == FaultKind::restart && f.node == nodes_[id].name) {
+          error("restart of " + f.node + " with the loss of its host " + losses[l].host +
+                " is not supported (its host stays cut off until the end of the run)");
+          ok = false;
+        }
+      FaultSpec crash;
+      crash.kind = FaultKind::crash;
+      crash.node = nodes_[id].name;
+      crash.at_s = losses[l].at_s;
+      loss_of_fault_[result_.faults.size()] = l;
+      result_.faults.push_back(crash);
+    }
+  }
+  return ok;
+}
+
+// Several hosts: every host reached, set up and checked (remote_hosts.h); every problem at once.
+bool Launch::open_hosts() {
+  if (!options_.hosts.hosts) return true;
+  std::vector<std::string> problems;
+  remote_ = RemoteHosts::open(*options_.hosts.hosts, options_.hosts, options_.hapair_binary, topology_path_, log_dir_,
+                              problems);
+  for (const std::string& p : problems) error(p);
+  if (remote_)
+    say("hapair: " + std::to_string(options_.hosts.hosts->hosts.size()) + " hosts ready (" + remote_->setup_timing() +
+        "); control socket on " + remote_->control_address());
+  return remote_ != nullptr;
+}
+
+// After every node was reaped: each host's keeper kills what is left and removes the run
+// folder, the masters close; hosts.json records where everything ran and the clock offsets.
+void Launch::close_hosts() {
+  if (!placement_) return;
+  if (remote_) {
+    collect_remote_signals(true);
+    hosts_json_ = hosts_json();
+    for (const std::string& p : remote_->close()) error(p);
+    remote_.reset();
+  }
+  if (!hosts_json_.empty() && !log_dir_.empty()) {
+    std::ofstream out(log_dir_ + "/hosts.json");
+    out << hosts_json_ << "\n";
+  }
+}
+
 void Launch::print_manual_instructions() {
   std::ostringstream text;
   text << "hapair: manual mode. Copy " << topology_path_ << " to every host and start these "
@@ -163,6 +271,18 @@ bool Launch::spawn_all() {
 // to the same log.
 bool Launch::spawn(NodeId id, bool rejoin) {
   NodeState& node = nodes_[id];
+  std::string why;
+  if (node.host != kThisMachine) {
+    std::vector<std::string> args{"--control", advertised_, "--bind", rejoin ? node.endpoint : node.bind};
+    if (rejoin) args.push_back("--rejoin");
+    if (rejoin && !node.crash_line.empty()) args.insert(args.end(), {"--crash-line", node.crash_line});
+    node.process = remote_->start_node(node.host, node.name, args, node.log_path, rejoin, why);
+    if (!node.process.running()) {
+      error("cannot start node " + node.name + " on host " + options_.hosts.hosts->hosts[node.host].name + ": " + why);
+      return false;
+    }
+    return true;
+  }
   ExecSpec spec;
   spec.argv = {options_.hapair_binary, "node",    "--topology", topology_path_,
                "--name",               node.name, "--control",  advertised_};
@@ -177,7 +297,6 @@ bool Launch::spawn(NodeId id, bool rejoin) {
   // The child dies with the launcher, whatever kills the launcher.
   spec.die_with_parent = true;
   if (isolation_) spec.network_namespace = isolation_->node_namespace_path(id);
-  std::string why;
   node.process = ChildProcess::spawn(spec, why);
   if (!node.process.running()) {
     error("cannot start node " + node.name + ": " + why);
@@ -247,6 +366,7 @@ void Launch::run_until_done() {
         insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
     }
     if (options_.live_faults) perform_live_faults(now);
+    if (!signals_under_way_.empty()) collect_remote_signals(false);
 
     TimeUs wait_us = 5'000;
     if (next_action_ < actions_.size()) wait_us = std::min(wait_us, actions_[next_action_].at_us - now);

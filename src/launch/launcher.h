@@ -13,22 +13,54 @@
 // epoch, collects traces, stats and sink deliveries while injecting the faults on schedule,
 // ends the run when every sink reported end_of_output (or, as incomplete, when the output went
 // quiet for drain_quiet_s after duration_s, or at the latest when duration_s + drain_timeout_s
-// passed), stops every node and reaps every child.
+// passed), stops every node and reaps every child. With a hosts file (LaunchOptions::hosts)
+// every node runs on the host placement gives it, started over ssh, and its faults are signals
+// sent there (remote_hosts.h); a host loss drops the host's links, then kills its nodes.
 //
 // Invariants: no child process outlives launch_real_run (leftovers are SIGKILLed and reaped, and
 // every child dies with the launcher through PR_SET_PDEATHSIG); a child that dies without the
 // launcher killing it is an error in the result, never silence; the failure event of a crash
-// fault carries the instant of the SIGKILL on the nodes' clock.
+// fault carries the instant of the SIGKILL on the nodes' clock (on another host: the host's
+// reading, with its error bound in hosts.json); on other hosts nothing of the run stays after
+// launch_real_run, nor after the launcher's death (remote_hosts.h says how).
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "hosts/host_list.h"
+#include "proc/ssh_control.h"
 #include "protocols/plan.h"
 #include "protocols/run_result.h"
 
 namespace hapair {
+
+// The loss of a whole host during a run (several hosts, as root there): at `at_s` every link of
+// the host is dropped (nftables, all but its ssh port), then every node process of the run there
+// is SIGKILLed, so the peers learn of it only by silence (heartbeats), as when a machine dies.
+struct HostLossSpec {
+  std::string host;  // a name of the hosts file
+  double at_s = 0;
+};
+
+// A run on several hosts over OpenSSH (docs/HOSTS.md, remote_hosts.h): every node placed on a
+// host of the list (hosts/placement.h) and started there under an ssh session.
+struct HostsLaunch {
+  std::shared_ptr<const HostList> hosts;  // null: every node on this machine
+  // The hapair each host runs: a path or a name its PATH finds. Ignored with copy_binary.
+  std::string remote_binary = "hapair";
+  // Copy the launcher's own binary into each host's run folder (over the ssh master) and run
+  // that: no install needed, the same build by construction.
+  bool copy_binary = false;
+  SshOptions ssh;              // the ssh program, known hosts file, host key checking
+  double ssh_timeout_s = 30.0; // a login or a remote command; generous, never reached normally
+  // Clock probes per host (over ssh, all hosts at once); the one with the smallest round trip is
+  // kept. Each costs a remote process start.
+  std::size_t clock_probes = 3;
+  std::vector<HostLossSpec> losses;
+};
 
 struct LaunchOptions {
   // The binary that has the `node` subcommand. /proc/self/exe is right when the launcher runs
@@ -65,6 +97,11 @@ struct LaunchOptions {
   // milliseconds from the launcher's loop; each crash returned is performed at once and recorded
   // in the result's faults with the time it happened (other kinds are refused with a notice).
   std::function<std::vector<FaultSpec>()> live_faults;
+  // Several hosts: where each node runs. The control socket then binds the address the hosts
+  // reach this machine at (what their sshd saw the connection come from) unless control_bind
+  // is set; never 0.0.0.0. Node logs, hosts.json (offsets, bounds, placement, fault instants)
+  // go to log_dir.
+  HostsLaunch hosts;
 };
 
 // Runs the plan once with real processes. Setup failures (bad faults, a node that never says

@@ -28,17 +28,104 @@ bool adds_up_over_incarnations(const std::string& name) {
 
 }  // namespace
 
+// A signal sent on the node's host over its ssh master, while the run goes on (a remote
+// command costs some 100 ms on a loaded machine); the event gets the instant it happened there,
+// put on the run's clock with the host's clock offset and cut to the launcher's own window
+// (remote_instant).
+void Launch::signal_remote(NodeId id, const std::string& signal_name, std::optional<TraceEvent> event) {
+  collect_remote_signals(true, id);  // one at a time per node: a CONT never overtakes its STOP
+  SignalUnderWay s;
+  s.node = id;
+  s.pending = remote_->begin_signal(nodes_[id].host, nodes_[id].name, signal_name);
+  s.event = std::move(event);
+  signals_under_way_.push_back(std::move(s));
+}
+
+void Launch::lose_host(std::size_t loss) {
+  const std::size_t host = *options_.hosts.hosts->index_of(options_.hosts.losses[loss].host);
+  SignalUnderWay s;
+  const TimeUs now = clock_->now_us();
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    NodeState& node = nodes_[id];
+    if (node.host != host || node.killed) continue;
+    node.killed = true;
+    quiet_.set_down(id, true);
+    if (s.node == kNoNode) s.node = id;
+    else s.also.push_back(id);
+  }
+  if (s.node == kNoNode) {
+    say("hapair: loss of host " + options_.hosts.losses[loss].host + " skipped: no node of the run runs there");
+    return;
+  }
+  collect_remote_signals(true);
+  s.event = TraceEvent(now, s.node, TraceKind::failure).with(TraceKey::fault, FaultKind::crash);
+  s.pending = remote_->begin_host_loss(host);
+  signals_under_way_.push_back(std::move(s));
+}
+
+void Launch::collect_remote_signals(bool wait, NodeId only) {
+  for (std::size_t i = 0; i < signals_under_way_.size();) {
+    SignalUnderWay& s = signals_under_way_[i];
+    if (only != kNoNode && s.node != only) {
+      ++i;
+      continue;
+    }
+    const std::optional<RemoteSignal> done = wait ? remote_->wait_signal(s.pending) : remote_->poll_signal(s.pending);
+    if (!done) {
+      ++i;
+      continue;
+    }
+    if (!done->ok) {
+      error(done->error);
+      abort_run_ = true;
+    } else {
+      const NodeState& node = nodes_[s.node];
+      const RemoteInstant instant = remote_instant(*done, remote_->offset(node.host));
+      RemoteFaultRecord record;
+      record.node = node.name;
+      record.host = options_.hosts.hosts->hosts[node.host].name;
+      record.signal = s.pending.signal;
+      record.at_us = instant.at_us - directory_.epoch_realtime_us;
+      record.error_bound_us = instant.error_bound_us;
+      record.launcher_window_us = done->answered_us - done->sent_us;
+      remote_faults_.push_back(record);
+      if (s.event) {
+        s.event->at_us = record.at_us;
+        result_.events.push_back(*s.event);
+      }
+      // A host loss: the same instant for every node that was on the host.
+      for (NodeId other : s.also) {
+        RemoteFaultRecord also = record;
+        also.node = nodes_[other].name;
+        remote_faults_.push_back(also);
+        result_.events.push_back(TraceEvent(record.at_us, other, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
+      }
+    }
+    signals_under_way_.erase(signals_under_way_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 void Launch::perform(const FaultAction& action) {
   NodeState& node = nodes_[action.node];
   // Only a planned pause has a duration (a live fault is a crash: LaunchOptions::live_faults).
   const std::int64_t pause_ms =
-      action.kind == FaultAction::Kind::pause ? std::llround(options_.faults.at(action.fault).duration_s * 1e3) : 0;
+      action.kind == FaultAction::Kind::pause ? std::llround(result_.faults.at(action.fault).duration_s * 1e3) : 0;
   const TimeUs now = clock_->now_us();
   quiet_.activity(now);
   switch (action.kind) {
     case FaultAction::Kind::crash:
+      if (const auto loss = loss_of_fault_.find(action.fault); loss != loss_of_fault_.end()) {
+        if (losses_done_.insert(loss->second).second) lose_host(loss->second);
+        return;  // the other crashes of the loss were performed with the first
+      }
       if (node.killed || (!options_.manual && !node.process.running())) {
         say("hapair: crash fault of " + node.name + " skipped: the node is not running");
+        return;
+      }
+      if (node.host != kThisMachine) {
+        node.killed = true;
+        quiet_.set_down(action.node, true);
+        signal_remote(action.node, "KILL", TraceEvent(now, action.node, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
         return;
       }
       if (options_.manual) {
@@ -52,6 +139,14 @@ void Launch::perform(const FaultAction& action) {
       return;
     case FaultAction::Kind::pause:
       if (node.killed || (!options_.manual && !node.process.running())) return;
+      if (node.host != kThisMachine) {
+        node.paused = true;
+        signal_remote(action.node, "STOP",
+                      TraceEvent(now, action.node, TraceKind::failure)
+                          .with(TraceKey::fault, FaultKind::pause)
+                          .with(TraceKey::duration_us, pause_ms * 1000));
+        return;
+      }
       if (options_.manual) {
         control_->send(node.peer, Envelope{Header{kNoNode, 0, now}, Kill{pause_ms}});
       } else {
@@ -68,8 +163,14 @@ void Launch::perform(const FaultAction& action) {
         return;
       }
       if (!node.paused) return;
-      if (node.process.running()) node.process.signal(SIGCONT);
       node.paused = false;
+      if (node.host != kThisMachine) {
+        const TraceEvent resumed = TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause);
+        if (node.process.running()) signal_remote(action.node, "CONT", resumed);
+        else result_.events.push_back(resumed);
+        return;
+      }
+      if (node.process.running()) node.process.signal(SIGCONT);
       result_.events.push_back(TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
       return;
     case FaultAction::Kind::restart:
@@ -121,13 +222,24 @@ void Launch::restart(NodeId id, TimeUs now) {
   }
   if (node.process.running()) {
     // SIGKILLed but not reaped yet: the old process must be gone before its port is bound again.
-    node.process.wait();
+    // On another host the child is its ssh session, which ends when the remote process is gone;
+    // it gets the ssh timeout (it ends within milliseconds unless the connection broke).
+    if (node.host != kThisMachine) {
+      collect_remote_signals(true, id);  // its SIGKILL is done
+      const RunClock waiting = RunClock::starting_now();
+      while (node.process.running() && !node.process.try_wait() &&
+             waiting.now_us() < static_cast<TimeUs>(options_.hosts.ssh_timeout_s * 1e6))
+        waiting.sleep_until(waiting.now_us() + 2'000);
+    }
+    node.process.kill_and_wait();
   }
   // A fresh state, keeping only what outlives a process: its name, log, endpoint and routing
   // id, and the counters of its earlier incarnations.
   NodeState fresh;
   fresh.name = node.name;
   fresh.log_path = node.log_path;
+  fresh.host = node.host;
+  fresh.bind = node.bind;
   fresh.endpoint = node.endpoint;
   fresh.crash_line = node.crash_line;
   fresh.peer = node.peer;

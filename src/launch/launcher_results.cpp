@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "driver/gauges.h"
 #include "launch/launch_run.h"
 #include "runtime/node_host.h"
@@ -35,9 +37,13 @@ void Launch::on_message(const ControlServer::Incoming& incoming, bool stopping) 
   }
   const NodeId id = it->second;
   NodeState& node = nodes_[id];
+  // A node on another host reports times by its host's clock: put on ours when the host's offset
+  // is known to differ from 0 (RemoteHosts::correction_us).
+  const TimeUs shift_us = remote_ && node.host != kThisMachine ? remote_->correction_us(node.host) : 0;
   if (const auto* traces = std::get_if<TraceBatch>(&body)) {
     for (const TraceEvent& event : traces->events) {
       result_.events.push_back(event);
+      result_.events.back().at_us -= shift_us;
       if (event.kind == TraceKind::fatal) {
         node.fatal = true;
         node.fatal_traced = true;
@@ -50,13 +56,16 @@ void Launch::on_message(const ControlServer::Incoming& incoming, bool stopping) 
     for (const Counter& counter : stats->counters) {
       metrics[counter.name] += counter.value;
       if (is_sampled_gauge(counter.name))
-        result_.samples.push_back(MetricSample{stats->at_us, node.name, counter.name, counter.value});
+        result_.samples.push_back(MetricSample{stats->at_us - shift_us, node.name, counter.name, counter.value});
     }
     quiet_.report(now_or_zero(), id, metrics);
     if (stats->final) node.final_stats = true;
   } else if (const auto* batch = std::get_if<DeliveryBatch>(&body)) {
     if (!batch->deliveries.empty()) quiet_.activity(now_or_zero());
-    result_.deliveries.insert(result_.deliveries.end(), batch->deliveries.begin(), batch->deliveries.end());
+    for (const Delivery& delivery : batch->deliveries) {
+      result_.deliveries.push_back(delivery);
+      result_.deliveries.back().at_us -= shift_us;
+    }
     result_.merge_orders.insert(result_.merge_orders.end(), batch->merge_orders.begin(), batch->merge_orders.end());
     if (batch->end_of_output && sinks_.count(id)) ended_sinks_.insert(id);
   } else if (!stopping) {
@@ -127,7 +136,8 @@ void Launch::stop_all() {
     for (NodeId id = 0; id < nodes_.size(); ++id) {
       NodeState& node = nodes_[id];
       if (node.paused && node.process.running()) {
-        node.process.signal(SIGCONT);
+        if (node.host != kThisMachine) signal_remote(id, "CONT", std::nullopt);
+        else node.process.signal(SIGCONT);
         node.paused = false;
       }
       if (node.restarted_at_us != kNever && !node.hello && node.process.running()) {
@@ -198,12 +208,20 @@ bool Launch::reap(NodeId id, bool stopping) {
     echo_log(id);
     return true;
   }
+  std::string how = exit->describe();
+  if (node.host != kThisMachine) {
+    // The child is the node's ssh session: its exit code is the node's, except 255.
+    const std::string host = options_.hosts.hosts->hosts[node.host].name;
+    how += exit->exited_with(255) ? " (from ssh: the node was killed by a signal on host " + host +
+                                        ", or ssh lost the connection to it)"
+                                  : " (on host " + host + ")";
+  }
   if (stopping && node.stop_sent) {
-    error("node " + node.name + " exited with " + exit->describe() + " after StopRun");
+    error("node " + node.name + " exited with " + how + " after StopRun");
   } else {
-    error("node " + node.name + " exited unexpectedly with " + exit->describe());
+    error("node " + node.name + " exited unexpectedly with " + how);
     quiet_.set_down(id, true);
-    result_.events.push_back(TraceEvent(now_or_zero(), id, TraceKind::exited).with_text(exit->describe()));
+    result_.events.push_back(TraceEvent(now_or_zero(), id, TraceKind::exited).with_text(how));
   }
   echo_log(id);
   return true;
@@ -211,6 +229,7 @@ bool Launch::reap(NodeId id, bool stopping) {
 
 RunResult Launch::finish_result() {
   remove_isolation();  // every node was reaped (stop_all)
+  close_hosts();
   for (const NodeState& node : nodes_)
     if (node.fatal && !node.fatal_traced)
       error("node " + node.name + " exited with a fatal error (exit code " + std::to_string(kNodeExitFatal) +
@@ -227,12 +246,47 @@ RunResult Launch::finish_result() {
     if (log_dir_is_temp_ && (result_.errors.empty() || interrupted())) {
       for (const NodeState& node : nodes_) unlink(node.log_path.c_str());
       if (options_.topology_path.empty()) unlink(topology_path_.c_str());
+      if (options_.hosts.hosts) {
+        unlink((log_dir_ + "/hosts.json").c_str());
+        for (const HostSpec& host : options_.hosts.hosts->hosts) unlink((log_dir_ + "/host-" + host.name + ".log").c_str());
+      }
       rmdir(log_dir_.c_str());
     } else if (!result_.errors.empty()) {
       std::fprintf(stderr, "hapair: node logs are in %s\n", log_dir_.c_str());
     }
   }
   return std::move(result_);
+}
+
+// hosts.json: the hosts (address, run folder, binary, clock offset and bound), where each node
+// ran, and every signal sent on a host with its instant on the run's clock and that bound.
+std::string Launch::hosts_json() const {
+  nlohmann::ordered_json doc;
+  doc["hosts_file"] = options_.hosts.hosts->source_file;
+  doc["control_endpoint"] = advertised_;
+  doc["hosts"] = nlohmann::ordered_json::parse(remote_->describe_json());
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    nlohmann::ordered_json n;
+    n["node"] = nodes_[id].name;
+    n["host"] = options_.hosts.hosts->hosts[nodes_[id].host].name;
+    n["endpoint"] = nodes_[id].bind;
+    nodes.push_back(std::move(n));
+  }
+  doc["nodes"] = std::move(nodes);
+  nlohmann::ordered_json faults = nlohmann::ordered_json::array();
+  for (const RemoteFaultRecord& r : remote_faults_) {
+    nlohmann::ordered_json f;
+    f["node"] = r.node;
+    f["host"] = r.host;
+    f["signal"] = r.signal == "LOSS" ? std::string("host loss: links dropped, then SIGKILL") : "SIG" + r.signal;
+    f["at_us"] = r.at_us;
+    f["error_bound_us"] = r.error_bound_us;
+    f["ssh_round_trip_us"] = r.launcher_window_us;
+    faults.push_back(std::move(f));
+  }
+  doc["signals"] = std::move(faults);
+  return doc.dump(2);
 }
 
 }  // namespace hapair::launcher

@@ -111,6 +111,17 @@ ChildProcess ChildProcess::spawn(const ExecSpec& spec, std::string& error) {
       return {};
     }
   }
+  int null_fd = -1;
+  if (spec.stdin_fd < 0 && spec.stdin_null) {
+    null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0) {
+      error = std::string("cannot open /dev/null: ") + std::strerror(errno);
+      if (output_fd >= 0) ::close(output_fd);
+      if (namespace_fd >= 0) ::close(namespace_fd);
+      return {};
+    }
+  }
+  const int input_fd = spec.stdin_fd >= 0 ? spec.stdin_fd : null_fd;
   const std::string setns_failed = "hapair: cannot enter the network namespace " + spec.network_namespace + "\n";
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -118,9 +129,12 @@ ChildProcess ChildProcess::spawn(const ExecSpec& spec, std::string& error) {
     error = std::string("cannot fork: ") + std::strerror(errno);
     if (output_fd >= 0) ::close(output_fd);
     if (namespace_fd >= 0) ::close(namespace_fd);
+    if (null_fd >= 0) ::close(null_fd);
     return {};
   }
   if (pid == 0) {
+    if (spec.own_process_group) ::setpgid(0, 0);
+    if (input_fd >= 0) ::dup2(input_fd, STDIN_FILENO);
     if (output_fd >= 0) {
       ::dup2(output_fd, STDOUT_FILENO);
       ::dup2(output_fd, STDERR_FILENO);
@@ -141,6 +155,7 @@ ChildProcess ChildProcess::spawn(const ExecSpec& spec, std::string& error) {
   }
   if (output_fd >= 0) ::close(output_fd);
   if (namespace_fd >= 0) ::close(namespace_fd);
+  if (null_fd >= 0) ::close(null_fd);
   return ChildProcess(pid);
 }
 

@@ -51,6 +51,14 @@ struct ExecSpec {
   // setns(2) before exec, so the program's pid is the child's (no wrapper like `ip netns exec`,
   // whose mount-namespace set-up can take a good part of a second on a loaded machine).
   std::string network_namespace;
+  // The child's stdin: this descriptor (dup2'ed onto 0; the caller keeps its own), else
+  // /dev/null when `stdin_null`, else inherited. An ssh session to another host reads the
+  // launcher's end of a pipe here, so that the launcher's death reaches the remote side as EOF.
+  int stdin_fd = -1;
+  bool stdin_null = false;
+  // setpgid(0, 0): the child leads a process group of its own, so a Ctrl-C at the terminal
+  // (sent to the foreground group) reaches the launcher only, which then stops the child itself.
+  bool own_process_group = false;
 };
 
 // Writes all of `bytes` to `fd`, retrying short writes and EINTR; false when a write failed.

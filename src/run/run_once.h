@@ -14,6 +14,7 @@
 #include "judge/load.h"
 #include "judge/metrics.h"
 #include "judge/reference.h"
+#include "launch/launcher.h"
 #include "protocols/plan.h"
 #include "protocols/run_result.h"
 
@@ -37,6 +38,9 @@ struct RunRequest {
   std::string control_advertise;
   // The cores the planned CPU load is measured against (load.h); 0: this machine's.
   unsigned cores = 0;
+  // Real driver, several hosts over ssh (LaunchOptions::hosts): node logs and hosts.json go to
+  // log_dir, or to out_dir when log_dir is empty.
+  HostsLaunch hosts;
 };
 
 struct RunOutcome {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -382,9 +383,30 @@ class NodeHost {
 
 }  // namespace
 
+namespace {
+
+// exit_on_stdin_eof: a thread that blocks reading stdin and ends the process when it ends. A
+// thread, not a descriptor in the poll loop, so that it works in every phase (waiting for the
+// Directory, running, stopping) and whatever the loop waits on.
+void exit_when_stdin_ends(const std::string& who) {
+  std::thread([who] {
+    char buffer[256];
+    for (;;) {
+      const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
+      std::fprintf(stderr, "%s: stdin ended (the launcher's ssh session is gone); exiting\n", who.c_str());
+      std::fflush(stderr);
+      ::_exit(kNodeExitLauncherGone);
+    }
+  }).detach();
+}
+
+}  // namespace
+
 int run_node_process(const NodeProcessOptions& options) {
   keep_freed_memory();
   const std::string who = "hapair node " + options.node_name;
+  if (options.exit_on_stdin_eof) exit_when_stdin_ends(who);
   if (!options.plan) {
     std::fprintf(stderr, "%s: no plan given\n", who.c_str());
     return kNodeExitSetupError;

@@ -46,6 +46,11 @@ struct NodeProcessOptions {
   // port (announced in Hello); a restarted node gets its first incarnation's.
   std::string crash_line_bind;
   double directory_timeout_s = 30.0;  // how long to wait for the launcher's Directory
+  // The node runs on another host under the launcher's ssh session (`hapair node
+  // --exit-on-stdin-eof`): stdin is that session's, nothing is ever written to it, and its end
+  // means the launcher (or its connection) is gone, so the node exits at once
+  // (kNodeExitLauncherGone) instead of running on without anyone to stop it.
+  bool exit_on_stdin_eof = false;
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;
   CoreFactory core_factory;  // empty: make_node_core (node/node_factory.h)
@@ -61,6 +66,7 @@ struct NodeProcessOptions {
 inline constexpr int kNodeExitOk = 0;          // stopped by StopRun
 inline constexpr int kNodeExitSetupError = 1;  // bad options, bind failure, no Directory in time
 inline constexpr int kNodeExitFatal = 3;       // the core reported Effects::fatal_error
+inline constexpr int kNodeExitLauncherGone = 4; // exit_on_stdin_eof: stdin ended
 
 // Runs the node until StopRun (returns 0), a fatal core error (3) or a setup/environment
 // failure (1); Kill{pause_ms = 0} does not return (SIGKILL). Errors are printed to stderr.

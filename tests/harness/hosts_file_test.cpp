@@ -91,7 +91,7 @@ labels = { rack = 3 }
   INFO(joined(load.problems));
   CHECK_FALSE(load.hosts);
   CHECK(has_problem(load.problems, {"hosts.toml:3: key 'name' in [defaults]: each [[host]] gives its own name"}));
-  CHECK(has_problem(load.problems, {"hosts.toml:7: unknown key 'adress' in host 'h1' (did you mean 'address'?); allowed keys: name, address, user, port, identity_file, work_dir, data_port_base, labels"}));
+  CHECK(has_problem(load.problems, {"hosts.toml:7: unknown key 'adress' in host 'h1' (did you mean 'address'?); allowed keys: name, address, user, port, identity_file, known_hosts_file, work_dir, data_port_base, labels"}));
   CHECK(has_problem(load.problems, {"hosts.toml:9: host 'h1' port = \"22\": expected a whole number, like 22"}));
   CHECK(has_problem(load.problems, {"hosts.toml:5: host 'h1' is missing the key 'address'"}));
   CHECK(has_problem(load.problems, {"hosts.toml:11: host 'h2' is missing the key 'user' (give it here or in [defaults])"}));

@@ -36,7 +36,7 @@ TEST_CASE("shell_quote passes safe words through and quotes everything else for 
   CHECK(shell_command({"printf", "%s|", "a b", "it's"}) == "printf '%s|' 'a b' 'it'\\''s'");
 }
 
-TEST_CASE("every ssh runs in batch mode through the host's multiplexed master", "[hosts][ssh]") {
+TEST_CASE("every ssh runs in batch mode through the host's multiplexed master and starts none itself", "[hosts][ssh]") {
   SshTarget t;
   t.name = "h1";
   t.address = "10.0.0.2";
@@ -45,11 +45,10 @@ TEST_CASE("every ssh runs in batch mode through the host's multiplexed master", 
   t.identity_file = "/keys/id";
   SshOptions o;
   o.connect_timeout_s = 7;
-  o.control_persist_s = 120;
   o.known_hosts_file = "/keys/known_hosts";
   const std::vector<std::string> argv = ssh_argv(t, o, "/tmp/hapair-ssh-x/0", "hapair --version");
   CHECK(argv.front() == "/usr/bin/ssh");
-  for (const char* option : {"BatchMode=yes", "ControlMaster=auto", "ControlPath=/tmp/hapair-ssh-x/0", "ControlPersist=120s",
+  for (const char* option : {"BatchMode=yes", "ControlMaster=no", "ControlPath=/tmp/hapair-ssh-x/0",
                              "ConnectTimeout=7", "StrictHostKeyChecking=accept-new", "UserKnownHostsFile=/keys/known_hosts",
                              "IdentitiesOnly=yes"})
     CHECK(has_option(argv, option));
@@ -67,6 +66,18 @@ TEST_CASE("every ssh runs in batch mode through the host's multiplexed master", 
   CHECK(has_option(exit_argv, "ControlPath=/tmp/hapair-ssh-x/0"));
   CHECK(has_words(exit_argv, {"-O", "exit"}));
   CHECK(exit_argv.back() == "10.0.0.2");
+
+  // A command that reads the launcher's stdin (a node's session) has no -n.
+  const std::vector<std::string> session = ssh_argv(t, o, "/tmp/hapair-ssh-x/0", "exec hapair node", true);
+  CHECK(std::find(session.begin(), session.end(), "-n") == session.end());
+
+  // The master: in the foreground, the owner's child, gone with it (no ControlPersist).
+  const std::vector<std::string> master = ssh_master_argv(t, o, "/tmp/hapair-ssh-x/0");
+  for (const char* option : {"ControlMaster=yes", "ControlPersist=no", "ControlPath=/tmp/hapair-ssh-x/0", "BatchMode=yes"})
+    CHECK(has_option(master, option));
+  CHECK(std::find(master.begin(), master.end(), "-N") != master.end());
+  CHECK(std::find(master.begin(), master.end(), "-f") == master.end());
+  CHECK(master.back() == "10.0.0.2");
 }
 
 TEST_CASE("a remote result says how it ended, with ssh's own reason when ssh failed", "[hosts][ssh]") {

@@ -52,21 +52,6 @@ SshHosts ssh_hosts(const SshTestbed& bed) {
   return std::move(*hosts);
 }
 
-// Processes whose command line mentions `text` (an ssh master names its control path).
-std::vector<std::string> processes_naming(const std::string& text) {
-  std::vector<std::string> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline(std::istreambuf_iterator<char>(in), {});
-    for (char& c : cmdline)
-      if (c == '\0') c = ' ';
-    if (cmdline.find(text) != std::string::npos) out.push_back(name + ": " + cmdline);
-  }
-  return out;
-}
-
 std::int64_t realtime_us() {
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);

@@ -1,5 +1,6 @@
 #include "ssh_testbed.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -36,6 +37,37 @@ bool run_program(const std::vector<std::string>& argv, const std::string& log, s
 }
 
 }  // namespace
+
+// A process's command line, spaces for NULs; "" when it is gone (reading /proc/PID/cmdline of a
+// process that exits meanwhile fails with ESRCH, which std::ifstream turns into an exception).
+std::string command_line(const std::string& pid) {
+  const int fd = ::open(("/proc/" + pid + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  for (char& c : out)
+    if (c == '\0') c = ' ';
+  return out;
+}
+
+// Processes whose command line mentions `text`, as "pid: cmdline".
+std::vector<std::string> processes_naming(const std::string& text) {
+  std::vector<std::string> out;
+  const std::string self = std::to_string(::getpid());
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || name == self) continue;
+    const std::string cmdline = command_line(name);
+    if (cmdline.find(text) != std::string::npos) out.push_back(name + ": " + cmdline);
+  }
+  return out;
+}
 
 std::string ssh_testbed_unavailable() {
   if (::geteuid() != 0) return "not root (network namespaces and sshd need root)";

@@ -18,6 +18,12 @@
 
 namespace hapair::testing {
 
+// A process's command line with spaces for NULs; "" when it is gone.
+std::string command_line(const std::string& pid);
+// The processes (but this one) whose command line mentions `text`, as "pid: cmdline" (an ssh
+// master names its control path, a node its run folder).
+std::vector<std::string> processes_naming(const std::string& text);
+
 // Why the testbed cannot run here ("" when it can).
 std::string ssh_testbed_unavailable();
 

@@ -1,0 +1,390 @@
+// `hapair compare --hosts` and `hapair run --hosts` across four hosts, each a network namespace
+// running its own sshd (ssh_testbed.h): the built `hapair` binary launches the nodes over ssh,
+// kills the victim on its host, and is judged against the failure-free reference as on one host;
+// the node logs and hosts.json land in each run's folder; and afterwards — at the end of a run
+// and after the launcher itself is SIGKILLed mid-run — no hapair or ssh process of the run, no
+// listening socket but sshd's and no file of the run is left on any host.
+//
+// Needs root and openssh-server (main() in ssh_hosts_test.cpp skips with exit 77 otherwise).
+// Every wait is bounded; no assertion is on a duration.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "proc/child_process.h"
+#include "ssh_testbed.h"
+#include "support/shell_command.h"
+
+using namespace hapair;
+using namespace hapair::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kRunTimeoutS = 400.0;      // a whole compare on a loaded 2-core machine; never asserted on
+constexpr double kCleanupTimeoutS = 60.0;   // for the remote side to notice and clean up
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A hosts file for the testbed: one [[host]] per namespace, each with a work folder of its own
+// (the namespaces share this machine's files, so the folders tell the hosts' files apart).
+std::string write_hosts_file(const SshTestbed& bed) {
+  const std::string path = bed.dir() + "/hosts.toml";
+  std::ofstream out(path);
+  out << "[defaults]\nuser = \"root\"\nidentity_file = \"" << bed.dir() << "/user_key\"\nknown_hosts_file = \""
+      << bed.dir() << "/known_hosts\"\n";
+  for (std::size_t h = 0; h < bed.size(); ++h)
+    out << "\n[[host]]\nname = \"h" << h + 1 << "\"\naddress = \"" << bed.address(h) << "\"\nwork_dir = \"" << bed.dir()
+        << "/work-h" << h + 1 << "\"\n";
+  return path;
+}
+
+// What is left of runs on the testbed's hosts: processes naming the testbed's folder (nodes,
+// keepers, ssh clients and masters: they all name its key or work folders), entries in the
+// hosts' work folders, and listening TCP sockets other than sshd's port 22 in each namespace.
+std::vector<std::string> leftovers(const SshTestbed& bed) {
+  std::vector<std::string> out;
+  for (const std::string& p : processes_naming(bed.dir())) {
+    // The testbed's own sshd processes (its config lives there) and their per-connection
+    // children belong to the testbed, not to a run.
+    if (p.find("/usr/sbin/sshd") != std::string::npos) continue;
+    out.push_back("process " + p);
+  }
+  for (std::size_t h = 0; h < bed.size(); ++h) {
+    const std::string work = bed.dir() + "/work-h" + std::to_string(h + 1);
+    std::error_code ec;
+    if (fs::exists(work, ec))
+      for (const auto& entry : fs::directory_iterator(work)) out.push_back("file " + entry.path().string());
+    const std::string in_host = "nsenter --net=" + network_namespace_path(bed.namespace_name(h)) + " ";
+    // A host loss's nftables table (named after the run folder: hapair_hapair_run_...).
+    const ShellResult tables = run_shell(in_host + "nft list tables 2>&1");
+    if (tables.out.find("hapair_") != std::string::npos)
+      out.push_back("nftables in h" + std::to_string(h + 1) + ": " + tables.out);
+    const ShellResult ss = run_shell(in_host + "ss -Hltn 2>&1");
+    std::string line;
+    std::istringstream lines(ss.out);
+    while (std::getline(lines, line))
+      if (!line.empty() && line.find(":22 ") == std::string::npos)
+        out.push_back("listening in h" + std::to_string(h + 1) + ": " + line);
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+// Polls until nothing is left (bounded); what is still there at the end.
+std::vector<std::string> wait_for_no_leftovers(const SshTestbed& bed, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::string> left = leftovers(bed);
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = leftovers(bed);
+  }
+  return left;
+}
+
+// Nothing of a run left on any host (bounded poll, wait_for_no_leftovers).
+void check_nothing_left(const SshTestbed& bed) {
+  const std::vector<std::string> left = wait_for_no_leftovers(bed, kCleanupTimeoutS);
+  INFO("left behind:\n" << joined(left));
+  CHECK(left.empty());
+}
+
+std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd) {
+  std::string error;
+  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, with_sshd, error);
+  INFO(error);
+  REQUIRE(bed);
+  return bed;
+}
+
+// Starts the built hapair with `args`, output to `log`.
+ChildProcess start_hapair(const std::vector<std::string>& args, const std::string& log) {
+  ExecSpec spec;
+  spec.argv = {HAPAIR_BINARY};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.output_path = log;
+  spec.die_with_parent = true;
+  spec.stdin_null = true;
+  std::string error;
+  ChildProcess child = ChildProcess::spawn(spec, error);
+  INFO(error);
+  REQUIRE(child.running());
+  return child;
+}
+
+// Waits (bounded) for the child's end; nullopt when it did not end in time (then it is killed).
+std::optional<ChildExit> wait_bounded(ChildProcess& child, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto exit = child.try_wait()) return exit;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  child.kill_and_wait();
+  return std::nullopt;
+}
+
+// Runs `hapair ARGS` to its end (bounded), checks its exit code, and returns what it printed.
+std::string run_hapair(const SshTestbed& bed, const std::vector<std::string>& args, int expected_exit) {
+  ChildProcess run = start_hapair(args, bed.dir() + "/run.log");
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  const std::string log = slurp(bed.dir() + "/run.log");
+  INFO("hapair output:\n" << log);
+  REQUIRE(exit);
+  CHECK(exit->exited_with(expected_exit));
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, logs and results collected, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  const auto started = std::chrono::steady_clock::now();
+  ChildProcess compare = start_hapair({"compare", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--approaches",
+                                       "upstream,passive,active", "--repeat", "1", "--reruns", "1", "--duration-s", "2",
+                                       "--failure-free-duration-s", "1", "--fail-at-s", "1", "--out", out},
+                                      bed->dir() + "/compare.log");
+  const std::optional<ChildExit> exit = wait_bounded(compare, kRunTimeoutS);
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::string log = slurp(bed->dir() + "/compare.log");
+  INFO("hapair compare output:\n" << log << "\n(took " << took_s << " s)");
+  REQUIRE(exit);
+  CHECK(exit->clean());  // 0: every run kept its approach's guarantee
+
+  // Every crash run: the checker's verdict against the failure-free reference, as on one host.
+  for (const std::string approach : {"upstream", "passive", "active"}) {
+    const std::string run = out + "/" + approach + "_crash_rep1";
+    INFO("run " << run);
+    REQUIRE(fs::exists(run + "/summary.json"));
+    const auto summary = nlohmann::json::parse(slurp(run + "/summary.json"));
+    CHECK(summary["semantics"]["verdict"] == "precise");
+    CHECK(summary["semantics"]["lost"] == 0);
+    CHECK(summary["semantics"]["duplicates"] == 0);
+    CHECK(summary["recovery"]["recovered"] == true);
+    std::printf("%s over ssh: verdict %s, recovery %s ms (detection %s ms)\n", approach.c_str(),
+                summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["recovery_ms"].dump().c_str(),
+                summary["recovery"]["detection_ms"].dump().c_str());
+    // hosts.json: where each node ran, every host's clock offset within its bound of 0 (the
+    // namespaces share this machine's clock), and the SIGKILL sent on the victim's host.
+    REQUIRE(fs::exists(run + "/hosts.json"));
+    const auto hosts = nlohmann::json::parse(slurp(run + "/hosts.json"));
+    REQUIRE(hosts["hosts"].size() == 4);
+    for (const auto& h : hosts["hosts"]) {
+      INFO(h.dump());
+      REQUIRE(h["clock_offset_us"].is_number());
+      CHECK(std::llabs(h["clock_offset_us"].get<long long>()) <= h["clock_error_bound_us"].get<long long>());
+      CHECK(h["time_correction_us"] == 0);
+    }
+    std::set<std::string> used_hosts;
+    for (const auto& n : hosts["nodes"]) {
+      used_hosts.insert(n["host"].get<std::string>());
+      // The node's log came back over its ssh session.
+      CHECK(fs::exists(run + "/" + n["node"].get<std::string>() + ".log"));
+    }
+    CHECK(used_hosts.size() == 4);
+    REQUIRE(hosts["signals"].size() == 1);
+    CHECK(hosts["signals"][0]["node"] == "aggregate");
+    CHECK(hosts["signals"][0]["signal"] == "SIGKILL");
+    std::printf("%s: SIGKILL at %s us +- %s us (ssh round trip %s us)\n", approach.c_str(),
+                hosts["signals"][0]["at_us"].dump().c_str(), hosts["signals"][0]["error_bound_us"].dump().c_str(),
+                hosts["signals"][0]["ssh_round_trip_us"].dump().c_str());
+  }
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed; the standby learns by silence",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  // Passive standby on the default network puts aggregate alone on h4 (hapair plan).
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                      "--duration-s", "2", "--lose-host", "h4@1", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  std::string lost_node;
+  for (const auto& n : hosts["nodes"])
+    if (n["host"] == "h4") lost_node += n["node"].get<std::string>();
+  CHECK(lost_node == "aggregate");
+  REQUIRE(hosts["signals"].size() == 1);
+  CHECK(hosts["signals"][0]["host"] == "h4");
+  CHECK(hosts["signals"][0]["signal"] == "host loss: links dropped, then SIGKILL");
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["recovery"]["recovered"] == true);
+  // Nothing closed: the crash line saw no end, the heartbeats' silence found it.
+  CHECK(summary["recovery"]["detector"] == "heartbeat");
+  std::printf("host loss over ssh: verdict %s, detector %s, detection %s ms, recovery %s ms\n",
+              summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["detector"].dump().c_str(),
+              summary["recovery"]["detection_ms"].dump().c_str(), summary["recovery"]["recovery_ms"].dump().c_str());
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both versions and every host; nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string other = bed->dir() + "/other-hapair";
+  std::ofstream(other) << "#!/bin/sh\necho 'hapair 0.0.0+elsewhere'\n";
+  fs::permissions(other, fs::perms::owner_all);
+  const std::string log = run_hapair(*bed, {"run", "--hosts", hosts_file, "--remote-binary", other, "--ha", "passive"}, 1);
+  for (std::size_t h = 0; h < bed->size(); ++h)
+    CHECK_THAT(log, Catch::Contains("host h" + std::to_string(h + 1) + " (root@" + bed->address(h) + "): " + other +
+                                    " is 'hapair 0.0.0+elsewhere', this launcher is 'hapair " HAPAIR_VERSION_STRING "'"));
+  CHECK_THAT(log, Catch::Contains("(or pass --copy-binary)"));
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts with a host that cannot be reached: refused naming it, nothing left on the others",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 3);  // h4 runs no sshd
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string log =
+      run_hapair(*bed, {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive"}, 1);
+  CHECK_THAT(log, Catch::Contains("host h4 (root@" + bed->address(3) + "): cannot log in: ssh failed (exit code 255)") &&
+                      Catch::Contains("Connection refused"));
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts when a host's ssh connections die mid-run: its nodes and run folder go, the run says so",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  // The run goes on without h4 (its standby takes over), to its end.
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                   "--duration-s", "4", "--out", bed->dir() + "/out"},
+                                  bed->dir() + "/run.log");
+  // Wait (bounded) until the run is under way (its progress line after 1 s); aggregate runs
+  // alone on h4 (hapair plan).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  while (std::chrono::steady_clock::now() < deadline && run.running() && !run.try_wait() &&
+         slurp(bed->dir() + "/run.log").find("hapair run: 1 / 4.0 s") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // h4's sshd per-connection processes killed: every connection to h4 drops at once, as when
+  // the host's network or sshd fails; its listener stays, so the cleanup can connect again.
+  struct stat ns {};
+  REQUIRE(::stat(network_namespace_path(bed->namespace_name(3)).c_str(), &ns) == 0);
+  const std::string wanted = "net:[" + std::to_string(ns.st_ino) + "]";
+  const std::vector<pid_t> listeners = bed->sshd_pids();
+  std::size_t killed = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    const std::string net = fs::read_symlink(entry.path() / "ns" / "net", ec).string();
+    if (ec || net != wanted || slurp(entry.path().string() + "/comm") != "sshd\n") continue;
+    if (std::find(listeners.begin(), listeners.end(), std::stoi(pid)) != listeners.end()) continue;
+    if (::kill(std::stoi(pid), SIGKILL) == 0) ++killed;
+  }
+  CHECK(killed > 0);
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  const std::string log = slurp(bed->dir() + "/run.log");
+  INFO("hapair run output:\n" << log);
+  REQUIRE(exit);
+  CHECK(exit->exited_with(1));
+  CHECK_THAT(log, Catch::Contains("node aggregate exited unexpectedly with exit code 255 (from ssh"));
+  check_nothing_left(*bed);
+}
+
+namespace {
+
+// Starts `hapair run --hosts --copy-binary` (a 60 s run), waits until its six nodes run on their
+// hosts, sends the launcher `signal_number`, and checks that nothing of the run is left on any
+// host and that the launcher's ssh control folder is gone, each within a bounded poll.
+void stop_launcher_mid_run(int signal_number) {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--copy-binary", "--ha", "passive", "--duration-s", "60",
+                                   "--out", bed->dir() + "/out"},
+                                  bed->dir() + "/run.log");
+  // Every node of the run running on its host (its pid file written, the copied binary running).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  std::size_t nodes = 0;
+  while (std::chrono::steady_clock::now() < deadline && run.running() && !run.try_wait()) {
+    // The node processes themselves (the copied binary), not the ssh sessions that name them.
+    nodes = 0;
+    for (const std::string& p : processes_naming("/hapair node --topology " + bed->dir() + "/work-h"))
+      if (p.find(": " + bed->dir() + "/work-h") != std::string::npos) ++nodes;
+    if (nodes == 6) break;  // the default network with passive standby: source, sink, 2 primaries, 2 backups
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO("hapair run output:\n" << slurp(bed->dir() + "/run.log"));
+  REQUIRE(nodes == 6);
+  // The launcher's own ssh control folder, to check it goes too.
+  std::string control_dir;
+  for (const std::string& p : processes_naming("ControlMaster=yes")) {
+    const std::size_t at = p.find("ControlPath=");
+    if (at != std::string::npos && p.find(bed->dir()) != std::string::npos)
+      control_dir = fs::path(p.substr(at + 12, p.find(' ', at) - at - 12)).parent_path().string();
+  }
+  CHECK_FALSE(control_dir.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run under way
+  REQUIRE(run.signal(signal_number));
+  const std::optional<ChildExit> exit = wait_bounded(run, kCleanupTimeoutS);
+  REQUIRE(exit);
+  // SIGINT: the launcher cleans up, then re-raises it (the default disposition ends it).
+  CHECK(exit->signal_number() == signal_number);
+  check_nothing_left(*bed);
+  const auto gone = std::chrono::steady_clock::now() + std::chrono::duration<double>(kCleanupTimeoutS);
+  while (!control_dir.empty() && fs::exists(control_dir) && std::chrono::steady_clock::now() < gone)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(fs::exists(control_dir));
+}
+
+}  // namespace
+
+TEST_CASE("run --hosts with the launcher SIGKILLed mid-run: the hosts notice and nothing is left", "[hosts][remote]") {
+  stop_launcher_mid_run(SIGKILL);
+}
+
+TEST_CASE("run --hosts stopped by Ctrl-C (SIGINT) mid-run: the launcher stops every host and nothing is left",
+          "[hosts][remote]") {
+  stop_launcher_mid_run(SIGINT);
+}
+
+// Not part of the suite: one run across the four hosts with a crash, a restart and a pause, its
+// output and hosts.json printed (`test_hosts "[probe]"`), for looking at the setup's phases and
+// the measured instants.
+TEST_CASE("one run --hosts, printed", "[.][probe]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const auto t0 = std::chrono::steady_clock::now();
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                   "--duration-s", "2", "--fail", "aggregate@0.5", "--restart", "aggregate@1",
+                                   "--pause", "filter@1.5+0.2", "--out", bed->dir() + "/out"},
+                                  bed->dir() + "/run.log");
+  wait_bounded(run, 100);
+  std::printf("took %.2f s\n%s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+              slurp(bed->dir() + "/run.log").c_str());
+  std::printf("%s\n", slurp(bed->dir() + "/out/hosts.json").c_str());
+}
