@@ -220,7 +220,7 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
   check_nothing_left(*bed);
 }
 
-TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed; the standby learns by silence",
+TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed, the standby learns by silence",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
@@ -250,7 +250,7 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
   check_nothing_left(*bed);
 }
 
-TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both versions and every host; nothing left",
+TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both versions and every host, nothing left",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
