@@ -43,6 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   a.source_file = b.source_file = "";
   a.settings.where = b.settings.where = "";
   a.sim.where = b.sim.where = "";
+  a.links.where = b.links.where = "";
+  for (auto* t : {&a, &b})
+    for (auto& l : t->links.links) l.where = "";
   for (auto* t : {&a, &b}) {
     for (auto& f : t->fragments) {
       f.where = "";
