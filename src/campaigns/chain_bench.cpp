@@ -1,3 +1,4 @@
+#include "protocols/version.h"
 #include "campaigns/chain_bench.h"
 
 #include <algorithm>
@@ -276,7 +277,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
         if (!options.out_dir.empty()) {
           const std::string error =
               write_results(options.out_dir + "/runs/" + folder_of(r), outcome.result, outcome.semantics, outcome.metrics,
-                            outcome.effective_config, options.seed, HAPAIR_VERSION_STRING, outcome.reference);
+                            outcome.effective_config, options.seed, version_string(), outcome.reference);
           if (!error.empty()) report.write_errors.push_back(error);
         }
         report.runs.push_back(std::move(r));
@@ -299,7 +300,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
         {"chain_bench.txt", chain_bench_table(report)},
         {"config.toml", "# hapair bench --chain: the network of the none runs (the others differ in ha only)\n" +
                             write_topology(plans.begin()->second->topology)},
-        {"version.txt", std::string(HAPAIR_VERSION_STRING) + "\n"},
+        {"version.txt", std::string(version_string()) + "\n"},
     };
     for (const auto& [name, text] : files) {
       std::ofstream out(options.out_dir + "/" + name, std::ios::binary);

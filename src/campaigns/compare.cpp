@@ -1,3 +1,4 @@
+#include "protocols/version.h"
 #include "campaigns/compare.h"
 
 #include <algorithm>
@@ -167,7 +168,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         r.run_dir = folder_of(r);
         const std::string error =
             write_results(options.out_dir + "/" + r.run_dir, r.outcome.result, r.outcome.semantics, r.outcome.metrics,
-                          r.outcome.effective_config, plan->settings().seed, HAPAIR_VERSION_STRING,
+                          r.outcome.effective_config, plan->settings().seed, version_string(),
                           r.outcome.reference);
         if (!error.empty()) r.outcome.write_error = error;
       }

@@ -1,3 +1,4 @@
+#include "protocols/version.h"
 #include "campaigns/experiment_runs.h"
 
 #include <algorithm>
@@ -427,7 +428,7 @@ Executed execute_runs(const std::vector<PlannedRun>& plan, const ExecuteOptions&
       row.run_dir = "runs/" + run_folder_name(p);
       const RunOutcome& o = runs[i]->outcome;
       std::string error = write_results(options.out_dir + "/" + row.run_dir, o.result, o.semantics, o.metrics,
-                                        o.effective_config, p.seed, HAPAIR_VERSION_STRING, o.reference);
+                                        o.effective_config, p.seed, version_string(), o.reference);
       if (!error.empty()) out.write_errors.push_back(row.run_dir + ": " + error);
     }
     out.rows.push_back(std::move(row));

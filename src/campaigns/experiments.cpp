@@ -1,3 +1,4 @@
+#include "protocols/version.h"
 #include "campaigns/experiments.h"
 
 #include <chrono>
@@ -560,7 +561,7 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   std::vector<std::pair<std::string, std::string>> files = {
       {report.csv_path, experiment_csv(report.rows)},
       {options.out_dir + "/seed.txt", seeds},
-      {options.out_dir + "/version.txt", std::string(HAPAIR_VERSION_STRING) + "\n"},
+      {options.out_dir + "/version.txt", std::string(version_string()) + "\n"},
       {options.out_dir + "/config.toml", "# hapair experiment " + name + ": the effective configuration (driver " +
                                             setup->driver + "). Run it again with\n#   hapair experiment " + name +
                                             " --config config.toml --driver " + setup->driver + "\n" +

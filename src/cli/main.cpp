@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "protocols/version.h"
 #include "cli/commands.h"
 
 namespace {
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
-    std::printf("hapair %s\n", HAPAIR_VERSION_STRING);
+    std::printf("hapair %s\n", hapair::version_string());
     return 0;
   }
   hapair::cli::Args args(argv + 2, argv + argc);

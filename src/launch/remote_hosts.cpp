@@ -6,6 +6,7 @@
 //
 // Invariant: every ssh command has a timeout (HostsLaunch::ssh_timeout_s), and every process
 // this file starts is a child of the launcher that dies with it.
+#include "protocols/version.h"
 #include "launch/remote_hosts.h"
 
 #include <fcntl.h>
@@ -221,7 +222,7 @@ bool RemoteHosts::setup(const std::string& local_binary, const std::string& topo
     }
     std::istringstream words(line_value(checked[h].output, "hapair-ssh-connection"));
     words >> st.seen_from;
-    const std::string wrong = hapair_version_problem(ssh_.target(h), st.binary, checked[h], HAPAIR_VERSION_STRING);
+    const std::string wrong = hapair_version_problem(ssh_.target(h), st.binary, checked[h], version_string());
     if (!wrong.empty()) problems.push_back(wrong + (options_.copy_binary ? "" : " (or pass --copy-binary)"));
     else if (st.seen_from.empty())
       problems.push_back(where(h) + ": $SSH_CONNECTION is empty: cannot tell which address the host reaches this "

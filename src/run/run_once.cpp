@@ -1,3 +1,4 @@
+#include "protocols/version.h"
 #include "run/run_once.h"
 
 #include <charconv>
@@ -56,7 +57,7 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
   if (out.load.over_limit()) out.summary += load_warning(out.load) + "\n";
   if (!request.out_dir.empty())
     out.write_error = write_results(request.out_dir, out.result, out.semantics, out.metrics, out.effective_config,
-                                    plan->settings().seed, HAPAIR_VERSION_STRING, out.reference);
+                                    plan->settings().seed, version_string(), out.reference);
   return out;
 }
 

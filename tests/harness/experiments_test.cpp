@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "protocols/version.h"
 #include "config/experiment_config.h"
 #include "campaigns/experiments.h"
 #include "config/topology_file.h"
@@ -136,7 +137,7 @@ TEST_CASE("every quick experiment writes its CSV, PNG, seed, config and version 
       CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
 
       CHECK(read_text(out + "/seed.txt").rfind("seeds 1", 0) == 0);
-      CHECK(read_text(out + "/version.txt") == std::string(HAPAIR_VERSION_STRING) + "\n");
+      CHECK(read_text(out + "/version.txt") == std::string(version_string()) + "\n");
       CHECK(load_experiment_config(out + "/config.toml").problems.empty());
       CHECK(std::filesystem::is_directory(out + "/runs"));
 

@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocols/version.h"
 #include "proc/child_process.h"
 #include "ssh_testbed.h"
 #include "support/shell_command.h"
@@ -260,7 +261,7 @@ TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both 
   const std::string log = run_hapair(*bed, {"run", "--hosts", hosts_file, "--remote-binary", other, "--ha", "passive"}, 1);
   for (std::size_t h = 0; h < bed->size(); ++h)
     CHECK_THAT(log, Catch::Contains("host h" + std::to_string(h + 1) + " (root@" + bed->address(h) + "): " + other +
-                                    " is 'hapair 0.0.0+elsewhere', this launcher is 'hapair " HAPAIR_VERSION_STRING "'"));
+                                    " is 'hapair 0.0.0+elsewhere', this launcher is 'hapair " + std::string(hapair::version_string()) + "'"));
   CHECK_THAT(log, Catch::Contains("(or pass --copy-binary)"));
   check_nothing_left(*bed);
 }

@@ -19,6 +19,7 @@
 #include <iterator>
 #include <string>
 
+#include "protocols/version.h"
 #include "hosts/clock_offset.h"
 #include "ssh_testbed.h"
 
@@ -113,11 +114,11 @@ TEST_CASE("hapair --version is checked on a host: the same build, another versio
   const auto bed = testbed(1, 1);
   SshHosts hosts = ssh_hosts(*bed);
   // The namespaced host shares this machine's files, so the binary under test is there.
-  CHECK(hosts.check_hapair_version(0, HAPAIR_BINARY, HAPAIR_VERSION_STRING, kCommandTimeoutS) == "");
+  CHECK(hosts.check_hapair_version(0, HAPAIR_BINARY, hapair::version_string(), kCommandTimeoutS) == "");
   const std::string other = hosts.check_hapair_version(0, HAPAIR_BINARY, "0.0.0+elsewhere", kCommandTimeoutS);
   CHECK_THAT(other, Catch::StartsWith("host h1 (root@" + bed->address(0) + "): "));
-  CHECK_THAT(other, Catch::Contains("is 'hapair " HAPAIR_VERSION_STRING "', this launcher is 'hapair 0.0.0+elsewhere'"));
-  const std::string missing = hosts.check_hapair_version(0, "/nonexistent/hapair", HAPAIR_VERSION_STRING, kCommandTimeoutS);
+  CHECK_THAT(other, Catch::Contains("is 'hapair " + std::string(hapair::version_string()) + "', this launcher is 'hapair 0.0.0+elsewhere'"));
+  const std::string missing = hosts.check_hapair_version(0, "/nonexistent/hapair", hapair::version_string(), kCommandTimeoutS);
   CHECK_THAT(missing, Catch::Contains("/nonexistent/hapair cannot be run there (exit code 127"));
   CHECK_THAT(missing, Catch::Contains("install hapair on the host"));
 }
