@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The test suite. Every test runs once, in the build that suits it:
 #   - the Release build (-Werror, g++) runs what starts real node processes (runtime, e2e), the
-#     browser tests on the static WebAssembly demo page and `hapair demo`, the layer checks, and
-#     the many-seed simulator sweeps (fast with optimisation, minutes under the sanitizers);
-#   - one clang build with AddressSanitizer + UBSan (and libFuzzer's coverage hooks) runs every
-#     unit, role, driver, simulator, scenario and harness test, then each libFuzzer target for
-#     HAPAIR_FUZZ_SECONDS (default 10) from its committed corpus with a fixed seed.
+#     browser tests on the static WebAssembly demo page and `hapair demo`, the layer checks, the
+#     hosts over ssh (root), and the many-seed simulator sweeps (tests/sweeps: fast with
+#     optimisation, minutes under the sanitizers);
+#   - one clang build with AddressSanitizer + UBSan (libFuzzer's coverage hooks in the layers the
+#     fuzz targets reach; the test files at -O0) runs every unit, role, driver, simulator,
+#     scenario and harness test, then each libFuzzer target for HAPAIR_FUZZ_SECONDS (default 10)
+#     from its committed corpus with a fixed seed.
 # Each stage prints what it took, and the end a table of all of them (README.md, "The two
 # commands", gives the usual figures).
 set -euo pipefail
@@ -26,23 +28,18 @@ if grep -rnE 'TEST_CASE\("[^"]*[;[]' tests; then
   echo "test.sh: test names must not contain ';' or '['" >&2
   exit 1
 fi
-# The many-seed sweeps (tests/scenarios) run in the Release build; the rest of their area under
-# the sanitizers.
-sweeps='seeds of (a )?random'
-HAPAIR_BUILD_TARGETS="hapair test_runtime test_e2e test_scenarios test_hosts" scripts/build.sh build
+HAPAIR_BUILD_TARGETS="hapair test_runtime test_e2e test_sweeps test_hosts" scripts/build.sh build
 stage "release build"
 # The demo's static page (WebAssembly), which a browser test opens.
 scripts/build_wasm.sh build-wasm
 stage "WebAssembly page"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts'
-ctest --test-dir build --output-on-failure -j 2 --timeout 600 -R "$sweeps"
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts|sweeps'
 stage "release tests"
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
 scripts/fuzz.sh build
 stage "sanitizer build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness' \
-        -E "$sweeps"
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
 stage "sanitizer tests"
 HAPAIR_FUZZ_SEED="${HAPAIR_FUZZ_SEED:-1}" scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-10}"
 stage "fuzz targets"

@@ -1,4 +1,3 @@
-#include "protocols/version.h"
 #include "campaigns/chain_bench.h"
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "report/results.h"
 #include "config/topology_file.h"
 #include "protocols/check.h"
+#include "protocols/version.h"
 
 namespace hapair {
 namespace {

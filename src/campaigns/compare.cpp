@@ -1,4 +1,3 @@
-#include "protocols/version.h"
 #include "campaigns/compare.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "report/results.h"
 #include "protocols/check.h"
 #include "config/topology_file.h"
+#include "protocols/version.h"
 
 namespace hapair {
 namespace {

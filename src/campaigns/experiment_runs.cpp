@@ -1,4 +1,3 @@
-#include "protocols/version.h"
 #include "campaigns/experiment_runs.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "report/results.h"
 #include "config/topology_file.h"
 #include "protocols/approach_traits.h"
+#include "protocols/version.h"
 
 namespace hapair {
 namespace {

@@ -79,6 +79,28 @@ struct ExperimentReport {
 // fault and effective topology) that an earlier experiment ran is reused, not run again.
 ExperimentReport run_experiment(const std::string& name, const ExperimentOptions& options, RunCache& cache);
 
+// The runs an experiment would make, without running any: what `hapair experiment` estimates its
+// time from before it starts. `problems` as in ExperimentReport (then no runs).
+struct ExperimentPlan {
+  std::string driver;
+  std::vector<PlannedRun> runs;
+  std::vector<std::string> problems;
+};
+ExperimentPlan plan_experiment(const std::string& name, const ExperimentOptions& options);
+
+// What a list of planned runs is expected to take, in wall-clock seconds, counting once the runs
+// that more than one experiment shares (they are reused): on real processes the seconds each run
+// lasts (its sources' duration, the drain after it) plus a fixed cost per run for starting and
+// stopping its processes and judging it, fitted to this repository's committed results
+// (docs/EXPERIMENTS.md, "How long"); in the simulator the simulated seconds at a rate measured
+// the same way. An estimate, said as one.
+struct TimeEstimate {
+  std::size_t runs = 0;      // distinct runs
+  std::size_t reused = 0;    // runs another experiment of the list makes too
+  double seconds = 0;
+};
+TimeEstimate estimate_time(const std::vector<std::pair<std::string, std::vector<PlannedRun>>>& plans_by_driver);
+
 // A Markdown table of the semantics experiment's rows: approach x network, each cell the verdict
 // over the seeds with lost/duplicate counts (semantics_table.md).
 std::string semantics_markdown(const std::vector<ExperimentRow>& rows);

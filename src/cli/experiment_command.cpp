@@ -2,9 +2,11 @@
 // and `hapair experiment --list`: the reproduction experiments of campaigns/experiments.h, one per
 // figure of the paper. Prints each run's progress on stderr, then per experiment the medians, the
 // parts of the claim check and exactly `claim holds` or `claim differs: ...` on stdout.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <boost/program_options.hpp>
@@ -25,6 +27,14 @@ void print_list() {
     std::printf("  %-22s %s\n", i.name.c_str(), i.title.c_str());
     std::printf("  %-22s claim: %s\n", "", i.claim.c_str());
   }
+}
+
+// "40 s", "12 min", "1 h 5 min": an estimate's length, rounded as coarsely as it deserves.
+std::string duration_text(double seconds) {
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  const long minutes = std::lround(seconds / 60);
+  if (minutes < 60) return fmt::format("{} min", minutes);
+  return fmt::format("{} h {} min", minutes / 60, minutes % 60);
 }
 
 }  // namespace
@@ -92,17 +102,40 @@ int experiment_command(const Args& args) {
   else
     names.push_back(name);
 
-  RunCache cache;
-  int status = 0;
-  std::vector<std::string> overview;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    const std::string& n = names[k];
+  auto options_for = [&](const std::string& n) {
     ExperimentOptions options;
     options.quick = vm.count("quick") != 0;
     options.driver = driver;
     if (seeds) options.seeds = static_cast<std::int64_t>(*seeds);
     options.out_dir = name == "all" ? (out_dir.empty() ? "out" : out_dir) + "/" + n : (out_dir.empty() ? "out/" + n : out_dir);
     options.config_path = config_path;
+    return options;
+  };
+  // How long it will take, before anything runs (an experiment that cannot be planned says why
+  // below, when its turn comes).
+  {
+    std::vector<std::pair<std::string, std::vector<PlannedRun>>> plans;
+    std::set<std::string> drivers;
+    for (const std::string& n : names) {
+      ExperimentPlan plan = plan_experiment(n, options_for(n));
+      if (!plan.problems.empty()) continue;
+      drivers.insert(plan.driver);
+      plans.emplace_back(plan.driver, std::move(plan.runs));
+    }
+    const TimeEstimate e = estimate_time(plans);
+    std::string on;
+    for (const std::string& d : drivers) on += (on.empty() ? "" : " and ") + std::string(d == "sim" ? "the simulator" : "real processes");
+    std::fprintf(stderr, "hapair experiment %s: %zu runs%s on %s, about %s (an estimate from this repository's committed runs on 2 cores)\n",
+                 name.c_str(), e.runs, e.reused ? fmt::format(" ({} more shared between experiments, run once)", e.reused).c_str() : "",
+                 on.empty() ? "nothing" : on.c_str(), duration_text(e.seconds).c_str());
+  }
+
+  RunCache cache;
+  int status = 0;
+  std::vector<std::string> overview;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const std::string& n = names[k];
+    ExperimentOptions options = options_for(n);
     const std::string prefix = names.size() > 1 ? "[" + std::to_string(k + 1) + "/" + std::to_string(names.size()) + " " + n + "] " : n + " ";
     std::unique_ptr<Progress> progress;
     options.on_run = [&](std::size_t i, std::size_t total, const std::string& label, bool reused) {

@@ -1,4 +1,3 @@
-#include "protocols/version.h"
 #include "run/run_once.h"
 
 #include <charconv>
@@ -12,6 +11,7 @@
 #include "config/topology_file.h"
 #include "sim/faults.h"
 #include "sim/simulator.h"
+#include "protocols/version.h"
 
 namespace hapair {
 

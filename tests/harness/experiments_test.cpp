@@ -676,6 +676,32 @@ TEST_CASE("the hybrid claim holds when hybrid recovers faster than passive and s
   CHECK(passive_at_crash.differs.front().find("hybrid's standby active at the failure in 0 of 3 runs") == 0);
 }
 
+TEST_CASE("an experiment's runs are planned without running them, and the time estimate counts a shared run once",
+          "[experiments]") {
+  ExperimentOptions o;
+  o.driver = "real";
+  const ExperimentPlan hybrid = plan_experiment("hybrid", o);
+  REQUIRE(hybrid.problems.empty());
+  CHECK(hybrid.driver == "real");
+  REQUIRE(hybrid.runs.size() == 60);  // 5 seeds x 6 approaches x (failure-free + SIGKILL)
+  double sources_s = 0;
+  for (const PlannedRun& p : hybrid.runs) sources_s += p.topology.settings.duration_s;
+  const TimeEstimate once = estimate_time({{hybrid.driver, hybrid.runs}});
+  CHECK(once.runs == 60);
+  CHECK(once.reused == 0);
+  CHECK(once.seconds > sources_s);  // every run lasts its sources' duration, and more
+  const TimeEstimate twice = estimate_time({{hybrid.driver, hybrid.runs}, {hybrid.driver, hybrid.runs}});
+  CHECK(twice.runs == 60);
+  CHECK(twice.reused == 60);
+  CHECK(twice.seconds == once.seconds);
+  // The simulator's estimate is far shorter than real processes' for the same runs.
+  CHECK(estimate_time({{"sim", hybrid.runs}}).seconds < once.seconds / 10);
+  const ExperimentPlan unknown = plan_experiment("no_such_figure", o);
+  CHECK(unknown.runs.empty());
+  REQUIRE(unknown.problems.size() == 1);
+  CHECK_THAT(unknown.problems.front(), Catch::Contains("no experiment 'no_such_figure'; there are: "));
+}
+
 TEST_CASE("hapair experiment prints the claim outcome on its own line and lists the experiments", "[experiments][cli]") {
   const std::string out = temp_dir("cli");
   Command c = run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out);
@@ -684,6 +710,13 @@ TEST_CASE("hapair experiment prints the claim outcome on its own line and lists 
   for (const std::string& line : lines_of(c.out)) claim = claim || is_claim_line(line);
   CHECK(claim);
   CHECK(std::filesystem::exists(out + "/recovery_breakdown.csv"));
+  // Before the first run it says how many runs and about how long.
+  Command said = run_command("sh -c '" + std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out +
+                             "/again 2>&1 >/dev/null'");
+  CHECK(said.status == 0);
+  const std::vector<std::string> err = lines_of(said.out);
+  REQUIRE_FALSE(err.empty());
+  CHECK_THAT(err.front(), Catch::StartsWith("hapair experiment recovery_breakdown: ") && Catch::Contains(" runs on the simulator, about "));
 
   Command list = run_command(std::string(HAPAIR_BINARY) + " experiment --list");
   CHECK(list.status == 0);
