@@ -2,7 +2,8 @@
 # The test suite. Every test runs once, in the build that suits it:
 #   - the Release build (-Werror, g++) runs what starts real node processes (runtime, e2e), the
 #     browser tests on the static WebAssembly demo page and `hapair demo`, the layer checks, and
-#     the many-seed simulator sweeps (fast with optimisation, minutes under the sanitizers);
+#     the many-seed simulator sweeps (fast with optimisation, minutes under the sanitizers), and
+#     the Debian package (built by CPack, installed with apt in a private mount namespace);
 #   - one clang build with AddressSanitizer + UBSan (and libFuzzer's coverage hooks) runs every
 #     unit, role, driver, simulator, scenario and harness test, then each libFuzzer target for
 #     HAPAIR_FUZZ_SECONDS (default 10) from its committed corpus with a fixed seed.
@@ -34,7 +35,7 @@ stage "release build"
 # The demo's static page (WebAssembly), which a browser test opens.
 scripts/build_wasm.sh build-wasm
 stage "WebAssembly page"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts'
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts|package'
 ctest --test-dir build --output-on-failure -j 2 --timeout 600 -R "$sweeps"
 stage "release tests"
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
