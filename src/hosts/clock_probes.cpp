@@ -13,7 +13,9 @@ ClockProbes::ClockProbes(std::vector<std::size_t> target_host, std::size_t hosts
                    "probes_per_target=" << config_.probes_per_target << " reply_timeout_us=" << config_.reply_timeout_us);
   for (std::size_t host : target_host) {
     HAPAIR_CHECK_MSG(host < hosts_, "host=" << host << " hosts=" << hosts_);
-    targets_.push_back(Target{host});
+    Target t;
+    t.host = host;
+    targets_.push_back(t);
   }
 }
 

@@ -44,8 +44,9 @@ deb_version=$(printf '%s' "$version" | sed 's/[^A-Za-z0-9.+~]/./g')
 depends=$(dpkg-deb --field "$deb" Depends)
 echo "Version: $deb_version"
 echo "Depends: $depends"
-dpkg-deb --contents "$deb" | grep -q ' \./usr/bin/hapair$' || fail "no /usr/bin/hapair in the package"
-dpkg-deb --contents "$deb" | grep -q ' \./usr/share/hapair/experiments/networks/default.toml$' ||
+dpkg-deb --contents "$deb" >"$work/contents.txt"
+grep -q ' \./usr/bin/hapair$' "$work/contents.txt" || fail "no /usr/bin/hapair in the package"
+grep -q ' \./usr/share/hapair/experiments/networks/default.toml$' "$work/contents.txt" ||
   fail "no experiments in /usr/share/hapair"
 
 # 2. Every library the binary needs comes from a package its Depends names.
@@ -82,7 +83,7 @@ unshare --mount --propagation private bash -euo pipefail -c '
     mkdir -p "$work/overlay/$d.upper" "$work/overlay/$d.work"
     mount -t overlay overlay -o "lowerdir=/$d,upperdir=$work/overlay/$d.upper,workdir=$work/overlay/$d.work" "/$d"
   done
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download --no-install-recommends "$deb" >"$work/install.log" 2>&1 ||
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$deb" >"$work/install.log" 2>&1 ||
     { cat "$work/install.log"; exit 1; }
   dpkg-query -W -f="\${Status}\n" hapair | grep -qx "install ok installed"
   [ "$(/usr/bin/hapair --version)" = "hapair $version" ]
