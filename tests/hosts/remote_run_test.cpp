@@ -212,8 +212,10 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
       INFO(h.dump());
       CHECK(h["time_correction_us"] == 0);
       REQUIRE(h["rounds"].size() >= 2);
+      REQUIRE(h["rounds"][0]["offset_us"].is_number());
+      // A round after the crash of a host's only node (aggregate) has no estimate there.
       for (const auto& r : h["rounds"]) {
-        REQUIRE(r["offset_us"].is_number());
+        if (r["offset_us"].is_null()) continue;
         CHECK(std::llabs(r["offset_us"].get<long long>()) <= r["error_bound_us"].get<long long>());
         bounds += " " + r["offset_us"].dump() + "+-" + r["error_bound_us"].dump();
       }
@@ -265,8 +267,9 @@ TEST_CASE("run --hosts with a host whose clock is 2.3 s ahead: the probes recove
     REQUIRE(h["offset_us"].is_number());
     // Every round admits the true offset; the correction is the first round's, applied only
     // where it excludes 0.
+    REQUIRE(h["rounds"][0]["offset_us"].is_number());
     for (const auto& r : h["rounds"]) {
-      REQUIRE(r["offset_us"].is_number());
+      if (r["offset_us"].is_null()) continue;  // after the crash of h4's only node
       CHECK(std::llabs(r["offset_us"].get<long long>() - truth) <= r["error_bound_us"].get<long long>());
     }
     CHECK(h["time_correction_us"] == (truth == 0 ? 0 : h["offset_us"].get<long long>()));
