@@ -116,9 +116,18 @@ void check_nothing_left(const SshTestbed& bed) {
   CHECK(left.empty());
 }
 
-std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd) {
+// The nodes hosts.json places on `host`, each after a space.
+std::string nodes_on(const nlohmann::json& hosts, const std::string& host) {
+  std::string names;
+  for (const auto& n : hosts["nodes"])
+    if (n["host"] == host) names += " " + n["node"].get<std::string>();
+  return names;
+}
+
+std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd,
+                                    const std::vector<std::string>& session_environment = {}) {
   std::string error;
-  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, with_sshd, error);
+  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, with_sshd, error, session_environment);
   INFO(error);
   REQUIRE(bed);
   return bed;
@@ -245,10 +254,7 @@ TEST_CASE("run --hosts with a host whose clock is 2.3 s ahead: the probes recove
   // h2 runs the sink (hapair plan: passive standby on the default network puts filter and sink
   // there, aggregate alone on h4); its nodes' clocks read 2,345,678 us ahead of the machine's.
   constexpr long long kShiftUs = 2'345'678;
-  std::string error;
-  const auto bed = SshTestbed::create(4, 4, error, {"", "HAPAIR_TEST_CLOCK_SHIFT_US=" + std::to_string(kShiftUs)});
-  INFO(error);
-  REQUIRE(bed);
+  const auto bed = testbed(4, 4, {"", "HAPAIR_TEST_CLOCK_SHIFT_US=" + std::to_string(kShiftUs)});
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string out = bed->dir() + "/out";
   const std::string log = run_hapair(*bed,
@@ -257,10 +263,7 @@ TEST_CASE("run --hosts with a host whose clock is 2.3 s ahead: the probes recove
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
-  std::string on_h2;
-  for (const auto& n : hosts["nodes"])
-    if (n["host"] == "h2") on_h2 += " " + n["node"].get<std::string>();
-  REQUIRE(on_h2.find("sink") != std::string::npos);
+  REQUIRE(nodes_on(hosts, "h2").find("sink") != std::string::npos);
   for (const auto& h : hosts["clocks"]["hosts"]) {
     INFO(h.dump());
     const long long truth = h["host"] == "h2" ? kShiftUs : 0;
@@ -330,10 +333,7 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
-  std::string lost_node;
-  for (const auto& n : hosts["nodes"])
-    if (n["host"] == "h4") lost_node += n["node"].get<std::string>();
-  CHECK(lost_node == "aggregate");
+  CHECK(nodes_on(hosts, "h4") == " aggregate");
   REQUIRE(hosts["signals"].size() == 1);
   CHECK(hosts["signals"][0]["host"] == "h4");
   CHECK(hosts["signals"][0]["signal"] == "host loss: links dropped, then SIGKILL");
