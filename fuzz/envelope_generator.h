@@ -114,6 +114,10 @@ class EnvelopeGenerator {
         }
         return m;
       }
+      case 20: return ClockRequest{u64(), static_cast<std::int64_t>(u64())};
+      case 21:
+        return ClockReply{u64(), static_cast<std::int64_t>(u64()), static_cast<std::int64_t>(u64()),
+                          static_cast<std::int64_t>(u64())};
       default: {
         DeliveryBatch m;
         const std::size_t n = count();

@@ -58,6 +58,8 @@ Message body(std::size_t kind, bool extreme) {
     case 17: return NodeStats{static_cast<TimeUs>(big), extreme, {Counter{"bytes_sent.tuples", 1 << 30}}};
     case 18:
       return TraceBatch{{TraceEvent(10, id, TraceKind::takeover).with(TraceKey::epoch, 1).with(TraceKey::fragment_primary, 2)}};
+    case 20: return ClockRequest{big, static_cast<std::int64_t>(big)};
+    case 21: return ClockReply{big, static_cast<std::int64_t>(big), -static_cast<std::int64_t>(big >> 1), 0};
     default:
       return DeliveryBatch{{Delivery{500, id, tuple(big)}}, extreme,
                            {MergeOrder{id, big, true, extreme, 0, big, {MergeRun{0, big, 3}}}}};

@@ -4,6 +4,7 @@
 # drives Debian's Chromium and downloads no browser).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
+          dpkg-dev  # the Debian package: dpkg-shlibdeps and dpkg-deb (scripts/package.sh)
           libzmq3-dev cppzmq-dev capnproto libcapnp-dev libboost-program-options-dev catch2
           nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
           python3-matplotlib gnuplot-nox iproute2 nftables procps

@@ -2,7 +2,8 @@
 # The test suite. Every test runs once, in the build that suits it:
 #   - the Release build (-Werror, g++) runs what starts real node processes (runtime, e2e), the
 #     browser tests on the static WebAssembly demo page and `hapair demo`, the layer checks, the
-#     hosts over ssh (root), and the many-seed simulator sweeps (tests/sweeps: fast with
+#     hosts over ssh (root), the Debian package (built by CPack, installed with apt in a private
+#     mount namespace), and the many-seed simulator sweeps (tests/sweeps: fast with
 #     optimisation, minutes under the sanitizers);
 #   - one clang build with AddressSanitizer + UBSan (libFuzzer's coverage hooks in the layers the
 #     fuzz targets reach; the test files at -O0) runs every unit, role, driver, simulator,
@@ -33,7 +34,7 @@ stage "release build"
 # The demo's static page (WebAssembly), which a browser test opens.
 scripts/build_wasm.sh build-wasm
 stage "WebAssembly page"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts|sweeps'
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts|package|sweeps'
 stage "release tests"
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
 scripts/fuzz.sh build

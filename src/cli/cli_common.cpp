@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -102,21 +103,36 @@ void add_hosts_options(boost::program_options::options_description& described, H
       ("copy-binary", po::bool_switch(&args.copy_binary),
        "with --hosts: copy this hapair binary into each host's run folder and run that one")
       ("remote-binary", po::value<std::string>(&args.remote_binary)->default_value("hapair"),
-       "with --hosts: the hapair each host runs (a path, or a name its PATH finds); must print this build's --version");
+       "with --hosts: the hapair each host runs (a path, or a name its PATH finds); must print this build's --version")
+      ("install-package", po::value<std::string>(&args.install_package),
+       "with --hosts: copy this Debian package of hapair (scripts/package.sh) to each host, unpack it into the run "
+       "folder (dpkg-deb -x: no root, removed with the folder) and run its hapair; the host needs the package's "
+       "Depends");
 }
 
 HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::vector<std::string>& problems) {
   HostsLaunch out;
   if (args.hosts_path.empty()) {
     if (args.copy_binary) problems.push_back("--copy-binary needs --hosts FILE");
+    if (!args.install_package.empty()) problems.push_back("--install-package needs --hosts FILE");
     return out;
   }
   if (driver != "real") problems.push_back("--hosts needs --driver real (the simulator runs on this machine)");
   HostsLoad load = load_hosts_file(args.hosts_path);
   for (auto& p : load.problems) problems.push_back(std::move(p));  // each names the file
   if (load.hosts) out.hosts = std::make_shared<const HostList>(std::move(*load.hosts));
+  if (!args.install_package.empty()) {
+    std::error_code ec;
+    if (args.copy_binary)
+      problems.push_back("--install-package and --copy-binary exclude each other: each says which hapair the hosts run");
+    else if (args.remote_binary != HostsArgs{}.remote_binary)
+      problems.push_back("--install-package and --remote-binary exclude each other: each says which hapair the hosts run");
+    else if (!std::filesystem::is_regular_file(args.install_package, ec))
+      problems.push_back("--install-package " + args.install_package + ": no such file (scripts/package.sh writes build/hapair_VERSION_amd64.deb)");
+  }
   out.copy_binary = args.copy_binary;
   out.remote_binary = args.remote_binary;
+  out.install_package = args.install_package;
   return out;
 }
 

@@ -1,7 +1,9 @@
 // `hapair node`: runs one node process of a topology. The launcher starts one per plan node;
 // for runs on several hosts a person starts them by hand with the command the launcher prints.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -61,6 +63,20 @@ int node_command(const Args& args) {
   std::vector<std::string> problems;
   if (auto t = real_number("--directory-timeout-s", directory_timeout_text, kTimeoutRange, problems))
     options.directory_timeout_s = *t;
+  // A test's injected clock offset (docs/HOSTS.md, "Clock offsets"): the node runs, and answers
+  // clock probes, as if its host's clock were this many microseconds ahead. From the
+  // environment, not an option, so that a test sets it per host (its sshd's SetEnv) without the
+  // launcher knowing; it is never set in a real run.
+  if (const char* shift = std::getenv("HAPAIR_TEST_CLOCK_SHIFT_US"); shift && *shift) {
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(shift, &end, 10);
+    if (*end != '\0' || errno == ERANGE || value < -kClockShiftMaxUs || value > kClockShiftMaxUs)
+      problems.push_back("HAPAIR_TEST_CLOCK_SHIFT_US='" + std::string(shift) +
+                         "': expected a whole number of microseconds within +-" + std::to_string(kClockShiftMaxUs));
+    else
+      options.clock_shift_us = value;
+  }
   if (!problems.empty()) return report_problems("hapair node", "bad options", problems);
   TopologyLoad load = load_topology_file(options.topology_path);
   if (!load.problems.empty() || !load.topology) {

@@ -118,6 +118,13 @@ class Launch {
   bool spawn_all();
   bool spawn(NodeId id, bool rejoin = false);
   bool wait_for_hellos();
+  // Several hosts: the first round of clock probes over the control channel, before the
+  // Directory; its estimates correct every time the hosts' nodes report (hosts/clock_probes.h).
+  bool probe_clocks_at_start();
+  // Sends the probes that are due (and starts a round every clock_probe_interval_s).
+  void send_clock_probes(TimeUs now);
+  // The launcher's clock as a probe reads it (node_host.cpp has the nodes' side).
+  std::int64_t probe_clock_us() const;
   bool send_directory();
 
   // ---- the run (launcher.cpp) -------------------------------------------------------------
@@ -191,6 +198,8 @@ class Launch {
   std::set<std::size_t> losses_done_;
   std::vector<SignalUnderWay> signals_under_way_;
   std::string hosts_json_;  // written at close_hosts()
+  std::optional<ClockProbes> clock_probes_;
+  TimeUs next_clock_round_us_ = 0;  // on the run's clock
 };
 
 }  // namespace hapair::launcher

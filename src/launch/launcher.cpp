@@ -60,7 +60,7 @@ RunResult Launch::run() {
     stop_all();
     return finish_result();
   }
-  if (wait_for_hellos() && send_directory()) run_until_done();
+  if (wait_for_hellos() && probe_clocks_at_start() && send_directory()) run_until_done();
   stop_all();
   return finish_result();
 }
@@ -331,6 +331,52 @@ bool Launch::wait_for_hellos() {
   }
 }
 
+std::int64_t Launch::probe_clock_us() const {
+  return clock_ ? directory_.epoch_realtime_us + clock_->now_us() : RunClock::realtime_us();
+}
+
+bool Launch::probe_clocks_at_start() {
+  if (!remote_) return true;
+  std::vector<std::size_t> host_of;
+  for (const NodeState& node : nodes_) host_of.push_back(node.host);
+  const std::size_t hosts = options_.hosts.hosts->hosts.size();
+  clock_probes_.emplace(host_of, hosts, options_.hosts.clock_probes);
+  clock_probes_->begin_round(probe_clock_us());
+  // Bounded: every probe is answered or written off within reply_timeout_us.
+  while (clock_probes_->round_under_way()) {
+    if (interrupted()) return false;
+    send_clock_probes(0);
+    receive_burst(1'000, false);
+    for (NodeId id = 0; id < nodes_.size(); ++id)
+      if (reap(id, false)) return false;
+  }
+  std::string text;
+  for (std::size_t h = 0; h < hosts; ++h) {
+    const HostClockSummary clock = clock_probes_->host_summary(h);
+    remote_->set_offset(h, clock.first);
+    text += (text.empty() ? "" : ", ") + options_.hosts.hosts->hosts[h].name + " " +
+            (clock.first ? fmt::format("{:+} us +- {} us", clock.first->offset_us(), clock.first->error_bound_us())
+                         : std::string("not measured"));
+  }
+  say("hapair: clock offsets (NTP probes over the control channel): " + text);
+  next_clock_round_us_ = static_cast<TimeUs>(options_.hosts.clock_probe_interval_s * 1e6);
+  return true;
+}
+
+void Launch::send_clock_probes(TimeUs now) {
+  if (!clock_probes_) return;
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    const NodeState& n = nodes_[id];
+    clock_probes_->set_reachable(id, n.hello && !n.killed && !n.paused && n.process.running());
+  }
+  if (clock_ && !clock_probes_->round_under_way() && now >= next_clock_round_us_) {
+    clock_probes_->begin_round(probe_clock_us());
+    next_clock_round_us_ = now + static_cast<TimeUs>(options_.hosts.clock_probe_interval_s * 1e6);
+  }
+  for (const ClockProbes::Send& probe : clock_probes_->due(probe_clock_us()))
+    control_->send(nodes_[probe.target].peer, Envelope{Header{kNoNode, 0, now_or_zero()}, probe.request});
+}
+
 bool Launch::send_directory() {
   Directory& directory = directory_;
   for (const NodeState& node : nodes_) directory.endpoints.push_back(node.endpoint);
@@ -367,6 +413,7 @@ void Launch::run_until_done() {
     }
     if (options_.live_faults) perform_live_faults(now);
     if (!signals_under_way_.empty()) collect_remote_signals(false);
+    send_clock_probes(now);
 
     TimeUs wait_us = 5'000;
     if (next_action_ < actions_.size()) wait_us = std::min(wait_us, actions_[next_action_].at_us - now);

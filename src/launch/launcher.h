@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "hosts/clock_probes.h"
 #include "hosts/host_list.h"
 #include "proc/ssh_control.h"
 #include "protocols/plan.h"
@@ -54,11 +55,17 @@ struct HostsLaunch {
   // Copy the launcher's own binary into each host's run folder (over the ssh master) and run
   // that: no install needed, the same build by construction.
   bool copy_binary = false;
+  // A Debian package of hapair (scripts/package.sh) copied to each host and unpacked into the
+  // run folder with `dpkg-deb -x` (no root, nothing outside the run folder; the keeper removes
+  // it with the folder); its hapair is what runs there. Empty: none. Excludes copy_binary.
+  std::string install_package;
   SshOptions ssh;              // the ssh program, known hosts file, host key checking
   double ssh_timeout_s = 30.0; // a login or a remote command; generous, never reached normally
-  // Clock probes per host (over ssh, all hosts at once); the one with the smallest round trip is
-  // kept. Each costs a remote process start.
-  std::size_t clock_probes = 3;
+  // Clock probes over the control channel (hosts/clock_probes.h, docs/HOSTS.md "Clock offsets"):
+  // a round of probes_per_target probes to every node once every node said hello (before the
+  // Directory), then a round every clock_probe_interval_s while the run goes on.
+  ClockProbesConfig clock_probes;
+  double clock_probe_interval_s = 1.0;
   std::vector<HostLossSpec> losses;
 };
 

@@ -37,6 +37,10 @@ void Launch::on_message(const ControlServer::Incoming& incoming, bool stopping) 
   }
   const NodeId id = it->second;
   NodeState& node = nodes_[id];
+  if (const auto* reply = std::get_if<ClockReply>(&body)) {
+    if (clock_probes_) clock_probes_->on_reply(id, *reply, probe_clock_us());
+    return;
+  }
   // A node on another host reports times by its host's clock: put on ours when the host's offset
   // is known to differ from 0 (RemoteHosts::correction_us).
   const TimeUs shift_us = remote_ && node.host != kThisMachine ? remote_->correction_us(node.host) : 0;
@@ -230,6 +234,7 @@ bool Launch::reap(NodeId id, bool stopping) {
 RunResult Launch::finish_result() {
   remove_isolation();  // every node was reaped (stop_all)
   close_hosts();
+  if (clock_probes_) result_.clock_error_bound_us = clock_probes_->run_error_bound_us();
   for (const NodeState& node : nodes_)
     if (node.fatal && !node.fatal_traced)
       error("node " + node.name + " exited with a fatal error (exit code " + std::to_string(kNodeExitFatal) +
@@ -286,6 +291,45 @@ std::string Launch::hosts_json() const {
     faults.push_back(std::move(f));
   }
   doc["signals"] = std::move(faults);
+  // The clock probes over the control channel: every round's estimate per host, what was
+  // applied and the error that remains (hosts/clock_probes.h).
+  if (clock_probes_) {
+    nlohmann::ordered_json clocks;
+    clocks["method"] = "NTP probes over the control channel (t1 launcher, t2/t3 node, t4 launcher)";
+    clocks["probes_per_node_and_round"] = options_.hosts.clock_probes.probes_per_target;
+    clocks["round_interval_s"] = options_.hosts.clock_probe_interval_s;
+    const std::optional<std::int64_t> run_bound = clock_probes_->run_error_bound_us();
+    clocks["cross_host_error_bound_us"] = run_bound ? nlohmann::ordered_json(*run_bound) : nlohmann::ordered_json(nullptr);
+    clocks["stray_replies"] = clock_probes_->stray_replies();
+    nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
+    for (std::size_t h = 0; h < options_.hosts.hosts->hosts.size(); ++h) {
+      const HostClockSummary summary = clock_probes_->host_summary(h);
+      nlohmann::ordered_json host;
+      host["host"] = options_.hosts.hosts->hosts[h].name;
+      host["offset_us"] = summary.first ? nlohmann::ordered_json(summary.first->offset_us()) : nlohmann::ordered_json(nullptr);
+      host["error_bound_us"] = summary.first ? nlohmann::ordered_json(summary.first->error_bound_us()) : nlohmann::ordered_json(nullptr);
+      host["round_trip_us"] = summary.first ? nlohmann::ordered_json(summary.first->round_trip_us()) : nlohmann::ordered_json(nullptr);
+      host["time_correction_us"] = summary.correction_us;
+      host["remaining_error_bound_us"] =
+          summary.error_bound_us ? nlohmann::ordered_json(*summary.error_bound_us) : nlohmann::ordered_json(nullptr);
+      nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+      for (const ClockRound& r : clock_probes_->rounds()) {
+        const HostClockRound& hr = r.hosts[h];
+        nlohmann::ordered_json round;
+        round["at_us"] = r.began_us - directory_.epoch_realtime_us;
+        round["offset_us"] = hr.estimate ? nlohmann::ordered_json(hr.estimate->offset_us()) : nlohmann::ordered_json(nullptr);
+        round["error_bound_us"] = hr.estimate ? nlohmann::ordered_json(hr.estimate->error_bound_us()) : nlohmann::ordered_json(nullptr);
+        round["probes_used"] = hr.used;
+        round["probes_dropped"] = hr.dropped;
+        round["probes_lost"] = hr.lost;
+        rounds.push_back(std::move(round));
+      }
+      host["rounds"] = std::move(rounds);
+      hosts.push_back(std::move(host));
+    }
+    clocks["hosts"] = std::move(hosts);
+    doc["clocks"] = std::move(clocks);
+  }
   return doc.dump(2);
 }
 

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -194,7 +195,10 @@ bool RemoteHosts::setup(const std::string& local_binary, const std::string& topo
   // Every host at once from here: on a loaded machine a remote command costs a process start on
   // each side (some 100 ms), so commands to several hosts overlap and each host gets as few as
   // possible.
-  for (HostState& st : state_) st.binary = options_.copy_binary ? st.run_dir + "/hapair" : options_.remote_binary;
+  for (HostState& st : state_)
+    st.binary = options_.copy_binary                 ? st.run_dir + "/hapair"
+                : !options_.install_package.empty() ? st.run_dir + "/pkg/usr/bin/hapair"
+                                                     : options_.remote_binary;
   std::vector<std::pair<std::size_t, std::string>> commands;
   if (options_.copy_binary) {
     for (std::size_t h = 0; h < state_.size(); ++h)
@@ -206,6 +210,38 @@ bool RemoteHosts::setup(const std::string& local_binary, const std::string& topo
                            ssh_problem(copied[h]));
     if (!problems.empty()) return false;
     phase("binary copied");
+  }
+  if (!options_.install_package.empty()) {
+    // The package unpacked into the run folder, never installed system-wide (that needs root,
+    // and hosts that share one file system, as the tests' namespaces do, would share it); then
+    // every library its hapair needs must be there (the package's Depends, installed by apt).
+    commands.clear();
+    for (std::size_t h = 0; h < state_.size(); ++h) {
+      const std::string deb = shell_quote(state_[h].run_dir + "/hapair.deb");
+      commands.emplace_back(h, "cat > " + deb + " && dpkg-deb -x " + deb + " " + shell_quote(state_[h].run_dir + "/pkg") +
+                                   " && rm -f " + deb + " || exit 93; if ldd " + shell_quote(state_[h].binary) +
+                                   " | grep 'not found'; then exit 94; fi");
+    }
+    const std::vector<RemoteResult> unpacked = ssh_.run_all(commands, timeout_s, options_.install_package);
+    for (std::size_t h = 0; h < unpacked.size(); ++h) {
+      const RemoteResult& r = unpacked[h];
+      if (r.exit_code == 94) {
+        std::string missing;
+        std::istringstream lines(r.output);
+        for (std::string line; std::getline(lines, line);) {
+          const std::size_t start = line.find_first_not_of(" \t");
+          if (start != std::string::npos) missing += (missing.empty() ? "" : ", ") + line.substr(start, line.find(' ', start) - start);
+        }
+        problems.push_back(where(h) + ": the hapair of " + options_.install_package + " needs libraries the host lacks (" +
+                           missing + "): install the package's Depends there (apt install ./" +
+                           std::filesystem::path(options_.install_package).filename().string() + " does)");
+      } else if (!r.ok()) {
+        problems.push_back(where(h) + ": cannot unpack " + options_.install_package + " into " + state_[h].run_dir +
+                           " (dpkg-deb -x): " + ssh_problem(r));
+      }
+    }
+    if (!problems.empty()) return false;
+    phase("package unpacked");
   }
   // One command per host: the topology from stdin, the address the host sees us at, the version.
   commands.clear();
@@ -223,15 +259,14 @@ bool RemoteHosts::setup(const std::string& local_binary, const std::string& topo
     std::istringstream words(line_value(checked[h].output, "hapair-ssh-connection"));
     words >> st.seen_from;
     const std::string wrong = hapair_version_problem(ssh_.target(h), st.binary, checked[h], version_string());
-    if (!wrong.empty()) problems.push_back(wrong + (options_.copy_binary ? "" : " (or pass --copy-binary)"));
+    if (!wrong.empty())
+      problems.push_back(wrong + (options_.copy_binary || !options_.install_package.empty() ? "" : " (or pass --copy-binary)"));
     else if (st.seen_from.empty())
       problems.push_back(where(h) + ": $SSH_CONNECTION is empty: cannot tell which address the host reaches this "
                                     "machine at; pass --control tcp://ADDRESS:PORT");
   }
   if (!problems.empty()) return false;
   phase("topology copied, version checked");
-  measure_clocks();
-  phase("clocks measured");
   control_address_ = state_.front().seen_from;
   for (const HostState& st : state_)
     if (st.seen_from != control_address_) control_address_.clear();
@@ -271,43 +306,8 @@ bool RemoteHosts::start_keepers(const std::string& log_dir, std::vector<std::str
   return problems.empty();
 }
 
-// NTP-style probes over the masters (docs/HOSTS.md, "Clock offsets"), every host at once: the
-// host reads its clock once (t2 = t3); the probe with the smallest round trip is kept.
-void RemoteHosts::measure_clocks() {
-  std::vector<ClockOffsetEstimator> estimators(state_.size(), ClockOffsetEstimator(options_.clock_probes));
-  for (std::size_t round = 0; round < options_.clock_probes * 2; ++round) {
-    std::vector<std::size_t> hosts;
-    std::vector<RemoteCommand> probes;
-    std::vector<ClockProbe> taken;
-    for (std::size_t h = 0; h < state_.size(); ++h) {
-      if (estimators[h].complete()) continue;
-      hosts.push_back(h);
-      taken.emplace_back();
-      taken.back().t1_us = realtime_us();
-      probes.push_back(ssh_.begin(h, "date +%s%N", options_.ssh_timeout_s));
-    }
-    if (hosts.empty()) break;
-    std::vector<bool> done(hosts.size(), false);
-    for (std::size_t left = hosts.size(); left > 0;) {
-      for (std::size_t i = 0; i < hosts.size(); ++i) {
-        if (done[i]) continue;
-        const std::optional<RemoteResult> r = probes[i].poll();
-        if (!r) continue;
-        taken[i].t4_us = realtime_us();
-        done[i] = true;
-        --left;
-        long long ns = 0;
-        if (!r->ok() || std::sscanf(r->output.c_str(), "%lld", &ns) != 1) continue;
-        taken[i].t2_us = taken[i].t3_us = ns / 1000;
-        estimators[hosts[i]].add(taken[i]);
-      }
-      if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  for (std::size_t h = 0; h < state_.size(); ++h) {
-    state_[h].offset = estimators[h].best();
-    state_[h].probes_dropped = estimators[h].dropped();
-  }
+void RemoteHosts::set_offset(std::size_t host, const std::optional<ClockOffset>& offset) {
+  state_.at(host).offset = offset;
 }
 
 std::int64_t RemoteHosts::correction_us(std::size_t host) const {
@@ -426,16 +426,12 @@ std::string RemoteHosts::describe_json() const {
     host["run_dir"] = s.run_dir;
     host["binary"] = s.binary;
     host["launcher_seen_as"] = s.seen_from;
-    if (s.offset) {
-      host["clock_offset_us"] = s.offset->offset_us();
-      host["clock_error_bound_us"] = s.offset->error_bound_us();
-      host["clock_round_trip_us"] = s.offset->round_trip_us();
-    } else {
-      host["clock_offset_us"] = nullptr;
-      host["clock_error_bound_us"] = nullptr;
-      host["clock_round_trip_us"] = nullptr;
-    }
-    host["clock_probes_dropped"] = s.probes_dropped;
+    // The first round of clock probes (the launcher's "clocks" has every round).
+    host["clock_offset_us"] = s.offset ? nlohmann::ordered_json(s.offset->offset_us()) : nlohmann::ordered_json(nullptr);
+    host["clock_error_bound_us"] =
+        s.offset ? nlohmann::ordered_json(s.offset->error_bound_us()) : nlohmann::ordered_json(nullptr);
+    host["clock_round_trip_us"] =
+        s.offset ? nlohmann::ordered_json(s.offset->round_trip_us()) : nlohmann::ordered_json(nullptr);
     host["time_correction_us"] = correction_us(h);
     doc.push_back(std::move(host));
   }

@@ -1,7 +1,8 @@
 // The hosts of a real run on several machines, reached over OpenSSH (docs/HOSTS.md): one
 // multiplexed master per host, a run folder per host, `hapair node` started on its host under an
 // ssh session whose output is the node's log here, faults as signals sent on the victim's host,
-// each host's clock offset measured NTP-style, and everything removed again at the end.
+// faults' instants corrected by each host's clock offset (measured by the launcher over the
+// control channel, hosts/clock_probes.h), and everything removed again at the end.
 //
 // Paper: section 6 runs every server on its own machine and kills one; here the kill is a
 // SIGKILL sent on the victim's host (fail-stop, section 2) and its instant is read there and
@@ -91,8 +92,8 @@ std::string signal_command(const std::string& run_dir, const std::string& node_n
 class RemoteHosts {
  public:
   // Reaches every host: opens the masters (together), makes the run folders, copies the binary
-  // (options.copy_binary) and the topology, checks each host's `hapair --version`, measures the
-  // clock offsets and the address hosts see the launcher at. nullptr with every problem in
+  // (options.copy_binary) and the topology, checks each host's `hapair --version` and the
+  // address hosts see the launcher at. nullptr with every problem in
   // `problems` (what was started is stopped again, and the folders removed).
   static std::unique_ptr<RemoteHosts> open(const HostList& hosts, const HostsLaunch& options,
                                            const std::string& local_binary, const std::string& topology_path,
@@ -107,7 +108,10 @@ class RemoteHosts {
   // Why control_address() is empty: the addresses per host.
   std::string control_address_problem() const;
   const std::string& run_dir(std::size_t host) const { return state_.at(host).run_dir; }
+  // The host's clock offset, measured by the launcher's clock probes over the control channel
+  // (hosts/clock_probes.h) once the nodes said hello; nullopt before, or when none answered.
   const std::optional<ClockOffset>& offset(std::size_t host) const { return state_.at(host).offset; }
+  void set_offset(std::size_t host, const std::optional<ClockOffset>& offset);
   // What to subtract from a time a node on `host` reported to put it on the launcher's clock:
   // the offset when its estimate excludes 0 (the host's clock really differs), else 0 (the
   // correction would only add the estimate's error).
@@ -134,7 +138,8 @@ class RemoteHosts {
   // How long the setup took, phase by phase ("logged in 412 ms, ..."), since open() began.
   const std::string& setup_timing() const { return timing_; }
 
-  // hosts.json: per host its address, run folder, binary, clock offset and bound.
+  // hosts.json: per host its address, run folder, binary and time correction (the launcher adds
+  // the clock rounds).
   std::string describe_json() const;
 
  private:
@@ -145,13 +150,11 @@ class RemoteHosts {
     std::string keeper_log;
     ChildProcess keeper;
     std::optional<ClockOffset> offset;
-    std::size_t probes_dropped = 0;
   };
   RemoteHosts(HostList hosts, HostsLaunch options, SshHosts ssh);
   bool setup(const std::string& local_binary, const std::string& topology_path, const std::string& log_dir,
              std::vector<std::string>& problems);
   bool start_keepers(const std::string& log_dir, std::vector<std::string>& problems);
-  void measure_clocks();
   std::string where(std::size_t host) const;
 
   HostList hosts_;

@@ -56,7 +56,9 @@ static_assert(same_kind<Kill>(Body::KILL));
 static_assert(same_kind<NodeStats>(Body::NODE_STATS));
 static_assert(same_kind<TraceBatch>(Body::TRACE_BATCH));
 static_assert(same_kind<DeliveryBatch>(Body::DELIVERY_BATCH));
-static_assert(static_cast<std::size_t>(Body::DELIVERY_BATCH) + 1 == std::variant_size_v<Message>,
+static_assert(same_kind<ClockRequest>(Body::CLOCK_REQUEST));
+static_assert(same_kind<ClockReply>(Body::CLOCK_REPLY));
+static_assert(static_cast<std::size_t>(Body::CLOCK_REPLY) + 1 == std::variant_size_v<Message>,
               "a Message alternative has no member in wire.capnp's Envelope.body");
 
 // ---- size estimate -------------------------------------------------------------------------
@@ -113,6 +115,7 @@ std::size_t body_words(const TraceBatch& m) {
   for (const auto& e : m.events) words += 6 + 2 * e.detail_count + text_words(e.text);
   return words;
 }
+std::size_t body_words(const ClockReply&) { return 5; }  // four data words
 std::size_t body_words(const DeliveryBatch& m) {
   // The struct (one data word, two pointers) and two list tags; a MergeOrder is three data words,
   // one pointer and its runs' list tag, a MergeRun two data words.
@@ -275,6 +278,18 @@ void put(Body::Builder body, const Directory& m) {
 }
 void put(Body::Builder body, const StopRun& m) { body.initStopRun().setImmediate(m.immediate); }
 void put(Body::Builder body, const Kill& m) { body.initKill().setPauseMs(m.pause_ms); }
+void put(Body::Builder body, const ClockRequest& m) {
+  auto b = body.initClockRequest();
+  b.setSequence(m.sequence);
+  b.setT1Us(m.t1_us);
+}
+void put(Body::Builder body, const ClockReply& m) {
+  auto b = body.initClockReply();
+  b.setSequence(m.sequence);
+  b.setT1Us(m.t1_us);
+  b.setT2Us(m.t2_us);
+  b.setT3Us(m.t3_us);
+}
 void put(Body::Builder body, const NodeStats& m) {
   auto b = body.initNodeStats();
   b.setAtUs(m.at_us);

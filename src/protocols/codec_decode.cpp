@@ -59,6 +59,8 @@ class Converter {
       case Body::NODE_STATS: return convert<NodeStats>(body.getNodeStats());
       case Body::TRACE_BATCH: return convert<TraceBatch>(body.getTraceBatch());
       case Body::DELIVERY_BATCH: return convert<DeliveryBatch>(body.getDeliveryBatch());
+      case Body::CLOCK_REQUEST: return convert<ClockRequest>(body.getClockRequest());
+      case Body::CLOCK_REPLY: return convert<ClockReply>(body.getClockReply());
     }
     // A discriminant from a newer schema, or a corrupt one.
     refuse("unknown message kind", "union discriminant " + std::to_string(static_cast<unsigned>(body.which())));
@@ -259,6 +261,18 @@ class Converter {
   }
   bool get(wire::Kill::Reader r, Kill& m) {
     m.pause_ms = r.getPauseMs();
+    return true;
+  }
+  bool get(wire::ClockRequest::Reader r, ClockRequest& m) {
+    m.sequence = r.getSequence();
+    m.t1_us = r.getT1Us();
+    return true;
+  }
+  bool get(wire::ClockReply::Reader r, ClockReply& m) {
+    m.sequence = r.getSequence();
+    m.t1_us = r.getT1Us();
+    m.t2_us = r.getT2Us();
+    m.t3_us = r.getT3Us();
     return true;
   }
   bool get(wire::NodeStats::Reader r, NodeStats& m) {

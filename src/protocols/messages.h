@@ -317,19 +317,41 @@ struct DeliveryBatch {
   friend bool operator==(const DeliveryBatch&, const DeliveryBatch&) = default;
 };
 
+// Launcher -> node: a clock probe (NTP's client request, RFC 5905 section 8; docs/HOSTS.md "Clock
+// offsets"). `t1_us` is the launcher's clock when it sent the probe; the node answers at once
+// with a ClockReply. Times are CLOCK_REALTIME microseconds as each side's run clock sees them
+// (the realtime instant its run clock implies, or the realtime clock itself before the run clock
+// exists), so the offset measured is the one between the run clocks.
+struct ClockRequest {
+  std::uint64_t sequence = 0;  // pairs the reply with its request
+  std::int64_t t1_us = 0;
+  friend bool operator==(const ClockRequest&, const ClockRequest&) = default;
+};
+
+// Node -> launcher: the answer to a ClockRequest: its t1 echoed, t2 when the node read the
+// request and t3 when it sent this, both by the node's clock. The launcher adds t4 on arrival.
+struct ClockReply {
+  std::uint64_t sequence = 0;
+  std::int64_t t1_us = 0;
+  std::int64_t t2_us = 0;
+  std::int64_t t3_us = 0;
+  friend bool operator==(const ClockReply&, const ClockReply&) = default;
+};
+
 // ---- the envelope ---------------------------------------------------------------------------
 
 using Message = std::variant<TupleBatch, Level0Ack, Level1Ack, Checkpoint, CheckpointAck, Heartbeat,
                              Takeover, Redirect, ReplayRequest, RestartPoints, Determinants,
                              DeterminantAck, Rejoin, Hello, Directory, StopRun, Kill, NodeStats,
-                             TraceBatch, DeliveryBatch>;
+                             TraceBatch, DeliveryBatch, ClockRequest, ClockReply>;
 
 // Names per message kind, in the variant's order; used for bytes_by_kind / messages_by_kind.
 inline constexpr const char* kMessageKindNames[] = {
     "tuples",         "level0_ack",   "level1_ack",     "checkpoint", "checkpoint_ack",
     "heartbeat",      "takeover",     "redirect",       "replay_request", "restart_points",
     "determinants",   "determinant_ack", "rejoin",      "hello",      "directory",  "stop",
-    "kill",           "stats",        "trace",          "deliveries"};
+    "kill",           "stats",        "trace",          "deliveries", "clock_request",
+    "clock_reply"};
 static_assert(std::size(kMessageKindNames) == std::variant_size_v<Message>);
 
 inline const char* message_kind_name(const Message& m) { return kMessageKindNames[m.index()]; }

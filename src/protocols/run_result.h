@@ -63,6 +63,10 @@ struct RunResult {
   // A stop is the expected end of a run beyond its approach's guarantee (a crash of a fragment
   // without standby); every other error is a failure of a node, of a driver or of the harness.
   std::string stall;
+  // Real runs on several hosts: how far a difference of two times taken on different hosts may
+  // be off after the clock correction (the clock probes' remaining bounds of the two worst hosts,
+  // hosts/clock_probes.h); nullopt on one host, in the simulator, or when a host had no estimate.
+  std::optional<TimeUs> clock_error_bound_us;
 };
 
 }  // namespace hapair

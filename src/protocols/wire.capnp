@@ -222,6 +222,19 @@ struct DeliveryBatch {
   mergeOrders @2 :List(MergeOrder);
 }
 
+# protocols/messages.h ClockRequest / ClockReply: NTP's four timestamps over the control channel.
+struct ClockRequest {
+  sequence @0 :UInt64;
+  t1Us @1 :Int64;
+}
+
+struct ClockReply {
+  sequence @0 :UInt64;
+  t1Us @1 :Int64;
+  t2Us @2 :Int64;
+  t3Us @3 :Int64;
+}
+
 # ---- the envelope --------------------------------------------------------------------------
 
 struct Envelope {
@@ -254,5 +267,7 @@ struct Envelope {
     nodeStats @20 :NodeStats;           # 17
     traceBatch @21 :TraceBatch;         # 18
     deliveryBatch @22 :DeliveryBatch;   # 19
+    clockRequest @23 :ClockRequest;     # 20
+    clockReply @24 :ClockReply;         # 21
   }
 }

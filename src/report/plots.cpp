@@ -9,6 +9,14 @@ namespace hapair {
 
 std::string source_dir() {
   if (const char* env = std::getenv("HAPAIR_SOURCE_DIR")) return env;
+  // An installed hapair (the Debian package, or one unpacked into a host's run folder by
+  // --install-package) finds its experiments in PREFIX/share/hapair beside PREFIX/bin.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "hapair";
+    if (std::filesystem::is_directory(installed / "experiments", ec)) return installed.string();
+  }
 #ifdef HAPAIR_SOURCE_DIR_DEFAULT
   return HAPAIR_SOURCE_DIR_DEFAULT;
 #else

@@ -11,7 +11,9 @@ namespace hapair {
 // Runs experiments/plot/<script> with the arguments; returns "" on success, else what failed.
 std::string run_plot_script(const std::string& script, const std::vector<std::string>& args);
 
-// Where the source tree is (for the plot scripts and the experiment folders).
+// Where the experiment folders and plot scripts are: $HAPAIR_SOURCE_DIR when set, else
+// PREFIX/share/hapair when this binary is PREFIX/bin/hapair of an installed package, else the
+// source tree it was built from.
 std::string source_dir();
 
 }  // namespace hapair

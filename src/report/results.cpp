@@ -78,6 +78,26 @@ std::string write_file(const std::filesystem::path& path, const std::string& tex
 
 }  // namespace
 
+std::string clock_bound_note(const RunResult& result, const RunMetrics& metrics) {
+  if (!result.clock_error_bound_us) return "";
+  const double bound_ms = static_cast<double>(*result.clock_error_bound_us) / 1e3;
+  std::vector<std::string> below;
+  auto check = [&](const char* what, const std::optional<double>& ms) {
+    if (ms && *ms < bound_ms) below.push_back(std::string(what) + " (" + fixed(*ms, 3) + " ms)");
+  };
+  if (metrics.tuples_out > 0) check("latency p50", metrics.latency.p50_ms);
+  for (const RecoveryMetrics& r : metrics.recoveries) {
+    check("detection", r.detection_ms);
+    check("takeover", r.takeover_ms);
+    check("recovery", r.recovery_ms);
+  }
+  if (below.empty()) return "";
+  std::string list;
+  for (std::size_t i = 0; i < below.size(); ++i) list += (i == 0 ? "" : i + 1 == below.size() ? " and " : ", ") + below[i];
+  return "the clocks' cross-host error bound of " + fixed(bound_ms, 3) + " ms exceeds the " + list +
+         " it reports: across hosts those figures are known only to within that bound";
+}
+
 // ---- summary.json ---------------------------------------------------------------------------------
 
 std::string summary_json(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics,
@@ -121,6 +141,11 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
     rec["reference_delivered_before"] = r.reference_delivered_before;
     rec["new_after"] = r.new_after;
   }
+
+  // Several hosts: the clocks' error bound after the correction, and what it leaves unresolved.
+  if (result.clock_error_bound_us)
+    j["clocks"] = {{"cross_host_error_bound_us", *result.clock_error_bound_us},
+                   {"note", clock_bound_note(result, metrics)}};
 
   Json& disturbance = j["disturbance"];
   disturbance["disturbed"] = metrics.disturbance.disturbed();
@@ -353,6 +378,11 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
     } else {
       s << "  not recovered: no new output after the failure\n";
     }
+  }
+  if (result.clock_error_bound_us) {
+    const std::string note = clock_bound_note(result, metrics);
+    s << "clocks: cross-host times within +-" << fixed(static_cast<double>(*result.clock_error_bound_us) / 1e3, 3)
+      << " ms (NTP probes over the control channel, hosts.json)" << (note.empty() ? "" : "; " + note) << "\n";
   }
   // Disturbances: a run whose pair was swapped before its failure, or that saw a false
   // detection, is never shown as clean.

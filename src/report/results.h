@@ -66,6 +66,12 @@ inline constexpr std::size_t kTimelineEntriesMax = 300'000;
 std::string timeline_page(const RunResult& result, const SemanticsReport& semantics,
                           const std::vector<Delivery>& reference, std::uint64_t seed, const std::string& version);
 
+// Several hosts (RunResult::clock_error_bound_us): which cross-host figures of the run (latency
+// p50, each failure's detection, takeover and recovery) are smaller than the clocks' error
+// bound, so that the bound, not the figure, is what was measured: "" when none is, else e.g.
+// "the clocks' cross-host error bound of 1.2 ms exceeds the detection (0.9 ms) it reports".
+std::string clock_bound_note(const RunResult& result, const RunMetrics& metrics);
+
 // The text of summary.json (what write_results() writes).
 std::string summary_json(const RunResult& result, const SemanticsReport& semantics, const RunMetrics& metrics,
                          std::uint64_t seed, const std::string& version);

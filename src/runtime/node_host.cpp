@@ -140,7 +140,9 @@ class NodeHost {
     // Link emulation ([links], [[link]]; docs/LINKS.md): this node's side of every emulated link.
     transport_.emulate_links(OutgoingLinks<LinkFrame>(plan_, self_));
     watch_partner(context_, directory);
-    clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us);
+    // An injected offset (clock_shift_us) makes the run clock read as a clock that far ahead would.
+    epoch_realtime_us_ = directory.epoch_realtime_us;
+    clock_ = RunClock::from_realtime_epoch(directory.epoch_realtime_us - options_.clock_shift_us);
 
     // Until the epoch only the launcher is listened to, so a StopRun or Kill still works.
     while (!stop_requested_ && clock_->now_us() < 0) {
@@ -241,7 +243,19 @@ class NodeHost {
     }
   }
 
+  // The node's clock as a clock probe reads it: the realtime instant its run clock implies (which
+  // carries the injected shift), or before the run clock exists the realtime clock itself.
+  std::int64_t probe_clock_us() const {
+    return clock_ ? epoch_realtime_us_ + clock_->now_us() : RunClock::realtime_us() + options_.clock_shift_us;
+  }
+
   void on_control(const Envelope& envelope) {
+    if (const auto* request = std::get_if<ClockRequest>(&envelope.body)) {
+      // t2 as soon as the request is in hand, t3 just before the answer leaves.
+      const std::int64_t t2 = probe_clock_us();
+      control_.send(clock_ ? clock_->now_us() : 0, ClockReply{request->sequence, request->t1_us, t2, probe_clock_us()});
+      return;
+    }
     if (const auto* kill = std::get_if<Kill>(&envelope.body)) {
       if (kill->pause_ms <= 0) {
         std::fprintf(stderr, "hapair[%s]: killed by the launcher\n", options_.node_name.c_str());
@@ -371,6 +385,7 @@ class NodeHost {
   std::optional<CrashLineListener> listener_;  // declared before watch_, which points to it
   std::optional<PartnerWatch> watch_;
   std::optional<RunClock> clock_;
+  std::int64_t epoch_realtime_us_ = 0;  // the Directory's, once it came
   CoreOutput out_;
   const CoreRunner* runner_ = nullptr;  // loop()'s, while it runs (for cpu_us.<kind>)
   bool stop_requested_ = false;

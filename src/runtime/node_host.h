@@ -9,7 +9,8 @@
 // Control plane (ARCHITECTURE.md): DEALER to the launcher's ROUTER; Hello out, Directory in;
 // then TraceBatch (promptly), DeliveryBatch (sinks: every delivery_flush_us or
 // delivery_batch_max deliveries, and end_of_output once the core finished) and NodeStats
-// (every stats_interval_us, and final=true at exit) out; StopRun and Kill in.
+// (every stats_interval_us, and final=true at exit) out; StopRun and Kill in; a ClockRequest is
+// answered at once with a ClockReply (the node's clock, NTP-style; docs/HOSTS.md).
 //
 // Invariants: one zmq::context per process, created here and passed down; every delivery the
 // core produced is reported before end_of_output and before the final stats; the process exits
@@ -51,6 +52,10 @@ struct NodeProcessOptions {
   // means the launcher (or its connection) is gone, so the node exits at once
   // (kNodeExitLauncherGone) instead of running on without anyone to stop it.
   bool exit_on_stdin_eof = false;
+  // A test's injected clock offset: the node's clock reads this much ahead of its host's (its run
+  // clock, its reports and its answers to clock probes), as a host whose clock is off would.
+  // Set from HAPAIR_TEST_CLOCK_SHIFT_US by `hapair node`; 0 in every real run.
+  std::int64_t clock_shift_us = 0;
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;
   CoreFactory core_factory;  // empty: make_node_core (node/node_factory.h)
@@ -61,6 +66,9 @@ struct NodeProcessOptions {
   // dropped, so a stuck launcher cannot freeze the node.
   int control_send_timeout_ms = 2'000;
 };
+
+// The largest injected clock offset (NodeProcessOptions::clock_shift_us): a day.
+inline constexpr std::int64_t kClockShiftMaxUs = 86'400'000'000;
 
 // Exit statuses of run_node_process.
 inline constexpr int kNodeExitOk = 0;          // stopped by StopRun

@@ -232,3 +232,19 @@ TEST_CASE("the help of every command that runs something documents its exit stat
     CHECK_THAT(help.out, Catch::Contains("2 for bad input"));
   }
 }
+
+TEST_CASE("hapair run --install-package needs --hosts, an existing file, and excludes --copy-binary", "[cli][input]") {
+  expect_bad_input("run --install-package /nonexistent/hapair.deb", {"--install-package needs --hosts FILE"});
+  const std::string hosts = "/tmp/hapair-cli-test-hosts-" + std::to_string(::getpid()) + ".toml";
+  {
+    FILE* f = std::fopen(hosts.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("[[host]]\nname = \"h1\"\naddress = \"10.0.0.1\"\nuser = \"u\"\nwork_dir = \"/tmp/w\"\n", f);
+    std::fclose(f);
+  }
+  expect_bad_input("run --hosts " + hosts + " --install-package /nonexistent/hapair.deb",
+                   {"--install-package /nonexistent/hapair.deb: no such file"});
+  expect_bad_input("run --hosts " + hosts + " --install-package " + hosts + " --copy-binary",
+                   {"--install-package and --copy-binary exclude each other"});
+  std::remove(hosts.c_str());
+}

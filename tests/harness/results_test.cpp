@@ -335,3 +335,25 @@ TEST_CASE("the terminal summary names the figures, the failure and the verdict",
         std::string::npos);
   CHECK(text.find("overhead: 5000 bytes in 50 data-plane messages, cpu 0.750 s") != std::string::npos);
 }
+
+TEST_CASE("a run on several hosts whose clock bound exceeds a figure it reports says so, naming the figure",
+          "[results][clock]") {
+  RunResult result;
+  RunMetrics metrics;
+  metrics.tuples_out = 10;
+  metrics.latency.p50_ms = 1.5;
+  RecoveryMetrics recovery;
+  recovery.detection_ms = 0.9;
+  recovery.takeover_ms = 1.0;
+  recovery.recovery_ms = 20.0;
+  metrics.recoveries.push_back(recovery);
+  // One host (no bound): nothing to say.
+  CHECK(clock_bound_note(result, metrics).empty());
+  result.clock_error_bound_us = 300;
+  CHECK(clock_bound_note(result, metrics).empty());
+  result.clock_error_bound_us = 1'200;
+  const std::string note = clock_bound_note(result, metrics);
+  CHECK(note.find("1.200 ms exceeds the detection (0.900 ms) and takeover (1.000 ms)") != std::string::npos);
+  CHECK(note.find("recovery") == std::string::npos);
+  CHECK(note.find("latency") == std::string::npos);
+}

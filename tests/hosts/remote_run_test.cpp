@@ -116,9 +116,18 @@ void check_nothing_left(const SshTestbed& bed) {
   CHECK(left.empty());
 }
 
-std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd) {
+// The nodes hosts.json places on `host`, each after a space.
+std::string nodes_on(const nlohmann::json& hosts, const std::string& host) {
+  std::string names;
+  for (const auto& n : hosts["nodes"])
+    if (n["host"] == host) names += " " + n["node"].get<std::string>();
+  return names;
+}
+
+std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd,
+                                    const std::vector<std::string>& session_environment = {}) {
   std::string error;
-  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, with_sshd, error);
+  std::unique_ptr<SshTestbed> bed = SshTestbed::create(hosts, with_sshd, error, session_environment);
   INFO(error);
   REQUIRE(bed);
   return bed;
@@ -204,6 +213,25 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
       CHECK(std::llabs(h["clock_offset_us"].get<long long>()) <= h["clock_error_bound_us"].get<long long>());
       CHECK(h["time_correction_us"] == 0);
     }
+    // The clock probes over the control channel: a round before the run and more during it,
+    // every one of them admitting 0 on every host.
+    REQUIRE(hosts["clocks"]["hosts"].size() == 4);
+    std::string bounds;
+    for (const auto& h : hosts["clocks"]["hosts"]) {
+      INFO(h.dump());
+      CHECK(h["time_correction_us"] == 0);
+      REQUIRE(h["rounds"].size() >= 2);
+      REQUIRE(h["rounds"][0]["offset_us"].is_number());
+      // A round after the crash of a host's only node (aggregate) has no estimate there.
+      for (const auto& r : h["rounds"]) {
+        if (r["offset_us"].is_null()) continue;
+        CHECK(std::llabs(r["offset_us"].get<long long>()) <= r["error_bound_us"].get<long long>());
+        bounds += " " + r["offset_us"].dump() + "+-" + r["error_bound_us"].dump();
+      }
+    }
+    REQUIRE(summary["clocks"]["cross_host_error_bound_us"].is_number());
+    std::printf("%s: clock offsets over the control channel (us):%s; cross-host bound %s us\n", approach.c_str(),
+                bounds.c_str(), summary["clocks"]["cross_host_error_bound_us"].dump().c_str());
     std::set<std::string> used_hosts;
     for (const auto& n : hosts["nodes"]) {
       used_hosts.insert(n["host"].get<std::string>());
@@ -221,6 +249,78 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
   check_nothing_left(*bed);
 }
 
+TEST_CASE("run --hosts with a host whose clock is 2.3 s ahead: the probes recover the offset within their bound and correct its times",
+          "[hosts][remote]") {
+  // h2 runs the sink (hapair plan: passive standby on the default network puts filter and sink
+  // there, aggregate alone on h4); its nodes' clocks read 2,345,678 us ahead of the machine's.
+  constexpr long long kShiftUs = 2'345'678;
+  const auto bed = testbed(4, 4, {"", "HAPAIR_TEST_CLOCK_SHIFT_US=" + std::to_string(kShiftUs)});
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                      "--duration-s", "2", "--fail", "aggregate@1", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  REQUIRE(nodes_on(hosts, "h2").find("sink") != std::string::npos);
+  for (const auto& h : hosts["clocks"]["hosts"]) {
+    INFO(h.dump());
+    const long long truth = h["host"] == "h2" ? kShiftUs : 0;
+    REQUIRE(h["offset_us"].is_number());
+    // Every round admits the true offset; the correction is the first round's, applied only
+    // where it excludes 0.
+    REQUIRE(h["rounds"][0]["offset_us"].is_number());
+    for (const auto& r : h["rounds"]) {
+      if (r["offset_us"].is_null()) continue;  // after the crash of h4's only node
+      CHECK(std::llabs(r["offset_us"].get<long long>() - truth) <= r["error_bound_us"].get<long long>());
+    }
+    CHECK(h["time_correction_us"] == (truth == 0 ? 0 : h["offset_us"].get<long long>()));
+    std::printf("%s: offset %s us +- %s us (injected %lld us), remaining bound %s us\n",
+                h["host"].get<std::string>().c_str(), h["offset_us"].dump().c_str(), h["error_bound_us"].dump().c_str(),
+                truth, h["remaining_error_bound_us"].dump().c_str());
+  }
+  // The sink's deliveries are on the launcher's clock again: the recovery after the crash on h4
+  // is judged as on one host, not 2.3 s late.
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  REQUIRE(summary["recovery"]["recovered"] == true);
+  CHECK(summary["recovery"]["recovery_ms"].get<double>() >= 0);
+  CHECK(summary["recovery"]["recovery_ms"].get<double>() < kShiftUs / 2e3);
+  CHECK(summary["latency_ms"]["p50"].get<double>() < kShiftUs / 2e3);
+  std::printf("shifted sink host: recovery %s ms, latency p50 %s ms, cross-host bound %s us\n",
+              summary["recovery"]["recovery_ms"].dump().c_str(), summary["latency_ms"]["p50"].dump().c_str(),
+              summary["clocks"]["cross_host_error_bound_us"].dump().c_str());
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts --install-package: the Debian package unpacked into each host's run folder runs the nodes, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  // The package of the build under test (CPack, as scripts/package.sh makes it).
+  const ShellResult cpack = run_shell("cpack -G DEB --config " + shell_quote(std::string(HAPAIR_CPACK_CONFIG)) + " -B " +
+                                      shell_quote(bed->dir() + "/package") + " 2>&1");
+  INFO(cpack.out);
+  REQUIRE(cpack.status == 0);
+  std::string deb;
+  for (const auto& entry : fs::directory_iterator(bed->dir() + "/package"))
+    if (entry.path().extension() == ".deb") deb = entry.path().string();
+  REQUIRE(!deb.empty());
+  const std::string out = bed->dir() + "/out";
+  const std::string log = run_hapair(
+      *bed, {"run", "--hosts", hosts_file, "--install-package", deb, "--ha", "passive", "--duration-s", "1", "--out", out}, 0);
+  INFO("hapair run output:\n" << log);
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  for (const auto& h : hosts["hosts"]) {
+    INFO(h.dump());
+    CHECK(h["binary"].get<std::string>() == h["run_dir"].get<std::string>() + "/pkg/usr/bin/hapair");
+  }
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  check_nothing_left(*bed);
+}
+
 TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed, the standby learns by silence",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
@@ -233,10 +333,7 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
-  std::string lost_node;
-  for (const auto& n : hosts["nodes"])
-    if (n["host"] == "h4") lost_node += n["node"].get<std::string>();
-  CHECK(lost_node == "aggregate");
+  CHECK(nodes_on(hosts, "h4") == " aggregate");
   REQUIRE(hosts["signals"].size() == 1);
   CHECK(hosts["signals"][0]["host"] == "h4");
   CHECK(hosts["signals"][0]["signal"] == "host loss: links dropped, then SIGKILL");

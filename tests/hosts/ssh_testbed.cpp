@@ -78,14 +78,15 @@ std::string ssh_testbed_unavailable() {
   return "";
 }
 
-std::unique_ptr<SshTestbed> SshTestbed::create(std::size_t hosts, std::size_t with_sshd, std::string& error) {
+std::unique_ptr<SshTestbed> SshTestbed::create(std::size_t hosts, std::size_t with_sshd, std::string& error,
+                                               const std::vector<std::string>& session_environment) {
   std::unique_ptr<SshTestbed> bed(new SshTestbed());
   bed->hosts_ = hosts;
-  if (!bed->build(with_sshd, error)) return nullptr;
+  if (!bed->build(with_sshd, session_environment, error)) return nullptr;
   return bed;
 }
 
-bool SshTestbed::build(std::size_t with_sshd, std::string& error) {
+bool SshTestbed::build(std::size_t with_sshd, const std::vector<std::string>& session_environment, std::string& error) {
   std::string pattern = "/tmp/hapair-sshbed-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     error = "cannot make the testbed folder";
@@ -110,6 +111,8 @@ bool SshTestbed::build(std::size_t with_sshd, std::string& error) {
                           << "UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n"
                           << "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                           << "X11Forwarding no\nPrintMotd no\nMaxStartups 100\n";
+    if (i < session_environment.size() && !session_environment[i].empty())
+      std::ofstream(config, std::ios::app) << "SetEnv " << session_environment[i] << "\n";
     ExecSpec spec;
     spec.argv = {kSshd, "-D", "-e", "-f", config};
     spec.output_path = dir_ + "/sshd_" + std::to_string(i) + ".log";

@@ -31,7 +31,10 @@ class SshTestbed {
  public:
   // `hosts` namespaces, an sshd in the first `with_sshd` of them. nullptr with `error` set when
   // something failed (what was made is removed again).
-  static std::unique_ptr<SshTestbed> create(std::size_t hosts, std::size_t with_sshd, std::string& error);
+  // `session_environment[i]` (when given): "NAME=VALUE" words host i's sshd sets in every
+  // session (sshd_config SetEnv), e.g. a node's injected clock offset.
+  static std::unique_ptr<SshTestbed> create(std::size_t hosts, std::size_t with_sshd, std::string& error,
+                                            const std::vector<std::string>& session_environment = {});
   ~SshTestbed();
 
   std::size_t size() const { return hosts_; }
@@ -49,7 +52,7 @@ class SshTestbed {
 
  private:
   SshTestbed() = default;
-  bool build(std::size_t with_sshd, std::string& error);
+  bool build(std::size_t with_sshd, const std::vector<std::string>& session_environment, std::string& error);
 
   std::size_t hosts_ = 0;
   std::string dir_;

@@ -67,6 +67,8 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 18:
       return TraceBatch{{TraceEvent(10, 1, TraceKind::takeover).with(TraceKey::epoch, 1).with(TraceKey::fragment_primary, 2),
                          TraceEvent(-3, 0, TraceKind::fatal).with(TraceKey::count, -1).with_text("détection ratée")}};
+    case 20: return ClockRequest{7, 1'700'000'000'123'456};
+    case 21: return ClockReply{7, 1'700'000'000'123'456, 1'700'000'002'469'134, -5};
     case 19:
       return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}},
                            true,
