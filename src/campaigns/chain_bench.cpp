@@ -262,6 +262,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
         request.hapair_binary = options.hapair_binary;
         request.progress = options.progress;
         request.cores = report.cores;
+        request.secure = options.secure;
         const RunOutcome outcome = run_once(plans.at(ha), request, reference);
         measure(r, outcome);
         r.used = r.completed && r.verdict == "precise" && !r.disturbed && r.errors.empty();

@@ -61,6 +61,8 @@ inline std::vector<HaMode> chain_bench_default_approaches() {
 
 struct ChainBenchOptions {
   std::string driver = "real";  // "real" or "sim"
+  // CURVE on every socket of each real run (RunRequest::secure): what authentication costs.
+  bool secure = false;
   // Tuples the source emits in each run: about a second of the chain at full speed, so a run
   // measures the steady state (a quarter-second run of 1 M tuples spent a good part of itself
   // touching fresh memory and on the first checkpoint and level-1 rounds: docs/PERFORMANCE.md).

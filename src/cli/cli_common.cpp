@@ -102,11 +102,15 @@ void add_hosts_options(boost::program_options::options_description& described, H
       ("copy-binary", po::bool_switch(&args.copy_binary),
        "with --hosts: copy this hapair binary into each host's run folder and run that one")
       ("remote-binary", po::value<std::string>(&args.remote_binary)->default_value("hapair"),
-       "with --hosts: the hapair each host runs (a path, or a name its PATH finds); must print this build's --version");
+       "with --hosts: the hapair each host runs (a path, or a name its PATH finds); must print this build's --version")
+      ("secure", po::bool_switch(&args.secure),
+       "CURVE on every ZeroMQ socket of the run, with keys made for the run and handed to the nodes on stdin: only the "
+       "run's own processes get in (docs/HOSTS.md); always on with --hosts, off by default on one machine");
 }
 
 HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::vector<std::string>& problems) {
   HostsLaunch out;
+  if (args.secure && driver != "real") problems.push_back("--secure needs --driver real (the simulator has no sockets)");
   if (args.hosts_path.empty()) {
     if (args.copy_binary) problems.push_back("--copy-binary needs --hosts FILE");
     return out;

@@ -23,6 +23,7 @@
 #include "protocols/core.h"
 #include "protocols/plan.h"
 #include "runtime/core_runner.h"
+#include "runtime/curve.h"
 #include "runtime/transport.h"
 
 namespace hapair {
@@ -51,6 +52,12 @@ struct NodeProcessOptions {
   // means the launcher (or its connection) is gone, so the node exits at once
   // (kNodeExitLauncherGone) instead of running on without anyone to stop it.
   bool exit_on_stdin_eof = false;
+  // CURVE (runtime/curve.h, docs/HOSTS.md "Only the run's own processes get in"): the run's keys,
+  // read from the first line of stdin before anything else (`hapair node --keys-from-stdin`; the
+  // launcher writes them there, over ssh for other hosts), or given here. With keys, every socket
+  // of the node is CURVE and only the run's client key gets into its data inbox.
+  bool keys_from_stdin = false;
+  CurveKeys curve;
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;
   CoreFactory core_factory;  // empty: make_node_core (node/node_factory.h)
