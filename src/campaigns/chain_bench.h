@@ -124,6 +124,7 @@ struct ChainBenchRow {
 
 struct ChainBenchReport {
   std::string driver;
+  bool secure = false;  // CURVE on every socket (ChainBenchOptions::secure)
   std::int64_t tuples = 0;
   std::size_t repetitions = 0, reruns_max = 0;
   std::int64_t checkpoint_interval_ms = 0;
