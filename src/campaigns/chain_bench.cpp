@@ -316,10 +316,10 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
 
 std::string chain_bench_table(const ChainBenchReport& report) {
   std::string out = fmt::format(
-      "chain throughput: {}\n{} tuples per run, source as fast as flow control lets it, driver {}, {} core(s); "
+      "chain throughput: {}\n{} tuples per run, source as fast as flow control lets it, driver {}{}, {} core(s); "
       "{} repetitions in interleaved order; passive checkpoints ({}) every {} ms, acks every {} ms\n",
-      report.network, report.tuples, report.driver, report.secure ? " with CURVE on every socket" : "", report.cores, report.repetitions, to_string(report.checkpoint_mode),
-      report.checkpoint_interval_ms, report.ack_interval_ms);
+      report.network, report.tuples, report.driver, report.secure ? " with CURVE on every socket" : "", report.cores,
+      report.repetitions, to_string(report.checkpoint_mode), report.checkpoint_interval_ms, report.ack_interval_ms);
   out += "median (min..max) over the used runs; ratio = throughput over none's of the same repetition;\n"
          "95 % CI = distribution-free confidence interval of the median ratio (order statistics, 6 runs or more):\n"
          "a target is met when the whole interval is at or above it, missed when it is below, not settled when it\n"
