@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -176,6 +177,17 @@ void CurveGate::start() {
 }
 
 void CurveGate::serve() {
+  try {
+    serve_until_stopped();
+  } catch (const zmq::error_t& e) {
+    // Fails closed: without answers to ZAP requests no handshake completes, so nobody gets in.
+    std::fprintf(stderr, "hapair: the CURVE gate stopped: ZeroMQ error: %s\n", e.what());
+  }
+  zap_.reset();
+  monitors_.clear();
+}
+
+void CurveGate::serve_until_stopped() {
   std::vector<zmq::pollitem_t> items;
   items.push_back({zap_->handle(), 0, ZMQ_POLLIN, 0});
   for (auto& m : monitors_) items.push_back({m->handle(), 0, ZMQ_POLLIN, 0});
@@ -191,6 +203,8 @@ void CurveGate::serve() {
           break;
         }
       } while (zap_->get(zmq::sockopt::rcvmore));
+      // A REP socket must not answer what it did not receive.
+      if (request.empty()) continue;
       const bool ok = request.size() >= 7 && request[5].to_string() == "CURVE" &&
                       request[6].to_string() == client_public_binary_;
       (ok ? accepted_ : refused_key_) += 1;
@@ -219,8 +233,6 @@ void CurveGate::serve() {
       }
     }
   }
-  zap_.reset();
-  monitors_.clear();
 }
 
 CurveCounts CurveGate::counts() const { return CurveCounts{accepted_.load(), refused_key_.load(), refused_.load()}; }

@@ -106,6 +106,7 @@ class CurveGate {
 
  private:
   void serve();
+  void serve_until_stopped();
 
   zmq::context_t& context_;
   CurveKeys keys_;
