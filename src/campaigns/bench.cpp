@@ -113,9 +113,18 @@ BenchReport run_one_hop_bench(const BenchOptions& options) {
   // requested one; every tuple it emits must arrive.
   const auto emitted = static_cast<std::int64_t>(
       source_tuple_count(plan->spec(plan->nodes[source].fragment).source, plan->settings().duration_s));
+  report.secure = options.secure;
+  CurveKeys keys;
+  if (options.secure) {
+    if (const std::string why = curve_unavailable(); !why.empty()) {
+      report.errors.push_back(why);
+      return report;
+    }
+    keys = make_run_keys();
+  }
   for (int i = 0; i < report.repetitions; ++i) {
-    const ThroughputMeasurement raw = measure_raw_push_pull(options.tuples, options.batch_tuples, options.timeout_s);
-    const ThroughputMeasurement hop = measure_one_hop(plan, source, sink, make_node_core, options.timeout_s);
+    const ThroughputMeasurement raw = measure_raw_push_pull(options.tuples, options.batch_tuples, options.timeout_s, keys);
+    const ThroughputMeasurement hop = measure_one_hop(plan, source, sink, make_node_core, options.timeout_s, keys);
     if (!raw.completed) report.errors.push_back("raw, repetition " + std::to_string(i + 1) + ": " + raw.error);
     if (!hop.completed) report.errors.push_back("hapair, repetition " + std::to_string(i + 1) + ": " + hop.error);
     else if (hop.tuples != emitted)
@@ -135,7 +144,7 @@ BenchReport run_one_hop_bench(const BenchOptions& options) {
 
 std::string format_bench_report(const BenchReport& r) {
   std::string out = fmt::format(
-      "one-hop throughput, {} tuples, {} tuples per message, tcp loopback, two threads in one process;\n"
+      "one-hop throughput, {} tuples, {} tuples per message, tcp loopback{}, two threads in one process;\n"
       "{} interleaved repetitions ({} completed), median (min..max)\n"
       "  raw ZeroMQ PUSH/PULL (40-byte records): {} M tuples/s\n"
       "  hapair source -> sink (cores, codec):   {} M tuples/s ({} wire bytes per tuple)\n"
@@ -143,7 +152,7 @@ std::string format_bench_report(const BenchReport& r) {
       "  95 % CI of the median ratio:            {}: {}\n"
       "  CPU ns per tuple, raw:    {}\n"
       "  CPU ns per tuple, hapair: {}\n",
-      r.tuples, r.batch_tuples, r.repetitions, r.ratios.size(), spread(r.raw_tuples_per_s, 1e6, "{:.2f}"),
+      r.tuples, r.batch_tuples, r.secure ? " with CURVE on both sides" : "", r.repetitions, r.ratios.size(), spread(r.raw_tuples_per_s, 1e6, "{:.2f}"),
       spread(r.hapair_tuples_per_s, 1e6, "{:.2f}"), r.hapair_bytes_per_tuple, spread(r.ratios, 1.0, "{:.2f}"),
       kOneHopTarget, interval_line(r.ratios), verdict_on_interval(r.ratios, kOneHopTarget), cpu_line(r.raw_cpu),
       cpu_line(r.hapair_cpu));

@@ -31,12 +31,15 @@ struct BenchOptions {
   double timeout_s = 120.0;         // per measurement
   // Interleaved repetitions of both measurements (at least 1).
   int repetitions = 5;
+  // CURVE on both measurements' sockets (runtime/curve.h): what a secure run's transport costs.
+  bool secure = false;
 };
 
 struct BenchReport {
   std::int64_t tuples = 0;
   std::int64_t batch_tuples = 0;
   int repetitions = 0;
+  bool secure = false;
   // One entry per completed repetition, in order.
   std::vector<double> raw_tuples_per_s;
   std::vector<double> hapair_tuples_per_s;

@@ -231,6 +231,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   ChainBenchReport report;
   report.driver = options.driver;
+  report.secure = options.secure;
   report.tuples = options.tuples;
   report.repetitions = options.repetitions;
   report.reruns_max = options.reruns_max;
@@ -262,6 +263,7 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
         request.hapair_binary = options.hapair_binary;
         request.progress = options.progress;
         request.cores = report.cores;
+        request.secure = options.secure;
         const RunOutcome outcome = run_once(plans.at(ha), request, reference);
         measure(r, outcome);
         r.used = r.completed && r.verdict == "precise" && !r.disturbed && r.errors.empty();
@@ -314,10 +316,10 @@ ChainBenchReport run_chain_bench(const ChainBenchOptions& options) {
 
 std::string chain_bench_table(const ChainBenchReport& report) {
   std::string out = fmt::format(
-      "chain throughput: {}\n{} tuples per run, source as fast as flow control lets it, driver {}, {} core(s); "
+      "chain throughput: {}\n{} tuples per run, source as fast as flow control lets it, driver {}{}, {} core(s); "
       "{} repetitions in interleaved order; passive checkpoints ({}) every {} ms, acks every {} ms\n",
-      report.network, report.tuples, report.driver, report.cores, report.repetitions, to_string(report.checkpoint_mode),
-      report.checkpoint_interval_ms, report.ack_interval_ms);
+      report.network, report.tuples, report.driver, report.secure ? " with CURVE on every socket" : "", report.cores,
+      report.repetitions, to_string(report.checkpoint_mode), report.checkpoint_interval_ms, report.ack_interval_ms);
   out += "median (min..max) over the used runs; ratio = throughput over none's of the same repetition;\n"
          "95 % CI = distribution-free confidence interval of the median ratio (order statistics, 6 runs or more):\n"
          "a target is met when the whole interval is at or above it, missed when it is below, not settled when it\n"

@@ -61,6 +61,8 @@ inline std::vector<HaMode> chain_bench_default_approaches() {
 
 struct ChainBenchOptions {
   std::string driver = "real";  // "real" or "sim"
+  // CURVE on every socket of each real run (RunRequest::secure): what authentication costs.
+  bool secure = false;
   // Tuples the source emits in each run: about a second of the chain at full speed, so a run
   // measures the steady state (a quarter-second run of 1 M tuples spent a good part of itself
   // touching fresh memory and on the first checkpoint and level-1 rounds: docs/PERFORMANCE.md).
@@ -122,6 +124,7 @@ struct ChainBenchRow {
 
 struct ChainBenchReport {
   std::string driver;
+  bool secure = false;  // CURVE on every socket (ChainBenchOptions::secure)
   std::int64_t tuples = 0;
   std::size_t repetitions = 0, reruns_max = 0;
   std::int64_t checkpoint_interval_ms = 0;

@@ -142,6 +142,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
       request.progress = options.progress;
       request.cores = report.cores;
       request.hosts = options.hosts;
+      request.secure = options.secure;
       if (options.hosts.hosts && !options.out_dir.empty()) request.log_dir = options.out_dir + "/" + folder_of(r);
       if (failure) request.faults = {crash};
       const auto& plan = failure ? crash_plans.at(approach) : free_plans.at(approach);

@@ -92,6 +92,8 @@ struct CompareOptions {
   // Several hosts over ssh (LaunchOptions::hosts); each run's node logs and hosts.json go to its
   // folder under out_dir.
   HostsLaunch hosts;
+  // CURVE on every socket of each run (RunRequest::secure; always on with hosts).
+  bool secure = false;
   // Called before each run (position from 0, the planned number of runs (reruns come on top),
   // label) and during it (elapsed, total s).
   std::function<void(std::size_t, std::size_t, const std::string&)> on_run;

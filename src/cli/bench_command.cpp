@@ -36,6 +36,8 @@ int chain_bench(const Args& args) {
       ("help,h", "show this help")
       ("chain", "the chain benchmark (this)")
       ("driver", po::value<std::string>(&driver)->default_value(driver), "real (one process per node) or sim")
+      ("secure", po::bool_switch(&options.secure),
+       "CURVE on every ZeroMQ socket of each run (as --hosts always has): what authentication costs")
       ("tuples", po::value<std::string>(&tuples_text)->default_value(tuples_text), "tuples the source emits per run, 1 .. 100000000")
       ("repetitions", po::value<std::string>(&repetitions_text)->default_value(repetitions_text),
        "rounds of every approach, in interleaved order, 1 .. 100")
@@ -54,7 +56,7 @@ int chain_bench(const Args& args) {
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair bench --chain [--driver real|sim] [--tuples N] [--repetitions R] [--approaches a,b]\n"
+      std::cout << "usage: hapair bench --chain [--driver real|sim] [--secure] [--tuples N] [--repetitions R] [--approaches a,b]\n"
                 << "                            [--checkpoint-interval-ms MS] [--ack-interval-ms MS] [--checkpoint-mode full|delta]\n"
                 << "                            [--out DIR]\n\n"
                 << "Runs source -> filter -> map -> aggregate -> sink, every fragment its own process, operators\n"
@@ -71,6 +73,7 @@ int chain_bench(const Args& args) {
   }
   std::vector<std::string> problems;
   check_driver(driver, problems);
+  if (options.secure && driver != "real") problems.push_back("--secure needs --driver real (the simulator has no sockets)");
   options.driver = driver;
   if (auto n = whole_number("--tuples", tuples_text, 1, 100'000'000, problems)) options.tuples = static_cast<std::int64_t>(*n);
   if (auto n = whole_number("--repetitions", repetitions_text, 1, 100, problems)) options.repetitions = *n;
@@ -90,8 +93,9 @@ int chain_bench(const Args& args) {
   }
   if (!problems.empty()) return report_problems("hapair bench --chain", "bad input", problems);
   options.out_dir = out_dir;
-  std::fprintf(stderr, "hapair bench --chain: %lld tuples per run, %zu repetitions of %zu approaches, driver %s\n",
-               static_cast<long long>(options.tuples), options.repetitions, options.approaches.size(), driver.c_str());
+  std::fprintf(stderr, "hapair bench --chain: %lld tuples per run, %zu repetitions of %zu approaches, driver %s%s\n",
+               static_cast<long long>(options.tuples), options.repetitions, options.approaches.size(), driver.c_str(),
+               options.secure ? ", CURVE on every socket" : "");
   const auto started = std::chrono::steady_clock::now();
   std::unique_ptr<Progress> progress;
   options.on_run = [&](std::size_t i, std::size_t n, const std::string& label) {
@@ -140,12 +144,14 @@ int bench_command(const Args& args) {
       ("repetitions", po::value<std::string>(&repetitions_text)->default_value(repetitions_text),
        "interleaved runs of both measurements, 1 .. 100; the median ratio counts, with its spread")
       ("timeout-s", po::value<std::string>(&timeout_text)->default_value(timeout_text),
-       "give up on a measurement after this long, > 0 and <= 86400 s");
+       "give up on a measurement after this long, > 0 and <= 86400 s")
+      ("secure", po::bool_switch(&options.secure),
+       "CURVE on both measurements' sockets (as --hosts runs have): what authentication costs");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B] [--repetitions R]\n"
+      std::cout << "usage: hapair bench [--tuples N] [--batch-tuples B] [--repetitions R] [--secure]\n"
                 << "       hapair bench --sim [--nodes N] [--tuples N]\n"
                 << "       hapair bench --chain [...]   (hapair bench --chain --help)\n\n"
                 << "Sends the same tuples over one tcp loopback hop twice, in one process with two threads:\n"
@@ -166,6 +172,7 @@ int bench_command(const Args& args) {
     sim.tuples = options.tuples;
     // Three: a source, a filter and a sink; each node is a core with its queues in one process.
     if (auto n = whole_number("--nodes", nodes_text, 3, kBenchNodesMax, problems)) sim.nodes = static_cast<std::int64_t>(*n);
+    if (options.secure) problems.push_back("--secure does not apply to --sim (the simulator has no sockets)");
     if (!problems.empty()) return report_problems("hapair bench --sim", "bad input", problems);
     std::fprintf(stderr, "hapair bench --sim: %lld nodes, %lld tuples, one core...\n", static_cast<long long>(sim.nodes),
                  static_cast<long long>(sim.tuples));

@@ -108,10 +108,14 @@ void add_hosts_options(boost::program_options::options_description& described, H
        "with --hosts: copy this Debian package of hapair (scripts/package.sh) to each host, unpack it into the run "
        "folder (dpkg-deb -x: no root, removed with the folder) and run its hapair; the host needs the package's "
        "Depends");
+      ("secure", po::bool_switch(&args.secure),
+       "CURVE on every ZeroMQ socket of the run, with keys made for the run and handed to the nodes on stdin: only the "
+       "run's own processes get in (docs/HOSTS.md); always on with --hosts, off by default on one machine");
 }
 
 HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::vector<std::string>& problems) {
   HostsLaunch out;
+  if (args.secure && driver != "real") problems.push_back("--secure needs --driver real (the simulator has no sockets)");
   if (args.hosts_path.empty()) {
     if (args.copy_binary) problems.push_back("--copy-binary needs --hosts FILE");
     if (!args.install_package.empty()) problems.push_back("--install-package needs --hosts FILE");

@@ -66,13 +66,15 @@ void check_driver(const std::string& driver, std::vector<std::string>& problems)
 // --ha / --approaches items: the HA mode, or a problem listing the modes with the close match.
 std::optional<HaMode> ha_mode_option(const std::string& option, const std::string& text, std::vector<std::string>& problems);
 
-// --hosts FILE, --copy-binary, --remote-binary PATH, --install-package FILE: a real run on several hosts over ssh
+// --hosts FILE, --copy-binary, --remote-binary PATH, --install-package FILE, --secure: a real run on several hosts over ssh
 // (docs/HOSTS.md). `run` and `compare` take them.
 struct HostsArgs {
   std::string hosts_path;
   bool copy_binary = false;
   std::string remote_binary = "hapair";
   std::string install_package;  // --install-package FILE
+  // --secure: CURVE on every ZeroMQ socket of the run (runtime/curve.h); always on with --hosts.
+  bool secure = false;
 };
 void add_hosts_options(boost::program_options::options_description& described, HostsArgs& args);
 // The hosts file read (every problem at once, with the driver: several hosts need `real`); an

@@ -100,6 +100,7 @@ int compare_command(const Args& args) {
   check_driver(driver, problems);
   CompareOptions options;
   options.hosts = hosts_launch(hosts_args, driver, problems);
+  options.secure = hosts_args.secure;
   options.driver = driver;
   options.victim = victim;
   options.out_dir = out_dir;

@@ -13,6 +13,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "demo/demo_server.h"
+#include "runtime/curve.h"
 
 namespace hapair::cli {
 
@@ -50,6 +51,11 @@ int demo_command(const Args& args) {
   const auto port = whole_number("--port", port_text, 0, 65535, problems);
   const auto sessions = whole_number("--sessions-max", sessions_text, 1, 1000, problems);
   if (!problems.empty()) return report_problems("hapair demo", "bad options", problems);
+  if (!is_loopback_address(address))
+    std::fprintf(stderr,
+                 "hapair demo: warning: serving on %s, reachable from the network: anyone who reaches it can start "
+                 "runs and kill their processes (the default, 127.0.0.1, serves this machine only)\n",
+                 address.c_str());
   DemoServerOptions options;
   options.address = address;
   options.port = static_cast<std::uint16_t>(*port);

@@ -40,6 +40,9 @@ int node_command(const Args& args) {
       ("exit-on-stdin-eof", po::bool_switch(&options.exit_on_stdin_eof),
        "exit at once when stdin ends: the launcher starts remote nodes so, under its ssh session, so that a node never "
        "outlives its launcher")
+      ("keys-from-stdin", po::bool_switch(&options.keys_from_stdin),
+       "read the run's CURVE keys from the first line of stdin (the launcher writes them there with --secure or "
+       "--hosts; never on a command line or in a file) and use CURVE on every socket")
       ("directory-timeout-s", po::value<std::string>(&directory_timeout_text)->default_value("30"),
        "how long to wait for the launcher's directory before giving up, > 0 and <= 86400 s");
 

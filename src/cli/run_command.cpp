@@ -105,6 +105,10 @@ int run_command(const Args& args) {
   request.control_advertise = advertise;
   if (manual && driver != "real") problems.push_back("--manual needs --driver real");
   request.hosts = hosts_launch(hosts_args, driver, problems);
+  request.secure = hosts_args.secure;
+  if (hosts_args.secure && manual)
+    problems.push_back("--secure and --manual exclude each other: the launcher hands the run's keys only to the nodes it "
+                       "starts");
   for (const std::string& text : losses) {
     const std::size_t at = text.rfind('@');
     const std::optional<double> seconds = at == std::string::npos ? std::nullopt : finite_number(text.substr(at + 1));

@@ -99,6 +99,10 @@ class Launch {
   bool place_on_hosts();
   bool add_host_losses();
   bool prepare_files();
+  // CURVE (LaunchOptions::secure): the run's keys, made here (curve_unavailable() is an error).
+  bool make_keys();
+  // The notices at the end of a secure run: connections refused at the nodes and the launcher.
+  void report_refusals();
   bool isolate_nodes();
   void remove_isolation();
   // Several hosts (remote_hosts.h): placement, the hosts reached, the folders removed again.
@@ -172,6 +176,7 @@ class Launch {
   QuietDrain quiet_;
   bool abort_run_ = false;       // a setup failure during the run (a restarted node's)
   std::unique_ptr<ControlServer> control_;
+  CurveKeys keys_;  // off unless the run is secure
   std::optional<RunClock> clock_;
   std::string advertised_;
   std::string log_dir_;

@@ -12,6 +12,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -32,7 +33,8 @@ namespace launcher {
 
 RunResult Launch::run() {
   InterruptGuard interrupt_guard;
-  if (!place_on_hosts() || !check_faults() || !prepare_files() || !isolate_nodes() || !open_hosts()) return finish_result();
+  if (!place_on_hosts() || !check_faults() || !make_keys() || !prepare_files() || !isolate_nodes() || !open_hosts())
+    return finish_result();
   // With the nodes in namespaces of their own, they reach the launcher at its end of their bridge.
   std::string control_bind = options_.control_bind;
   if (isolation_ && control_bind == LaunchOptions{}.control_bind)
@@ -48,11 +50,16 @@ RunResult Launch::run() {
     control_bind = "tcp://" + (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":*";
   }
   try {
-    control_ = std::make_unique<ControlServer>(control_bind);
+    control_ = std::make_unique<ControlServer>(control_bind, keys_);
   } catch (const std::exception& e) {
     error(e.what());
     return finish_result();
   }
+  // Told to listen beyond this machine (--control, or the address the hosts reach us at): said.
+  if (!is_loopback_endpoint(control_->endpoint()) && (remote_ || control_bind == options_.control_bind))
+    say("hapair: warning: the control socket listens on " + control_->endpoint() + ", reachable from the network; " +
+        (keys_.on() ? "CURVE lets in only the run's own processes"
+                    : "anyone who reaches it can send it messages (--secure lets in only the run's own processes)"));
   advertised_ = options_.control_advertise.empty() ? control_->endpoint() : options_.control_advertise;
   if (options_.manual) {
     print_manual_instructions();
@@ -62,6 +69,7 @@ RunResult Launch::run() {
   }
   if (wait_for_hellos() && probe_clocks_at_start() && send_directory()) run_until_done();
   stop_all();
+  report_refusals();
   return finish_result();
 }
 
@@ -73,6 +81,10 @@ bool Launch::check_faults() {
   bool ok = true;
   if (options_.hosts.hosts && options_.manual) {
     error("--manual and --hosts exclude each other: with a hosts file the launcher starts every node itself");
+    ok = false;
+  }
+  if (options_.secure && options_.manual) {
+    error("--secure and --manual exclude each other: the launcher hands the run's keys only to the nodes it starts");
     ok = false;
   }
   if (!add_host_losses()) ok = false;
@@ -109,6 +121,34 @@ bool Launch::check_faults() {
   // stopped for the whole duration even when the pause runs a little late.
   actions_ = fault_actions(plan_, result_.faults, false);
   return true;
+}
+
+bool Launch::make_keys() {
+  if (!options_.secure && !options_.hosts.hosts) return true;
+  if (const std::string why = curve_unavailable(); !why.empty()) {
+    error(why);
+    return false;
+  }
+  try {
+    keys_ = options_.keys.on() ? options_.keys : make_run_keys();
+  } catch (const std::exception& e) {
+    error(std::string("cannot make the run's CURVE keys: ") + e.what());
+    return false;
+  }
+  return true;
+}
+
+void Launch::report_refusals() {
+  if (!keys_.on()) return;
+  std::int64_t at_nodes = 0;
+  for (const auto& [name, metrics] : result_.counters) {
+    const auto it = metrics.find("curve.refused");
+    if (it != metrics.end()) at_nodes += it->second;
+  }
+  const std::int64_t at_launcher = control_ ? control_->curve_counts().refused : 0;
+  if (at_nodes + at_launcher > 0)
+    say("hapair: CURVE refused " + std::to_string(at_nodes) + " connections at the nodes' data sockets and " +
+        std::to_string(at_launcher) + " at the control socket (no CURVE, or not the run's keys)");
 }
 
 bool Launch::prepare_files() {
@@ -276,7 +316,8 @@ bool Launch::spawn(NodeId id, bool rejoin) {
     std::vector<std::string> args{"--control", advertised_, "--bind", rejoin ? node.endpoint : node.bind};
     if (rejoin) args.push_back("--rejoin");
     if (rejoin && !node.crash_line.empty()) args.insert(args.end(), {"--crash-line", node.crash_line});
-    node.process = remote_->start_node(node.host, node.name, args, node.log_path, rejoin, why);
+    args.push_back("--keys-from-stdin");  // a run on several hosts is always secure
+    node.process = remote_->start_node(node.host, node.name, args, node.log_path, rejoin, key_line(keys_), why);
     if (!node.process.running()) {
       error("cannot start node " + node.name + " on host " + options_.hosts.hosts->hosts[node.host].name + ": " + why);
       return false;
@@ -297,7 +338,19 @@ bool Launch::spawn(NodeId id, bool rejoin) {
   // The child dies with the launcher, whatever kills the launcher.
   spec.die_with_parent = true;
   if (isolation_) spec.network_namespace = isolation_->node_namespace_path(id);
+  // The keys on stdin, then its end (a local node does not watch its stdin).
+  int keys[2] = {-1, -1};
+  if (keys_.on()) {
+    spec.argv.push_back("--keys-from-stdin");
+    if (!pipe_holding(key_line(keys_), keys, why)) {
+      error("cannot start node " + node.name + ": " + why);
+      return false;
+    }
+    spec.stdin_fd = keys[0];
+  }
   node.process = ChildProcess::spawn(spec, why);
+  for (const int fd : keys)
+    if (fd >= 0) ::close(fd);
   if (!node.process.running()) {
     error("cannot start node " + node.name + ": " + why);
     return false;

@@ -35,6 +35,7 @@
 #include "proc/ssh_control.h"
 #include "protocols/plan.h"
 #include "protocols/run_result.h"
+#include "runtime/curve.h"
 
 namespace hapair {
 
@@ -87,7 +88,16 @@ struct LaunchOptions {
   // Manual mode (several hosts): start nothing, print the `hapair node` command of every node
   // and wait for their Hello; faults become Kill messages instead of signals.
   bool manual = false;
-  // Where the control ROUTER binds. For several hosts bind a reachable address
+  // CURVE on every ZeroMQ socket of the run (runtime/curve.h; docs/HOSTS.md, "Only the run's own
+  // processes get in"): a server keypair and a client keypair made for the run, handed to every
+  // node on its stdin (over ssh for other hosts), never written to a file; a process without them
+  // cannot get a message into a node or the launcher. Always on with hosts; off by default on
+  // one machine. Not with `manual` (the launcher hands the keys only to the nodes it starts).
+  bool secure = false;
+  // Tests only: the keys to use instead of fresh ones (empty: fresh ones).
+  CurveKeys keys;
+  // Where the control ROUTER binds; a warning is printed when it is not a loopback address.
+  // For several hosts bind a reachable address
   // (e.g. tcp://0.0.0.0:5555) and set control_advertise to the address nodes should dial.
   std::string control_bind = "tcp://127.0.0.1:*";
   std::string control_advertise;  // empty: the bound endpoint

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -322,13 +324,37 @@ std::string RemoteHosts::control_address_problem() const {
   return out + "); pass --control tcp://ADDRESS:PORT with one they all reach";
 }
 
+bool pipe_holding(const std::string& line, int fds[2], std::string& error) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    error = std::string("cannot make a pipe: ") + std::strerror(errno);
+    return false;
+  }
+  // A key line is far below the pipe's buffer: the write never blocks.
+  if (::write(fds[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    error = std::string("cannot write to a pipe: ") + std::strerror(errno);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    fds[0] = fds[1] = -1;
+    return false;
+  }
+  return true;
+}
+
 ChildProcess RemoteHosts::start_node(std::size_t host, const std::string& node_name, const std::vector<std::string>& args,
-                                     const std::string& log_path, bool append, std::string& error) const {
+                                     const std::string& log_path, bool append, const std::string& stdin_line,
+                                     std::string& error) {
   const HostState& s = state_.at(host);
   std::vector<std::string> argv{s.binary, "node", "--topology", s.run_dir + "/topology.conf", "--name", node_name};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--exit-on-stdin-eof");
-  return ssh_.start(host, node_session_command(s.run_dir, node_name, argv), stdin_read_fd_, log_path, append, error);
+  const std::string command = node_session_command(s.run_dir, node_name, argv);
+  if (stdin_line.empty()) return ssh_.start(host, command, stdin_read_fd_, log_path, append, error);
+  int fds[2];
+  if (!pipe_holding(stdin_line, fds, error)) return ChildProcess();
+  ChildProcess session = ssh_.start(host, command, fds[0], log_path, append, error);
+  ::close(fds[0]);
+  node_stdin_write_fds_.push_back(fds[1]);
+  return session;
 }
 
 PendingSignal RemoteHosts::begin_signal(std::size_t host, const std::string& node_name,
@@ -389,6 +415,8 @@ std::vector<std::string> RemoteHosts::close() {
   closed_ = true;
   if (stdin_write_fd_ >= 0) ::close(stdin_write_fd_);  // every session on every host sees EOF
   stdin_write_fd_ = -1;
+  for (const int fd : node_stdin_write_fds_) ::close(fd);
+  node_stdin_write_fds_.clear();
   using Clock = std::chrono::steady_clock;
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.ssh_timeout_s));

@@ -89,6 +89,11 @@ std::string node_session_command(const std::string& run_dir, const std::string& 
 std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port);
 std::string signal_command(const std::string& run_dir, const std::string& node_name, const std::string& signal_name);
 
+// A pipe that already holds `line`: fds[0] for a child's stdin, fds[1] for the launcher to keep
+// open as long as the child should not see its stdin end. Both close-on-exec. false with `error`
+// set when the pipe cannot be made or written.
+bool pipe_holding(const std::string& line, int fds[2], std::string& error);
+
 class RemoteHosts {
  public:
   // Reaches every host: opens the masters (together), makes the run folders, copies the binary
@@ -118,8 +123,12 @@ class RemoteHosts {
   std::int64_t correction_us(std::size_t host) const;
 
   // Starts `hapair node ARGS --exit-on-stdin-eof` on the host; its output goes to log_path here.
+  // `stdin_line` (the run's keys, runtime/curve.h): the node's session gets a stdin of its own
+  // that starts with this line and ends, like the shared one, when the launcher closes it or
+  // dies; ssh carries the line to the host, where it is never written to a file. Empty: the
+  // shared stdin.
   ChildProcess start_node(std::size_t host, const std::string& node_name, const std::vector<std::string>& args,
-                          const std::string& log_path, bool append, std::string& error) const;
+                          const std::string& log_path, bool append, const std::string& stdin_line, std::string& error);
   // Sends SIG`signal_name` to the node on its host: begun now, its RemoteSignal from
   // poll_signal() once done (nullopt before), or from wait_signal() (bounded by the ssh timeout).
   PendingSignal begin_signal(std::size_t host, const std::string& node_name, const std::string& signal_name) const;
@@ -163,6 +172,7 @@ class RemoteHosts {
   std::optional<CleanupWatch> control_dir_watch_;
   int stdin_read_fd_ = -1;
   int stdin_write_fd_ = -1;
+  std::vector<int> node_stdin_write_fds_;  // start_node's own stdins, closed with the shared one
   std::vector<HostState> state_;
   std::string control_address_;
   std::string timing_;

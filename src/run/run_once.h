@@ -36,6 +36,8 @@ struct RunRequest {
   bool manual = false;
   std::string control_bind = "tcp://127.0.0.1:*";
   std::string control_advertise;
+  // Real driver: CURVE on every socket of the run (LaunchOptions::secure; always on with hosts).
+  bool secure = false;
   // The cores the planned CPU load is measured against (load.h); 0: this machine's.
   unsigned cores = 0;
   // Real driver, several hosts over ssh (LaunchOptions::hosts): node logs and hosts.json go to

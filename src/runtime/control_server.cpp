@@ -12,12 +12,13 @@ namespace hapair {
 struct ControlServer::Impl {
   // The launcher process's one ZeroMQ context; it lives exactly as long as the server.
   zmq::context_t context{1};
+  std::unique_ptr<CurveGate> gate;  // bound before the ROUTER, closed after it
   zmq::socket_t router{context, zmq::socket_type::router};
   std::string endpoint;
   FrameDecoder decoder{"launcher", DecodeLimits{}};
 };
 
-ControlServer::ControlServer(const std::string& bind_endpoint) : impl_(std::make_unique<Impl>()) {
+ControlServer::ControlServer(const std::string& bind_endpoint, const CurveKeys& curve) : impl_(std::make_unique<Impl>()) {
   zmq::socket_t& router = impl_->router;
   router.set(zmq::sockopt::linger, 0);
   router.set(zmq::sockopt::router_mandatory, 1);
@@ -29,6 +30,12 @@ ControlServer::ControlServer(const std::string& bind_endpoint) : impl_(std::make
   // the launcher (their sends time out rather than block forever, see node_host.cpp).
   router.set(zmq::sockopt::rcvhwm, 100'000);
   router.set(zmq::sockopt::sndhwm, 10'000);
+  if (curve.on()) {
+    impl_->gate = std::make_unique<CurveGate>(impl_->context, curve);
+    impl_->gate->watch(router);
+    impl_->gate->start();
+    make_curve_server(router, curve);
+  }
   try {
     router.bind(bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -87,5 +94,7 @@ bool ControlServer::send(const std::string& peer, const Envelope& envelope) {
 }
 
 std::int64_t ControlServer::decode_dropped() const { return impl_->decoder.dropped(); }
+
+CurveCounts ControlServer::curve_counts() const { return impl_->gate ? impl_->gate->counts() : CurveCounts{}; }
 
 }  // namespace hapair

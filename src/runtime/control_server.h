@@ -17,14 +17,16 @@
 
 #include "protocols/ids.h"
 #include "protocols/messages.h"
+#include "runtime/curve.h"
 
 namespace hapair {
 
 class ControlServer {
  public:
   // Binds the ROUTER (e.g. "tcp://127.0.0.1:*"); throws std::runtime_error naming the endpoint
-  // when it cannot.
-  explicit ControlServer(const std::string& bind_endpoint);
+  // when it cannot. With `curve` on (runtime/curve.h) the ROUTER is a CURVE server that lets in
+  // only the run's client key.
+  explicit ControlServer(const std::string& bind_endpoint, const CurveKeys& curve = {});
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -43,6 +45,8 @@ class ControlServer {
   bool send(const std::string& peer, const Envelope& envelope);
 
   std::int64_t decode_dropped() const;
+  // Connections refused (runtime/curve.h); all zero when CURVE is off.
+  CurveCounts curve_counts() const;
 
  private:
   struct Impl;

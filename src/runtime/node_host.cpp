@@ -52,6 +52,7 @@ class ControlClient {
     socket_.set(zmq::sockopt::linger, options.control_send_timeout_ms);
     socket_.set(zmq::sockopt::sndtimeo, options.control_send_timeout_ms);
     socket_.set(zmq::sockopt::sndhwm, 10'000);
+    make_curve_client(socket_, options.curve);
     socket_.connect(options.control_endpoint);
   }
 
@@ -110,11 +111,16 @@ class NodeHost {
         self_(self),
         plan_(*options.plan),
         is_sink_(plan_.fragments.at(plan_.nodes.at(self).fragment).kind == FragmentKind::sink),
+        gate_(options.curve.on() ? std::make_unique<CurveGate>(context, options.curve) : nullptr),
         transport_(context, transport_config(options, plan_.nodes.at(self))),
         control_(context, options, self),
         core_(options.core_factory ? options.core_factory(options.plan, self)
                                    : make_node_core(options.plan, self)) {
     HAPAIR_CHECK_MSG(core_ != nullptr, "no core for node " << options.node_name);
+    if (gate_) {
+      gate_->watch(transport_.inbox());
+      gate_->start();
+    }
     const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self).fragment);
     if (plan_.settings().detector == DetectorKind::connection_heartbeat && f.has_standby()) {
       std::string host;
@@ -159,6 +165,7 @@ class NodeHost {
                            : !node.endpoint.empty()       ? node.endpoint
                                                           : std::string("tcp://127.0.0.1:*");
     config.log_name = options.node_name;
+    config.curve = options.curve;
     return config;
   }
 
@@ -168,7 +175,7 @@ class NodeHost {
     const Settings& s = plan_.settings();
     if (s.detector != DetectorKind::connection_heartbeat) return;
     const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self_).fragment);
-    watch_.emplace(context, PartnerWatchConfig::for_settings(s));
+    watch_.emplace(context, PartnerWatchConfig::for_settings(s), options_.curve);
     for (const NodeId partner : f.replicas()) {
       if (partner == kNoNode || partner == self_ || directory.endpoints.at(partner).empty()) continue;
       const std::string line =
@@ -339,6 +346,7 @@ class NodeHost {
     metrics["control_send_failed"] = control_.send_failed();
     metrics["control_unexpected"] = control_unexpected_;
     metrics["finished"] = out_.finished ? 1 : 0;
+    if (gate_) gate_->add_metrics(metrics);
     if (watch_) {
       metrics["partner_lost.connection"] = watch_->connection_losses();
       metrics["partner_lost.heartbeat"] = watch_->heartbeat_losses();
@@ -379,6 +387,7 @@ class NodeHost {
   NodeId self_;
   const Plan& plan_;
   bool is_sink_;
+  std::unique_ptr<CurveGate> gate_;  // bound before the data inbox, closed after it
   Transport transport_;
   ControlClient control_;
   std::unique_ptr<NodeCore> core_;
@@ -421,6 +430,20 @@ void exit_when_stdin_ends(const std::string& who) {
 int run_node_process(const NodeProcessOptions& options) {
   keep_freed_memory();
   const std::string who = "hapair node " + options.node_name;
+  // The keys come first: the stdin watch below reads (and discards) whatever follows them.
+  NodeProcessOptions keyed = options;
+  if (options.keys_from_stdin) {
+    std::string error;
+    const auto timeout_ms = static_cast<int>(std::min(options.directory_timeout_s, 3'600.0) * 1e3);
+    std::optional<CurveKeys> keys = read_key_line(STDIN_FILENO, timeout_ms, error);
+    if (!keys) {
+      std::fprintf(stderr, "%s: %s\n", who.c_str(), error.c_str());
+      return kNodeExitSetupError;
+    }
+    keyed.curve = std::move(*keys);
+  }
+  if (!keyed.curve.on() && options.exit_on_stdin_eof)
+    std::fprintf(stderr, "%s: warning: no CURVE keys: this node's ports let in anyone who reaches them\n", who.c_str());
   if (options.exit_on_stdin_eof) exit_when_stdin_ends(who);
   if (!options.plan) {
     std::fprintf(stderr, "%s: no plan given\n", who.c_str());
@@ -443,7 +466,7 @@ int run_node_process(const NodeProcessOptions& options) {
     // when it is killed (runtime/crash_line.h).
     CrashLineSlots slots;
     zmq::context_t context(1);
-    NodeHost host(context, options, self, slots);
+    NodeHost host(context, keyed, self, slots);
     return host.run();
   } catch (const SetupError& e) {
     std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());

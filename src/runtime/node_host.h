@@ -24,6 +24,7 @@
 #include "protocols/core.h"
 #include "protocols/plan.h"
 #include "runtime/core_runner.h"
+#include "runtime/curve.h"
 #include "runtime/transport.h"
 
 namespace hapair {
@@ -56,6 +57,12 @@ struct NodeProcessOptions {
   // clock, its reports and its answers to clock probes), as a host whose clock is off would.
   // Set from HAPAIR_TEST_CLOCK_SHIFT_US by `hapair node`; 0 in every real run.
   std::int64_t clock_shift_us = 0;
+  // CURVE (runtime/curve.h, docs/HOSTS.md "Only the run's own processes get in"): the run's keys,
+  // read from the first line of stdin before anything else (`hapair node --keys-from-stdin`; the
+  // launcher writes them there, over ssh for other hosts), or given here. With keys, every socket
+  // of the node is CURVE and only the run's client key gets into its data inbox.
+  bool keys_from_stdin = false;
+  CurveKeys curve;
   TransportConfig transport;          // bind_endpoint and log_name are overwritten from the above
   CoreRunnerConfig runner;
   CoreFactory core_factory;  // empty: make_node_core (node/node_factory.h)

@@ -21,7 +21,8 @@ PartnerWatchConfig PartnerWatchConfig::for_settings(const Settings& s) {
   return PartnerWatchConfig{static_cast<int>(ping_ms), static_cast<int>(s.hang_timeout_ms)};
 }
 
-PartnerWatch::PartnerWatch(zmq::context_t& context, PartnerWatchConfig config) : context_(context), config_(config) {
+PartnerWatch::PartnerWatch(zmq::context_t& context, PartnerWatchConfig config, CurveKeys curve)
+    : context_(context), config_(config), curve_(std::move(curve)) {
   HAPAIR_CHECK_MSG(config_.ping_interval_ms > 0 && config_.hang_timeout_ms > config_.ping_interval_ms,
                    "ping_interval_ms=" << config_.ping_interval_ms << " hang_timeout_ms=" << config_.hang_timeout_ms);
 }
@@ -55,6 +56,7 @@ void PartnerWatch::watch(NodeId peer, const std::string& endpoint, const std::st
     w.monitor = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::pair);
     w.monitor->set(zmq::sockopt::linger, 0);
     w.monitor->connect(address);
+    make_curve_client(*w.socket, curve_);
     w.socket->connect(endpoint);
     watched_.push_back(std::move(w));
   }

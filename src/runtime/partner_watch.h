@@ -32,6 +32,7 @@
 #include "protocols/core.h"
 #include "protocols/topology.h"
 #include "runtime/crash_line.h"
+#include "runtime/curve.h"
 
 namespace hapair {
 
@@ -50,7 +51,9 @@ struct PartnerWatchConfig {
 
 class PartnerWatch {
  public:
-  explicit PartnerWatch(zmq::context_t& context, PartnerWatchConfig config = {});
+  // `curve`: the run's keys when it is secure (runtime/curve.h): the watch's sockets connect to
+  // the partner's data inbox, a CURVE server then, so they are CURVE clients.
+  explicit PartnerWatch(zmq::context_t& context, PartnerWatchConfig config = {}, CurveKeys curve = {});
   ~PartnerWatch();
   PartnerWatch(const PartnerWatch&) = delete;
   PartnerWatch& operator=(const PartnerWatch&) = delete;
@@ -95,6 +98,7 @@ class PartnerWatch {
 
   zmq::context_t& context_;
   PartnerWatchConfig config_;
+  CurveKeys curve_;
   std::vector<Watched> watched_;
   CrashLineListener* listener_ = nullptr;
   std::int64_t connection_losses_ = 0;

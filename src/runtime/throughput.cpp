@@ -48,12 +48,19 @@ void finish_rate(ThroughputMeasurement& m, TimeUs elapsed_us) {
 
 }  // namespace
 
-ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t batch_tuples, double timeout_s) {
+ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t batch_tuples, double timeout_s,
+                                            const CurveKeys& curve) {
   HAPAIR_CHECK_MSG(tuples > 0 && batch_tuples > 0, "tuples=" << tuples << " batch_tuples=" << batch_tuples);
   ThroughputMeasurement m;
   zmq::context_t context(1);
+  std::unique_ptr<CurveGate> gate = curve.on() ? std::make_unique<CurveGate>(context, curve) : nullptr;
   zmq::socket_t pull(context, zmq::socket_type::pull);
   pull.set(zmq::sockopt::linger, 0);
+  make_curve_server(pull, curve);
+  if (gate) {
+    gate->watch(pull);
+    gate->start();
+  }
   pull.bind("tcp://127.0.0.1:*");
   const std::string endpoint = pull.get(zmq::sockopt::last_endpoint);
 
@@ -66,6 +73,7 @@ ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t ba
     zmq::socket_t push(context, zmq::socket_type::push);
     push.set(zmq::sockopt::linger, 0);
     push.set(zmq::sockopt::sndtimeo, 100);  // so that `stop` is seen while ZeroMQ pushes back
+    make_curve_client(push, curve);
     push.connect(endpoint);
     std::vector<std::uint8_t> buffer(static_cast<std::size_t>(batch_tuples) * kRecordBytes);
     for (std::int64_t first = 1; first <= tuples && !stop; first += batch_tuples) {
@@ -129,17 +137,25 @@ ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t ba
 }
 
 ThroughputMeasurement measure_one_hop(std::shared_ptr<const Plan> plan, NodeId producer, NodeId consumer,
-                                      const CoreFactory& factory, double timeout_s) {
+                                      const CoreFactory& factory, double timeout_s, const CurveKeys& curve) {
   HAPAIR_CHECK_MSG(plan && plan->nodes.size() == 2 && producer < 2 && consumer < 2 && producer != consumer,
                    "measure_one_hop needs a plan of exactly the two nodes it hosts");
   ThroughputMeasurement m;
   zmq::context_t context(1);
+  std::unique_ptr<CurveGate> gate = curve.on() ? std::make_unique<CurveGate>(context, curve) : nullptr;
   TransportConfig producer_config;
   producer_config.log_name = plan->nodes[producer].name;
+  producer_config.curve = curve;
   TransportConfig consumer_config;
   consumer_config.log_name = plan->nodes[consumer].name;
+  consumer_config.curve = curve;
   Transport producer_transport(context, producer_config);
   Transport consumer_transport(context, consumer_config);
+  if (gate) {
+    gate->watch(producer_transport.inbox());
+    gate->watch(consumer_transport.inbox());
+    gate->start();
+  }
   for (Transport* t : {&producer_transport, &consumer_transport}) {
     t->set_peer(producer, producer_transport.endpoint());
     t->set_peer(consumer, consumer_transport.endpoint());

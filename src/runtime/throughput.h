@@ -19,6 +19,7 @@
 
 #include "protocols/plan.h"
 #include "runtime/core_runner.h"
+#include "runtime/curve.h"
 
 namespace hapair {
 
@@ -38,13 +39,16 @@ struct ThroughputMeasurement {
 };
 
 // Raw ZeroMQ PUSH/PULL: `tuples` tuples as 40-byte records (id, ts, key, value, lineage),
-// `batch_tuples` per message.
-ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t batch_tuples, double timeout_s);
+// `batch_tuples` per message. Both measurements take `curve` (runtime/curve.h): with keys, the
+// receiving socket is a CURVE server behind a CurveGate and the sending one a client, as in a
+// secure run.
+ThroughputMeasurement measure_raw_push_pull(std::int64_t tuples, std::int64_t batch_tuples, double timeout_s,
+                                            const CurveKeys& curve = {});
 
 // One hop of hapair: the cores of `producer` and `consumer` (e.g. a source and a sink of a
 // two-fragment plan), each with its own Transport and CoreRunner, in two threads. Ends when the
 // consumer's core reports finished. The plan must consist of exactly these two nodes.
 ThroughputMeasurement measure_one_hop(std::shared_ptr<const Plan> plan, NodeId producer, NodeId consumer,
-                                      const CoreFactory& factory, double timeout_s);
+                                      const CoreFactory& factory, double timeout_s, const CurveKeys& curve = {});
 
 }  // namespace hapair

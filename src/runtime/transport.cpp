@@ -47,6 +47,7 @@ Transport::Transport(zmq::context_t& context, TransportConfig config)
   HAPAIR_CHECK_MSG(config_.outbox_messages_max > 0, "outbox_messages_max=" << config_.outbox_messages_max);
   inbox_.set(zmq::sockopt::linger, 0);
   inbox_.set(zmq::sockopt::rcvhwm, config_.receive_hwm_messages);
+  make_curve_server(inbox_, config_.curve);
   try {
     inbox_.bind(config_.bind_endpoint);
   } catch (const zmq::error_t& e) {
@@ -130,6 +131,7 @@ bool Transport::try_send(Peer& peer, zmq::message_t& frame, std::size_t kind, bo
     // (cases 316 and 526 of the real campaign, docs/FAULTS.md). 5 ms: a refused connect to a
     // dead peer every 5 ms costs little on a loopback or LAN.
     peer.socket->set(zmq::sockopt::reconnect_ivl, kPeerReconnectIntervalMs);
+    make_curve_client(*peer.socket, config_.curve);
     peer.socket->connect(peer.endpoint);
   }
   const std::size_t size = frame.size();

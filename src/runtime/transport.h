@@ -40,6 +40,7 @@
 #include "protocols/codec.h"
 #include "protocols/core.h"
 #include "protocols/messages.h"
+#include "runtime/curve.h"
 
 namespace hapair {
 
@@ -77,6 +78,10 @@ struct TransportConfig {
   std::size_t outbox_messages_max = 4'096;
   std::size_t outbox_bytes_max = 64u << 20;
   DecodeLimits decode_limits;
+  // CURVE (runtime/curve.h): the inbox is a CURVE server, every peer socket a client. Off (empty)
+  // by default; the caller's CurveGate, bound in the same context before this transport, decides
+  // who gets in.
+  CurveKeys curve;
   // Names this transport in log lines ("hapair[filter]: ...").
   std::string log_name = "node";
 };

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 
 #include "run/run_once.h"
 #include "config/topology_file.h"
+#include "support/listening.h"
 
 namespace hapair::e2e {
 
@@ -71,6 +73,24 @@ inline std::optional<ProcessInfo> process_info(pid_t pid) {
 
 // Whether a command line is `hapair node ...`.
 inline bool is_hapair_node(const ProcessInfo& p) { return p.args.size() >= 2 && p.args[1] == "node"; }
+
+// The `hapair node` processes that are children of this test process.
+inline std::vector<pid_t> node_children() {
+  std::vector<pid_t> out;
+  for (pid_t pid : process_ids()) {
+    const auto p = process_info(pid);
+    if (p && p->parent == getpid() && p->state != 'Z' && is_hapair_node(*p)) out.push_back(pid);
+  }
+  return out;
+}
+
+// The TCP ports these processes listen on.
+inline std::set<int> listening_ports(const std::vector<pid_t>& pids) {
+  std::set<int> ports;
+  for (pid_t pid : pids)
+    for (const testing::ListeningSocket& s : testing::listening_sockets(pid)) ports.insert(s.port);
+  return ports;
+}
 
 inline std::shared_ptr<const Plan> plan_of(const std::string& example, HaMode ha, double duration_s,
                                            void (*tweak)(Topology&) = nullptr) {

@@ -35,46 +35,6 @@ using namespace hapair::e2e;
 
 namespace {
 
-// The `hapair node` processes that are children of this test process.
-std::vector<pid_t> node_children() {
-  std::vector<pid_t> out;
-  for (pid_t pid : process_ids()) {
-    const auto p = process_info(pid);
-    if (p && p->parent == getpid() && p->state != 'Z' && is_hapair_node(*p)) out.push_back(pid);
-  }
-  return out;
-}
-
-// The TCP ports these processes listen on (their sockets' inodes in /proc/net/tcp, state LISTEN).
-std::set<int> listening_ports(const std::vector<pid_t>& pids) {
-  std::set<std::string> inodes;
-  for (pid_t pid : pids) {
-    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-    DIR* fds = opendir(dir.c_str());
-    if (!fds) continue;
-    while (dirent* entry = readdir(fds)) {
-      char target[256] = {0};
-      const ssize_t n = readlink((dir + "/" + entry->d_name).c_str(), target, sizeof target - 1);
-      if (n <= 0) continue;
-      const std::string t(target, static_cast<std::size_t>(n));
-      if (t.rfind("socket:[", 0) == 0) inodes.insert(t.substr(8, t.size() - 9));
-    }
-    closedir(fds);
-  }
-  std::set<int> ports;
-  std::ifstream tcp("/proc/net/tcp");
-  std::string line;
-  std::getline(tcp, line);  // header
-  while (std::getline(tcp, line)) {
-    std::istringstream in(line);
-    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
-    in >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
-    if (state != "0A" || !inodes.count(inode)) continue;  // 0A: LISTEN
-    ports.insert(std::stoi(local.substr(local.find(':') + 1), nullptr, 16));
-  }
-  return ports;
-}
-
 Bytes random_bytes(Rng& rng, std::size_t n) {
   Bytes b(n);
   for (auto& x : b) x = static_cast<std::uint8_t>(rng.next_u64());

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,10 +29,13 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zmq.hpp>
 
 #include "protocols/version.h"
 #include "proc/child_process.h"
 #include "ssh_testbed.h"
+#include "protocols/codec.h"
+#include "support/listening.h"
 #include "support/shell_command.h"
 
 using namespace hapair;
@@ -168,6 +172,18 @@ std::string run_hapair(const SshTestbed& bed, const std::vector<std::string>& ar
   REQUIRE(exit);
   CHECK(exit->exited_with(expected_exit));
   return log;
+}
+
+// The node processes of a run on the testbed's hosts: the hapair binary itself (the copied one
+// or --remote-binary's), not the ssh sessions whose command lines name it.
+std::vector<pid_t> node_pids(const SshTestbed& bed) {
+  std::vector<pid_t> out;
+  for (const std::string& p : processes_naming("/hapair node --topology " + bed.dir() + "/work-h")) {
+    const std::size_t colon = p.find(": ");
+    const std::string program = p.substr(colon + 2, p.find(' ', colon + 2) - colon - 2);
+    if (program.size() >= 7 && program.compare(program.size() - 7, 7, "/hapair") == 0) out.push_back(std::stoi(p));
+  }
+  return out;
 }
 
 }  // namespace
@@ -348,6 +364,92 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
   check_nothing_left(*bed);
 }
 
+namespace {
+
+// A stranger on the hosts' network: connects to every port the run's node processes listen on,
+// without CURVE and with keys of its own, and sends well-formed envelopes in the names of nodes
+// of the run (a tuple batch from node 0, a takeover of fragment 1 by node 2 at a newer epoch, a
+// kill) until `stop`; how many ports it found.
+std::size_t intrude(const SshTestbed& bed, std::atomic<bool>& stop) {
+  std::vector<std::string> endpoints;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  while (!stop && std::chrono::steady_clock::now() < deadline) {
+    const std::vector<pid_t> pids = node_pids(bed);
+    if (pids.size() == 6) {  // the default network with passive standby
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      for (pid_t pid : node_pids(bed))
+        for (const ListeningSocket& l : listening_sockets(pid))
+          endpoints.push_back("tcp://" + l.address + ":" + std::to_string(l.port));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Takeover takeover;
+  takeover.fragment = 1;
+  takeover.new_primary = 2;
+  takeover.epoch = 1'000;
+  const std::vector<Bytes> forged{encode(Envelope{Header{0, 0, 0}, TupleBatch{0, {Tuple{1, 0, 1, 2.0, 3}}, false, false, 0, 0}}),
+                                  encode(Envelope{Header{2, 1'000, 0}, takeover}),
+                                  encode(Envelope{Header{kNoNode, 0, 0}, Kill{0}})};
+  char server_public[41], server_secret[41], client_public[41], client_secret[41];
+  REQUIRE(zmq_curve_keypair(server_public, server_secret) == 0);
+  REQUIRE(zmq_curve_keypair(client_public, client_secret) == 0);
+  zmq::context_t context(1);
+  std::vector<zmq::socket_t> sockets;
+  for (const std::string& endpoint : endpoints) {
+    for (const bool curve : {false, true}) {
+      zmq::socket_t s(context, zmq::socket_type::dealer);
+      s.set(zmq::sockopt::linger, 0);
+      if (curve) {
+        s.set(zmq::sockopt::curve_serverkey, std::string(server_public));
+        s.set(zmq::sockopt::curve_publickey, std::string(client_public));
+        s.set(zmq::sockopt::curve_secretkey, std::string(client_secret));
+      }
+      s.connect(endpoint);
+      sockets.push_back(std::move(s));
+    }
+  }
+  while (!stop) {
+    for (const Bytes& b : forged)
+      for (zmq::socket_t& s : sockets) s.send(zmq::buffer(b.data(), b.size()), zmq::send_flags::dontwait);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return endpoints.size();
+}
+
+}  // namespace
+
+TEST_CASE("run --hosts: a stranger without the run's key sends data, a takeover and a kill to every node: refused, counted, the run precise",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                   "--duration-s", "2", "--out", out},
+                                  bed->dir() + "/run.log");
+  std::atomic<bool> stop{false};
+  std::size_t ports = 0;
+  std::thread stranger([&] { ports = intrude(*bed, stop); });
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  stop = true;
+  stranger.join();
+  INFO("hapair run output:\n" << slurp(bed->dir() + "/run.log"));
+  REQUIRE(exit);
+  CHECK(exit->clean());  // nobody killed: a node that died unasked is an error of the run
+  CHECK(ports >= 6);     // every node's data socket (and the pairs' crash lines)
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["semantics"]["lost"] == 0);
+  REQUIRE(summary["nodes"].size() == 6);
+  for (const auto& [node, counters] : summary["nodes"].items()) {
+    INFO("node " << node << ": " << counters.dump());
+    CHECK(counters["curve.refused"].get<long long>() > 0);
+    CHECK(counters["curve.accepted"].get<long long>() > 0);
+    CHECK(counters["decode_dropped"].get<long long>() == 0);
+  }
+  check_nothing_left(*bed);
+}
+
 TEST_CASE("run --hosts refuses hosts whose hapair is another build, naming both versions and every host, nothing left",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
@@ -429,10 +531,7 @@ void stop_launcher_mid_run(int signal_number) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
   std::size_t nodes = 0;
   while (std::chrono::steady_clock::now() < deadline && run.running() && !run.try_wait()) {
-    // The node processes themselves (the copied binary), not the ssh sessions that name them.
-    nodes = 0;
-    for (const std::string& p : processes_naming("/hapair node --topology " + bed->dir() + "/work-h"))
-      if (p.find(": " + bed->dir() + "/work-h") != std::string::npos) ++nodes;
+    nodes = node_pids(*bed).size();
     if (nodes == 6) break;  // the default network with passive standby: source, sink, 2 primaries, 2 backups
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

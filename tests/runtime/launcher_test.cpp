@@ -385,6 +385,39 @@ TEST_CASE("launcher refuses a restart fault in manual mode, where it starts no p
   CHECK_FALSE(r.completed);
 }
 
+TEST_CASE("launcher refuses --secure in manual mode, where it hands the run's keys to no node") {
+  const Plan plan = small_plan(HaMode::passive, 1.0, 1.0);
+  const TempDir dir;
+  LaunchOptions o = test_options(dir);
+  o.manual = true;
+  o.secure = true;
+  std::string printed;
+  o.print = [&](const std::string& text) { printed += text; };
+  const RunResult r = launch_real_run(plan, o);
+
+  INFO(joined(r.errors));
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].find("--secure and --manual exclude each other") != std::string::npos);
+  CHECK(printed.empty());
+  CHECK_FALSE(r.completed);
+}
+
+TEST_CASE("hapair node --keys-from-stdin refuses a first line that is not the run's keys, and stdin that ends first") {
+  const TempDir dir;
+  const std::string out = dir.path + "/out";
+  const std::string node = std::string(HAPAIR_BINARY) + " node --topology " + HAPAIR_SOURCE_DIR +
+                           "/experiments/networks/default.toml --name source --control tcp://127.0.0.1:1 "
+                           "--keys-from-stdin";
+  int status = std::system(("echo hello | " + node + " > " + out + " 2>&1").c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(read_file(out).find("the first line on stdin is not the run's keys") != std::string::npos);
+  status = std::system((node + " < /dev/null > " + out + " 2>&1").c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(read_file(out).find("stdin ended before the run's keys") != std::string::npos);
+}
+
 TEST_CASE("launcher restarts a crashed node with --rejoin on its old endpoint, accepts its second hello, and the pair is restored") {
   Topology t = default_topology();
   t.settings.ha = HaMode::passive;
