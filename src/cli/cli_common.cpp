@@ -107,7 +107,7 @@ void add_hosts_options(boost::program_options::options_description& described, H
       ("install-package", po::value<std::string>(&args.install_package),
        "with --hosts: copy this Debian package of hapair (scripts/package.sh) to each host, unpack it into the run "
        "folder (dpkg-deb -x: no root, removed with the folder) and run its hapair; the host needs the package's "
-       "Depends");
+       "Depends")
       ("secure", po::bool_switch(&args.secure),
        "CURVE on every ZeroMQ socket of the run, with keys made for the run and handed to the nodes on stdin: only the "
        "run's own processes get in (docs/HOSTS.md); always on with --hosts, off by default on one machine");
