@@ -17,7 +17,7 @@ stages=()
 stage_started=$SECONDS
 stage() {  # stage NAME: the stage that just ended
   local took=$((SECONDS - stage_started))
-  stages+=("$(printf '%-34s %4d s' "$1" "$took")")
+  stages+=("$(printf '%-38s %4d s' "$1" "$took")")
   echo "test.sh: $1 took ${took} s"
   stage_started=$SECONDS
 }
@@ -31,14 +31,40 @@ if grep -rnE 'TEST_CASE\("[^"]*[;[]' tests; then
 fi
 HAPAIR_BUILD_TARGETS="hapair test_runtime test_e2e test_sweeps test_hosts" scripts/build.sh build
 stage "release build"
-# The demo's static page (WebAssembly), which a browser test opens.
-scripts/build_wasm.sh build-wasm
-stage "WebAssembly page"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|browser|layers|hosts|package|sweeps'
-stage "release tests"
+# While the Release tests run (real processes mostly wait on timers and sockets: a core stays
+# idle), the demo's static WebAssembly page and the sanitizer build are compiled beside them at
+# the lowest priority (nice 19), so they take only the CPU the tests leave; the tests' processes
+# keep theirs. Their logs go to build-logs/; a failed build prints its log and fails the suite.
+mkdir -p build-logs
+background=()
+cleanup_background() { for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; }
+trap cleanup_background EXIT
+set -m  # each background job in its own process group, so the trap stops its compilers too
+nice -n 19 scripts/build_wasm.sh build-wasm > build-logs/wasm.log 2>&1 &
+wasm_pid=$!
+background+=("$wasm_pid")
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
-scripts/fuzz.sh build
-stage "sanitizer build"
+nice -n 19 scripts/fuzz.sh build > build-logs/sanitizer.log 2>&1 &
+asan_pid=$!
+background+=("$asan_pid")
+set +m
+wait_build() {  # wait_build PID NAME LOG
+  if ! wait "$1"; then
+    echo "test.sh: the $2 failed; its log, build-logs/$3, ends:" >&2
+    tail -40 "build-logs/$3" >&2
+    exit 1
+  fi
+}
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|layers|hosts|package|sweeps'
+stage "release tests (builds niced beside)"
+# The browser tests open the WebAssembly page.
+wait_build "$wasm_pid" "WebAssembly page's build" wasm.log
+stage "WebAssembly page (what remained)"
+ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'browser'
+stage "browser tests"
+wait_build "$asan_pid" "sanitizer build" sanitizer.log
+stage "sanitizer build (what remained)"
+trap - EXIT
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
 stage "sanitizer tests"
@@ -47,4 +73,4 @@ stage "fuzz targets"
 echo "test.sh: all tests passed (release: real processes, browser, sweeps; ASan/UBSan: the rest; fuzz targets)"
 echo "test.sh: time per stage"
 for s in "${stages[@]}"; do echo "  $s"; done
-echo "  $(printf '%-34s %4d s' total "$SECONDS")"
+echo "  $(printf '%-38s %4d s' total "$SECONDS")"
