@@ -15,7 +15,8 @@ bool Election::ahead(const Candidate& a, const Candidate& b) {
   return a.index < b.index;
 }
 
-void Election::open(NodeId failed, const Candidate& me, const std::vector<NodeId>& others, TimeUs deadline_us) {
+void Election::open(NodeId failed, const Candidate& me, const std::vector<NodeId>& others, TimeUs deadline_us,
+                    TimeUs refusal_us) {
   HAPAIR_CHECK_MSG(failed != kNoNode && me.node != kNoNode && failed != me.node,
                    "election about node " << failed << " opened by node " << me.node);
   open_ = true;
@@ -23,6 +24,7 @@ void Election::open(NodeId failed, const Candidate& me, const std::vector<NodeId
   me_ = me;
   others_ = others;
   deadline_us_ = deadline_us;
+  refusal_us_ = refusal_us;
   // Candidacies about another primary are of an older election.
   if (failed_heard_ != failed) {
     heard_.clear();
@@ -36,10 +38,13 @@ void Election::heard(NodeId failed, const Candidate& c) {
     failed_heard_ = failed;
   }
   heard_[c.node] = c;
+  refusing_.erase(c.node);
 }
 
 NodeId Election::winner(TimeUs now) const {
   if (!open_) return kNoNode;
+  for (const auto& [n, at_us] : refusing_)
+    if (!suspected_.count(n) && now < at_us + refusal_us_) return kNoNode;
   if (now < deadline_us_)
     for (NodeId n : others_)
       if (!heard_.count(n) && !suspected_.count(n)) return kNoNode;

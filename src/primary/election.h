@@ -4,7 +4,9 @@
 // candidates it heard, once it heard from every standby it does not suspect (or a failure timeout
 // passed). The others follow the winner: its Takeover names them as its standbys in the new epoch.
 // A winner that does not take over within a failure timeout is suspected in turn, and the most
-// advanced of the rest wins.
+// advanced of the rest wins. A standby that still hears the primary answers a candidacy with a
+// refusal (Raft's pre-vote): while one does, nobody wins, so a standby cut off from a live
+// primary alone does not take over (the primary drops it instead, and it rejoins).
 //
 // Paper: beyond the paper's process pairs. Kafka Streams promotes the standby with the least
 // changelog lag, Samza and Clonos the first one found; Raft's rule, a candidate wins only if its
@@ -42,12 +44,18 @@ class Election {
   // The election about primary `failed` opens: me, the other standbys I wait for (each heard or
   // suspected), and when to decide among those heard at the latest. Candidacies heard before it
   // opened (another standby found the failure first) count.
-  void open(NodeId failed, const Candidate& me, const std::vector<NodeId>& others, TimeUs deadline_us);
+  // `refusal_us`: how long a refusal holds (a failure timeout).
+  void open(NodeId failed, const Candidate& me, const std::vector<NodeId>& others, TimeUs deadline_us, TimeUs refusal_us);
   bool is_open() const { return open_; }
   NodeId failed() const { return failed_; }
   const Candidate& me() const { return me_; }
   // Another standby's candidacy about primary `failed` (kept even before I open the election).
   void heard(NodeId failed, const Candidate& c);
+  // Another standby still hears the primary: no winner while it says so, i.e. until a failure
+  // timeout after its last refusal (it repeats one for every candidacy), its candidacy, or its loss.
+  void refused(NodeId n, TimeUs now) {
+    if (!heard_.count(n)) refusing_[n] = now;
+  }
   // A standby found failed (its connection closed), or a winner that never took over.
   void suspect(NodeId n) { suspected_.insert(n); }
   // The winner: kNoNode until every standby I wait for was heard or is suspected, or the deadline
@@ -69,6 +77,8 @@ class Election {
   std::map<NodeId, Candidate> heard_;  // about failed_heard_
   NodeId failed_heard_ = kNoNode;
   std::set<NodeId> suspected_;
+  std::map<NodeId, TimeUs> refusing_;  // standbys that still hear the primary, when they last said so
+  TimeUs refusal_us_ = 0;
 };
 
 }  // namespace hapair

@@ -70,7 +70,7 @@ bool StandbyRole::primary_suspected(TimeUs now, Effects& eff, Detector detector)
   detector_ = detector;
   const Election::Candidate me{server_.node().self(), server_.routes().epoch(), election_position(),
                                server_.node().fragment_plan().replica_index(server_.node().self())};
-  election_.open(r.primary, me, others, now + failure_timeout_us(server_));
+  election_.open(r.primary, me, others, now + failure_timeout_us(server_), failure_timeout_us(server_));
   server_.count("candidacies");
   server_.trace(eff, now, TraceKind::candidacy)
       .with(TraceKey::failed, r.primary)
@@ -117,15 +117,32 @@ bool StandbyRole::on_election_message(TimeUs now, const Envelope& env, Effects& 
   if (c == nullptr) return false;
   const NodeId from = env.header.sender;
   const Route& r = server_.routes().route(server_.node().fragment_id());
-  // Only another standby of my fragment, about my current primary, counts; a candidacy about a
-  // primary I no longer follow is of an election already decided.
-  if (successor_ || c->fragment != server_.node().fragment_id() || r.standby(from) == nullptr ||
-      from == server_.node().self() || c->failed != r.primary || c->failed == server_.node().self()) {
+  if (successor_ || c->fragment != server_.node().fragment_id() || r.standby(from) == nullptr || from == server_.node().self()) {
+    server_.count("stale_candidacy_dropped");
+    return true;
+  }
+  if (c->failed == kNoNode) {
+    // A refusal: that standby still hears our primary (I may be the one cut off from it).
+    election_.refused(from, now);
+    server_.count("candidacy_refusals_received");
+    return true;
+  }
+  // Only a candidacy about my current primary counts; one about a primary I no longer follow is
+  // of an election already decided.
+  if (c->failed != r.primary || c->failed == server_.node().self()) {
     server_.count("stale_candidacy_dropped");
     return true;
   }
   election_.heard(c->failed, Election::Candidate{from, env.header.epoch, c->position,
                                                  server_.node().fragment_plan().replica_index(from)});
+  if (!election_.is_open() && awaited_winner_ == kNoNode) {
+    // I still hear the primary (my detector has not fired): I refuse, so that a standby cut off
+    // from a live primary does not take over (Raft's pre-vote). If the primary did fail, my own
+    // detector fires soon and my candidacy replaces the refusal.
+    server_.count("candidacies_refused");
+    server_.send(eff, now, from, Candidacy{server_.node().fragment_id(), kNoNode, 0});
+    return true;
+  }
   decide(now, eff);
   return true;
 }
