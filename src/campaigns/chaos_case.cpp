@@ -406,7 +406,8 @@ ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, To
   // k standbys, from a stream of their own, so the cases of every other approach (and the draws
   // above) stay what they were: 1, 2 or 3 standbys where the approach allows them.
   Rng k_rng = Rng::derive(c.seed, hash_name("chaos.standbys"));
-  const std::size_t k_most = ApproachCatalog::builtin().of(c.approach).standbys_max;
+  const ApproachTraits& traits = ApproachCatalog::builtin().of(c.approach);
+  const std::size_t k_most = std::max(traits.standbys_max, traits.standbys);
   if (k_most > 1) c.topology.settings.standbys = static_cast<std::int64_t>(1 + k_rng.below(k_most));
   const auto problems = validate(c.topology);
   HAPAIR_CHECK_MSG(problems.empty(), "chaos case " << index << " picked an invalid topology: " << problems.front());

@@ -41,10 +41,14 @@ void Election::heard(NodeId failed, const Candidate& c) {
   refusing_.erase(c.node);
 }
 
-NodeId Election::winner(TimeUs now) const {
-  if (!open_) return kNoNode;
+bool Election::refused_now(TimeUs now) const {
   for (const auto& [n, at_us] : refusing_)
-    if (!suspected_.count(n) && now < at_us + refusal_us_) return kNoNode;
+    if (!suspected_.count(n) && now < at_us + refusal_us_) return true;
+  return false;
+}
+
+NodeId Election::winner(TimeUs now) const {
+  if (!open_ || refused_now(now)) return kNoNode;
   if (now < deadline_us_)
     for (NodeId n : others_)
       if (!heard_.count(n) && !suspected_.count(n)) return kNoNode;

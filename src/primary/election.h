@@ -53,9 +53,13 @@ class Election {
   void heard(NodeId failed, const Candidate& c);
   // Another standby still hears the primary: no winner while it says so, i.e. until a failure
   // timeout after its last refusal (it repeats one for every candidacy), its candidacy, or its loss.
+  // (Its last word counts: a refusal replaces its earlier candidacy, and a candidacy a refusal.)
   void refused(NodeId n, TimeUs now) {
-    if (!heard_.count(n)) refusing_[n] = now;
+    heard_.erase(n);
+    refusing_[n] = now;
   }
+  // Whether a live standby's refusal holds now (so nobody can win).
+  bool refused_now(TimeUs now) const;
   // A standby found failed (its connection closed), or a winner that never took over.
   void suspect(NodeId n) { suspected_.insert(n); }
   // The winner: kNoNode until every standby I wait for was heard or is suspected, or the deadline
@@ -67,6 +71,12 @@ class Election {
   // Decides later (a winner that never took over was suspected: the rest wait for each other).
   void extend(TimeUs deadline_us) { deadline_us_ = deadline_us; }
   void close() { open_ = false; }
+  // Closes it and forgets what the others said (a refused candidate watches its primary again).
+  void abandon() {
+    open_ = false;
+    heard_.clear();
+    refusing_.clear();
+  }
 
  private:
   bool open_ = false;

@@ -19,6 +19,16 @@ TimeUs failure_timeout_us(const Server& server) {
 bool StandbyRole::watch_primary(TimeUs now, Effects& eff, bool detect) {
   if (successor_) return false;
   watch_.send_heartbeat(now, eff);
+  if (election_.is_open() && awaited_winner_ == kNoNode && election_.refused_now(now) &&
+      watch_.last_heard_us() > election_opened_us_) {
+    // The primary spoke after I found it failed, and another standby says it hears it (I was
+    // paused, or cut off for a while): it lives. I stop standing and watch it again.
+    election_.abandon();
+    next_candidacy_us_ = kNever;
+    watch_.start(now);
+    server_.count("elections_abandoned");
+    return false;
+  }
   if (election_.is_open() || awaited_winner_ != kNoNode) {
     if (now >= next_candidacy_us_ && election_.is_open() && awaited_winner_ == kNoNode) send_candidacy(now, eff);
     if (awaited_winner_ != kNoNode && now >= winner_due_us_) {
@@ -71,6 +81,7 @@ bool StandbyRole::primary_suspected(TimeUs now, Effects& eff, Detector detector)
   const Election::Candidate me{server_.node().self(), server_.routes().epoch(), election_position(),
                                server_.node().fragment_plan().replica_index(server_.node().self())};
   election_.open(r.primary, me, others, now + failure_timeout_us(server_), failure_timeout_us(server_));
+  election_opened_us_ = now;
   server_.count("candidacies");
   server_.trace(eff, now, TraceKind::candidacy)
       .with(TraceKey::failed, r.primary)
@@ -122,7 +133,10 @@ bool StandbyRole::on_election_message(TimeUs now, const Envelope& env, Effects& 
     return true;
   }
   if (c->failed == kNoNode) {
-    // A refusal: that standby still hears our primary (I may be the one cut off from it).
+    // A refusal: that standby still hears our primary, so I may be the one cut off from it (or
+    // was paused): nobody wins while it says so. Should I hear the primary again, I stop
+    // standing (watch_primary); if the primary cannot reach me either, it drops me in a new
+    // epoch and I rejoin.
     election_.refused(from, now);
     server_.count("candidacy_refusals_received");
     return true;

@@ -85,6 +85,7 @@ class StandbyRole : public RoleBehaviour {
   TimeUs next_candidacy_us_ = kNever;        // repeated until decided
   NodeId awaited_winner_ = kNoNode;          // lost: the winner whose Takeover I wait for
   TimeUs winner_due_us_ = kNever;            // ... until then, else it is suspected
+  TimeUs election_opened_us_ = 0;            // when I stood (the primary heard after: it lives)
 };
 
 }  // namespace hapair

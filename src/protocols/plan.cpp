@@ -106,6 +106,10 @@ HaMode effective_ha(const Topology& t, const FragmentSpec& f) {
   return f.ha.value_or(t.settings.ha);
 }
 
+// The most standbys a fragment of approach `a` may have: its traits' standbys_max, or, unset (an
+// approach written elsewhere), the standbys it asks for.
+std::size_t most_standbys(const ApproachTraits& a) { return std::max(a.standbys_max, a.standbys); }
+
 // The standbys a fragment asks for (its own `standbys`, else the network's); 0 when its
 // approach has none.
 std::int64_t requested_standbys(const Topology& t, const FragmentSpec& f, const ApproachTraits* a) {
@@ -591,7 +595,7 @@ struct Validator {
       return;
     }
     const std::int64_t k = requested_standbys(t, f, a);
-    const auto most = static_cast<std::int64_t>(a->standbys_max);
+    const auto most = static_cast<std::int64_t>(most_standbys(*a));
     if (k >= 1 && k <= most) return;
     // A [network] value outside 1..kStandbysMax is said once, by network_standbys().
     if (f.standbys == 0 && (k < 1 || k > static_cast<std::int64_t>(kStandbysMax))) return;
@@ -606,7 +610,7 @@ struct Validator {
   std::string k_standby_approaches() const {
     std::string out;
     for (const ApproachTraits& a : approaches.all())
-      if (a.standbys_max > 1) out += (out.empty() ? "" : ", ") + a.name;
+      if (most_standbys(a) > 1) out += (out.empty() ? "" : ", ") + a.name;
     return out.empty() ? std::string("none in this build") : out;
   }
   // [network] standbys applies to fragments whose approach has a standby; set on a network none
@@ -943,9 +947,9 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
       const ApproachTraits& approach = approaches.of(pf.ha);
       const FragmentSpec& f = t.fragments[pf.spec_index];
       const auto k = static_cast<std::size_t>(requested_standbys(t, f, &approach));
-      HAPAIR_CHECK_MSG(k <= approach.standbys_max || k <= 1,
+      HAPAIR_CHECK_MSG(k <= most_standbys(approach),
                        "fragment " << pf.name << " asks for " << k << " standbys, approach " << approach.name << " allows "
-                                   << approach.standbys_max);
+                                   << most_standbys(approach));
       if (i >= k) continue;
       PlanNode node;
       node.id = static_cast<NodeId>(plan.nodes.size());
