@@ -190,6 +190,16 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
     server_.count("unexpected_rejoin_dropped");
     return;
   }
+  // k standbys: while I suspect a standby of silence I may be the one that was paused or cut off
+  // (another standby may have taken over meanwhile, and my neighbours follow its epoch): a new
+  // pair now would claim an epoch against it. The rejoiner repeats its request; by then either
+  // the silence was mine and a neighbour's fencing notice reached me, or the standby is lost.
+  if (f.standbys.size() > 1 && std::any_of(standbys_.begin(), standbys_.end(), [](const WatchedStandby& w) {
+        return w.loss_due_us != kNever;
+      })) {
+    server_.count("rejoins_deferred_while_suspecting");
+    return;
+  }
   const Route& route = server_.routes().route(server_.node().fragment_id());
   const StandbyRef* known = route.standby(from);
   if (known != nullptr && r.incarnation == known->incarnation) {
@@ -236,10 +246,10 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detecto
     // k standbys: others remain. A new epoch names them without the lost one (upstream servers
     // stop keeping input for it, and it rejoins if it comes back); what is held keeps waiting
     // for the remaining standbys, which can reproduce it.
+    // (No dissolution to confirm: a standby cut off from me alone does not take over while the
+    // others still hear me and refuse its candidacy, StandbyRole; and I claim nothing against a
+    // standby that did take over while I was paused: its newer epoch fences me.)
     server_.pair().drop_standby(lost);
-    // A standby that was only cut off may claim this epoch too (it took over alone): mine
-    // stands, renewed in a newer epoch that fences it (on_competing_claim).
-    dissolved_epoch_ = server_.routes().epoch();
     server_.pair().announce_takeover(now, eff, lost);
     trace_standby_lost(now, eff, lost, detector, silent_us).with(TraceKey::count, standbys_.size()).with_text("the other standbys remain");
     return;

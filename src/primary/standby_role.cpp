@@ -38,7 +38,9 @@ bool StandbyRole::watch_primary(TimeUs now, Effects& eff, bool detect) {
       election_.suspect(awaited_winner_);
       awaited_winner_ = kNoNode;
       winner_due_us_ = kNever;
+      winner_lost_ = true;
       election_.extend(now + failure_timeout_us(server_));
+      deadline_passed_ = false;
       send_candidacy(now, eff);
     }
     return decide(now, eff);
@@ -61,7 +63,9 @@ void StandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
     server_.count("election_winners_suspected");
     awaited_winner_ = kNoNode;
     winner_due_us_ = kNever;
+    winner_lost_ = true;
     election_.extend(now + failure_timeout_us(server_));
+    deadline_passed_ = false;
   }
   decide(now, eff);
 }
@@ -82,6 +86,7 @@ bool StandbyRole::primary_suspected(TimeUs now, Effects& eff, Detector detector)
                                server_.node().fragment_plan().replica_index(server_.node().self())};
   election_.open(r.primary, me, others, now + failure_timeout_us(server_), failure_timeout_us(server_));
   election_opened_us_ = now;
+  deadline_passed_ = false;
   server_.count("candidacies");
   server_.trace(eff, now, TraceKind::candidacy)
       .with(TraceKey::failed, r.primary)
@@ -103,6 +108,9 @@ void StandbyRole::send_candidacy(TimeUs now, Effects& eff) {
 
 bool StandbyRole::decide(TimeUs now, Effects& eff) {
   if (successor_ || !election_.is_open() || awaited_winner_ != kNoNode) return false;
+  // Past the deadline a refusal may still hold: the candidacies' repetition wakes me from then on
+  // (a deadline in the past would wake me at once, again and again).
+  deadline_passed_ = now >= election_.deadline_us();
   const NodeId winner = election_.winner(now);
   if (winner == kNoNode) return false;
   if (winner != server_.node().self()) {
@@ -112,6 +120,13 @@ bool StandbyRole::decide(TimeUs now, Effects& eff) {
     return false;
   }
   const std::vector<Election::Candidate> others = election_.others_heard();
+  if (winner_lost_) {
+    // An earlier winner failed before I heard its Takeover: it may have claimed the next epoch
+    // already, and neighbours that followed it would take my claim of the same epoch for a tie.
+    // I claim the one after it.
+    server_.pair().renew_claim();
+    server_.count("epochs_skipped_for_lost_winner");
+  }
   server_.count("elections_won");
   server_.trace(eff, now, TraceKind::elected)
       .with(TraceKey::failed, election_.failed())
@@ -175,6 +190,7 @@ std::unique_ptr<RoleBehaviour> StandbyRole::learn_takeover(TimeUs now, const Tak
   election_.close();
   awaited_winner_ = kNoNode;
   winner_due_us_ = kNever;
+  winner_lost_ = false;
   next_candidacy_us_ = kNever;
   watch_.start(now);
   server_.count("elections_followed");
@@ -195,7 +211,10 @@ std::vector<StandbyRef> StandbyRole::followers() const {
 
 TimeUs StandbyRole::watch_wakeup_us() const {
   TimeUs t = watch_.next_wakeup_us();
-  if (election_.is_open()) t = std::min({t, election_.deadline_us(), next_candidacy_us_});
+  // While I wait for a winner I send no candidacies and decide nothing (winner_due_us_ below).
+  const bool standing = election_.is_open() && awaited_winner_ == kNoNode;
+  if (standing) t = std::min(t, next_candidacy_us_);
+  if (standing && !deadline_passed_) t = std::min(t, election_.deadline_us());
   if (awaited_winner_ != kNoNode) t = std::min(t, winner_due_us_);
   return t;
 }

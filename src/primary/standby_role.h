@@ -86,6 +86,8 @@ class StandbyRole : public RoleBehaviour {
   NodeId awaited_winner_ = kNoNode;          // lost: the winner whose Takeover I wait for
   TimeUs winner_due_us_ = kNever;            // ... until then, else it is suspected
   TimeUs election_opened_us_ = 0;            // when I stood (the primary heard after: it lives)
+  bool winner_lost_ = false;                 // a winner failed before its Takeover reached me
+  bool deadline_passed_ = false;             // the election's deadline is behind me
 };
 
 }  // namespace hapair

@@ -47,7 +47,7 @@ TEST_CASE("k standbys: two SIGKILLs of one fragment's replicas are recovered pre
   });
   const auto o = run_real(plan, {crash("aggregate", 1.2), crash("aggregate.backup2", 2.0)});
   check_precise(o);
-  const Election e = first_election(*plan, o.result);
+  Election e = first_election(*plan, o.result);
   INFO("winner " << e.winner << "; aggregate.backup at " << e.positions["aggregate.backup"] << ", aggregate.backup2 at "
                  << e.positions["aggregate.backup2"]);
   REQUIRE(e.positions.size() == 2);
