@@ -250,7 +250,7 @@ std::vector<FaultSpec> pick_k_standby_schedule(const Plan& plan, Rng& rng, const
   } else {
     // 0.1 ms to 5 ms after the primary, in tenths of a millisecond.
     const double after_s = static_cast<double>(pick(rng, 1, 50)) / 10'000.0;
-    faults.push_back({FaultKind::crash, plan.nodes[f.standbys.front()].name, "", t + after_s, 0.0});
+    faults.push_back({FaultKind::crash, plan.nodes[f.standbys.front()].name, "", std::round((t + after_s) * 10'000.0) / 10'000.0, 0.0});
   }
   if (contains(kinds, ChaosFault::restart)) {
     const std::size_t victims = faults.size();
