@@ -224,7 +224,9 @@ struct Rejoin {
 // far its state goes: its `position` (passive standby: the id of its last installed checkpoint),
 // at the epoch in the header. Each standby takes over only if it is the most advanced of the
 // candidates it heard (epoch, then position, then the lowest replica index: Raft's "at least
-// as up to date" rule; primary/election.h). Repeated every retransmit timeout until decided.
+// as up to date" rule; primary/election.h). Repeated every heartbeat interval until decided. A
+// standby that still hears the primary answers with a refusal, `failed` = kNoNode (a pre-vote:
+// nobody wins while one holds).
 struct Candidacy {
   FragmentId fragment = kNoFragment;
   NodeId failed = kNoNode;
