@@ -79,8 +79,9 @@ class EnvelopeGenerator {
       }
       case 11: return DeterminantAck{static_cast<std::uint16_t>(u32() & 0xffff), u64()};
       case 12: return Rejoin{fragment(), node(), u64()};
-      case 13: return Hello{text(), text(), static_cast<std::int64_t>(u64()), text()};
-      case 14: {
+      case 13: return Candidacy{fragment(), node(), u64()};
+      case 14: return Hello{text(), text(), static_cast<std::int64_t>(u64()), text()};
+      case 15: {
         Directory m;
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i) m.endpoints.push_back(text());
@@ -90,15 +91,15 @@ class EnvelopeGenerator {
           for (std::size_t i = 0; i < n; ++i) m.crash_line_endpoints.push_back(text());
         return m;
       }
-      case 15: return StopRun{in_.ConsumeBool()};
-      case 16: return Kill{static_cast<std::int64_t>(u64())};
-      case 17: {
+      case 16: return StopRun{in_.ConsumeBool()};
+      case 17: return Kill{static_cast<std::int64_t>(u64())};
+      case 18: {
         NodeStats m{static_cast<TimeUs>(u64()), in_.ConsumeBool(), {}};
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i) m.counters.push_back(Counter{text(), static_cast<std::int64_t>(u64())});
         return m;
       }
-      case 18: {
+      case 19: {
         TraceBatch m;
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i) {

@@ -102,7 +102,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
     }
   }
 
-  void on_standby_lost() override {
+  void on_standby_lost(NodeId /*standby*/) override {
     determinants_.reset();
     bootstrapping_standby_ = kNoNode;
     bootstrap_.reset();

@@ -38,6 +38,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
 }
 
 void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  if (on_election_message(now, env, eff)) return;
   const std::size_t sends_before = eff.sends.size();
   const NodeId from = env.header.sender;
   const bool from_primary = watch_.heard_from(from, now);
@@ -81,7 +82,7 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           // A consumer's primary subscribes its rejoined standby: I track it, as my primary sends.
           server_.outputs().on_redirect(now, from, m, eff);
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (auto next = standby_learns_takeover(server_, now, m, eff, !bootstrapping_)) successor_ = std::move(next);
+          if (auto next = learn_takeover(now, m, eff, !bootstrapping_)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
@@ -164,7 +165,7 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
     HAPAIR_CHECK_MSG(server_.outputs().trim_margin() == expected,
                      "active standby log margin " << server_.outputs().trim_margin() << ", expected " << expected);
   }
-  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
+  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, followers());
   const Fragment* fragment = server_.workload().fragment();
   const bool follow = server_.node().settings().determinants && fragment && fragment->is_nondeterministic();
   if (follow) release_determinant_buffers();
@@ -180,7 +181,7 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
 
 TimeUs ActiveStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  return std::min({watch_.next_wakeup_us(), server_.inputs().next_ack_due_us(), next_retransmit_us_});
+  return std::min({watch_wakeup_us(), server_.inputs().next_ack_due_us(), next_retransmit_us_});
 }
 
 }  // namespace hapair

@@ -6,8 +6,9 @@
 // Paper: passive standby (section 4.1): upstream servers trim only what an acknowledged
 // checkpoint covers; a primary without a backup has no checkpoint to wait for.
 //
-// Invariants: checkpoints go to one standby at most; direct acks and checkpoints never overlap
-// (no direct ack while a CheckpointSender lives: checked in direct_acks).
+// Invariants: checkpoints go to every live standby (k standbys: one CheckpointSender for all of
+// them); direct acks and checkpoints never overlap (no direct ack while a CheckpointSender lives:
+// checked in direct_acks).
 #include <optional>
 
 #include "backup/approaches.h"
@@ -22,13 +23,17 @@ namespace {
 class PassivePrimarySide : public StatelessPrimarySide {
  public:
   PassivePrimarySide(Server& server, const PrimaryOptions& options)
-      : StatelessPrimarySide(server), generation_(options.first_generation - 1) {}
+      : StatelessPrimarySide(server), generation_(options.first_generation - 1), took_over_(options.took_over) {}
 
   void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
-    HAPAIR_CHECK_MSG(standbys.size() <= 1, "passive standby ships checkpoints to one standby, given " << standbys.size());
+    HAPAIR_CHECK_MSG(standbys.size() <= kStandbysMax, "passive standby ships checkpoints to " << standbys.size() << " standbys");
     if (!standbys.empty()) {
-      checkpoints_.emplace(server_, standbys.front());
-      checkpoints_->on_start(now);
+      // A primary that took over with followers (k standbys) restores them with a full
+      // checkpoint at once; its ids continue above its predecessor's (the epoch's), so a
+      // follower never takes one for a checkpoint of the old primary's.
+      const std::uint64_t first_id = took_over_ ? (server_.routes().epoch() << 32) + 1 : 1;
+      checkpoints_.emplace(server_, standbys, took_over_, first_id);
+      checkpoints_->on_start(now, took_over_);
     } else {
       next_direct_ack_us_ = now + ack_interval_us();
     }
@@ -44,10 +49,10 @@ class PassivePrimarySide : public StatelessPrimarySide {
     StatelessPrimarySide::on_tick(now, eff);
   }
 
-  bool on_message(TimeUs now, NodeId /*from*/, const Message& m, Effects& eff) override {
+  bool on_message(TimeUs now, NodeId from, const Message& m, Effects& eff) override {
     const auto* ack = std::get_if<CheckpointAck>(&m);
     if (!ack || !checkpoints_) return false;
-    checkpoints_->on_ack(now, *ack, eff);
+    checkpoints_->on_ack(now, from, *ack, eff);
     return true;
   }
 
@@ -55,12 +60,19 @@ class PassivePrimarySide : public StatelessPrimarySide {
     HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
                      "node " << server_.node().self() << " joined by standby " << standby);
     next_direct_ack_us_ = kNever;  // level-1 acks come from acknowledged checkpoints again
-    checkpoints_.emplace(server_, standby, true);
+    if (checkpoints_) {
+      // k standbys: the others still install my checkpoints; the new one gets a full one.
+      checkpoints_->add_standby(now, standby, eff);
+      return;
+    }
+    checkpoints_.emplace(server_, std::vector<NodeId>{standby}, true);
     checkpoints_->on_start(now);
     checkpoints_->take_now(now, eff);
   }
 
-  void on_standby_lost() override { checkpoints_.reset(); }
+  void on_standby_lost(NodeId standby) override {
+    if (checkpoints_ && !checkpoints_->remove_standby(standby)) checkpoints_.reset();
+  }
   void on_held_output_released(TimeUs now) override { next_direct_ack_us_ = now; }
 
   TimeUs next_wakeup_us() const override {
@@ -96,6 +108,7 @@ class PassivePrimarySide : public StatelessPrimarySide {
   std::optional<CheckpointSender> checkpoints_;  // while the standby lives
   TimeUs next_direct_ack_us_ = kNever;
   std::uint64_t generation_;
+  bool took_over_ = false;
   std::map<StreamId, TupleId> last_acked_;
   std::map<StreamId, TupleId> last_processed_;
 };

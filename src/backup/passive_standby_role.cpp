@@ -17,6 +17,7 @@ void PassiveStandbyRole::on_start(TimeUs now, Effects& eff) {
 void PassiveStandbyRole::on_tick(TimeUs now, Effects& eff) { watch_primary(now, eff); }
 
 void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  if (on_election_message(now, env, eff)) return;
   const NodeId from = env.header.sender;
   const bool from_primary = watch_.heard_from(from, now);
   std::visit(
@@ -26,7 +27,7 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
           if (from_primary) checkpoints_.on_chunk(server_, now, from, m, eff);
           else server_.count("unexpected_checkpoint_dropped");
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (auto next = standby_learns_takeover(server_, now, m, eff)) successor_ = std::move(next);
+          if (auto next = learn_takeover(now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
@@ -37,7 +38,7 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
 
 void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   HAPAIR_CHECK_MSG(!successor_, "passive standby " << server_.node().self() << " takes over twice");
-  const NodeId old = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
+  const NodeId old = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, followers());
   (void)old;
   std::string how;
   const std::uint64_t installed = checkpoints_.install_into(server_, how);

@@ -25,11 +25,14 @@ class PassiveStandbyRole : public StandbyRole {
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
-  TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_.next_wakeup_us(); }
+  TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_wakeup_us(); }
 
  private:
-  // Installs the last checkpoint and becomes the primary.
+  // Installs the last checkpoint and becomes the primary (with k standbys: the election's winner,
+  // naming the others as its followers).
   void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
+  // The last checkpoint installed: k standbys elect the one that installed the newest.
+  std::uint64_t election_position() const override { return checkpoints_.installed().id; }
 
   CheckpointReceiver checkpoints_;
 };

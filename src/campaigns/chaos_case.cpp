@@ -224,6 +224,45 @@ std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vect
   return faults;
 }
 
+// k standbys (issue 36): the faults only k standbys survive, drawn from the case's own stream
+// for them. Shape 1: the primary and k - 1 of its standbys crash together, so the last one must
+// take over. Shape 2: the primary crashes and the standby expected to win the election (the
+// first; every standby installed the same checkpoints unless one lagged) crashes a fraction of a
+// millisecond to a few milliseconds later, before or while the others follow it. Either way the
+// victims may restart and rejoin. Returns no faults for shape 0 (the usual schedule stands).
+std::vector<FaultSpec> pick_k_standby_schedule(const Plan& plan, Rng& rng, const std::vector<ChaosFault>& kinds,
+                                               double duration_s) {
+  std::vector<const PlanFragment*> with_k;
+  for (const auto& f : plan.fragments)
+    if (f.kind == FragmentKind::operators && f.standbys.size() > 1) with_k.push_back(&f);
+  const auto shape = rng.below(3);
+  if (with_k.empty() || shape == 0 || !contains(kinds, ChaosFault::crash)) return {};
+  const PlanFragment& f = *with_k[rng.below(with_k.size())];
+  const double t = pick_ms(rng, 0.2 * duration_s, 0.6 * duration_s);
+  std::vector<FaultSpec> faults{{FaultKind::crash, plan.nodes[f.primary].name, "", t, 0.0}};
+  if (shape == 1) {
+    std::vector<NodeId> standbys = f.standbys;
+    for (std::size_t i = 0; i + 1 < f.standbys.size(); ++i) {
+      const std::size_t j = rng.below(standbys.size());
+      faults.push_back({FaultKind::crash, plan.nodes[standbys[j]].name, "", t, 0.0});
+      standbys.erase(standbys.begin() + static_cast<std::ptrdiff_t>(j));
+    }
+  } else {
+    // 0.1 ms to 5 ms after the primary, in tenths of a millisecond.
+    const double after_s = static_cast<double>(pick(rng, 1, 50)) / 10'000.0;
+    faults.push_back({FaultKind::crash, plan.nodes[f.standbys.front()].name, "", std::round((t + after_s) * 10'000.0) / 10'000.0, 0.0});
+  }
+  if (contains(kinds, ChaosFault::restart)) {
+    const std::size_t victims = faults.size();
+    for (std::size_t i = 0; i < victims; ++i)
+      if (rng.chance(0.5))
+        faults.push_back({FaultKind::restart, faults[i].node, "", whole_ms(t + pick_ms(rng, 0.15, 0.6)), 0.0});
+  }
+  std::stable_sort(faults.begin(), faults.end(), [](const FaultSpec& a, const FaultSpec& b) { return a.at_s < b.at_s; });
+  if (!validate_run_faults(plan, faults).empty()) return {};
+  return faults;
+}
+
 std::string describe_case(const ChaosCase& c) {
   const Settings& s = c.topology.settings;
   const SimSettings& n = c.topology.sim;
@@ -233,6 +272,7 @@ std::string describe_case(const ChaosCase& c) {
   if (approach.reads_setting("determinants")) d << " determinants=" << (s.determinants ? "on" : "off");
   if (approach.reads_setting("trimming")) d << " trimming=" << to_string(s.trimming);
   d << " heartbeat_ms=" << s.heartbeat_interval_ms << " timeout_ms=" << s.failure_timeout_ms;
+  if (s.standbys != 1) d << " standbys=" << s.standbys;
   if (approach.reads_setting("checkpoint_interval_ms"))
     d << " checkpoint_ms=" << s.checkpoint_interval_ms << " " << to_string(s.checkpoint_mode);
   if (approach.reads_setting("hybrid_switch_at_ms"))
@@ -363,11 +403,18 @@ ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, To
   swarm.duplication_ratio_max = sim && contains(kinds, ChaosFault::duplication) && rng.chance(0.5) ? 0.05 : 0.0;
   c.topology = swarm_case(c.seed, swarm).topology;
   vary_network(c.topology, rng, options.driver);
+  // k standbys, from a stream of their own, so the cases of every other approach (and the draws
+  // above) stay what they were: 1, 2 or 3 standbys where the approach allows them.
+  Rng k_rng = Rng::derive(c.seed, hash_name("chaos.standbys"));
+  const ApproachTraits& traits = ApproachCatalog::builtin().of(c.approach);
+  const std::size_t k_most = std::max(traits.standbys_max, traits.standbys);
+  if (k_most > 1) c.topology.settings.standbys = static_cast<std::int64_t>(1 + k_rng.below(k_most));
   const auto problems = validate(c.topology);
   HAPAIR_CHECK_MSG(problems.empty(), "chaos case " << index << " picked an invalid topology: " << problems.front());
 
   const Plan plan = make_plan(c.topology);
   c.faults = pick_schedule(plan, rng, kinds, duration_s);
+  if (auto k_faults = pick_k_standby_schedule(plan, k_rng, kinds, duration_s); !k_faults.empty()) c.faults = std::move(k_faults);
   c.description = describe_case(c);
   return c;
 }

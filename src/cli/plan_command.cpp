@@ -65,7 +65,7 @@ std::string json_text(const Plan& plan, const HostList& hosts, const Placement& 
 
 int plan_command(const Args& args) {
   namespace po = boost::program_options;
-  std::string hosts_path, topology_path, ha;
+  std::string hosts_path, topology_path, ha, standbys_text;
   bool json = false;
   po::options_description described("hapair plan options");
   described.add_options()
@@ -73,6 +73,7 @@ int plan_command(const Args& args) {
       ("hosts", po::value<std::string>(&hosts_path), "the hosts file (TOML, docs/HOSTS.md); required")
       ("topology", po::value<std::string>(&topology_path), "topology file or built-in network (default: the built-in default network)")
       ("ha", po::value<std::string>(&ha), ("HA mode for every operator fragment: " + allowed_ha_modes()).c_str())
+      ("standbys", po::value<std::string>(&standbys_text), "k standbys for every processing fragment, 1 .. 3 (above 1: ha passive)")
       ("json", po::bool_switch(&json), "print the placement as JSON instead of a table");
   po::variables_map vm;
   try {
@@ -81,8 +82,10 @@ int plan_command(const Args& args) {
       std::cout << "usage: hapair plan --hosts FILE [--topology T] [--ha MODE] [--json]\n\n" << described
                 << "\nPlaces every node of the plan on the hosts and prints where each would run: node, role, host,\n"
                 << "rack (the host's `rack` label) and the data endpoint derived from the placement. A primary and\n"
-                << "its standby never share a host (nor a rack, when the hosts have several); a fragment's `host`\n"
-                << "and `standby_host` pin it. A warning line names every pair that still shares a host or a rack.\n"
+                << "its standby never share a host (nor a rack, when the hosts have several); with k standbys the\n"
+                << "k + 1 replicas of a fragment go to different hosts when there are enough. A fragment's `host`\n"
+                << "and `standby_host` (its first standby) pin it. A warning line names every two replicas that\n"
+                << "still share a host or a rack.\n"
                 << "Runs nothing and connects to no host.\n"
                 << "\nExit status: 0 when every node was placed (warnings or not); 2 for bad input (options, the\n"
                 << "hosts file, the topology, a pin naming an unknown host).\n"
@@ -98,6 +101,8 @@ int plan_command(const Args& args) {
   RunOverrides overrides;
   if (vm.count("ha"))
     if (auto m = ha_mode_option("--ha", ha, problems)) overrides.ha = *m;
+  if (vm.count("standbys"))
+    if (auto k = whole_number("--standbys", standbys_text, 1, kStandbysMax, problems)) overrides.standbys = static_cast<std::int64_t>(*k);
   std::optional<HostList> hosts;
   if (hosts_path.empty()) {
     problems.push_back("--hosts FILE is required: the hosts to place the nodes on (docs/HOSTS.md)");
@@ -121,7 +126,7 @@ int plan_command(const Args& args) {
                   to_string(plan.plan->settings().ha), plan.plan->nodes.size(), hosts->hosts.size(), hosts_path.c_str());
       std::printf("%s", table_text(*plan.plan, *hosts, placement).c_str());
       for (const std::string& w : placement.warnings) std::printf("%s\n", w.c_str());
-      if (placement.warnings.empty()) std::printf("no primary shares a host or a rack with its standby\n");
+      if (placement.warnings.empty()) std::printf("no primary shares a host or a rack with its standby (nor a standby with another)\n");
       return 0;
     }
   }

@@ -24,7 +24,7 @@ namespace hapair::cli {
 int run_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
-  std::string duration_text, rate_text, cost_text, trace_text, links_text;
+  std::string duration_text, rate_text, cost_text, trace_text, links_text, standbys_text;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions, losses;
   po::options_description described("hapair run options");
@@ -35,6 +35,7 @@ int run_command(const Args& args) {
       ("duration-s", po::value<std::string>(&duration_text), "seconds the sources emit, > 0 and <= 86400 (default: the topology's duration_s)")
       ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source (a nexmark source: its events_per_s), > 0 and <= 10000000")
       ("seed", po::value<std::string>(&seed_text), "seed of the sources (and of the simulated network), 0 .. 2^64-1")
+      ("standbys", po::value<std::string>(&standbys_text), "k standbys for every processing fragment, 1 .. 3 (above 1: ha passive; docs/TOPOLOGY.md)")
       ("operator-cost-us", po::value<std::string>(&cost_text), "CPU cost of one tuple at an operator, in us, 0 .. 100000 (operator_cost_us_per_tuple)")
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
@@ -95,6 +96,8 @@ int run_command(const Args& args) {
   if (vm.count("rate-tps")) overrides.rate_tps = real_number("--rate-tps", rate_text, kRateRange, problems);
   if (vm.count("seed")) overrides.seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems);
   if (vm.count("links")) overrides.links = links_text;
+  if (vm.count("standbys"))
+    if (auto k = whole_number("--standbys", standbys_text, 1, kStandbysMax, problems)) overrides.standbys = static_cast<std::int64_t>(*k);
   if (vm.count("operator-cost-us"))
     overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
   RunRequest request;

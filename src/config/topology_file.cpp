@@ -359,6 +359,8 @@ std::vector<Knob> network_knobs(Topology& t) {
           uint_knob("seed", s.seed),
           double_knob("duration_s", s.duration_s),
           enum_knob("ha", s.ha, parse_ha_mode, allowed_ha_modes()),
+          // Written only when not 1, so the files of one standby per fragment read as they did.
+          written_if(int_knob("standbys", s.standbys), [&s] { return s.standbys != Settings{}.standbys; }),
           int_knob("batch_tuples", s.batch_tuples),
           int_knob("batch_flush_ms", s.batch_flush_ms),
           int_knob("heartbeat_interval_ms", s.heartbeat_interval_ms),
@@ -546,7 +548,8 @@ constexpr const char* kOperatorsKey = "operator";
 
 std::vector<Knob> fragment_knobs(FragmentSpec& f) {
   std::vector<Knob> k{text_knob("name", f.name), fragment_ha_knob(f.ha), text_knob("endpoint", f.endpoint),
-                      text_knob("standby_endpoint", f.standby_endpoint)};
+                      text_knob("standby_endpoint", f.standby_endpoint),
+                      written_if(int_knob("standbys", f.standbys), [&f] { return f.standbys != 0; })};
   for (Knob& h : host_knobs(f)) k.push_back(std::move(h));
   return k;
 }
@@ -982,10 +985,14 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
   if (overrides.operator_cost_us_per_tuple) topology.settings.operator_cost_us_per_tuple = *overrides.operator_cost_us_per_tuple;
   if (overrides.detector) topology.settings.detector = *overrides.detector;
   if (overrides.trace_level) topology.settings.trace_level = *overrides.trace_level;
+  if (overrides.standbys) {
+    topology.settings.standbys = *overrides.standbys;
+    for (FragmentSpec& f : topology.fragments) f.standbys = 0;
+  }
   std::vector<std::string> problems = validate(topology);
   const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
                    overrides.operator_cost_us_per_tuple || overrides.detector || overrides.trace_level ||
-                   overrides.links;
+                   overrides.links || overrides.standbys;
   if (any)
     for (std::string& p : problems) p += " (after the command-line overrides)";
   return problems;

@@ -44,6 +44,9 @@ struct RunOverrides {
   std::optional<double> operator_cost_us_per_tuple;
   std::optional<DetectorKind> detector;
   std::optional<TraceLevel> trace_level;
+  // --standbys K: k standbys for every processing fragment (the network's `standbys`, and every
+  // fragment's own reset to it).
+  std::optional<std::int64_t> standbys;
   // --links KEY=VALUE,...: the [links] keys to set for every link (docs/LINKS.md).
   std::optional<std::string> links;
 };

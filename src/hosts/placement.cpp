@@ -81,7 +81,10 @@ class Placer {
     for (const PlanFragment& f : plan_.fragments) {
       const FragmentSpec& spec = plan_.spec(f.id);
       pin_one(spec, "host", spec.host, {f.primary});
-      pin_one(spec, "standby_host", spec.standby_host, f.standbys);
+      // k standbys: the pin names the first; the others are spread by anti-affinity like any
+      // unpinned replica (on hosts other than their primary's and each other's when there are).
+      pin_one(spec, "standby_host", spec.standby_host,
+              f.standbys.empty() ? std::vector<NodeId>{} : std::vector<NodeId>{f.standbys.front()});
     }
   }
 
@@ -175,16 +178,22 @@ class Placer {
                                                           (hosts_.hosts.size() == 1 ? "" : "s") + " for " +
                                                           std::to_string(replicas.size()) + " replicas";
             placement.warnings.push_back("warning: " + pair + " share host " + hosts_.hosts[a.host].name + " (" + reason +
-                                         "): losing that host loses fragment " + f.name);
+                                         "): losing that host loses " + lost_with(f));
           } else if (same_rack(a.host, b.host)) {
             const std::string reason = !why.empty() ? why
                                                     : rack_count < 2 ? "every host is in rack " + hosts_.hosts[a.host].rack()
                                                                      : "too few racks for " + std::to_string(replicas.size()) + " replicas";
             placement.warnings.push_back("warning: " + pair + " share rack " + hosts_.hosts[a.host].rack() + " (" + reason +
-                                         "): losing that rack loses fragment " + f.name);
+                                         "): losing that rack loses " + lost_with(f));
           }
         }
     }
+  }
+
+  // What losing two replicas of f loses: the fragment (a pair), or two of its k + 1 replicas.
+  static std::string lost_with(const PlanFragment& f) {
+    const std::size_t n = f.replicas().size();
+    return n <= 2 ? "fragment " + f.name : "two of the " + std::to_string(n) + " replicas of fragment " + f.name;
   }
 
   const Plan& plan_;

@@ -101,10 +101,10 @@ class HybridPrimarySide : public PrimarySide {
     passive_->on_standby_joined(now, standby, eff);
   }
 
-  void on_standby_lost() override {
+  void on_standby_lost(NodeId standby) override {
     standby_ = kNoNode;
     mode_ = Mode::passive;
-    passive_->on_standby_lost();
+    passive_->on_standby_lost(standby);
   }
 
   void on_held_output_released(TimeUs now) override { passive_->on_held_output_released(now); }

@@ -28,6 +28,7 @@ void HybridStandbyRole::on_tick(TimeUs now, Effects& eff) {
 }
 
 void HybridStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
+  if (on_election_message(now, env, eff)) return;
   const std::size_t sends_before = eff.sends.size();
   const NodeId from = env.header.sender;
   const bool from_primary = watch_.heard_from(from, now);
@@ -48,7 +49,7 @@ void HybridStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           if (live_) server_.inputs().accept_batch(now, from, m, eff);
           else server_.count("hybrid_passive_batches_dropped");
         } else if constexpr (std::is_same_v<T, Takeover>) {
-          if (auto next = standby_learns_takeover(server_, now, m, eff)) successor_ = std::move(next);
+          if (auto next = learn_takeover(now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
         } else {
           server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
@@ -109,7 +110,7 @@ bool HybridStandbyRole::live_is_ahead() const {
 void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   HAPAIR_CHECK_MSG(!successor_, "hybrid standby " << server_.node().self() << " takes over twice");
   const bool live = live_is_ahead();
-  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector);
+  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, followers());
   std::string how = "from its live state";
   std::uint64_t installed = 0;
   if (!live) {
@@ -132,7 +133,7 @@ void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
 
 TimeUs HybridStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
-  TimeUs t = watch_.next_wakeup_us();
+  TimeUs t = watch_wakeup_us();
   if (live_) t = std::min({t, server_.inputs().next_ack_due_us(), next_retransmit_us_});
   return t;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "judge/merge_order.h"
 #include "protocols/number_text.h"
@@ -43,10 +44,13 @@ std::optional<FragmentId> stateful_downstream(const Plan& plan, FragmentId f) {
 }  // namespace
 
 std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& result) {
+  // A fragment's replicas: who acts as its primary, and the live standbys that hold (or can
+  // rebuild) its state. With one standby a pair; with k standbys the holders are k at first, and
+  // the fragment survives as long as one of them is left when the acting primary fails.
   struct Pair {
     NodeId acting = kNoNode;
     bool acting_alive = true;
-    bool paired = false;  // a live standby holds (or can rebuild) the fragment's state
+    std::set<NodeId> holders;  // a live standby holds (or can rebuild) the fragment's state
     bool has_standby = false;
   };
   std::map<FragmentId, Pair> pairs;
@@ -55,7 +59,7 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     Pair p;
     p.acting = f.primary;
     p.has_standby = f.has_standby();
-    p.paired = p.has_standby;
+    p.holders.insert(f.standbys.begin(), f.standbys.end());
     pairs[f.id] = p;
   }
   auto name = [&](NodeId id) { return id < plan.nodes.size() ? plan.nodes[id].name : std::to_string(id); };
@@ -169,37 +173,45 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
     }
     if (row) return row;
     if (takes_over) {
+      // The other standbys still hold state (k standbys: they follow it); with one standby its
+      // partner is dead or fenced until it rejoins.
       p.acting = node;
       p.acting_alive = true;
-      p.paired = false;  // the partner is dead or fenced until it rejoins
+      p.holders.erase(node);
     } else if (e.kind == TraceKind::fenced) {
-      p.paired = false;
+      p.holders.erase(node);
       // A node that took over and then was fenced by its primary's renewed claim (the primary
       // dissolved the pair first, PrimaryRole::on_competing_claim) stops acting: its partner acts.
       if (node == p.acting) {
         const PlanFragment& pf = plan.fragments[plan.nodes[node].fragment];
-        p.acting = pf.plan_partner(node);
+        p.acting = pf.standbys.size() > 1 && !p.holders.empty() ? *p.holders.begin() : pf.plan_partner(node);
+        p.holders.erase(p.acting);
       }
     } else if (e.kind == TraceKind::standby_lost) {
-      p.paired = false;  // the primary runs unprotected until a standby rejoins
+      // The primary runs without it (unprotected, when it was the last) until a standby rejoins.
+      const std::optional<std::int64_t> lost = e.get(TraceKey::standby);
+      if (lost) p.holders.erase(static_cast<NodeId>(*lost));
+      else p.holders.clear();
     } else if (e.kind == TraceKind::pair_restored) {
       p.acting = node;
       p.acting_alive = true;
-      p.paired = true;
+      if (const std::optional<std::int64_t> restored = e.get(TraceKey::standby)) p.holders.insert(static_cast<NodeId>(*restored));
+      p.holders.erase(node);
     } else if (!p.has_standby) {
       return "crash of " + name(node) + " at " + at(e) + ": fragment " + fragment + " has no standby (" +
              plan.traits(fid).title + ")";
     } else if (node == p.acting) {
-      if (!p.paired)
+      // (Down already: it restarted and failed again before anyone took over.)
+      if (p.holders.empty() || !p.acting_alive)
         return "crash of " + name(node) + " at " + at(e) + ", the acting primary of " + fragment +
                ", before its pair was restored (no standby held its state)";
-      p.paired = false;
       p.acting_alive = false;
     } else {
-      if (!p.acting_alive)
+      p.holders.erase(node);
+      if (!p.acting_alive && p.holders.empty())
         return "crash of " + name(node) + " at " + at(e) + " while the primary of " + fragment +
-               " was down and not yet replaced (both nodes of the pair lost)";
-      p.paired = false;
+               " was down and not yet replaced (" +
+               (plan.fragments[fid].standbys.size() > 1 ? "every replica lost" : "both nodes of the pair lost") + ")";
     }
   }
   return std::nullopt;

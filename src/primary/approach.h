@@ -54,8 +54,8 @@ class PrimarySide {
   virtual TimeUs retransmit(TimeUs /*now*/, Effects& /*eff*/) { return kNever; }
   // A restarted node became my standby (the new pair's epoch is announced): give it my state.
   virtual void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) = 0;
-  // My standby is gone: stop sending it anything.
-  virtual void on_standby_lost() = 0;
+  // One of my standbys is gone: stop sending it anything (and waiting for it).
+  virtual void on_standby_lost(NodeId standby) = 0;
   // What was held for a lost standby went out: nobody else can reproduce it.
   virtual void on_held_output_released(TimeUs /*now*/) {}
   virtual TimeUs next_wakeup_us() const = 0;
@@ -81,7 +81,7 @@ class StatelessPrimarySide : public PrimarySide {
   void on_start(TimeUs now, const std::vector<NodeId>& standbys) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override;
-  void on_standby_lost() override {}
+  void on_standby_lost(NodeId) override {}
   TimeUs next_wakeup_us() const override { return next_forget_us_; }
 
  protected:

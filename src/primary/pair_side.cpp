@@ -81,10 +81,12 @@ TakeoverNews PairSide::learn(TimeUs now, const Takeover& t, Effects& eff, bool a
   return news;
 }
 
-void PairSide::claim_own_fragment() {
+void PairSide::claim_own_fragment(const std::vector<StandbyRef>& followers) {
   before_epoch_ends_();
-  routes_.claim_as_primary();
+  routes_.claim_as_primary(followers);
 }
+
+void PairSide::drop_standby(NodeId standby) { routes_.drop_standby(standby); }
 
 void PairSide::form_pair(NodeId standby, std::uint64_t incarnation) {
   before_epoch_ends_();
@@ -99,7 +101,15 @@ void PairSide::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
   const Takeover t = routes_.statement_of(node_.fragment_id());
   for (NodeId n : routes_.neighbour_nodes()) outbox_.send(eff, now, n, t);
   if (old_primary != kNoNode && old_primary != node_.self()) outbox_.send(eff, now, old_primary, t);
+  send_to_other_standbys(now, eff, t, old_primary);
   routes_.announced(now, old_primary);
+}
+
+void PairSide::send_to_other_standbys(TimeUs now, Effects& eff, const Takeover& t, NodeId old_primary) {
+  // k standbys: the other nodes of my fragment (the standbys I name follow me; the others are
+  // fenced by it and rejoin). With one standby the other node is the old primary, sent above.
+  for (NodeId n : node_.fragment_plan().replicas())
+    if (n != node_.self() && n != old_primary) outbox_.send(eff, now, n, t);
 }
 
 TimeUs PairSide::repeat_announcement(TimeUs now, Effects& eff, bool answered) {
@@ -116,6 +126,7 @@ TimeUs PairSide::repeat_announcement(TimeUs now, Effects& eff, bool answered) {
     const NodeId old = routes_.announced_old_primary();
     if (old != kNoNode && old != node_.self() && std::find(neighbours.begin(), neighbours.end(), old) == neighbours.end())
       outbox_.send(eff, now, old, t);
+    send_to_other_standbys(now, eff, t, old);
     routes_.reannounced(now);
     outbox_.count("takeover_announcements_repeated");
   }

@@ -63,13 +63,16 @@ class PairSide {
   TakeoverNews learn(TimeUs now, const Takeover& t, Effects& eff, bool answer_ties);
 
   // ---- my own fragment: each change opens a new epoch --------------------------------------------
-  // A standby takes over: it is the primary, without a standby.
-  void claim_own_fragment();
+  // A standby takes over: it is the primary, with `followers` as its standbys (the other
+  // standbys it heard in an election among k standbys; none with one standby).
+  void claim_own_fragment(const std::vector<StandbyRef>& followers = {});
   // A rejoined node becomes my standby (I am the primary).
   void form_pair(NodeId standby, std::uint64_t incarnation);
   // My standby is gone: me as primary, no standby. (The primary stays in charge: what my Unions
   // chose is collected at the end of the event, in the new epoch, as it always was.)
   void dissolve_pair();
+  // One of my k standbys is gone, others remain (a new epoch without it).
+  void drop_standby(NodeId standby);
   // Another node claimed my epoch after every neighbour followed mine: a newer one says so.
   void renew_claim();
 
@@ -92,6 +95,8 @@ class PairSide {
 
  private:
   void exchange_route(TimeUs now, NodeId n, bool asking, Effects& eff);
+  // Sends `t` to every node of my fragment but me and `old_primary` (k standbys).
+  void send_to_other_standbys(TimeUs now, Effects& eff, const Takeover& t, NodeId old_primary);
 
   const NodeIdentity& node_;
   RouteTable& routes_;

@@ -16,7 +16,6 @@ std::unique_ptr<PrimarySide> make_primary_side(const Approach& approach, Server&
 PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options, std::unique_ptr<PrimarySide> side)
     : server_(server),
       options_(options),
-      standby_detector_(us_from_ms(static_cast<double>(server.node().settings().failure_timeout_ms))),
       side_(std::move(side)) {
   HAPAIR_CHECK(side_ != nullptr);
 }
@@ -24,17 +23,13 @@ PrimaryRole::PrimaryRole(Server& server, PrimaryOptions options, std::unique_ptr
 void PrimaryRole::on_start(TimeUs now, Effects& eff) {
   server_.set_role(Role::primary);
   const PlanFragment& f = server_.node().fragment_plan();
-  // The original primary heartbeats its standby; a primary that took over has no live partner.
-  // (The role watches one standby: the approaches' traits ask for at most one, make_plan checks.)
-  if (!options_.took_over && f.has_standby()) {
-    HAPAIR_CHECK_MSG(f.standbys.size() == 1, "fragment " << f.name << " has " << f.standbys.size() << " standbys");
-    heartbeat_to_ = f.standbys.front();
-    next_heartbeat_us_ = now;
-    standby_detector_.start(now);
-  }
-  if (!server_.pair().own_heartbeats()) {
-    standby_detector_.disable();
-    next_heartbeat_us_ = kNever;
+  // The original primary heartbeats its standbys (the plan's); a primary that took over those
+  // its route names: none with one standby, the election's followers with k standbys.
+  if (f.has_standby()) {
+    const Route& r = server_.routes().route(server_.node().fragment_id());
+    HAPAIR_CHECK_MSG(r.standbys.size() <= f.standbys.size(),
+                     "fragment " << f.name << " routes to " << r.standbys.size() << " standbys, its plan has " << f.standbys.size());
+    for (const StandbyRef& sb : r.standbys) watch_standby(now, sb.node);
   }
   side_->on_start(now, live_standbys());
   if (server_.node().kind() == FragmentKind::source) next_source_us_ = now;
@@ -50,11 +45,18 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
   if (dissolve_pending_ && now >= next_confirmation_request_us_) request_confirmations(now, eff);
-  if (heartbeat_to_ != kNoNode && standby_detector_.check(now)) standby_suspected(now, eff, Detector::heartbeat);
-  if (now >= standby_loss_due_us_) on_standby_lost(now, eff, standby_suspected_by_);
+  for (NodeId n : live_standbys()) {
+    WatchedStandby* w = watched(n);
+    if (w != nullptr && w->detector.check(now)) standby_suspected(now, eff, n, Detector::heartbeat);
+  }
+  for (NodeId n : live_standbys()) {
+    WatchedStandby* w = watched(n);
+    if (w != nullptr && now >= w->loss_due_us) on_standby_lost(now, eff, n, w->suspected_by);
+  }
   if (now >= next_heartbeat_us_) {
-    server_.send(eff, now, heartbeat_to_, Heartbeat{static_cast<std::uint64_t>(now)});
-    next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
+    for (const WatchedStandby& w : standbys_) server_.send(eff, now, w.node, Heartbeat{static_cast<std::uint64_t>(now)});
+    next_heartbeat_us_ = standbys_.empty() ? kNever
+                                           : now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
   }
   side_->on_tick(now, eff);
   after_event(now, eff);
@@ -62,11 +64,12 @@ void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
 
 void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
   const NodeId from = env.header.sender;
-  if (from == heartbeat_to_ && heartbeat_to_ != kNoNode) {
-    if (standby_detector_.suspected() || standby_loss_due_us_ != kNever)
+  WatchedStandby* standby = watched(from);
+  if (standby != nullptr) {
+    if (standby->detector.suspected() || standby->loss_due_us != kNever)
       server_.trace(eff, now, TraceKind::standby_heard).with(TraceKey::standby, from);
-    standby_detector_.heard(now);
-    standby_loss_due_us_ = kNever;  // it lives: not lost after all
+    standby->detector.heard(now);
+    standby->loss_due_us = kNever;  // it lives: not lost after all
   }
   std::visit(
       [&](const auto& m) {
@@ -106,7 +109,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
           // primary end, from my standby only; anything else is unexpected here.
           const char* kind = message_kind_name(env.body);
           const bool mine = server_.node().traits().exchanges(kind);
-          if (!mine || from == kNoNode || from != heartbeat_to_ || !side_->on_message(now, from, env.body, eff))
+          if (!mine || from == kNoNode || standby == nullptr || !side_->on_message(now, from, env.body, eff))
             server_.count(std::string("unexpected_") + kind + "_dropped");
         }
       },
@@ -115,31 +118,65 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
 }
 
 void PrimaryRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
-  if (heartbeat_to_ == kNoNode || lost.peer != heartbeat_to_) return;
-  standby_suspected(now, eff, lost.detector);
+  if (watched(lost.peer) == nullptr) return;
+  standby_suspected(now, eff, lost.peer, lost.detector);
 }
 
-void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, Detector detector) {
+void PrimaryRole::watch_standby(TimeUs now, NodeId standby) {
+  HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
+                   "node " << server_.node().self() << " watches standby " << standby);
+  WatchedStandby* w = watched(standby);
+  if (w == nullptr) {
+    standbys_.push_back(WatchedStandby{standby, FailureDetector(us_from_ms(static_cast<double>(server_.node().settings().failure_timeout_ms)))});
+    std::sort(standbys_.begin(), standbys_.end(), [](const WatchedStandby& a, const WatchedStandby& b) { return a.node < b.node; });
+    w = watched(standby);
+  }
+  w->detector.start(now);
+  w->loss_due_us = kNever;
+  if (server_.pair().own_heartbeats()) {
+    next_heartbeat_us_ = now;
+  } else {
+    w->detector.disable();
+    next_heartbeat_us_ = kNever;
+  }
+}
+
+PrimaryRole::WatchedStandby* PrimaryRole::watched(NodeId n) {
+  if (n == kNoNode) return nullptr;
+  for (WatchedStandby& w : standbys_)
+    if (w.node == n) return &w;
+  return nullptr;
+}
+
+std::vector<NodeId> PrimaryRole::live_standbys() const {
+  std::vector<NodeId> out;
+  for (const WatchedStandby& w : standbys_) out.push_back(w.node);
+  return out;
+}
+
+void PrimaryRole::standby_suspected(TimeUs now, Effects& eff, NodeId standby, Detector detector) {
+  WatchedStandby* w = watched(standby);
+  HAPAIR_CHECK_MSG(w != nullptr, "node " << server_.node().self() << " suspects standby " << standby << " it does not watch");
   server_.count("standby_suspected");
   const bool gone = detector == Detector::connection;
   const TimeUs hang_us = us_from_ms(static_cast<double>(server_.node().settings().hang_timeout_ms));
-  standby_silence_at_suspicion_us_ = standby_detector_.silence_us(now, detector == Detector::connection, hang_us);
-  standby_suspected_at_us_ = now;
+  w->silence_at_suspicion_us = w->detector.silence_us(now, detector == Detector::connection, hang_us);
+  w->suspected_at_us = now;
   server_.trace(eff, now, TraceKind::standby_suspected)
-      .with(TraceKey::standby, heartbeat_to_)
+      .with(TraceKey::standby, standby)
       .with(TraceKey::detector, detector)
-      .with(TraceKey::silent_us, standby_silence_at_suspicion_us_)
+      .with(TraceKey::silent_us, w->silence_at_suspicion_us)
       .with_text(gone ? "its process is gone: declared lost at once"
                       : "output that waits for it stays held until it is declared lost");
   // A closed connection means a dead process, which cannot take over: nothing to wait for. A
   // silence may be a cut link, behind which the standby takes over after one failure timeout:
   // wait one more, so the neighbours follow it before I claim a new epoch of my own.
   if (gone) {
-    on_standby_lost(now, eff, detector);
-  } else if (standby_loss_due_us_ == kNever) {
-    standby_loss_due_us_ = now + (kStandbyLossFailureTimeouts - 1) *
-                                     us_from_ms(static_cast<double>(server_.node().settings().failure_timeout_ms));
-    standby_suspected_by_ = detector;
+    on_standby_lost(now, eff, standby, detector);
+  } else if (w->loss_due_us == kNever) {
+    w->loss_due_us = now + (kStandbyLossFailureTimeouts - 1) *
+                               us_from_ms(static_cast<double>(server_.node().settings().failure_timeout_ms));
+    w->suspected_by = detector;
   }
 }
 
@@ -151,6 +188,16 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   if (!f.is_replica(from) || from == server_.node().self() || r.fragment != server_.node().fragment_id() ||
       r.node != from) {
     server_.count("unexpected_rejoin_dropped");
+    return;
+  }
+  // k standbys: while I suspect a standby of silence I may be the one that was paused or cut off
+  // (another standby may have taken over meanwhile, and my neighbours follow its epoch): a new
+  // pair now would claim an epoch against it. The rejoiner repeats its request; by then either
+  // the silence was mine and a neighbour's fencing notice reached me, or the standby is lost.
+  if (f.standbys.size() > 1 && std::any_of(standbys_.begin(), standbys_.end(), [](const WatchedStandby& w) {
+        return w.loss_due_us != kNever;
+      })) {
+    server_.count("rejoins_deferred_while_suspecting");
     return;
   }
   const Route& route = server_.routes().route(server_.node().fragment_id());
@@ -165,7 +212,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
     // in a new epoch, with fresh state for it.
     server_.count("standby_restarted");
     server_.trace(eff, now, TraceKind::standby_restarted).with(TraceKey::standby, from);
-  } else if (route.standbys.size() >= server_.node().traits().standbys) {
+  } else if (route.standbys.size() >= f.standbys.size()) {
     server_.count("unexpected_rejoin_dropped");  // the pair is whole
     return;
   }
@@ -175,10 +222,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   server_.pair().form_pair(from, r.incarnation);  // what my Unions chose so far: in the epoch that ends
   server_.pair().announce_takeover(now, eff, from);
   server_.pair().send_routes_to(now, eff, from);
-  heartbeat_to_ = from;
-  next_heartbeat_us_ = server_.pair().own_heartbeats() ? now : kNever;
-  standby_detector_.start(now);
-  standby_loss_due_us_ = kNever;
+  watch_standby(now, from);
   // My old standby asks to rejoin: it claims nothing. What a dissolution still held is released
   // by the new pair's checkpoint or bootstrap (output before the new standby is released).
   dissolve_pending_ = false;
@@ -190,18 +234,27 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   if (server_.node().kind() == FragmentKind::operators) side_->on_standby_joined(now, from, eff);
 }
 
-void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
-  standby_loss_due_us_ = kNever;
-  if (heartbeat_to_ == kNoNode) return;
-  const NodeId lost = heartbeat_to_;
+void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detector detector) {
+  WatchedStandby* w = watched(lost);
+  if (w == nullptr) return;
   // Silent since before the suspicion (the driver's detector, or mine), and since it.
-  const TimeUs silent_us = standby_detector_.disabled()
-                               ? standby_silence_at_suspicion_us_ + (now - standby_suspected_at_us_)
-                               : now - standby_detector_.last_heard_us();
-  side_->on_standby_lost();
-  heartbeat_to_ = kNoNode;
+  const TimeUs silent_us = w->detector.disabled() ? w->silence_at_suspicion_us + (now - w->suspected_at_us)
+                                                  : now - w->detector.last_heard_us();
+  side_->on_standby_lost(lost);
+  std::erase_if(standbys_, [&](const WatchedStandby& x) { return x.node == lost; });
+  if (!standbys_.empty()) {
+    // k standbys: others remain. A new epoch names them without the lost one (upstream servers
+    // stop keeping input for it, and it rejoins if it comes back); what is held keeps waiting
+    // for the remaining standbys, which can reproduce it.
+    // (No dissolution to confirm: a standby cut off from me alone does not take over while the
+    // others still hear me and refuse its candidacy, StandbyRole; and I claim nothing against a
+    // standby that did take over while I was paused: its newer epoch fences me.)
+    server_.pair().drop_standby(lost);
+    server_.pair().announce_takeover(now, eff, lost);
+    trace_standby_lost(now, eff, lost, detector, silent_us).with(TraceKey::count, standbys_.size()).with_text("the other standbys remain");
+    return;
+  }
   next_heartbeat_us_ = kNever;
-  standby_detector_.stop();
   // The pair is dissolved in a new epoch: me as primary, no standby. Upstream servers stop
   // sending to (and keeping input for) an active standby, and the old standby — told directly
   // now, and answered with this epoch whenever it speaks from the old one — rejoins instead of
@@ -225,15 +278,19 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, Detector detector) {
     confirmed_producers_.clear();
     request_confirmations(now, eff);
   }
-  server_.count("standby_lost");
-  server_.trace(eff, now, TraceKind::standby_lost)
-      .with(TraceKey::standby, lost)
-      .with(TraceKey::detector, detector)
-      .with(TraceKey::silent_us, silent_us)
-      .with(TraceKey::epoch, server_.routes().epoch())
+  trace_standby_lost(now, eff, lost, detector, silent_us)
       .with_text(dissolve_pending_ ? "held output waits until every neighbour follows this epoch"
                                    : "running unprotected until a standby rejoins");
   if (!dissolve_pending_) release_held_output(now, eff);
+}
+
+TraceEvent& PrimaryRole::trace_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detector detector, TimeUs silent_us) {
+  server_.count("standby_lost");
+  return server_.trace(eff, now, TraceKind::standby_lost)
+      .with(TraceKey::standby, lost)
+      .with(TraceKey::detector, detector)
+      .with(TraceKey::silent_us, silent_us)
+      .with(TraceKey::epoch, server_.routes().epoch());
 }
 
 void PrimaryRole::request_confirmations(TimeUs now, Effects& eff) {
@@ -323,7 +380,8 @@ void PrimaryRole::maybe_finish_rebase(TimeUs now, Effects& eff) {
 
 TimeUs PrimaryRole::next_wakeup_us() const {
   TimeUs t = std::min({next_heartbeat_us_, next_source_us_, server_.inputs().next_ack_due_us(), side_->next_wakeup_us()});
-  t = std::min({t, next_retransmit_us_, standby_detector_.deadline_us(), standby_loss_due_us_});
+  t = std::min(t, next_retransmit_us_);
+  for (const WatchedStandby& w : standbys_) t = std::min({t, w.detector.deadline_us(), w.loss_due_us});
   if (dissolve_pending_) t = std::min(t, next_confirmation_request_us_);
   return t;
 }

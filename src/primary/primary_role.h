@@ -53,7 +53,9 @@ class PrimaryRole : public RoleBehaviour {
   // acknowledges upstream directly at once after a closed connection, and after a silence once
   // every neighbour follows the new epoch (the standby may have been cut off and taken over in
   // it: on_competing_claim). Does nothing when I have no standby.
-  void on_standby_lost(TimeUs now, Effects& eff, Detector detector);
+  // With k standbys, losing one of several opens a new epoch that names the others (no
+  // dissolution: what is held keeps waiting for them).
+  void on_standby_lost(TimeUs now, Effects& eff, NodeId standby, Detector detector);
 
  private:
   void after_event(TimeUs now, Effects& eff);
@@ -62,7 +64,9 @@ class PrimaryRole : public RoleBehaviour {
   void on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);
   // The standby was found failed, by my heartbeat detector or the driver's (PeerLost): lost at
   // once after a closed connection, after one more failure timeout of silence otherwise.
-  void standby_suspected(TimeUs now, Effects& eff, Detector detector);
+  void standby_suspected(TimeUs now, Effects& eff, NodeId standby, Detector detector);
+  // Counts and traces the loss of a standby (in the epoch that dropped it).
+  TraceEvent& trace_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detector detector, TimeUs silent_us);
   // After a standby loss declared on silence: every producer echoed my route and every consumer
   // fragment's primary told me where it resumes, i.e. every neighbour follows my epoch.
   bool dissolve_confirmed() const;
@@ -78,28 +82,33 @@ class PrimaryRole : public RoleBehaviour {
   // stands and I renew it in a newer epoch, which fences the other.
   void on_competing_claim(TimeUs now, const Takeover& t, Effects& eff);
 
-  // The standbys I watch and heartbeat (at most one: the approaches ask for one).
-  std::vector<NodeId> live_standbys() const {
-    return heartbeat_to_ == kNoNode ? std::vector<NodeId>{} : std::vector<NodeId>{heartbeat_to_};
-  }
+  // A standby I watch and heartbeat. Its heartbeats: a standby that goes silent is reported
+  // (standby_suspected) after one failure timeout, and declared lost (on_standby_lost) after
+  // kStandbyLossFailureTimeouts. (A closed connection is reported by the driver, PeerLost, and
+  // declares it lost at once.) Until then held output stays held — only the standby's
+  // acknowledgement releases it — so a standby that was merely cut off and took over is
+  // followed by the neighbours first, and the primary's later claim loses to it
+  // (on_competing_claim).
+  struct WatchedStandby {
+    NodeId node = kNoNode;
+    FailureDetector detector;
+    // Declared lost at this time unless heard from first (kNever: not suspected), and by whom
+    // it was suspected.
+    TimeUs loss_due_us = kNever;
+    // When it was last suspected and how long it had been silent then (for the loss's trace).
+    TimeUs suspected_at_us = 0;
+    TimeUs silence_at_suspicion_us = 0;
+    Detector suspected_by = Detector::heartbeat;
+  };
+  // Starts watching `standby` (again, when it restarted).
+  void watch_standby(TimeUs now, NodeId standby);
+  WatchedStandby* watched(NodeId n);
+  // The standbys I watch and heartbeat (k standbys; in node order).
+  std::vector<NodeId> live_standbys() const;
 
   Server& server_;
   PrimaryOptions options_;
-  NodeId heartbeat_to_ = kNoNode;
-  // The standby's heartbeats: a standby that goes silent is reported (standby_suspected) after
-  // one failure timeout, and declared lost (on_standby_lost) after kStandbyLossFailureTimeouts.
-  // (A closed connection is reported by the driver, PeerLost, and declares it lost at once.)
-  // Until then held output stays held — only the standby's acknowledgement releases it — so a
-  // standby that was merely cut off and took over is followed by the neighbours first, and
-  // the primary's later claim loses to it (on_competing_claim).
-  FailureDetector standby_detector_;
-  // A suspected standby is declared lost at this time unless heard from first (kNever: not
-  // suspected), and by whom it was suspected.
-  TimeUs standby_loss_due_us_ = kNever;
-  // When it was last suspected and how long it had been silent then (for the loss's trace).
-  TimeUs standby_suspected_at_us_ = 0;
-  TimeUs standby_silence_at_suspicion_us_ = 0;
-  Detector standby_suspected_by_ = Detector::heartbeat;
+  std::vector<WatchedStandby> standbys_;
   // The epoch in which I dissolved my pair after a standby loss (0: none since the last pair),
   // and whether that claim still waits for my neighbours' answers (held output stays held).
   Epoch dissolved_epoch_ = 0;

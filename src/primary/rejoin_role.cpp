@@ -21,7 +21,12 @@ void RejoiningRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void RejoiningRole::request(TimeUs now, Effects& eff) {
-  server_.send(eff, now, partner_, Rejoin{server_.node().fragment_id(), server_.node().self(), incarnation_});
+  const Rejoin r{server_.node().fragment_id(), server_.node().self(), incarnation_};
+  server_.send(eff, now, partner_, r);
+  // k standbys: whichever node of my fragment is its primary now (an election may have made
+  // another standby primary) answers; the others drop the request.
+  for (NodeId n : server_.node().fragment_plan().replicas())
+    if (n != partner_ && n != server_.node().self()) server_.send(eff, now, n, r);
   next_request_us_ = now + server_.node().retransmit_us();
 }
 

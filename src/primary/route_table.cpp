@@ -70,6 +70,10 @@ bool only_a_primary_sends(const Message& m) {
 
 std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   if (std::holds_alternative<Takeover>(e.body)) return std::nullopt;
+  // A candidacy comes from a standby in an election (k standbys): the epoch it names is the one
+  // its sender follows, not one it claims (a follower of the last winner speaks in that
+  // winner's epoch).
+  if (std::holds_alternative<Candidacy>(e.body)) return std::nullopt;
   const NodeId n = e.header.sender;
   if (n >= plan_->nodes.size()) return std::nullopt;
   const FragmentId f = plan_->nodes[n].fragment;
@@ -120,10 +124,13 @@ void RouteTable::advance_own_epoch() {
   r.epoch += 1;
 }
 
-void RouteTable::claim_as_primary() {
+void RouteTable::claim_as_primary(const std::vector<StandbyRef>& followers) {
   Route& r = routes_[own_];
+  for (const StandbyRef& f : followers)
+    HAPAIR_CHECK_MSG(f.node != self_ && plan_->fragments.at(own_).is_replica(f.node),
+                     "node " << self_ << " claims fragment " << own_ << " with follower " << f.node);
   r.primary = self_;
-  r.standbys.clear();
+  r.standbys = followers;
   advance_own_epoch();
 }
 
@@ -133,14 +140,22 @@ void RouteTable::form_pair(NodeId standby, std::uint64_t incarnation) {
   HAPAIR_CHECK_MSG(standby != kNoNode && standby != self_, "node " << self_ << " pairs with node " << standby);
   std::erase_if(r.standbys, [&](const StandbyRef& s) { return s.node == standby; });
   r.standbys.push_back(StandbyRef{standby, incarnation});
-  HAPAIR_CHECK_MSG(r.standbys.size() <= plan_->traits(own_).standbys,
-                   "fragment " << own_ << " has " << r.standbys.size() << " standbys, its approach " << plan_->traits(own_).standbys);
+  HAPAIR_CHECK_MSG(r.standbys.size() <= plan_->fragments.at(own_).standbys.size(),
+                   "fragment " << own_ << " has " << r.standbys.size() << " standbys, its plan "
+                               << plan_->fragments.at(own_).standbys.size());
   advance_own_epoch();
 }
 
 void RouteTable::dissolve_pair() {
   Route& r = routes_[own_];
   r.standbys.clear();
+  advance_own_epoch();
+}
+
+void RouteTable::drop_standby(NodeId standby) {
+  Route& r = routes_[own_];
+  HAPAIR_CHECK_MSG(r.primary == self_, "node " << self_ << " drops a standby of fragment " << own_ << " led by " << r.primary);
+  std::erase_if(r.standbys, [&](const StandbyRef& s) { return s.node == standby; });
   advance_own_epoch();
 }
 

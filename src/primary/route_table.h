@@ -79,13 +79,16 @@ class RouteTable {
   void follow(const Takeover& t);
 
   // ---- my own fragment: each change opens a new epoch -----------------------------------------
-  // A standby takes over: it is the primary, without a standby.
-  void claim_as_primary();
+  // A standby takes over: it is the primary, with `followers` as its standbys (k standbys: the
+  // other standbys it heard in the election; none with one standby).
+  void claim_as_primary(const std::vector<StandbyRef>& followers = {});
   // A rejoined node becomes my standby (I am the primary); a standby that restarted is named again
   // with its new incarnation.
   void form_pair(NodeId standby, std::uint64_t incarnation);
   // My standby is gone: me as primary, no standby.
   void dissolve_pair();
+  // One of my k standbys is gone, others remain: me as primary, the others as standbys.
+  void drop_standby(NodeId standby);
   // Another node claimed my epoch after every neighbour followed mine: a newer one says so.
   void renew_claim();
 

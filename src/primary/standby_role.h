@@ -7,7 +7,8 @@
 // until then, and how it takes over, is the approach's: primary_failed and the rest of the role.
 //
 // Paper: the backup of a process pair detects its primary's fail-stop crash by missed heartbeats
-// (section 2) and takes over (sections 4.1-4.3).
+// (section 2) and takes over (sections 4.1-4.3). With k standbys (beyond the paper) the standbys
+// first elect the most advanced of them (election.h); the others follow it.
 //
 // Invariants: a failure is reported (primary_failed) only of the current primary, never after
 // the role handed over; the successor is handed over once (each approach's primary_failed
@@ -20,7 +21,9 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
+#include "primary/election.h"
 #include "primary/primary_watch.h"
 #include "primary/role.h"
 
@@ -28,7 +31,8 @@ namespace hapair {
 
 class StandbyRole : public RoleBehaviour {
  public:
-  // The driver found the current primary failed (connection lost, or its own heartbeats).
+  // The driver found the current primary failed (connection lost, or its own heartbeats), or
+  // another standby of my fragment (an election among k standbys no longer waits for it).
   void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) final;
   std::unique_ptr<RoleBehaviour> take_successor() final { return std::move(successor_); }
 
@@ -36,11 +40,28 @@ class StandbyRole : public RoleBehaviour {
   explicit StandbyRole(Server& server) : server_(server), watch_(server) {}
 
   // A tick's first step: heartbeats the primary and, unless `detect` is false (a standby that is
-  // taking over already), checks it. True when it was found failed now (primary_failed ran).
+  // taking over already), checks it; with other standbys, runs the election (election.h).
+  // True when the primary was found failed now and primary_failed ran.
   bool watch_primary(TimeUs now, Effects& eff, bool detect = true);
   // The primary failed, found by `detector`: take over (setting successor_), or say why this
-  // standby cannot.
+  // standby cannot. With k standbys, only the winner of the election gets here.
   virtual void primary_failed(TimeUs now, Effects& eff, Detector detector) = 0;
+  // How far my state goes, for the election among k standbys (passive standby: the id of the
+  // last checkpoint it installed). Compared only between standbys of one primary and epoch.
+  virtual std::uint64_t election_position() const { return 0; }
+  // A Candidacy from another standby of my fragment: the election's (true: handled, counted or
+  // dropped). Every standby role calls it first in on_message.
+  bool on_election_message(TimeUs now, const Envelope& env, Effects& eff);
+  // A Takeover (standby_learns_takeover, `answer` as there): the role to swap to when the pair
+  // went on without me (fenced); when it names me as a standby of a new primary (the winner of an
+  // election, or my primary's new pair), I follow it: the election closes, and my watch turns to
+  // the new primary.
+  std::unique_ptr<RoleBehaviour> learn_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answer = true);
+  // The other standbys the winner names as its own (it heard them in the election; none with one
+  // standby): begin_takeover's followers.
+  std::vector<StandbyRef> followers() const;
+  // When the watch or the election next needs a Tick.
+  TimeUs watch_wakeup_us() const;
   // A standby that processes input never sends output before it takes over (its log waits for
   // the takeover): none of the messages sent since `first` is a tuple batch (checked). Cheap: a
   // standby sends a handful of acks and heartbeats per event.
@@ -50,6 +71,23 @@ class StandbyRole : public RoleBehaviour {
   PrimaryWatch watch_;
   // The role to swap to (set once: the primary role after a takeover, or the fenced role).
   std::unique_ptr<RoleBehaviour> successor_;
+
+ private:
+  // My primary was found failed: take over at once (the only standby), or open the election.
+  // True when primary_failed ran.
+  bool primary_suspected(TimeUs now, Effects& eff, Detector detector);
+  // Decides when it can: takes over (the winner) or waits for the winner's Takeover.
+  bool decide(TimeUs now, Effects& eff);
+  void send_candidacy(TimeUs now, Effects& eff);
+
+  Election election_;
+  Detector detector_ = Detector::heartbeat;  // what found the primary failed
+  TimeUs next_candidacy_us_ = kNever;        // repeated until decided
+  NodeId awaited_winner_ = kNoNode;          // lost: the winner whose Takeover I wait for
+  TimeUs winner_due_us_ = kNever;            // ... until then, else it is suspected
+  TimeUs election_opened_us_ = 0;            // when I stood (the primary heard after: it lives)
+  bool winner_lost_ = false;                 // a winner failed before its Takeover reached me
+  bool deadline_passed_ = false;             // the election's deadline is behind me
 };
 
 }  // namespace hapair

@@ -4,14 +4,15 @@
 
 namespace hapair {
 
-NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs silent_us, Detector detector) {
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs silent_us, Detector detector,
+                      const std::vector<StandbyRef>& followers) {
   const NodeId old_primary = server.routes().route(server.node().fragment_id()).primary;
   server.trace(eff, now, TraceKind::detection)
       .with(TraceKey::failed, old_primary)
       .with(TraceKey::detector, detector)
       .with(TraceKey::silent_us, silent_us);
   // What my Unions chose so far was chosen as the standby, in the old epoch (collected first).
-  server.pair().claim_own_fragment();
+  server.pair().claim_own_fragment(followers);
   server.set_role(Role::primary);
   server.outputs().reset_consumers_awaiting_replay_request();
   server.pair().announce_takeover(now, eff, old_primary);

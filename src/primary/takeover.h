@@ -18,7 +18,10 @@ namespace hapair {
 // Becomes the primary of my fragment at a new epoch; returns the old primary.
 // `detector` is the one that found the failure and `silent_us` how long the primary had been
 // silent then (PrimaryWatch::silence_us); the detection trace says both.
-NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs silent_us, Detector detector);
+// `followers`: the other standbys that follow me (k standbys: the election's, StandbyRole::
+// followers()); my new route names them as my standbys.
+NodeId begin_takeover(Server& server, TimeUs now, Effects& eff, TimeUs silent_us, Detector detector,
+                      const std::vector<StandbyRef>& followers = {});
 
 // A standby (spare, passive or active) learns a Takeover (Server::on_takeover, `answer` as
 // there). When it names a newer epoch of my own fragment in which I am not the standby, my

@@ -29,6 +29,7 @@ ApproachTraits amnesia() {
   t.name = "amnesia";
   t.title = "amnesia";
   t.standbys = 1;
+  t.standbys_max = 1;
   t.standby_suffix = ".spare";
   t.standby_role = Role::spare;
   t.promise = {R::gap, R::gap, R::gap};
@@ -41,6 +42,7 @@ ApproachTraits upstream_backup() {
   t.name = "upstream";
   t.title = "upstream backup";
   t.standbys = 1;
+  t.standbys_max = 1;
   t.standby_suffix = ".spare";
   t.standby_role = Role::spare;
   t.consumers_retain = true;
@@ -59,6 +61,7 @@ ApproachTraits passive_standby() {
   t.name = "passive";
   t.title = "passive standby";
   t.standbys = 1;
+  t.standbys_max = kStandbysMax;
   t.standby_suffix = ".backup";
   t.standby_role = Role::passive_backup;
   t.standby_holds_state = true;
@@ -76,6 +79,7 @@ ApproachTraits active_standby() {
   t.name = "active";
   t.title = "active standby";
   t.standbys = 1;
+  t.standbys_max = 1;
   t.standby_suffix = ".backup";
   t.standby_role = Role::active_backup;
   t.standby_processes_input = true;
@@ -99,6 +103,7 @@ ApproachTraits hybrid_standby() {
   t.name = "hybrid";
   t.title = "hybrid standby";
   t.standbys = 1;
+  t.standbys_max = 1;
   t.standby_suffix = ".backup";
   t.standby_role = Role::passive_backup;
   t.standby_holds_state = true;

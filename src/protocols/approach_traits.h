@@ -76,8 +76,13 @@ struct ApproachTraits {
   bool baseline = false;
 
   // ---- the standby -------------------------------------------------------------------------
-  // Standbys the plan gives each operator fragment (0: none).
+  // Standbys the plan gives each operator fragment by default (0: none).
   std::size_t standbys = 0;
+  // The most standbys a fragment may ask for (the `standbys` setting, k standbys), at most
+  // kStandbysMax: the approaches whose ends elect the most advanced standby at a takeover and
+  // ship to every standby (passive standby); 1 for the others. Unset (0), as in an approach
+  // written elsewhere: `standbys` (protocols/plan.cpp, most_standbys).
+  std::size_t standbys_max = 0;
   // The plan names a standby <fragment><suffix>: ".spare" (a recovery node that starts from its
   // upstreams), ".backup" (a standby that holds the primary's state).
   std::string standby_suffix;

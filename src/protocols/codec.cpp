@@ -45,6 +45,7 @@ static_assert(same_kind<Heartbeat>(Body::HEARTBEAT));
 static_assert(same_kind<Takeover>(Body::TAKEOVER));
 static_assert(same_kind<Redirect>(Body::REDIRECT));
 static_assert(same_kind<Rejoin>(Body::REJOIN));
+static_assert(same_kind<Candidacy>(Body::CANDIDACY));
 static_assert(same_kind<ReplayRequest>(Body::REPLAY_REQUEST));
 static_assert(same_kind<RestartPoints>(Body::RESTART_POINTS));
 static_assert(same_kind<Determinants>(Body::DETERMINANTS));
@@ -90,6 +91,7 @@ std::size_t body_words(const Level1Ack& m) {
   return 5 + blob_words(m.restart_point.size()) + forwarded_words(m.forwarded);
 }
 std::size_t body_words(const Checkpoint& m) { return 4 + blob_words(m.payload.size()); }
+std::size_t body_words(const Takeover& m) { return 4 + 1 + 2 * m.standbys.size(); }
 std::size_t body_words(const RestartPoints& m) {
   std::size_t words = 4;
   for (const auto& p : m.points) words += point_words(p);
@@ -211,13 +213,28 @@ void put(Body::Builder body, const Takeover& m) {
   b.setFragment(m.fragment);
   b.setNewPrimary(m.new_primary);
   b.setEpoch(m.epoch);
-  HAPAIR_CHECK_MSG(m.standbys.size() <= 1, "a Takeover names " << m.standbys.size() << " standbys; the wire carries one");
+  HAPAIR_CHECK_MSG(m.standbys.size() <= kStandbysMax,
+                   "a Takeover names " << m.standbys.size() << " standbys; the wire carries " << kStandbysMax);
   // No standby is kNoNode on the wire, with incarnation 0: a standby naming no node is written
   // as none (the decoder reads it so), so that every accepted encoding re-encodes to itself.
   const StandbyRef none{kNoNode, 0};
   const StandbyRef& standby = m.standbys.empty() || m.standbys.front().node == kNoNode ? none : m.standbys.front();
   b.setStandby(standby.node);
   b.setStandbyIncarnation(standby.incarnation);
+  if (m.standbys.size() > 1 && standby.node != kNoNode) {
+    auto more = b.initMoreStandbys(static_cast<unsigned>(m.standbys.size() - 1));
+    for (std::size_t i = 1; i < m.standbys.size(); ++i) {
+      HAPAIR_CHECK_MSG(m.standbys[i].node != kNoNode, "a Takeover names no node as its standby " << i);
+      more[static_cast<unsigned>(i - 1)].setNode(m.standbys[i].node);
+      more[static_cast<unsigned>(i - 1)].setIncarnation(m.standbys[i].incarnation);
+    }
+  }
+}
+void put(Body::Builder body, const Candidacy& m) {
+  auto b = body.initCandidacy();
+  b.setFragment(m.fragment);
+  b.setFailed(m.failed);
+  b.setPosition(m.position);
 }
 void put(Body::Builder body, const Rejoin& m) {
   auto b = body.initRejoin();

@@ -48,6 +48,7 @@ class Converter {
       case Body::TAKEOVER: return convert<Takeover>(body.getTakeover());
       case Body::REDIRECT: return convert<Redirect>(body.getRedirect());
       case Body::REJOIN: return convert<Rejoin>(body.getRejoin());
+      case Body::CANDIDACY: return convert<Candidacy>(body.getCandidacy());
       case Body::REPLAY_REQUEST: return convert<ReplayRequest>(body.getReplayRequest());
       case Body::RESTART_POINTS: return convert<RestartPoints>(body.getRestartPoints());
       case Body::DETERMINANTS: return convert<Determinants>(body.getDeterminants());
@@ -182,7 +183,24 @@ class Converter {
     m.epoch = r.getEpoch();
     // No standby is kNoNode on the wire (and its incarnation says nothing).
     if (r.getStandby() != kNoNode) m.standbys = {StandbyRef{r.getStandby(), r.getStandbyIncarnation()}};
+    const auto more = r.getMoreStandbys();
+    if (more.size() > 0) {
+      if (m.standbys.empty()) return refuse("malformed", "Takeover.moreStandbys without a first standby");
+      if (more.size() + 1 > kStandbysMax)
+        return refuse("value out of range", "Takeover names " + std::to_string(more.size() + 1) + " standbys, at most " +
+                                                std::to_string(kStandbysMax));
+      for (auto s : more) {
+        if (s.getNode() == kNoNode) return refuse("malformed", "Takeover.moreStandbys names no node");
+        m.standbys.push_back(StandbyRef{s.getNode(), s.getIncarnation()});
+      }
+    }
     if (m.epoch > kEpochMax) return refuse("value out of range", "Takeover.epoch " + std::to_string(m.epoch));
+    return true;
+  }
+  bool get(wire::Candidacy::Reader r, Candidacy& m) {
+    m.fragment = r.getFragment();
+    m.failed = r.getFailed();
+    m.position = r.getPosition();
     return true;
   }
   bool get(wire::Rejoin::Reader r, Rejoin& m) {

@@ -6,6 +6,7 @@
 // elimination by tuple id).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -34,6 +35,11 @@ inline constexpr Epoch kEpochMax = Epoch{1} << 48;
 inline constexpr Epoch kEpochFollowMax = kEpochMax / 2;
 
 inline constexpr NodeId kNoNode = std::numeric_limits<NodeId>::max();
+
+// The most standbys a fragment may have (the `standbys` setting, docs/TOPOLOGY.md): k + 1
+// replicas survive k crashes of one fragment; beyond three the checkpoint and heartbeat traffic
+// grows with k while a fourth crash of one fragment's replicas is outside the faults we test.
+inline constexpr std::size_t kStandbysMax = 3;
 inline constexpr FragmentId kNoFragment = std::numeric_limits<FragmentId>::max();
 inline constexpr StreamId kNoStream = std::numeric_limits<StreamId>::max();
 inline constexpr TimeUs kNever = std::numeric_limits<TimeUs>::max();

@@ -133,8 +133,10 @@ struct StandbyRef {
 // "Node `new_primary` runs `fragment` from now on, at `epoch`, with `standbys` as its standbys
 // (none after a takeover or a dissolution)." Sent by a node that took over to every neighbour of
 // the fragment (upstream and downstream) and to its old partner, and again when a restored
-// standby joins the pair. The wire carries at most one standby (wire.capnp: `standby`,
-// `standbyIncarnation`); the codec refuses to encode more.
+// standby joins the pair, and by the winner of an election among k standbys, naming the other
+// candidates it heard as its standbys (they follow it). The wire carries the first standby in
+// `standby`, `standbyIncarnation` and the others in `moreStandbys` (wire.capnp), at most
+// kStandbysMax in all; the codec refuses to encode more.
 struct Takeover {
   FragmentId fragment = kNoFragment;
   NodeId new_primary = kNoNode;
@@ -216,6 +218,20 @@ struct Rejoin {
   // Distinguishes a repeated request (same incarnation) from a process that restarted again.
   std::uint64_t incarnation = 0;
   friend bool operator==(const Rejoin&, const Rejoin&) = default;
+};
+
+// One of k standbys found its primary `failed` and tells the other standbys of its fragment how
+// far its state goes: its `position` (passive standby: the id of its last installed checkpoint),
+// at the epoch in the header. Each standby takes over only if it is the most advanced of the
+// candidates it heard (epoch, then position, then the lowest replica index: Raft's "at least
+// as up to date" rule; primary/election.h). Repeated every heartbeat interval until decided. A
+// standby that still hears the primary answers with a refusal, `failed` = kNoNode (a pre-vote:
+// nobody wins while one holds).
+struct Candidacy {
+  FragmentId fragment = kNoFragment;
+  NodeId failed = kNoNode;
+  std::uint64_t position = 0;
+  friend bool operator==(const Candidacy&, const Candidacy&) = default;
 };
 
 // ---- control plane (launcher <-> nodes) ----------------------------------------------------
@@ -342,22 +358,21 @@ struct ClockReply {
 
 using Message = std::variant<TupleBatch, Level0Ack, Level1Ack, Checkpoint, CheckpointAck, Heartbeat,
                              Takeover, Redirect, ReplayRequest, RestartPoints, Determinants,
-                             DeterminantAck, Rejoin, Hello, Directory, StopRun, Kill, NodeStats,
+                             DeterminantAck, Rejoin, Candidacy, Hello, Directory, StopRun, Kill, NodeStats,
                              TraceBatch, DeliveryBatch, ClockRequest, ClockReply>;
 
 // Names per message kind, in the variant's order; used for bytes_by_kind / messages_by_kind.
 inline constexpr const char* kMessageKindNames[] = {
     "tuples",         "level0_ack",   "level1_ack",     "checkpoint", "checkpoint_ack",
     "heartbeat",      "takeover",     "redirect",       "replay_request", "restart_points",
-    "determinants",   "determinant_ack", "rejoin",      "hello",      "directory",  "stop",
-    "kill",           "stats",        "trace",          "deliveries", "clock_request",
-    "clock_reply"};
+    "determinants",   "determinant_ack", "rejoin",      "candidacy",  "hello",      "directory",  "stop",
+    "kill",           "stats",        "trace",          "deliveries", "clock_request", "clock_reply"};
 static_assert(std::size(kMessageKindNames) == std::variant_size_v<Message>);
 
 inline const char* message_kind_name(const Message& m) { return kMessageKindNames[m.index()]; }
 // Control-plane messages run between nodes and the launcher and are not HA overhead. They come
 // last in Message, from Hello on.
-inline constexpr std::size_t kFirstControlKind = 13;
+inline constexpr std::size_t kFirstControlKind = 14;
 static_assert(std::string_view(kMessageKindNames[kFirstControlKind]) == "hello");
 inline bool is_control_message(const Message& m) { return m.index() >= kFirstControlKind; }
 

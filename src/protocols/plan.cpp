@@ -106,6 +106,17 @@ HaMode effective_ha(const Topology& t, const FragmentSpec& f) {
   return f.ha.value_or(t.settings.ha);
 }
 
+// The most standbys a fragment of approach `a` may have: its traits' standbys_max, or, unset (an
+// approach written elsewhere), the standbys it asks for.
+std::size_t most_standbys(const ApproachTraits& a) { return std::max(a.standbys_max, a.standbys); }
+
+// The standbys a fragment asks for (its own `standbys`, else the network's); 0 when its
+// approach has none.
+std::int64_t requested_standbys(const Topology& t, const FragmentSpec& f, const ApproachTraits* a) {
+  if (a == nullptr || !a->has_standby()) return 0;
+  return f.standbys != 0 ? f.standbys : t.settings.standbys;
+}
+
 // Topological order of a graph given by successor lists; when the graph has a cycle, returns
 // one cycle (its nodes in edge order) instead. Kahn's algorithm, smallest ready index first, so
 // the order is deterministic and follows the listing order where the edges allow it.
@@ -344,21 +355,24 @@ struct Validator {
 
   // A fragment's name (every node that runs it) or a node's: a fragment's name with the standby
   // suffix of its approach.
+  // Every node of a fragment: its own name and its standbys'.
+  std::vector<std::string> node_names(const FragmentSpec& f) const {
+    std::vector<std::string> out{f.name};
+    const ApproachTraits* a = approaches.find(effective_ha(t, f));
+    const std::int64_t k = std::clamp<std::int64_t>(requested_standbys(t, f, a), 0, kStandbysMax);
+    for (std::int64_t i = 0; i < k; ++i) out.push_back(standby_node_name(f.name, a->standby_suffix, static_cast<std::size_t>(i)));
+    return out;
+  }
   bool names_node_or_fragment(const std::string& n) const {
-    for (const FragmentSpec& f : t.fragments) {
-      if (f.name == n) return true;
-      const ApproachTraits* a = approaches.find(effective_ha(t, f));
-      if (a != nullptr && a->has_standby() && f.name + a->standby_suffix == n) return true;
-    }
+    for (const FragmentSpec& f : t.fragments)
+      for (const std::string& name : node_names(f))
+        if (name == n) return true;
     return false;
   }
   std::string node_and_fragment_names() const {
     std::vector<std::string> out;
-    for (const FragmentSpec& f : t.fragments) {
-      out.push_back(f.name);
-      const ApproachTraits* a = approaches.find(effective_ha(t, f));
-      if (a != nullptr && a->has_standby()) out.push_back(f.name + a->standby_suffix);
-    }
+    for (const FragmentSpec& f : t.fragments)
+      for (const std::string& name : node_names(f)) out.push_back(name);
     std::string text;
     for (const std::string& s : out) text += (text.empty() ? "" : ", ") + s;
     return text;
@@ -557,12 +571,64 @@ struct Validator {
         for (const OperatorSpec& o : f.operators) op(f, o);
         break;
     }
+    standbys(f);
     for (const std::string* h : {&f.host, &f.standby_host})
       if (!h->empty() && !valid_name(*h))
         add(f.where, d + ": host '" + *h + "' must be the name of a host in the hosts file: 1 to 64 letters, digits, '_' or '-'");
     for (const std::string* e : {&f.endpoint, &f.standby_endpoint})
       if (!e->empty() && !valid_endpoint(*e))
         add(f.where, d + ": endpoint '" + *e + "' must look like tcp://HOST:PORT or tcp://HOST:*");
+  }
+
+  // k standbys: 1 to the approach's most (kStandbysMax for passive standby), and only where
+  // the approach has a standby at all.
+  void standbys(const FragmentSpec& f) {
+    const ApproachTraits* a = approaches.find(effective_ha(t, f));
+    if (a == nullptr) return;  // known_approaches() says why
+    const std::string d = describe(f);
+    if (!a->has_standby()) {
+      if (f.standbys != 0)
+        add(f.where, d + ": standbys = " + num(f.standbys) + ", but " +
+                         (f.kind == FragmentKind::operators ? "ha = " + a->name + " has no standby"
+                                                            : std::string("sources and sinks never get standbys")) +
+                         "; leave standbys unset");
+      return;
+    }
+    const std::int64_t k = requested_standbys(t, f, a);
+    const auto most = static_cast<std::int64_t>(most_standbys(*a));
+    if (k >= 1 && k <= most) return;
+    // A [network] value outside 1..kStandbysMax is said once, by network_standbys().
+    if (f.standbys == 0 && (k < 1 || k > static_cast<std::int64_t>(kStandbysMax))) return;
+    const std::string which = f.standbys != 0 ? d + ": standbys = " + num(k) : d + ": [network] standbys = " + num(k);
+    if (most <= 1)
+      add(f.where, which + ": ha = " + a->name + " has exactly one " + (a->standby_holds_state ? "standby" : "recovery node") +
+                       " per fragment (k standbys: ha = " + k_standby_approaches() + ", standbys = 1 to " +
+                       std::to_string(kStandbysMax) + ")");
+    else
+      add(f.where, which + ": must be 1 to " + std::to_string(most) + " for ha = " + a->name);
+  }
+  std::string k_standby_approaches() const {
+    std::string out;
+    for (const ApproachTraits& a : approaches.all())
+      if (most_standbys(a) > 1) out += (out.empty() ? "" : ", ") + a.name;
+    return out.empty() ? std::string("none in this build") : out;
+  }
+  // [network] standbys applies to fragments whose approach has a standby; set on a network none
+  // of whose fragments has one, it would silently mean nothing.
+  void network_standbys() {
+    const std::int64_t k = t.settings.standbys;
+    if (k == 1) return;
+    if (k < 1 || k > static_cast<std::int64_t>(kStandbysMax)) {
+      add(t.settings.where, "[network] standbys = " + num(k) + ": must be 1 to " + std::to_string(kStandbysMax) +
+                                " (k standbys per fragment; ha = " + k_standby_approaches() + ")");
+      return;
+    }
+    for (const FragmentSpec& f : t.fragments) {
+      const ApproachTraits* a = approaches.find(effective_ha(t, f));
+      if (a != nullptr && a->has_standby()) return;
+    }
+    add(t.settings.where, "[network] standbys = " + num(k) + ", but no fragment has a standby (ha = none everywhere); " +
+                              "k standbys need ha = " + k_standby_approaches());
   }
 
   void names() {
@@ -693,6 +759,7 @@ struct Validator {
       add(t.settings.where, "the network has " + std::to_string(t.fragments.size()) + " fragments, at most " +
                                 std::to_string(kFragmentsMax) + " are supported");
     names();
+    network_standbys();
     for (const FragmentSpec& f : t.fragments) fragment(f);
     nexmark_sequence();
     endpoints();
@@ -770,6 +837,17 @@ std::map<std::string, bool> ordered_streams(const Topology& t) {
 }
 
 const ApproachTraits& Plan::traits(FragmentId f) const { return approaches.of(fragments.at(f).ha); }
+
+std::string standby_node_name(const std::string& fragment, const std::string& suffix, std::size_t index) {
+  return fragment + suffix + (index == 0 ? std::string() : std::to_string(index + 1));
+}
+
+std::size_t PlanFragment::replica_index(NodeId n) const {
+  if (n == primary) return 0;
+  for (std::size_t i = 0; i < standbys.size(); ++i)
+    if (standbys[i] == n) return i + 1;
+  return standbys.size() + 1;
+}
 
 NodeId Plan::node_id(const std::string& name) const {
   for (const PlanNode& n : nodes)
@@ -862,20 +940,26 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
     node.endpoint = f.endpoint;
     plan.nodes.push_back(node);
   }
-  for (PlanFragment& pf : plan.fragments) {
-    const ApproachTraits& approach = approaches.of(pf.ha);
-    if (!approach.has_standby()) continue;
-    HAPAIR_CHECK_MSG(approach.standbys == 1, "approach " << approach.name << " asks for " << approach.standbys
-                                                          << " standbys; a plan has one per fragment");
-    PlanNode node;
-    node.id = static_cast<NodeId>(plan.nodes.size());
-    node.name = pf.name + approach.standby_suffix;
-    node.fragment = pf.id;
-    node.standby = true;
-    node.endpoint = t.fragments[pf.spec_index].standby_endpoint;
-    pf.standbys.push_back(node.id);
-    plan.nodes.push_back(node);
-  }
+  // The first standby of every fragment, then the further ones (k standbys), so that the node
+  // ids of a plan with one standby per fragment stay what they always were.
+  for (std::size_t i = 0; i < kStandbysMax; ++i)
+    for (PlanFragment& pf : plan.fragments) {
+      const ApproachTraits& approach = approaches.of(pf.ha);
+      const FragmentSpec& f = t.fragments[pf.spec_index];
+      const auto k = static_cast<std::size_t>(requested_standbys(t, f, &approach));
+      HAPAIR_CHECK_MSG(k <= most_standbys(approach),
+                       "fragment " << pf.name << " asks for " << k << " standbys, approach " << approach.name << " allows "
+                                   << most_standbys(approach));
+      if (i >= k) continue;
+      PlanNode node;
+      node.id = static_cast<NodeId>(plan.nodes.size());
+      node.name = standby_node_name(pf.name, approach.standby_suffix, i);
+      node.fragment = pf.id;
+      node.standby = true;
+      node.endpoint = i == 0 ? f.standby_endpoint : std::string();
+      pf.standbys.push_back(node.id);
+      plan.nodes.push_back(node);
+    }
 
   // Each fragment's reads, in first-use order; the streams crossing fragments are the plan's.
   std::vector<std::vector<std::string>> reads(t.fragments.size());

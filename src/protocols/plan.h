@@ -42,8 +42,8 @@ struct PlanFragment {
   FragmentKind kind = FragmentKind::operators;
   HaMode ha = kNoHa;
   NodeId primary = kNoNode;
-  // The plan's standbys (as many as the approach's traits ask for; none for ha none, sources and
-  // sinks). Nodes named <fragment><suffix> (approach_traits.h).
+  // The plan's standbys (the `standbys` setting, k; one by default; none for ha none, sources
+  // and sinks). Nodes named <fragment><suffix>, then <fragment><suffix>2, 3 (standby_node_name).
   std::vector<NodeId> standbys;
   std::vector<StreamId> inputs;   // streams read from other fragments, in first-use order
   std::vector<StreamId> outputs;  // streams sent to other fragments
@@ -56,6 +56,9 @@ struct PlanFragment {
   // The primary and every standby: the nodes that run this fragment.
   std::vector<NodeId> replicas() const;
   bool is_replica(NodeId n) const;
+  // A replica's place: 0 the plan's primary, i the plan's i-th standby; beyond them for a node
+  // of another fragment. Ties of an election among k standbys go to the lowest.
+  std::size_t replica_index(NodeId n) const;
   // The node node n pairs with in the plan: a standby's primary, the primary's (first) standby;
   // kNoNode for a fragment without standby.
   NodeId plan_partner(NodeId n) const {
@@ -83,6 +86,10 @@ struct Plan {
   // The traits of a fragment's approach (sources and sinks: the baseline's).
   const ApproachTraits& traits(FragmentId f) const;
 };
+
+// The name of a fragment's standby number `index` (0 first): "aggregate.backup",
+// "aggregate.backup2", "aggregate.backup3".
+std::string standby_node_name(const std::string& fragment, const std::string& suffix, std::size_t index);
 
 // Whether an operator's output timestamps never go backwards, given its inputs': Filter and Map
 // keep their input's order, an Aggregate emits windows in end order, a Join in its later input's

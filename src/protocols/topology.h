@@ -224,6 +224,8 @@ struct FragmentSpec {
   // the standby, are pinned to. Empty: placement chooses.
   std::string host;
   std::string standby_host;
+  // Standbys of this fragment (k standbys, docs/TOPOLOGY.md); 0: the network's `standbys`.
+  std::int64_t standbys = 0;
   std::string where;
   friend bool operator==(const FragmentSpec&, const FragmentSpec&) = default;
 };
@@ -234,6 +236,10 @@ struct Settings {
   std::uint64_t seed = 1;
   double duration_s = 6.0;
   HaMode ha = kNoHa;
+  // Standbys of every operator fragment whose approach has one (k standbys): 1 to
+  // ApproachTraits::standbys_max (3 for passive standby, 1 for the others). A fragment's own
+  // `standbys` overrides it.
+  std::int64_t standbys = 1;
   std::int64_t batch_tuples = 100;         // tuples per TupleBatch message at most
   std::int64_t batch_flush_ms = 2;         // a partial batch waits at most this long
   std::int64_t heartbeat_interval_ms = 10;

@@ -21,7 +21,8 @@ constexpr const char* kKindNames[] = {
     "takeover",        "route_change",  "fenced",            "claim_renewed",
     "rebased",         "replay_request", "replay_start",     "replay_end",
     "replay_gap",      "held_output_released", "backpressure", "rejoin_requested",
-    "rejoin_accepted", "rejoined",      "pair_restored",    "hybrid_switch"};
+    "rejoin_accepted", "rejoined",      "pair_restored",    "hybrid_switch",
+    "candidacy",       "elected",       "follows"};
 static_assert(std::size(kKindNames) == kTraceKindCount);
 
 struct KeyInfo {

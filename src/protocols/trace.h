@@ -87,8 +87,15 @@ enum class TraceKind : std::uint8_t {
   // ---- hybrid standby (src/hybrid) ----
   hybrid_switch,         // role (active_backup, passive_backup: the standby's mode from now), reason
                          // (the trigger), standby, checkpoint (the bootstrap), duration_us, count
+  // ---- k standbys: the election of a new primary among them ----
+  candidacy,             // failed, epoch, position: a standby found its primary failed and tells
+                         // the other standbys how far its state goes
+  elected,               // failed, epoch, position, count (candidates heard): the most advanced
+                         // standby (epoch, then position, then the lowest replica index) takes over
+  follows,               // fragment_primary, epoch, position: a standby that lost the election
+                         // follows the winner as its standby in the new epoch
 };
-inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::hybrid_switch) + 1;
+inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::follows) + 1;
 const char* to_string(TraceKind);
 std::optional<TraceKind> trace_kind_from(const std::string& name);
 // Data-plane kinds are recorded only at trace level data (Settings::trace_level).

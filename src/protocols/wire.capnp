@@ -73,12 +73,19 @@ struct Heartbeat {
   seq @0 :UInt64;
 }
 
+struct StandbyRef {
+  node @0 :UInt16 = 0xffff;
+  incarnation @1 :UInt64;
+}
+
 struct Takeover {
   fragment @0 :UInt16 = 0xffff;
   newPrimary @1 :UInt16 = 0xffff;
   epoch @2 :UInt64;
   standby @3 :UInt16 = 0xffff;
   standbyIncarnation @4 :UInt64;
+  # The standbys after the first (k standbys; empty for one).
+  moreStandbys @5 :List(StandbyRef);
 }
 
 struct Redirect {
@@ -137,6 +144,12 @@ struct Rejoin {
   fragment @0 :UInt16 = 0xffff;
   node @1 :UInt16 = 0xffff;
   incarnation @2 :UInt64;
+}
+
+struct Candidacy {
+  fragment @0 :UInt16 = 0xffff;
+  failed @1 :UInt16 = 0xffff;
+  position @2 :UInt64;
 }
 
 # ---- control plane (launcher <-> nodes) ----------------------------------------------------
@@ -260,14 +273,15 @@ struct Envelope {
     determinants @13 :Determinants;     # 10
     determinantAck @14 :DeterminantAck; # 11
     rejoin @15 :Rejoin;                 # 12
-    hello @16 :Hello;                   # 13
-    directory @17 :Directory;           # 14
-    stopRun @18 :StopRun;               # 15
-    kill @19 :Kill;                     # 16
-    nodeStats @20 :NodeStats;           # 17
-    traceBatch @21 :TraceBatch;         # 18
-    deliveryBatch @22 :DeliveryBatch;   # 19
-    clockRequest @23 :ClockRequest;     # 20
-    clockReply @24 :ClockReply;         # 21
+    candidacy @16 :Candidacy;           # 13
+    hello @17 :Hello;                   # 14
+    directory @18 :Directory;           # 15
+    stopRun @19 :StopRun;               # 16
+    kill @20 :Kill;                     # 17
+    nodeStats @21 :NodeStats;           # 18
+    traceBatch @22 :TraceBatch;         # 19
+    deliveryBatch @23 :DeliveryBatch;   # 20
+    clockRequest @24 :ClockRequest;     # 21
+    clockReply @25 :ClockReply;         # 22
   }
 }

@@ -18,7 +18,9 @@ constexpr std::size_t kLevel1AckWords = 3 + 2;
 constexpr std::size_t kCheckpointWords = 4 + 1;
 constexpr std::size_t kCheckpointAckWords = 1 + 0;
 constexpr std::size_t kHeartbeatWords = 1 + 0;
-constexpr std::size_t kTakeoverWords = 3 + 0;
+constexpr std::size_t kTakeoverWords = 3 + 1;
+constexpr std::size_t kStandbyRefWords = 2 + 0;
+constexpr std::size_t kCandidacyWords = 2 + 0;
 constexpr std::size_t kRedirectWords = 2 + 0;
 constexpr std::size_t kReplayRequestWords = 4 + 0;
 constexpr std::size_t kStoredRestartPointWords = 2 + 2;
@@ -60,7 +62,11 @@ std::size_t body_words(const Level1Ack& m) {
 std::size_t body_words(const Checkpoint& m) { return kCheckpointWords + blob(m.payload.size()); }
 std::size_t body_words(const CheckpointAck&) { return kCheckpointAckWords; }
 std::size_t body_words(const Heartbeat&) { return kHeartbeatWords; }
-std::size_t body_words(const Takeover&) { return kTakeoverWords; }
+std::size_t body_words(const Takeover& m) {
+  // The codec writes `moreStandbys` only for a second standby and beyond.
+  return kTakeoverWords + (m.standbys.size() > 1 ? struct_list(m.standbys.size() - 1, kStandbyRefWords) : 0);
+}
+std::size_t body_words(const Candidacy&) { return kCandidacyWords; }
 std::size_t body_words(const Redirect&) { return kRedirectWords; }
 std::size_t body_words(const ReplayRequest&) { return kReplayRequestWords; }
 std::size_t body_words(const RestartPoints& m) { return kRestartPointsWords + points_words(m.points); }

@@ -1,6 +1,6 @@
 // The exact size of a data-plane message on the wire, computed without Cap'n Proto: what
 // encode() (protocols/codec.h) would return, byte for byte, for the kinds nodes send each other
-// (the envelope's body kinds up to Rejoin). The simulator charges these bytes to the links and
+// (the envelope's body kinds up to Candidacy). The simulator charges these bytes to the links and
 // counts them per kind, exactly as the real transport would, without encoding anything; the
 // demo's WebAssembly build, which has no Cap'n Proto, uses the same function.
 //

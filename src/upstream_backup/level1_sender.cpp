@@ -51,7 +51,7 @@ class Level1Sender : public PrimarySide {
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
     server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, standby).with_text("spare: no state");
   }
-  void on_standby_lost() override {}
+  void on_standby_lost(NodeId) override {}
   TimeUs next_wakeup_us() const override { return next_round_us_; }
 
  private:

@@ -245,3 +245,55 @@ TEST_CASE("the placement table names each node's role", "[hosts][placement]") {
   const Plan upstream = plan_with(HaMode::upstream, chain3());
   CHECK(placement_role(upstream, upstream.node_id("f1.spare")) == "spare");
 }
+
+TEST_CASE("k standbys: the k + 1 replicas of a fragment go to different hosts when there are enough, a warning says when not",
+          "[hosts][placement][k_standbys]") {
+  for (std::int64_t k : {2, 3}) {
+    Topology t = chain3();
+    t.settings.standbys = k;
+    const Plan plan = plan_with(HaMode::passive, t);
+    const auto replicas = static_cast<std::size_t>(k + 1);
+    SECTION("enough hosts, k = " + std::to_string(k)) {
+      const Placement p = placed(plan, hosts(replicas + 1));
+      for (const PlanFragment& f : plan.fragments) {
+        if (f.kind != FragmentKind::operators) continue;
+        INFO(f.name);
+        REQUIRE(f.replicas().size() == replicas);
+        std::set<std::size_t> used;
+        for (NodeId n : f.replicas()) used.insert(p.of(n).host);
+        CHECK(used.size() == replicas);
+      }
+      CHECK(p.warnings.empty());
+    }
+    SECTION("one host too few, k = " + std::to_string(k)) {
+      const Placement p = placed(plan, hosts(replicas - 1));
+      REQUIRE_FALSE(p.warnings.empty());
+      for (const std::string& w : p.warnings)
+        CHECK(contains(w, "losing that host loses two of the " + std::to_string(replicas) + " replicas of fragment"));
+      // As apart as the hosts allow: exactly two replicas of a fragment share a host.
+      for (const PlanFragment& f : plan.fragments) {
+        if (f.kind != FragmentKind::operators) continue;
+        std::set<std::size_t> used;
+        for (NodeId n : f.replicas()) used.insert(p.of(n).host);
+        CHECK(used.size() == replicas - 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("k standbys: standby_host pins the first standby, the others are spread around it", "[hosts][placement][k_standbys]") {
+  Topology t = chain3();
+  t.settings.standbys = 2;
+  for (FragmentSpec& f : t.fragments)
+    if (f.name == "f2") {
+      f.host = "h1";
+      f.standby_host = "h2";
+    }
+  const Plan plan = plan_with(HaMode::passive, t);
+  const Placement p = placed(plan, hosts(3));
+  const PlanFragment& f2 = plan.fragments[plan.fragment_id("f2")];
+  CHECK(p.of(f2.primary).host == 0);
+  CHECK(p.of(f2.standbys[0]).host == 1);
+  CHECK(p.of(f2.standbys[1]).host == 2);
+  CHECK(p.warnings.empty());
+}

@@ -43,7 +43,7 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 3: return Checkpoint{55, true, 54, 2, 5, pattern_bytes(1001, 3)};
     case 4: return CheckpointAck{56};
     case 5: return Heartbeat{0xfedcba9876543210ULL};
-    case 6: return Takeover{2, 9, 4, {{11, 77}}};
+    case 6: return Takeover{2, 9, 4, {{11, 77}, {12, 78}}};
     case 7: return Redirect{6, 11, false, 777};
     case 8: return ReplayRequest{5, 888, 3, 999};
     case 9:
@@ -57,19 +57,20 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 10: return Determinants{1, 1000, {DeterminantRecord{0, 3}, DeterminantRecord{65535, 4000000000u}}};
     case 11: return DeterminantAck{2, 1003};
     case 12: return Rejoin{3, 8, 123456};
-    case 13: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337, "tcp://127.0.0.1:40124"};
-    case 14: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"},
+    case 13: return Candidacy{2, 9, 0x123456789aULL};
+    case 14: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337, "tcp://127.0.0.1:40124"};
+    case 15: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"},
                             1'700'000'000'000'000,
                             {"tcp://127.0.0.1:2", "", "tcp://10.0.0.2:5556"}};
-    case 15: return StopRun{true};
-    case 16: return Kill{250};
-    case 17: return NodeStats{123456, true, {Counter{"bytes_sent.tuples", 1 << 30}, Counter{"cpu_us", -1}}};
-    case 18:
+    case 16: return StopRun{true};
+    case 17: return Kill{250};
+    case 18: return NodeStats{123456, true, {Counter{"bytes_sent.tuples", 1 << 30}, Counter{"cpu_us", -1}}};
+    case 19:
       return TraceBatch{{TraceEvent(10, 1, TraceKind::takeover).with(TraceKey::epoch, 1).with(TraceKey::fragment_primary, 2),
                          TraceEvent(-3, 0, TraceKind::fatal).with(TraceKey::count, -1).with_text("détection ratée")}};
-    case 20: return ClockRequest{7, 1'700'000'000'123'456};
-    case 21: return ClockReply{7, 1'700'000'000'123'456, 1'700'000'002'469'134, -5};
-    case 19:
+    case 21: return ClockRequest{7, 1'700'000'000'123'456};
+    case 22: return ClockReply{7, 1'700'000'000'123'456, 1'700'000'002'469'134, -5};
+    case 20:
       return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}},
                            true,
                            {MergeOrder{4, 7, true, false, 1, 1001, {MergeRun{0, 17, 3}, MergeRun{1, 9, 250}}},

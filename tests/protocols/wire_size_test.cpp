@@ -41,6 +41,8 @@ std::vector<Message> samples() {
   out.push_back(ReplayRequest{1, 2, 3, 4});
   out.push_back(DeterminantAck{1, 2});
   out.push_back(Rejoin{1, 2, 3});
+  out.push_back(Candidacy{1, 2, 3});
+  out.push_back(Takeover{1, 2, 3, {{4, 5}, {6, 7}, {8, 9}}});
   return out;
 }
 

@@ -11,6 +11,9 @@
 #include "judged_run.h"
 
 using namespace hapair;
+using hapair::test::check_precise;
+using hapair::test::counter;
+using hapair::test::events_of;
 
 namespace {
 
@@ -20,32 +23,6 @@ Topology hybrid_network() {
   t.settings.duration_s = 3.0;
   t.settings.checkpoint_interval_ms = 100;
   return t;
-}
-
-std::vector<const TraceEvent*> events_of(const test::JudgedRun& r, TraceKind kind, const std::string& node = "") {
-  std::vector<const TraceEvent*> out;
-  for (const TraceEvent& e : r.outcome.result.events)
-    if (e.kind == kind && (node.empty() || (e.node < r.plan->nodes.size() && r.plan->nodes[e.node].name == node)))
-      out.push_back(&e);
-  return out;
-}
-
-std::int64_t counter(const test::JudgedRun& r, const std::string& node, const std::string& name) {
-  auto n = r.outcome.result.counters.find(node);
-  if (n == r.outcome.result.counters.end()) return 0;
-  auto c = n->second.find(name);
-  return c == n->second.end() ? 0 : c->second;
-}
-
-void check_precise(const test::JudgedRun& r) {
-  INFO(r.outcome.summary);
-  CHECK(r.outcome.result.completed);
-  CHECK(r.outcome.semantics.verdict == "precise");
-  CHECK(r.outcome.semantics.lost == 0);
-  CHECK(r.outcome.semantics.duplicates == 0);
-  CHECK(r.outcome.semantics.differing == 0);
-  CHECK(r.check.status == RunStatus::result);
-  CHECK_FALSE(r.check.beyond);
 }
 
 FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
