@@ -115,11 +115,11 @@ class EnvelopeGenerator {
         }
         return m;
       }
-      case 20: return ClockRequest{u64(), static_cast<std::int64_t>(u64())};
-      case 21:
+      case 21: return ClockRequest{u64(), static_cast<std::int64_t>(u64())};
+      case 22:
         return ClockReply{u64(), static_cast<std::int64_t>(u64()), static_cast<std::int64_t>(u64()),
                           static_cast<std::int64_t>(u64())};
-      default: {
+      default: {  // 20
         DeliveryBatch m;
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i)
