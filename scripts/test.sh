@@ -36,33 +36,32 @@ stage "release build"
 # the lowest priority (nice 19), so they take only the CPU the tests leave; the tests' processes
 # keep theirs. Their logs go to build-logs/; a failed build prints its log and fails the suite.
 mkdir -p build-logs
-background=()
-cleanup_background() { for pid in "${background[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; }
-trap cleanup_background EXIT
-set -m  # each background job in its own process group, so the trap stops its compilers too
-nice -n 19 scripts/build_wasm.sh build-wasm > build-logs/wasm.log 2>&1 &
-wasm_pid=$!
-background+=("$wasm_pid")
+rm -f build-logs/wasm.status
 export HAPAIR_FUZZ_BUILD=build-asan HAPAIR_FUZZ_TESTS=ON
-nice -n 19 scripts/fuzz.sh build > build-logs/sanitizer.log 2>&1 &
-asan_pid=$!
-background+=("$asan_pid")
+# One niced job: the page first (the browser tests need it soonest), then the sanitizer build.
+set -m  # the job in its own process group, so the trap below stops its compilers too
+nice -n 19 bash -c 'scripts/build_wasm.sh build-wasm > build-logs/wasm.log 2>&1; echo $? > build-logs/wasm.status
+                    scripts/fuzz.sh build > build-logs/sanitizer.log 2>&1' &
+builds_pid=$!
 set +m
-wait_build() {  # wait_build PID NAME LOG
-  if ! wait "$1"; then
-    echo "test.sh: the $2 failed; its log, build-logs/$3, ends:" >&2
-    tail -40 "build-logs/$3" >&2
-    exit 1
-  fi
+trap 'kill -- "-$builds_pid" 2>/dev/null || true' EXIT
+build_failed() {  # build_failed NAME LOG
+  echo "test.sh: the $1 failed; its log, build-logs/$2, ends:" >&2
+  tail -40 "build-logs/$2" >&2
+  exit 1
 }
 ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'runtime|e2e|layers|hosts|package|sweeps'
 stage "release tests (builds niced beside)"
 # The browser tests open the WebAssembly page.
-wait_build "$wasm_pid" "WebAssembly page's build" wasm.log
+while [ ! -s build-logs/wasm.status ]; do
+  kill -0 "$builds_pid" 2>/dev/null || build_failed "WebAssembly page's build" wasm.log
+  sleep 1
+done
+[ "$(cat build-logs/wasm.status)" = 0 ] || build_failed "WebAssembly page's build" wasm.log
 stage "WebAssembly page (what remained)"
 ctest --test-dir build --output-on-failure -j 2 --timeout 600 -L 'browser'
 stage "browser tests"
-wait_build "$asan_pid" "sanitizer build" sanitizer.log
+wait "$builds_pid" || build_failed "sanitizer build" sanitizer.log
 stage "sanitizer build (what remained)"
 trap - EXIT
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
