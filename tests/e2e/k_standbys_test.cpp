@@ -51,12 +51,21 @@ TEST_CASE("k standbys: two SIGKILLs of one fragment's replicas are recovered pre
   INFO("winner " << e.winner << "; aggregate.backup at " << e.positions["aggregate.backup"] << ", aggregate.backup2 at "
                  << e.positions["aggregate.backup2"]);
   REQUIRE(e.positions.size() == 2);
-  // The winner is the most advanced (a tie would go to aggregate.backup, the lower index).
+  // The winner is the most advanced (a tie goes to aggregate.backup, the lower index). The slow
+  // link makes aggregate.backup2 the more advanced one in most runs, not in every one: the
+  // checkpoint in flight to aggregate.backup may be installed before it announces its position
+  // (a tie, seen on CI). The simulator's scenario (tests/scenarios/k_standbys_test.cpp) makes the
+  // lag certain; here the rule is checked on whatever positions the real run produced.
   const bool second_ahead = e.positions["aggregate.backup2"] > e.positions["aggregate.backup"];
-  CHECK(e.winner == (second_ahead ? "aggregate.backup2" : "aggregate.backup"));
-  CHECK(second_ahead);
-  // The loser followed the winner; the second SIGKILL (of the winner) left it to take over.
-  CHECK(count_events(*plan, o.result, "follows", "aggregate.backup") == 1);
-  CHECK(count_events(*plan, o.result, "takeover", "aggregate.backup2") == 1);
+  const std::string winner = second_ahead ? "aggregate.backup2" : "aggregate.backup";
+  const std::string other = second_ahead ? "aggregate.backup" : "aggregate.backup2";
+  CHECK(e.winner == winner);
+  if (!second_ahead) WARN("aggregate.backup2 was not ahead in this run: the tie rule decided");
+  // The other standby followed the winner.
+  CHECK(count_events(*plan, o.result, "follows", other) == 1);
+  CHECK(count_events(*plan, o.result, "takeover", winner) == 1);
+  // The second SIGKILL (of aggregate.backup2) hit the winner, and aggregate.backup took over from
+  // it, or a follower, and aggregate.backup stayed primary: either way aggregate.backup took over
+  // once and the output is precise (checked above).
   CHECK(count_events(*plan, o.result, "takeover", "aggregate.backup") == 1);
 }
