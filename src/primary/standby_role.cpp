@@ -34,13 +34,7 @@ bool StandbyRole::watch_primary(TimeUs now, Effects& eff, bool detect) {
     if (awaited_winner_ != kNoNode && now >= winner_due_us_) {
       // The winner never took over (it failed before its Takeover reached me): the most advanced
       // of the rest wins, once they heard of it too.
-      server_.count("election_winners_suspected");
-      election_.suspect(awaited_winner_);
-      awaited_winner_ = kNoNode;
-      winner_due_us_ = kNever;
-      winner_lost_ = true;
-      election_.extend(now + failure_timeout_us(server_));
-      deadline_passed_ = false;
+      give_up_awaited_winner(now);
       send_candidacy(now, eff);
     }
     return decide(now, eff);
@@ -59,15 +53,18 @@ void StandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
   if (r.standby(lost.peer) == nullptr) return;
   // Another standby of my fragment is gone: the election does not wait for it.
   election_.suspect(lost.peer);
-  if (lost.peer == awaited_winner_) {
-    server_.count("election_winners_suspected");
-    awaited_winner_ = kNoNode;
-    winner_due_us_ = kNever;
-    winner_lost_ = true;
-    election_.extend(now + failure_timeout_us(server_));
-    deadline_passed_ = false;
-  }
+  if (lost.peer == awaited_winner_) give_up_awaited_winner(now);
   decide(now, eff);
+}
+
+void StandbyRole::give_up_awaited_winner(TimeUs now) {
+  server_.count("election_winners_suspected");
+  election_.suspect(awaited_winner_);
+  awaited_winner_ = kNoNode;
+  winner_due_us_ = kNever;
+  winner_lost_ = true;
+  election_.extend(now + failure_timeout_us(server_));
+  deadline_passed_ = false;
 }
 
 bool StandbyRole::primary_suspected(TimeUs now, Effects& eff, Detector detector) {

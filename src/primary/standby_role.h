@@ -79,6 +79,9 @@ class StandbyRole : public RoleBehaviour {
   // Decides when it can: takes over (the winner) or waits for the winner's Takeover.
   bool decide(TimeUs now, Effects& eff);
   void send_candidacy(TimeUs now, Effects& eff);
+  // The winner I waited for failed before its Takeover reached me: suspect it, count it, and let
+  // the most advanced of the rest win after one more failure timeout.
+  void give_up_awaited_winner(TimeUs now);
 
   Election election_;
   Detector detector_ = Detector::heartbeat;  // what found the primary failed
