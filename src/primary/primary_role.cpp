@@ -89,7 +89,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             if (dissolve_pending_ && m.epoch == dissolved_epoch_) confirmed_producers_.insert(from);
             server_.count("route_echoes_received");
           } else if (claims_my_dissolved_epoch(m)) {
-            on_competing_claim(now, m, eff);
+            on_competing_claim(now, from, m, eff);
           } else if (server_.on_takeover(now, m, eff)) {
             server_.trace(eff, now, TraceKind::fenced)
                 .with(TraceKey::fragment_primary, m.new_primary)
@@ -227,6 +227,7 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   // by the new pair's checkpoint or bootstrap (output before the new standby is released).
   dissolve_pending_ = false;
   dissolved_epoch_ = 0;
+  deferred_claimant_ = kNoNode;
   server_.trace(eff, now, TraceKind::rejoin_accepted)
       .with(TraceKey::standby, from)
       .with(TraceKey::epoch, server_.routes().epoch())
@@ -326,6 +327,8 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
       .with(TraceKey::count, released)
       .with(TraceKey::epoch, server_.routes().epoch())
       .with_text("running unprotected until a standby rejoins");
+  // A claim of my epoch announced while mine was unconfirmed: every neighbour follows mine.
+  if (deferred_claimant_ != kNoNode) renew_claim_over(now, deferred_claimant_, eff);
 }
 
 bool PrimaryRole::claims_my_dissolved_epoch(const Takeover& t) const {
@@ -334,11 +337,22 @@ bool PrimaryRole::claims_my_dissolved_epoch(const Takeover& t) const {
          server_.node().plan().nodes[t.new_primary].fragment == server_.node().fragment_id();
 }
 
-void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff) {
+void PrimaryRole::on_competing_claim(TimeUs now, NodeId from, const Takeover& t, Effects& eff) {
+  if (dissolve_pending_ && from == t.new_primary) {
+    // My old standby announces its own claim of my epoch (it resumed from a pause and took over
+    // on its old state). That alone says nothing of who follows it: my neighbours answer each
+    // claim of an epoch whose first claim they follow with the one they follow. If they all
+    // follow me, they trimmed their output for me and only my claim can be precise (chaos case
+    // 615 of seed 1: yielding here let the stale standby win, and its replay found a gap).
+    deferred_claimant_ = t.new_primary;
+    server_.count("epoch_claims_deferred");
+    server_.trace(eff, now, TraceKind::claim_deferred).with(TraceKey::epoch, t.epoch).with(TraceKey::over, t.new_primary);
+    return;
+  }
   if (dissolve_pending_) {
-    // My old standby took over in the epoch I claimed, and some neighbour follows it: it wins.
-    // Nothing I held went out and nothing was acknowledged upstream for it; I rejoin as its
-    // standby (its new epoch then brings every neighbour over to it).
+    // A neighbour follows my old standby's claim of the epoch I claimed: it wins. Nothing I
+    // held went out; I rejoin as its standby (its new epoch then brings every neighbour over to
+    // it).
     server_.count("epoch_claims_lost");
     server_.trace(eff, now, TraceKind::fenced)
         .with(TraceKey::fragment_primary, t.new_primary)
@@ -348,13 +362,17 @@ void PrimaryRole::on_competing_claim(TimeUs now, const Takeover& t, Effects& eff
     return;
   }
   // Every neighbour answered my claim before this one came (a standby that resumed and took
-  // over on its old state): mine stands. A newer epoch makes that plain to everyone, the other
-  // node included, which is fenced by it and rejoins.
+  // over on its old state): mine stands.
+  renew_claim_over(now, t.new_primary, eff);
+}
+
+void PrimaryRole::renew_claim_over(TimeUs now, NodeId over, Effects& eff) {
+  deferred_claimant_ = kNoNode;
   server_.pair().renew_claim();
   dissolved_epoch_ = server_.routes().epoch();
-  server_.pair().announce_takeover(now, eff, t.new_primary);
+  server_.pair().announce_takeover(now, eff, over);
   server_.count("epoch_claims_renewed");
-  server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, t.new_primary);
+  server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, over);
 }
 
 void PrimaryRole::after_event(TimeUs now, Effects& eff) {

@@ -78,9 +78,13 @@ class PrimaryRole : public RoleBehaviour {
   void release_held_output(TimeUs now, Effects& eff);
   // Another node of my fragment claims the epoch in which I dissolved the pair.
   bool claims_my_dissolved_epoch(const Takeover& t) const;
-  // Settles it: while my claim is unconfirmed I yield (fenced, rejoin); once confirmed, mine
-  // stands and I renew it in a newer epoch, which fences the other.
-  void on_competing_claim(TimeUs now, const Takeover& t, Effects& eff);
+  // Settles it: while my claim is unconfirmed I yield (fenced, rejoin) to a claim some
+  // neighbour follows (its statement, sent by the neighbour); the claimant's own announcement
+  // proves nothing and waits for my neighbours' answers (deferred_claimant_); once my claim is
+  // confirmed, mine stands and I renew it in a newer epoch, which fences the other.
+  void on_competing_claim(TimeUs now, NodeId from, const Takeover& t, Effects& eff);
+  // Mine stands against `over`: a newer epoch makes that plain to everyone, `over` included.
+  void renew_claim_over(TimeUs now, NodeId over, Effects& eff);
 
   // A standby I watch and heartbeat. Its heartbeats: a standby that goes silent is reported
   // (standby_suspected) after one failure timeout, and declared lost (on_standby_lost) after
@@ -114,6 +118,9 @@ class PrimaryRole : public RoleBehaviour {
   Epoch dissolved_epoch_ = 0;
   bool dissolve_pending_ = false;
   std::set<NodeId> confirmed_producers_;  // producers that echoed my route in that epoch
+  // A node of my fragment that announced a claim of my dissolved epoch before any neighbour
+  // answered mine (kNoNode: none): renewed over once every neighbour follows me.
+  NodeId deferred_claimant_ = kNoNode;
   TimeUs next_confirmation_request_us_ = kNever;
   TimeUs next_heartbeat_us_ = kNever;
   TimeUs next_source_us_ = kNever;

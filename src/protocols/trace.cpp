@@ -19,6 +19,7 @@ constexpr const char* kKindNames[] = {
     "checkpoint_retry", "bootstrap_installed", "heartbeat_missed", "standby_suspected",
     "standby_heard",   "standby_lost",  "standby_restarted", "detection",
     "takeover",        "route_change",  "fenced",            "claim_renewed",
+    "claim_deferred",
     "rebased",         "replay_request", "replay_start",     "replay_end",
     "replay_gap",      "held_output_released", "backpressure", "rejoin_requested",
     "rejoin_accepted", "rejoined",      "pair_restored",    "hybrid_switch",

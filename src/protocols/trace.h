@@ -73,6 +73,7 @@ enum class TraceKind : std::uint8_t {
   route_change,          // fragment_primary, epoch: a neighbouring fragment has a new primary
   fenced,                // fragment_primary, epoch, claim_lost (0/1): my fragment moved on without me
   claim_renewed,         // epoch, over: my claim of my fragment won an epoch tie
+  claim_deferred,        // epoch, over: another node's own claim of my unconfirmed epoch waits for my neighbours' answers
   rebased,               // my output ids continue above what consumers accepted
   replay_request,        // peer, stream, after_id: asked a producer to re-send after after_id
   replay_start,          // stream, peer (the producer), first_id: replayed batches begin to arrive

@@ -40,6 +40,7 @@
     heartbeat_missed:     M('dot', OI.orange, 'minor', null),
     route_change:         M('tick', OI.blue, 'minor', null),
     claim_renewed:        M('dot', OI.purple, 'minor', null),
+    claim_deferred:       M('dot', OI.purple, 'minor', null),
     rebased:              M('triangleUp', OI.purple, 'medium', null),
     backpressure:         M('square', OI.orange, 'minor', null),
     rejoin_requested:     M('dot', OI.yellow, 'minor', null),
@@ -121,6 +122,7 @@
       }
       case 'route_change': return `${who} now sends to / reads from ${n(e.fragment_primary)}, the new primary of its fragment (epoch ${n(e.epoch)}).`;
       case 'fenced': return `${who} is fenced: its fragment moved on to ${n(e.fragment_primary)} (epoch ${n(e.epoch)}); it stops acting as primary.`;
+      case 'claim_deferred': return `${who} heard ${n(e.over)} claim epoch ${n(e.epoch)} too; it waits for its neighbours to say whom they follow.`;
       case 'claim_renewed': return `${who}'s claim to its fragment won an epoch tie over ${n(e.over)} (epoch ${n(e.epoch)}).`;
       case 'rebased': return `${who}'s output ids continue above what its consumers accepted.`;
       case 'replay_request': return `${who} asks ${n(e.peer)} to re-send ${n(e.stream)} after id ${n(e.after_id)} (replay request).`;
