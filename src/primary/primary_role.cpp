@@ -44,7 +44,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
-  if (dissolve_pending_ && now >= next_confirmation_request_us_) request_confirmations(now, eff);
+  if (confirming_epoch_ != 0 && now >= next_confirmation_request_us_) request_confirmations(now, eff);
   for (NodeId n : live_standbys()) {
     WatchedStandby* w = watched(n);
     if (w != nullptr && w->detector.check(now)) standby_suspected(now, eff, n, Detector::heartbeat);
@@ -86,7 +86,7 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (m.fragment == server_.node().fragment_id() && m.new_primary == server_.node().self() && m.epoch == server_.routes().epoch()) {
             // A producer echoes my own route: it serves me in my epoch.
-            if (dissolve_pending_ && m.epoch == dissolved_epoch_) confirmed_producers_.insert(from);
+            if (confirming_epoch_ != 0 && m.epoch == confirming_epoch_) confirmed_producers_.insert(from);
             server_.count("route_echoes_received");
           } else if (claims_my_dissolved_epoch(m)) {
             on_competing_claim(now, from, m, eff);
@@ -223,6 +223,11 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
   server_.pair().announce_takeover(now, eff, from);
   server_.pair().send_routes_to(now, eff, from);
   watch_standby(now, from);
+  // Every producer must serve me in this epoch: one that followed another claim of an earlier
+  // epoch (my partner's, while I was paused) dropped me from its consumers and waits for my
+  // replay request, which I made before that and will not repeat on my own (chaos active case
+  // 483: the output stopped for good). Asked until each echoes my route.
+  begin_confirmations(now, eff, server_.routes().epoch());
   // My old standby asks to rejoin: it claims nothing. What a dissolution still held is released
   // by the new pair's checkpoint or bootstrap (output before the new standby is released).
   dissolve_pending_ = false;
@@ -276,8 +281,7 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detecto
     // Consumers confirm by saying where they resume (as after a takeover); producers by
     // echoing my route in answer to a replay request (request_confirmations).
     server_.outputs().reset_consumers_awaiting_replay_request();
-    confirmed_producers_.clear();
-    request_confirmations(now, eff);
+    begin_confirmations(now, eff, dissolved_epoch_);
   }
   trace_standby_lost(now, eff, lost, detector, silent_us)
       .with_text(dissolve_pending_ ? "held output waits until every neighbour follows this epoch"
@@ -294,18 +298,36 @@ TraceEvent& PrimaryRole::trace_standby_lost(TimeUs now, Effects& eff, NodeId los
       .with(TraceKey::epoch, server_.routes().epoch());
 }
 
+void PrimaryRole::begin_confirmations(TimeUs now, Effects& eff, Epoch epoch) {
+  confirming_epoch_ = epoch;
+  confirmed_producers_.clear();
+  request_confirmations(now, eff);
+}
+
 void PrimaryRole::request_confirmations(TimeUs now, Effects& eff) {
+  if (producers_confirmed()) {
+    // Every producer serves me in that epoch (a pending dissolution still waits for consumers).
+    confirming_epoch_ = 0;
+    next_confirmation_request_us_ = kNever;
+    return;
+  }
   for (const auto& [s, in] : server_.inputs()) {
     const NodeId producer = server_.routes().route(in.producer()).primary;
     if (producer == kNoNode || confirmed_producers_.count(producer)) continue;
     server_.send(eff, now, producer, ReplayRequest{s, in.last_accepted(), 0});
+    server_.count("confirmation_requests_sent");
   }
   next_confirmation_request_us_ = now + server_.node().retransmit_us();
 }
 
-bool PrimaryRole::dissolve_confirmed() const {
+bool PrimaryRole::producers_confirmed() const {
   for (const auto& [s, in] : server_.inputs())
     if (!confirmed_producers_.count(server_.routes().route(in.producer()).primary)) return false;
+  return true;
+}
+
+bool PrimaryRole::dissolve_confirmed() const {
+  if (!producers_confirmed()) return false;
   // The consumer fragments' primaries (a standby being bootstrapped is subscribed by its own).
   for (const auto& [s, o] : server_.outputs())
     for (const ConsumerState& c : o.consumers())
@@ -400,7 +422,7 @@ TimeUs PrimaryRole::next_wakeup_us() const {
   TimeUs t = std::min({next_heartbeat_us_, next_source_us_, server_.inputs().next_ack_due_us(), side_->next_wakeup_us()});
   t = std::min(t, next_retransmit_us_);
   for (const WatchedStandby& w : standbys_) t = std::min({t, w.detector.deadline_us(), w.loss_due_us});
-  if (dissolve_pending_) t = std::min(t, next_confirmation_request_us_);
+  if (confirming_epoch_ != 0) t = std::min(t, next_confirmation_request_us_);
   return t;
 }
 

@@ -72,8 +72,12 @@ class PrimaryRole : public RoleBehaviour {
   bool dissolve_confirmed() const;
   // Asks every producer that has not echoed my route yet (a replay request after what I
   // accepted, which it answers with the echo, Server::on_replay_request); again every
-  // retransmit timeout while the dissolution is pending.
+  // retransmit timeout until every producer echoed it in `epoch` (after a dissolution declared
+  // on silence, and after forming a pair again: a producer that followed another claim dropped
+  // me from its consumers).
+  void begin_confirmations(TimeUs now, Effects& eff, Epoch epoch);
   void request_confirmations(TimeUs now, Effects& eff);
+  bool producers_confirmed() const;
   // Sends what was held for the lost standby, and acknowledges upstream directly (passive).
   void release_held_output(TimeUs now, Effects& eff);
   // Another node of my fragment claims the epoch in which I dissolved the pair.
@@ -117,7 +121,8 @@ class PrimaryRole : public RoleBehaviour {
   // and whether that claim still waits for my neighbours' answers (held output stays held).
   Epoch dissolved_epoch_ = 0;
   bool dissolve_pending_ = false;
-  std::set<NodeId> confirmed_producers_;  // producers that echoed my route in that epoch
+  std::set<NodeId> confirmed_producers_;  // producers that echoed my route in confirming_epoch_
+  Epoch confirming_epoch_ = 0;             // 0: no confirmation asked for
   // A node of my fragment that announced a claim of my dissolved epoch before any neighbour
   // answered mine (kNoNode: none): renewed over once every neighbour follows me.
   NodeId deferred_claimant_ = kNoNode;

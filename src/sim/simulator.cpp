@@ -117,7 +117,7 @@ struct Simulator::Impl::NodeEffects final : EffectsDriver {
   void record_merge_order(MergeOrder&& o) override { sim.merge_orders.push_back(std::move(o)); }
   void schedule_wake(TimeUs at_us) override { sim.queue.push(at_us, TickDue{n.id, n.incarnation}); }
   void finished() override {
-    if (n.is_sink) --sim.sinks_unfinished;
+    if (n.is_sink && --sim.sinks_unfinished == 0) sim.sinks_finished_us = sim.now_us;
   }
   void fatal_error(std::string&& message) override {
     sim.errors.push_back("node '" + n.name + "': fatal error at " + format_s(sim.now_us) + ": " + message);

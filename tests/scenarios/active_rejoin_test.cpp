@@ -119,6 +119,23 @@ TEST_CASE("active standby: a resumed standby on a Join that claims its primary's
   require_precise_and_complete(r);
 }
 
+TEST_CASE("active standby: a primary that forms its pair again is served by a producer that had followed its partner's "
+          "claim (chaos case 483)",
+          "[scenarios][active][rejoin]") {
+  const Ran r = run_case("nexmark_q8_active_chaos_case483.toml",
+                         {fault(FaultKind::partition, "join", 1.199, 0.634, "join.backup"),
+                          fault(FaultKind::pause, "join.backup", 1.326, 0.75)});
+  // The branch: join.backup took over and was paused; join claimed the same epoch, persons
+  // followed join, join lost the tie and rejoined join.backup, whose new epoch persons follows;
+  // join.backup then asked persons to confirm (its replay request of the takeover went to a
+  // producer that dropped it when it followed join).
+  CHECK(r.count("takeover", "join.backup") == 1);
+  CHECK(r.count("fenced", "join") == 1);
+  CHECK(r.count("rejoin_accepted", "join.backup") == 1);
+  CHECK(r.counter("persons", "route_echoes_sent") >= 2);
+  require_precise_and_complete(r);
+}
+
 TEST_CASE("active standby: a lost bootstrap checkpoint is sent again until the rejoined standby acknowledges it "
           "(chaos case 209)",
           "[scenarios][active][rejoin]") {
