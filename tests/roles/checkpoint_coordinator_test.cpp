@@ -8,6 +8,7 @@
 #include "checkpoint/barrier_aligner.h"
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/coordinator.h"
+#include "checkpoint/fragment_checkpointer.h"
 #include "checkpoint/regions.h"
 #include "roles/role_test_support.h"
 
@@ -222,4 +223,32 @@ TEST_CASE("full failover rolls back every operator fragment, region failover the
   CHECK(parse_failover_mode("region") == FailoverMode::region);
   CHECK(!parse_failover_mode("regional"));
   CHECK(std::string(allowed_failover_modes()) == "full, region");
+}
+
+TEST_CASE("a fragment reading a source takes the trigger as the barrier after what it accepted, and trims only to complete checkpoints",
+          "[roles][checkpoint]") {
+  // Stream 1 comes from a source, stream 2 from an operator fragment; the fragment writes stream 7.
+  FragmentCheckpointer f({1, 2}, {1});
+  CHECK(f.trigger(1, {{1, 40}, {2, 5}}));
+  CHECK(!f.trigger(1, {{1, 41}}));  // heard already
+  CHECK(f.limit(1) == 40);
+  CHECK(f.limit(2) == BarrierAligner::kNoLimit);
+  CHECK(!f.due({{1, 40}, {2, 9}}, {{7, 3}}));  // no barrier on stream 2 yet
+  CHECK(f.barrier(2, 1, 12) == BarrierAligner::Heard::added);
+  CHECK(!f.due({{1, 40}, {2, 9}}, {{7, 3}}));
+  const auto due = f.due({{1, 40}, {2, 12}}, {{7, 4}});
+  REQUIRE(due);
+  CHECK(due->id == 1);
+  CHECK(due->inputs == std::map<StreamId, TupleId>{{1, 40}, {2, 12}});
+  CHECK(due->outputs == std::map<StreamId, TupleId>{{7, 4}});  // the barrier it sends its consumers
+  CHECK(f.limit(1) == BarrierAligner::kNoLimit);
+  // Checkpoint 2 is taken too; 1 completes, then 2; a repeated completion trims nothing more.
+  f.trigger(2, {{1, 80}});
+  f.barrier(2, 2, 30);
+  REQUIRE(f.due({{1, 80}, {2, 30}}, {{7, 9}}));
+  CHECK(f.completed(1) == std::map<StreamId, TupleId>{{1, 40}, {2, 12}});
+  CHECK(f.completed(2) == std::map<StreamId, TupleId>{{1, 80}, {2, 30}});
+  CHECK(!f.completed(2));
+  CHECK(!f.completed(3));  // never taken here
+  CHECK(f.last_complete() == 2);
 }
