@@ -9,6 +9,7 @@
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/coordinator.h"
 #include "checkpoint/fragment_checkpointer.h"
+#include "checkpoint/global_snapshot.h"
 #include "checkpoint/regions.h"
 #include "roles/role_test_support.h"
 
@@ -251,4 +252,26 @@ TEST_CASE("a fragment reading a source takes the trigger as the barrier after wh
   CHECK(!f.completed(2));
   CHECK(!f.completed(3));  // never taken here
   CHECK(f.last_complete() == 2);
+}
+
+TEST_CASE("a global snapshot is a full checkpoint payload without output tuples and reads back exactly",
+          "[roles][checkpoint]") {
+  DueSnapshot due;
+  due.id = 7;
+  due.inputs = {{1, 40}, {2, 12}};
+  due.outputs = {{7, 4}};
+  const GlobalSnapshot s = global_snapshot(due, Bytes{9, 8, 7});
+  const Bytes payload = encode_global_snapshot(s);
+  CHECK(decode_global_snapshot(payload) == s);
+  // A passive standby's checkpoint with retained output tuples is not a global snapshot.
+  CheckpointContent with_tuples;
+  with_tuples.id = 3;
+  CheckpointOutput o;
+  o.stream = 7;
+  o.last_id = 1;
+  o.tuples = {Tuple{1, 1, 0, 0.0, 1}};
+  with_tuples.outputs.push_back(o);
+  CHECK(!decode_global_snapshot(serialize_checkpoint(with_tuples)));
+  // A truncated payload is refused, never half-read.
+  CHECK(!decode_global_snapshot(Bytes(payload.begin(), payload.end() - 1)));
 }
