@@ -36,8 +36,15 @@ void fsync_path(const std::string& path, int flags) {
   ::close(fd);
 }
 
-// Fragment names are topology names (letters, digits, '_' and '-'), so they are safe file names.
-std::string snapshot_file(const std::string& fragment) { return fragment + ".snapshot"; }
+// Fragment names are topology names (letters, digits, '_' and '-': protocols/plan.cpp), so they
+// are safe file names; anything else here is a caller's bug.
+bool topology_name(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == std::string::npos;
+}
+std::string snapshot_file(const std::string& fragment) {
+  HAPAIR_CHECK_MSG(topology_name(fragment), "fragment name '" << fragment << "' is not a topology name");
+  return fragment + ".snapshot";
+}
 
 // The id of a directory named chk-<id>; nullopt for anything else.
 std::optional<CheckpointId> id_of(const fs::path& p) {
@@ -159,7 +166,8 @@ std::optional<std::vector<std::pair<std::string, std::uint64_t>>> FileCheckpoint
     std::istringstream words(line);
     std::string word, fragment;
     std::uint64_t size = 0;
-    if (!(words >> word >> fragment >> size) || word != "fragment") return std::nullopt;
+    // A damaged manifest (a name no topology has) makes the checkpoint unusable, not the reader crash.
+    if (!(words >> word >> fragment >> size) || word != "fragment" || !topology_name(fragment)) return std::nullopt;
     out.emplace_back(fragment, size);
   }
   return std::nullopt;  // no "end": not the whole manifest

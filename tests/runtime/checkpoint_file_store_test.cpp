@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "checkpoint/coordinator.h"
@@ -117,5 +118,23 @@ TEST_CASE("a SIGKILL between the manifest's write and its rename leaves the prev
   coordinator.fragment_failed(2000, 1, out);
   REQUIRE(out.rollbacks.size() == 1);
   CHECK(out.rollbacks[0].to == 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a damaged manifest makes its checkpoint unusable and leaves the one before the newest", "[runtime][checkpoint]") {
+  const std::string dir = fresh_dir("damaged");
+  FileCheckpointStore store(dir);
+  for (CheckpointId id = 1; id <= 2; ++id) {
+    store.put_snapshot(id, "filter", state_of(id, 0));
+    store.complete(id, {"filter"}, 2);
+  }
+  const fs::path manifest = fs::path(store.checkpoint_dir(2)) / FileCheckpointStore::kManifest;
+  for (const std::string text : {"hapair checkpoint manifest 1\nid 2\nfragment ../filter 1002\nend\n",
+                                 "hapair checkpoint manifest 1\nid 2\nfragment filter 1003\nend\n",  // wrong size
+                                 "hapair checkpoint manifest 1\nid 2\nfragment filter 1002\n"}) {     // no end
+    std::ofstream(manifest, std::ios::trunc) << text;
+    CHECK(store.newest_complete() == 1u);
+    CHECK(!store.snapshot(2, "filter"));
+  }
   fs::remove_all(dir);
 }
