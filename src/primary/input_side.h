@@ -65,6 +65,12 @@ class InputSide {
   // stream. (A run's tuples stay readable until the call that takes its last one.)
   void take_front(std::size_t n);
 
+  // ---- barrier alignment (global checkpoints, docs/CHECKPOINT.md) -------------------------------
+  // Processes input `stream` only up to tuple `after_id` until release_input(stream): its later
+  // items wait aside (still accepted, still counted against the stream's share of the queue).
+  void hold_input(StreamId stream, TupleId after_id) { queue_.hold(stream, after_id); }
+  void release_input(StreamId stream) { queue_.release(stream); }
+
   // ---- replay ------------------------------------------------------------------------------------
   // Asks every input stream's producer to re-send after `after` (per stream), e.g. after a
   // takeover. A missing stream in the map means "after what I accepted".
