@@ -148,12 +148,7 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
   HAPAIR_CHECK_MSG(!successor_, "active standby " << server_.node().self() << " takes over twice");
   if (bootstrapping_) {
     // The primary died before this standby had its state: nothing to take over with.
-    server_.count("takeover_impossible_while_bootstrapping");
-    server_.trace(eff, now, TraceKind::detection)
-        .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
-        .with(TraceKey::detector, detector)
-        .with(TraceKey::silent_us, watch_.silence_us(now, detector))
-        .with_text("not bootstrapped: cannot take over");
+    cannot_take_over(now, eff, detector, "takeover_impossible_while_bootstrapping", "not bootstrapped: cannot take over");
     return;
   }
   {

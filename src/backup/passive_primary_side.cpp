@@ -113,8 +113,8 @@ class PassivePrimarySide : public StatelessPrimarySide {
   std::map<StreamId, TupleId> last_processed_;
 };
 
-std::unique_ptr<RoleBehaviour> make_passive_standby_role(Server& server, bool /*rejoined*/) {
-  return std::make_unique<PassiveStandbyRole>(server);
+std::unique_ptr<RoleBehaviour> make_passive_standby_role(Server& server, bool rejoined) {
+  return std::make_unique<PassiveStandbyRole>(server, rejoined);
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Checkpoint>) {
-          if (from_primary) checkpoints_.on_chunk(server_, now, from, m, eff);
-          else server_.count("unexpected_checkpoint_dropped");
+          if (!from_primary) server_.count("unexpected_checkpoint_dropped");
+          else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0) awaiting_first_checkpoint_ = false;
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (auto next = learn_takeover(now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
@@ -38,6 +38,14 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
 
 void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   HAPAIR_CHECK_MSG(!successor_, "passive standby " << server_.node().self() << " takes over twice");
+  if (awaiting_first_checkpoint_) {
+    // The primary that accepted my Rejoin went silent before its first checkpoint reached me: if
+    // it only stalled, it goes on and checkpoints; if it died, both copies of the state are gone
+    // (beyond the guarantee), and empty state would only replay into trimmed input.
+    cannot_take_over(now, eff, detector, "takeover_impossible_before_first_checkpoint",
+                     "no checkpoint since rejoining: cannot take over");
+    return;
+  }
   const NodeId old = begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, followers());
   (void)old;
   std::string how;

@@ -210,8 +210,8 @@ class HybridPrimarySide : public PrimarySide {
   std::uint64_t work_seen_ = 0;  // operator tuples processed up to the last event
 };
 
-std::unique_ptr<RoleBehaviour> make_hybrid_standby_role(Server& server, bool /*rejoined*/) {
-  return std::make_unique<HybridStandbyRole>(server);
+std::unique_ptr<RoleBehaviour> make_hybrid_standby_role(Server& server, bool rejoined) {
+  return std::make_unique<HybridStandbyRole>(server, rejoined);
 }
 
 }  // namespace

@@ -40,8 +40,9 @@ void HybridStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
             server_.count("unexpected_checkpoint_dropped");
           } else if (m.checkpoint_id >= kHybridBootstrapIdFirst) {
             on_bootstrap_chunk(now, from, m, eff);
-          } else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0 && live_) {
-            trim_live_log();
+          } else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0) {
+            awaiting_first_checkpoint_ = false;
+            if (live_) trim_live_log();
           }
         } else if constexpr (std::is_same_v<T, TupleBatch>) {
           // Input redirected to me while I am active; before my first bootstrap is installed it
@@ -109,6 +110,13 @@ bool HybridStandbyRole::live_is_ahead() const {
 
 void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   HAPAIR_CHECK_MSG(!successor_, "hybrid standby " << server_.node().self() << " takes over twice");
+  if (awaiting_first_checkpoint_ && !live_) {
+    // Rejoined, and neither a checkpoint nor a bootstrap of the new pair arrived (as a passive
+    // standby, PassiveStandbyRole::primary_failed).
+    cannot_take_over(now, eff, detector, "takeover_impossible_before_first_checkpoint",
+                     "no checkpoint since rejoining: cannot take over");
+    return;
+  }
   const bool live = live_is_ahead();
   begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, followers());
   std::string how = "from its live state";

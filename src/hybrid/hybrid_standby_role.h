@@ -30,7 +30,7 @@ namespace hapair {
 
 class HybridStandbyRole : public StandbyRole {
  public:
-  explicit HybridStandbyRole(Server& server) : StandbyRole(server) {}
+  HybridStandbyRole(Server& server, bool rejoined) : StandbyRole(server), awaiting_first_checkpoint_(rejoined) {}
   void on_start(TimeUs now, Effects& eff) override;
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
@@ -47,6 +47,7 @@ class HybridStandbyRole : public StandbyRole {
   CheckpointReceiver checkpoints_;     // the passive copy
   CheckpointAssembler bootstrap_;      // the bootstrap of the live copy
   bool live_ = false;                  // a bootstrap is installed into the node: it processes
+  bool awaiting_first_checkpoint_;     // rejoined, and neither copy of the new pair's state yet
   TimeUs next_retransmit_us_ = kNever;
 };
 

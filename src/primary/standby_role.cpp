@@ -57,6 +57,15 @@ void StandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
   decide(now, eff);
 }
 
+void StandbyRole::cannot_take_over(TimeUs now, Effects& eff, Detector detector, const char* counter, const char* why) {
+  server_.count(counter);
+  server_.trace(eff, now, TraceKind::detection)
+      .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
+      .with(TraceKey::detector, detector)
+      .with(TraceKey::silent_us, watch_.silence_us(now, detector))
+      .with_text(why);
+}
+
 void StandbyRole::give_up_awaited_winner(TimeUs now) {
   server_.count("election_winners_suspected");
   election_.suspect(awaited_winner_);

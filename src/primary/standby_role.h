@@ -46,6 +46,11 @@ class StandbyRole : public RoleBehaviour {
   // The primary failed, found by `detector`: take over (setting successor_), or say why this
   // standby cannot. With k standbys, only the winner of the election gets here.
   virtual void primary_failed(TimeUs now, Effects& eff, Detector detector) = 0;
+  // What primary_failed does when this standby holds no state to take over with (an active
+  // standby still bootstrapping, a passive one that rejoined and has no checkpoint of the new
+  // pair yet): counts `counter` and traces the detection with `why`, and stays a standby. If the
+  // primary only stalled it goes on; if it died, both copies of the state are gone.
+  void cannot_take_over(TimeUs now, Effects& eff, Detector detector, const char* counter, const char* why);
   // How far my state goes, for the election among k standbys (passive standby: the id of the
   // last checkpoint it installed). Compared only between standbys of one primary and epoch.
   virtual std::uint64_t election_position() const { return 0; }

@@ -151,3 +151,18 @@ TEST_CASE("active standby: a lost bootstrap checkpoint is sent again until the r
   // Active standby with determinants promises precise recovery on a network with a Union.
   require_precise_and_complete(r);
 }
+
+TEST_CASE("passive standby: a rejoined standby that suspects its new primary before the first checkpoint of the pair "
+          "stays a standby (chaos case 480)",
+          "[scenarios][passive][rejoin]") {
+  const Ran r = run_case("union_join_passive_chaos_case480.toml",
+                         {fault(FaultKind::crash, "merge", 0.45), fault(FaultKind::restart, "merge", 1.025)});
+  // The branch: a node of the join fragment `pair`, rejoined after a false suspicion, suspected its
+  // new primary before any checkpoint of the pair reached it, and refused to take over empty.
+  CHECK(r.counter("pair", "takeover_impossible_before_first_checkpoint") +
+            r.counter("pair.backup", "takeover_impossible_before_first_checkpoint") >=
+        1);
+  // A Union feeds the join: ids are exact under passive standby, the output multiset precise.
+  require_precise_and_complete(r);
+}
+
