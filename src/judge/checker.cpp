@@ -1,5 +1,6 @@
 #include "judge/checker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -25,8 +26,6 @@ EntryKey key_of(const Delivery& d) { return entry_key(d); }
 
 using Identity = std::pair<StreamId, std::uint64_t>;
 
-Identity identity_of(const EntryKey& k) { return {std::get<0>(k), std::get<1>(k)}; }
-
 struct Counts {
   std::uint64_t reference = 0;
   std::uint64_t delivered = 0;
@@ -35,37 +34,89 @@ struct Counts {
   const Delivery* sample = nullptr;
 };
 
-using CountMap = std::map<EntryKey, Counts>;
+// The entries (EntryKey) of two delivery sequences, numbered 0, 1, ..., and the entry of every
+// delivery of each: what a std::map<EntryKey, ...> over both would hold, from one sort of small
+// items (a hash of the key and a position) instead of a tree node and a lookup per delivery (the
+// judge of a chaos run spent more time in those trees than the simulator in the run). The
+// numbering follows the hash, not EntryKey order: callers that want the key order compare keys.
+struct EntryIndex {
+  std::vector<std::uint32_t> of_first;   // per delivery of the first sequence
+  std::vector<std::uint32_t> of_second;  // per delivery of the second
+  // Per entry, its first occurrence in the first sequence, else in the second.
+  std::vector<const Delivery*> sample;
+  std::size_t entries() const { return sample.size(); }
+};
 
-CountMap count_entries(const std::vector<Delivery>& reference, const std::vector<Delivery>& delivered) {
-  CountMap counts;
-  for (const Delivery& d : reference) {
-    Counts& c = counts[key_of(d)];
-    if (c.sample == nullptr) c.sample = &d;
-    ++c.reference;
+std::uint64_t hash_of(const EntryKey& k) {
+  std::uint64_t h = mix64(std::get<0>(k));
+  h = mix64(h, std::get<1>(k));
+  h = mix64(h, static_cast<std::uint64_t>(std::get<2>(k)));
+  h = mix64(h, std::get<3>(k));
+  return mix64(h, static_cast<std::uint64_t>(std::get<4>(k)));
+}
+
+EntryIndex index_entries(const std::vector<Delivery>& first, const std::vector<Delivery>& second) {
+  struct Item {
+    std::uint64_t hash;
+    std::size_t at;  // the first sequence's positions, then the second's after them
+  };
+  auto delivery = [&](std::size_t at) -> const Delivery& {
+    return at < first.size() ? first[at] : second[at - first.size()];
+  };
+  std::vector<Item> items;
+  items.reserve(first.size() + second.size());
+  for (std::size_t i = 0; i < first.size(); ++i) items.push_back(Item{hash_of(key_of(first[i])), i});
+  for (std::size_t i = 0; i < second.size(); ++i) items.push_back(Item{hash_of(key_of(second[i])), first.size() + i});
+  // By hash, equal hashes by key (a collision keeps distinct keys apart), then by position, so
+  // an entry's items are adjacent and its first item is its sample.
+  std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+    if (a.hash != b.hash) return a.hash < b.hash;
+    const EntryKey ka = key_of(delivery(a.at)), kb = key_of(delivery(b.at));
+    if (ka != kb) return ka < kb;
+    return a.at < b.at;
+  });
+  EntryIndex ix;
+  ix.of_first.resize(first.size());
+  ix.of_second.resize(second.size());
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const std::size_t at = items[k].at;
+    const Delivery* d = &delivery(at);
+    if (k == 0 || items[k].hash != items[k - 1].hash || key_of(*d) != key_of(delivery(items[k - 1].at)))
+      ix.sample.push_back(d);
+    HAPAIR_CHECK_MSG(ix.sample.size() <= std::numeric_limits<std::uint32_t>::max(), "entries=" << ix.sample.size());
+    const auto entry = static_cast<std::uint32_t>(ix.sample.size() - 1);
+    if (at < first.size())
+      ix.of_first[at] = entry;
+    else
+      ix.of_second[at - first.size()] = entry;
   }
-  for (const Delivery& d : delivered) {
-    Counts& c = counts[key_of(d)];
-    if (c.sample == nullptr) c.sample = &d;
-    ++c.delivered;
-  }
+  return ix;
+}
+
+// Per entry, its copies in the reference and in the delivered output (indexed as `ix`, made from
+// the reference first).
+std::vector<Counts> count_entries(const EntryIndex& ix) {
+  std::vector<Counts> counts(ix.entries());
+  for (std::size_t e = 0; e < counts.size(); ++e) counts[e].sample = ix.sample[e];
+  for (const std::uint32_t e : ix.of_first) ++counts[e].reference;
+  for (const std::uint32_t e : ix.of_second) ++counts[e].delivered;
   return counts;
 }
 
-// Per stream, the entries of `sequence` whose occurrence number is within the entry's limit:
-// its reference count when `sequence` is the delivered one, its delivered count when it is the
-// reference (the order rule in checker.h).
-std::map<StreamId, std::vector<const Counts*>> restricted_sequences(const std::vector<Delivery>& sequence,
-                                                                   const CountMap& counts,
+// Per stream, the entries of `sequence` (their numbers, `entries` per delivery) whose occurrence
+// number is within the entry's limit: its reference count when `sequence` is the delivered one,
+// its delivered count when it is the reference (the order rule in checker.h).
+std::map<StreamId, std::vector<std::uint32_t>> restricted_sequences(const std::vector<Delivery>& sequence,
+                                                                   const std::vector<std::uint32_t>& entries,
+                                                                   const std::vector<Counts>& counts,
                                                                    bool limit_by_reference) {
-  std::map<StreamId, std::vector<const Counts*>> out;
-  std::map<const Counts*, std::uint64_t> seen;
-  for (const Delivery& d : sequence) {
-    const Counts& c = counts.at(key_of(d));
+  std::map<StreamId, std::vector<std::uint32_t>> out;
+  std::vector<std::uint64_t> seen(counts.size(), 0);
+  for (std::size_t i = 0; i < sequence.size(); ++i) {
+    const std::uint32_t e = entries[i];
+    const Counts& c = counts[e];
     const std::uint64_t limit = limit_by_reference ? c.reference : c.delivered;
-    std::uint64_t& k = seen[&c];
-    ++k;
-    if (k <= limit) out[d.stream].push_back(&c);
+    if (++seen[e] <= limit) out[sequence[i].stream].push_back(e);
   }
   return out;
 }
@@ -94,17 +145,20 @@ SemanticsReport check_semantics(const std::vector<Delivery>& reference,
   r.arbitrary_operators = arbitrary;
   r.multiset_compare = !arbitrary.empty();
 
-  const CountMap counts = count_entries(reference, delivered);
+  const EntryIndex ix = index_entries(reference, delivered);
+  const std::vector<Counts> counts = count_entries(ix);
 
   // Delivered entries per identity whose value the reference does not have: what a lost entry
-  // of the same identity was replaced by.
+  // of the same identity was replaced by (the first such entry in key order).
   std::map<Identity, const Delivery*> wrong_value_of;
-  for (const auto& [key, c] : counts) {
-    if (c.reference == 0) wrong_value_of.emplace(identity_of(key), c.sample);
+  for (const Counts& c : counts) {
+    if (c.reference != 0) continue;
+    const auto [it, added] = wrong_value_of.emplace(Identity{c.sample->stream, c.sample->tuple.lineage}, c.sample);
+    if (!added && key_of(*c.sample) < key_of(*it->second)) it->second = c.sample;
   }
 
   std::vector<SemanticsExample> lost_examples, duplicate_examples, differing_examples;
-  for (const auto& [key, c] : counts) {
+  for (const Counts& c : counts) {
     if (c.reference > c.delivered) r.lost += c.reference - c.delivered;
     if (c.reference > 0 && c.delivered > c.reference) r.duplicates += c.delivered - c.reference;
     if (c.reference == 0) r.differing += c.delivered;
@@ -116,11 +170,11 @@ SemanticsReport check_semantics(const std::vector<Delivery>& reference,
 
   // Examples in a reading order: lost ones as the reference produced them, duplicates and
   // differing ones as they were delivered.
-  std::map<const Counts*, bool> example_taken;
-  auto add_example = [&](std::vector<SemanticsExample>& to, const char* kind, const Delivery& d,
-                         const Counts& c) {
-    if (to.size() >= kSemanticsExamplesPerKind || example_taken[&c]) return;
-    example_taken[&c] = true;
+  std::vector<bool> example_taken(counts.size(), false);
+  auto add_example = [&](std::vector<SemanticsExample>& to, const char* kind, const Delivery& d, std::uint32_t entry) {
+    if (to.size() >= kSemanticsExamplesPerKind || example_taken[entry]) return;
+    example_taken[entry] = true;
+    const Counts& c = counts[entry];
     SemanticsExample e;
     e.kind = kind;
     e.entry = entry_of(d);
@@ -132,20 +186,22 @@ SemanticsReport check_semantics(const std::vector<Delivery>& reference,
     }
     to.push_back(e);
   };
-  for (const Delivery& d : reference) {
-    const Counts& c = counts.at(key_of(d));
-    if (c.reference > c.delivered) add_example(lost_examples, "lost", d, c);
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const Counts& c = counts[ix.of_first[i]];
+    if (c.reference > c.delivered) add_example(lost_examples, "lost", reference[i], ix.of_first[i]);
   }
-  for (const Delivery& d : delivered) {
-    const Counts& c = counts.at(key_of(d));
-    if (c.reference > 0 && c.delivered > c.reference) add_example(duplicate_examples, "duplicate", d, c);
-    if (c.reference == 0) add_example(differing_examples, "differing", d, c);
+  for (std::size_t i = 0; i < delivered.size(); ++i) {
+    const std::uint32_t e = ix.of_second[i];
+    const Counts& c = counts[e];
+    if (c.reference > 0 && c.delivered > c.reference) add_example(duplicate_examples, "duplicate", delivered[i], e);
+    if (c.reference == 0) add_example(differing_examples, "differing", delivered[i], e);
   }
   for (auto* list : {&lost_examples, &duplicate_examples, &differing_examples}) {
     r.examples.insert(r.examples.end(), list->begin(), list->end());
   }
 
-  r.order_matches = restricted_sequences(delivered, counts, true) == restricted_sequences(reference, counts, false);
+  r.order_matches = restricted_sequences(delivered, ix.of_second, counts, true) ==
+                    restricted_sequences(reference, ix.of_first, counts, false);
 
   if (r.lost > 0) {
     r.verdict = "gap";
@@ -166,30 +222,24 @@ SemanticsReport check_semantics(const std::vector<Delivery>& reference,
 
 FailureSplit split_at_failure(const std::vector<Delivery>& reference,
                               const std::vector<Delivery>& delivered, TimeUs failure_us) {
-  std::map<EntryKey, std::uint64_t> reference_count;
-  for (const Delivery& d : reference) ++reference_count[key_of(d)];
+  const EntryIndex ix = index_entries(reference, delivered);
+  std::vector<std::uint64_t> reference_count(ix.entries(), 0);
+  for (const std::uint32_t e : ix.of_first) ++reference_count[e];
 
   FailureSplit s;
   s.failure_us = failure_us;
   // Copies of each entry delivered so far (before F during the first pass, overall after).
-  std::map<EntryKey, std::uint64_t> before;
-  for (const Delivery& d : delivered) {
-    if (d.at_us >= failure_us) continue;
-    ++s.deliveries_before;
-    const EntryKey k = key_of(d);
-    auto it = reference_count.find(k);
-    std::uint64_t& b = before[k];
-    ++b;
-    if (it != reference_count.end() && b <= it->second) ++s.reference_delivered_before;
-  }
-  std::map<EntryKey, std::uint64_t> seen = before;
+  std::vector<std::uint64_t> seen(ix.entries(), 0);
   for (std::size_t i = 0; i < delivered.size(); ++i) {
-    const Delivery& d = delivered[i];
-    if (d.at_us < failure_us) continue;
-    const EntryKey k = key_of(d);
-    auto it = reference_count.find(k);
-    const std::uint64_t kth = ++seen[k];
-    if (it != reference_count.end() && kth <= it->second) s.new_deliveries.push_back(i);
+    if (delivered[i].at_us >= failure_us) continue;
+    ++s.deliveries_before;
+    const std::uint32_t e = ix.of_second[i];
+    if (++seen[e] <= reference_count[e]) ++s.reference_delivered_before;
+  }
+  for (std::size_t i = 0; i < delivered.size(); ++i) {
+    if (delivered[i].at_us < failure_us) continue;
+    const std::uint32_t e = ix.of_second[i];
+    if (++seen[e] <= reference_count[e]) s.new_deliveries.push_back(i);
   }
   return s;
 }

@@ -29,6 +29,10 @@ struct Fragment::Impl {
   std::vector<std::vector<Consumer>> consumers;     // per op: internal readers of its output
   std::vector<StreamId> exported;                   // per op: the plan stream it exports, or kNoStream
   std::map<StreamId, std::vector<Consumer>> input_consumers;  // per fragment input
+  // Per op: the buffer its outputs of one input go to before they are routed, reused (a fresh
+  // vector per input was an allocation per tuple and operator). An operator is never fed again
+  // while its outputs are being routed: the operators form a DAG and routing goes downstream.
+  std::vector<Tuples> produced_by;
 
   // The fragment's own state besides its operators' (part of snapshots and deltas).
   struct State {
@@ -104,7 +108,8 @@ struct Fragment::Impl {
       return;
     }
     if (t.id <= st.skip[op][port]) return;  // replayed from below this port's own restart position
-    Tuples produced;
+    Tuples& produced = produced_by[op];
+    produced.clear();
     ops[op]->process(port, t, produced);
     route(op, produced, out);
     notify_if_finished(op, out);
@@ -113,6 +118,33 @@ struct Fragment::Impl {
       if (port_ordered[op][port]) in_boundary[op][port] = std::max(in_boundary[op][port], t.ts_us);
       raise_output(op, out);
     }
+  }
+
+  // A run of one input port whose operator feeds no other operator of the fragment: the
+  // operator takes the run in one call and its outputs go straight to `out` (exported) in the
+  // order feed() would give, stopping once `out` holds `out_limit` tuples. Finishing is noticed
+  // once after the run, which is the same as after every tuple: with no internal consumers,
+  // notify_if_finished only marks the operator finished. Ids within a run grow, so the tuples a
+  // restart position skips are a prefix.
+  std::size_t feed_run(std::size_t op, std::size_t port, const Tuple* tuples, std::size_t count, FragmentOutputs& out,
+                       std::size_t out_limit) {
+    if (st.port_ended[op][port]) {
+      dropped += count;
+      return count;
+    }
+    std::size_t skipped = 0;
+    while (skipped < count && tuples[skipped].id <= st.skip[op][port]) ++skipped;
+    if (skipped == count) return count;
+    Tuples& produced = produced_by[op];
+    produced.clear();
+    const std::size_t room = exported[op] == kNoStream ? std::numeric_limits<std::size_t>::max() : out_limit - out.size();
+    const std::size_t taken = ops[op]->process_run(port, tuples + skipped, count - skipped, produced, room);
+    if (exported[op] != kNoStream) {
+      out.reserve(out.size() + produced.size());
+      for (const Tuple& t : produced) out.push_back(FragmentOutput{exported[op], t});
+    }
+    notify_if_finished(op, out);
+    return skipped + taken;
   }
 
   void end_port(std::size_t op, std::size_t port, FragmentOutputs& out) {
@@ -259,6 +291,7 @@ Fragment::Fragment(const Plan& plan, FragmentId id) : id_(id), impl_(std::make_u
     m.port_ordered[i] = std::move(ins);
   }
   m.reset_boundaries();
+  m.produced_by.resize(m.ops.size());
 }
 
 Fragment::~Fragment() = default;
@@ -276,6 +309,26 @@ void Fragment::process(StreamId input, const Tuple& t, FragmentOutputs& out) {
     return;
   }
   for (const Consumer& c : it->second) impl_->feed(c.op, c.port, t, out);
+}
+
+std::size_t Fragment::process_run(StreamId input, const Tuple* tuples, std::size_t count, FragmentOutputs& out,
+                                  std::size_t outputs_max) {
+  Impl& m = *impl_;
+  const auto it = m.input_consumers.find(input);
+  if (it == m.input_consumers.end()) {
+    m.dropped += count;
+    return count;
+  }
+  HAPAIR_CHECK_MSG(outputs_max >= 1, "outputs_max=" << outputs_max);
+  const std::size_t limit = out.size() + outputs_max;
+  const std::vector<Consumer>& consumers = it->second;
+  if (consumers.size() == 1 && !m.boundaries && m.consumers[consumers[0].op].empty())
+    return m.feed_run(consumers[0].op, consumers[0].port, tuples, count, out, limit);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (const Consumer& c : consumers) m.feed(c.op, c.port, tuples[i], out);
+    if (out.size() >= limit) return i + 1;
+  }
+  return count;
 }
 
 void Fragment::advance_boundary(StreamId input, TimeUs boundary_us, FragmentOutputs& out) {

@@ -38,6 +38,13 @@ class Fragment {
   const std::vector<StreamId>& outputs() const { return outputs_; }  // plan streams exported
 
   void process(StreamId input, const Tuple& t, FragmentOutputs& out);
+  // Processes tuples[0 .. count) of `input` in order, exactly as process() on each would, and
+  // stops after the first of them that leaves `outputs_max` or more new outputs in `out` (the room
+  // before an output queue may be full); returns how many it took (all when it never stopped).
+  // A run into one stateless operator whose output is exported goes through the operator in one
+  // loop (Operator::process_run); other shapes take their tuples one at a time.
+  std::size_t process_run(StreamId input, const Tuple* tuples, std::size_t count, FragmentOutputs& out,
+                          std::size_t outputs_max);
   void end_of_stream(StreamId input, FragmentOutputs& out);
   // Boundaries (Borealis's punctuation; only in a plan with a Union in timestamp order,
   // uses_boundaries()): every later tuple of `input` has ts >= boundary_us. A serializing Union

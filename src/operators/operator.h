@@ -53,6 +53,12 @@ class Operator {
 
   // Processes one tuple arriving on `port`; appends the outputs it produces (ids assigned) to `out`.
   virtual void process(std::size_t port, const Tuple& t, Tuples& out) = 0;
+  // Processes tuples[0 .. count) of `port` in order, exactly as process() on each would, and
+  // stops after the first of them that leaves `out` holding `out_max` tuples or more (the caller's
+  // room before an output queue may be full); returns how many it took (all when it never
+  // stopped). The default calls process(); a stateless operator runs one tight loop.
+  virtual std::size_t process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                                  std::size_t out_max);
   // End of stream on `port`. Once every port has ended, the operator emits what it still holds
   // (open windows close) and has_finished() becomes true.
   virtual void end_of_stream(std::size_t port, Tuples& out) = 0;

@@ -20,6 +20,8 @@ class StatelessOperator : public Operator {
   std::size_t input_count() const override { return 1; }
 
   void process(std::size_t port, const Tuple& t, Tuples& out) override;
+  std::size_t process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                          std::size_t out_max) override;
   void end_of_stream(std::size_t port, Tuples& out) override;
   bool has_finished() const override { return ended_; }
 
@@ -41,6 +43,8 @@ class StatelessOperator : public Operator {
   virtual bool transform(const Tuple& in, Tuple& out) const = 0;
 
  private:
+  bool take(const Tuple& t, Tuples& out);
+
   BlobTag tag_;
   TupleId last_input_id_ = 0;
   TupleId last_output_id_ = 0;

@@ -18,11 +18,6 @@ void ReleaseGate::release_up_to(TupleId id) {
   up_to_ = id;
 }
 
-void OutputChannel::append(Tuple t) {
-  t.id += offset_;
-  queue_.append(t);
-}
-
 ConsumerState* OutputChannel::find(NodeId n) {
   ConsumerState* found = nullptr;
   for (ConsumerState& c : consumers_)

@@ -101,7 +101,10 @@ class OutputChannel {
   const ReleaseGate& gate() const { return gate_; }
 
   // Appends an operator output (internal id), applying the offset.
-  void append(Tuple t);
+  void append(Tuple t) {
+    t.id += offset_;
+    queue_.append(t);
+  }
   // A source's stream: appends its ids up to `last` (never rebased: the offset stays 0).
   void extend_to(TupleId last) {
     HAPAIR_CHECK_MSG(offset_ == 0, "stream " << stream_ << " is recomputed and rebased");

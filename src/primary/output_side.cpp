@@ -1,6 +1,7 @@
 #include "primary/output_side.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -74,6 +75,25 @@ bool OutputSide::any_full(std::string* which) const {
 }
 
 void OutputSide::append(StreamId s, const Tuple& t) { channel(s).append(t); }
+
+std::size_t OutputSide::room() const {
+  std::size_t room = std::numeric_limits<std::size_t>::max();
+  for (const auto& [s, o] : channels_) room = std::min(room, o.queue().room());
+  return room;
+}
+
+void OutputSide::append(const FragmentOutputs& outs) {
+  // One channel lookup per stretch of outputs to the same stream.
+  OutputChannel* o = nullptr;
+  StreamId stream = kNoStream;
+  for (const FragmentOutput& out : outs) {
+    if (o == nullptr || out.stream != stream) {
+      stream = out.stream;
+      o = &channel(stream);
+    }
+    o->append(out.tuple);
+  }
+}
 
 void OutputSide::extend_source(StreamId s, TupleId last) { channel(s).extend_to(last); }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "operators/fragment.h"
 #include "primary/checkpoint.h"
 #include "primary/node_identity.h"
 #include "primary/outbox.h"
@@ -50,12 +51,17 @@ class OutputSide {
   bool all_acked_to_end() const;
   // Some queue is at output_queue_tuples_max (`which`: the first such stream's name).
   bool any_full(std::string* which) const;
+  // The smallest room before a queue is full (OutputQueue::room; 0 when one is): fewer appends
+  // than this, spread over the streams in any way, leave every queue short of full.
+  std::size_t room() const;
   std::uint64_t tuples_sent() const { return tuples_sent_; }
   std::uint64_t tuples_trimmed() const { return tuples_trimmed_; }
 
   // ---- the workload's output ---------------------------------------------------------------------
   // Appends an operator output (internal id) to stream s.
   void append(StreamId s, const Tuple& t);
+  // Appends a fragment's outputs in their order (each to its stream, as append() would).
+  void append(const FragmentOutputs& outs);
   // A source's stream s: appends its tuples up to id `last` (its queue recomputes them).
   void extend_source(StreamId s, TupleId last);
   // Stream s will have no more tuples (its end of stream follows the last one).

@@ -78,14 +78,19 @@ void Workload::process_input(TimeUs now, Effects& eff) {
       tuples_delivered_ += n;
       inputs_.take_front(n);
     } else {
-      const Tuple t = *run.first();
+      // As many of the run's tuples as surely leave every output queue short of full: while
+      // fewer outputs than the smallest room were appended, no queue can be full before the next
+      // tuple, so taking them in one go checks nothing the tuple-by-tuple loop would have
+      // stopped at; once they reach it, the check above decides again.
+      const std::size_t n = run.items();
+      const Tuple* first = run.first();
+      const std::size_t taken = fragment_->process_run(stream, first, n, outs_, outputs_.room());
+      for (std::size_t i = 0; i < taken; ++i) oldest_processed_ts_ = std::min(oldest_processed_ts_, first[i].ts_us);
       // The run's boundary holds once its last tuple is taken.
-      const TimeUs boundary = run.items() == 1 ? run.boundary_us : 0;
-      inputs_.take_front(1);
-      ++tuples_processed_;
-      ++operator_tuples_;
-      oldest_processed_ts_ = std::min(oldest_processed_ts_, t.ts_us);
-      fragment_->process(stream, t, outs_);
+      const TimeUs boundary = taken == n ? run.boundary_us : 0;
+      inputs_.take_front(taken);
+      tuples_processed_ += taken;
+      operator_tuples_ += taken;
       append_outputs(outs_);
       if (boundary > 0) apply_boundary(stream, boundary);
     }
@@ -117,7 +122,7 @@ void Workload::end_of_stream(TimeUs now, StreamId stream, Effects& eff) {
 }
 
 void Workload::append_outputs(FragmentOutputs& outs) {
-  for (auto& out : outs) outputs_.append(out.stream, out.tuple);
+  outputs_.append(outs);
   outs.clear();
 }
 

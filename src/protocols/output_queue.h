@@ -244,11 +244,18 @@ class OutputQueue {
     const std::size_t at = head_ + index;
     return chunks_[at / kChunkTuples][at % kChunkTuples];
   }
+  // The next slot is in the last chunk unless it starts a chunk: the chunks hold exactly the
+  // retained slots [head_, head_ + size_), and an empty queue has none and head_ 0 (trim_up_to,
+  // reset). Writing through back() spares the deque's size and index arithmetic per tuple.
   void push(const Tuple& t) {
     if (size_ == 0) first_id_ = t.id;
     const std::size_t at = head_ + size_;
-    if (at / kChunkTuples == chunks_.size()) chunks_.push_back(acquire());
-    chunks_[at / kChunkTuples][at % kChunkTuples] = t;
+    const std::size_t in_chunk = at % kChunkTuples;
+    if (in_chunk == 0) {
+      HAPAIR_CHECK_MSG(at / kChunkTuples == chunks_.size(), "slot " << at << " with " << chunks_.size() << " chunks");
+      chunks_.push_back(acquire());
+    }
+    chunks_.back()[in_chunk] = t;
     ++size_;
   }
   Chunk acquire() {

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <iomanip>
 #include <memory>
 #include <sstream>
 
@@ -11,6 +13,49 @@
 #include "sim/simulator.h"
 
 namespace hapair {
+namespace {
+
+std::uint64_t bits_of(double v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+std::uint64_t fold(std::uint64_t digest, std::uint64_t v) { return mix64(digest, v); }
+
+std::uint64_t digest_of(const std::vector<Delivery>& deliveries) {
+  std::uint64_t h = 0;
+  for (const Delivery& d : deliveries) {
+    h = fold(h, static_cast<std::uint64_t>(d.at_us));
+    h = fold(h, d.stream);
+    h = fold(h, d.tuple.id);
+    h = fold(h, static_cast<std::uint64_t>(d.tuple.ts_us));
+    h = fold(h, static_cast<std::uint64_t>(d.tuple.key));
+    h = fold(h, bits_of(d.tuple.value));
+    h = fold(h, d.tuple.lineage);
+    h = fold(h, d.from);
+    h = fold(h, d.replayed ? 1 : 0);
+  }
+  return h;
+}
+
+std::uint64_t digest_of(const std::map<std::string, Metrics>& counters) {
+  std::uint64_t h = 0;
+  for (const auto& [node, metrics] : counters) {
+    h = fold(h, hash_name(node));
+    for (const auto& [name, value] : metrics) h = fold(fold(h, hash_name(name)), static_cast<std::uint64_t>(value));
+  }
+  return h;
+}
+
+std::uint64_t digest_of(const std::vector<TraceEvent>& events) {
+  std::uint64_t h = 0;
+  for (const TraceEvent& e : events)
+    h = fold(fold(fold(h, static_cast<std::uint64_t>(e.at_us)), e.node), static_cast<std::uint64_t>(e.kind));
+  return h;
+}
+
+}  // namespace
 
 Topology sim_bench_topology(const SimBenchOptions& options) {
   HAPAIR_CHECK_MSG(options.nodes >= 3, "nodes=" << options.nodes);
@@ -76,6 +121,10 @@ SimBenchReport run_sim_scale_bench(const SimBenchOptions& options) {
   report.simulated_s = static_cast<double>(r.end_us) / 1e6;
   report.completed = r.completed;
   report.errors = r.errors;
+  report.deliveries_digest = digest_of(r.deliveries);
+  report.counters_digest = digest_of(r.counters);
+  report.events_digest = digest_of(r.events);
+  report.events = static_cast<std::int64_t>(r.events.size());
   std::int64_t hops = 0;
   for (const auto& [node, counters] : r.counters) {
     (void)node;
@@ -100,6 +149,11 @@ std::string format_sim_bench_report(const SimBenchReport& r) {
   os << "  wall time        " << r.wall_s << " s\n";
   os << "  simulated/wall   " << r.simulated_per_wall << "\n";
   os << "  tuple hops/s     " << r.tuple_hops_per_wall_s << " (wall)\n";
+  // Everything below is deterministic for the seed: equal across builds that behave alike.
+  os << std::hex << std::setfill('0');
+  os << "  deliveries digest " << std::setw(16) << r.deliveries_digest << "\n";
+  os << "  counters digest   " << std::setw(16) << r.counters_digest << "\n";
+  os << "  events digest     " << std::setw(16) << r.events_digest << std::dec << " (" << r.events << " events)\n";
   for (const auto& e : r.errors) os << "  error: " << e << "\n";
   return os.str();
 }

@@ -35,6 +35,14 @@ struct SimBenchReport {
   double simulated_per_wall = 0.0;    // > 1: faster than real time
   double tuple_hops_per_wall_s = 0.0; // tuples processed by all nodes per wall second
   bool completed = false;
+  // Digests of what the run produced, so two builds can be compared byte for byte without
+  // writing a million deliveries: every delivery (time, stream, tuple, sender, replay flag) in
+  // order, every node's counters, and every trace event's time, node and kind, each folded with
+  // mix64. Deterministic for a seed, like the run.
+  std::uint64_t deliveries_digest = 0;
+  std::uint64_t counters_digest = 0;
+  std::uint64_t events_digest = 0;
+  std::int64_t events = 0;
   std::vector<std::string> errors;
 };
 

@@ -139,6 +139,24 @@ TEST_CASE("the scale bench chain carries exactly the requested tuples through ev
   CHECK(r.wall_s > 0.0);
 }
 
+// The digests were printed by `hapair bench --sim --nodes 10 --tuples 100000` at 9128557, before
+// the simulator's speed-up (operators taking whole input runs, docs/PERFORMANCE.md): a change that
+// alters them changed the simulation, not only its speed, and must say why.
+TEST_CASE("the scale bench chain runs the same simulation as before the speed-up, by its digests", "[sim][real][bench]") {
+  SimBenchOptions o;
+  o.nodes = 10;
+  o.tuples = 100'000;
+  const SimBenchReport r = run_sim_scale_bench(o);
+  INFO(format_sim_bench_report(r));
+  REQUIRE(r.completed);
+  CHECK(r.tuples_delivered == 100'000);
+  CHECK(r.messages == 9'900);
+  CHECK(r.deliveries_digest == 0x7caad4bf94d8e4cdULL);
+  CHECK(r.counters_digest == 0x28ec5a33ac0c8519ULL);
+  CHECK(r.events_digest == 0xed422ad84b94f828ULL);
+  CHECK(r.events == 11);
+}
+
 TEST_CASE("every message of simulated runs is charged the bytes encode would write", "[sim][real]") {
   // Upstream backup with a crash (level-1 acks with forwarded restart points, restart points),
   // passive standby (checkpoints), active standby on a Union (determinants).
