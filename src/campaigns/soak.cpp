@@ -1,5 +1,6 @@
 #include "campaigns/soak.h"
 
+#include "hosts/host_faults.h"
 #include "report/csv.h"
 #include "judge/disturbance.h"
 #include "protocols/trace_text.h"
@@ -123,7 +124,11 @@ SoakReport run_soak(const std::vector<Topology>& networks, const SoakOptions& op
         RunRequest request;
         request.driver = options.driver;
         request.hapair_binary = options.hapair_binary;
-        if (!options.victim.empty()) request.faults.push_back(FaultSpec{FaultKind::crash, options.victim, "", options.fail_at_s, 0});
+        request.hosts = options.hosts;
+        if (!options.victim.empty() && options.lose_victim_host)
+          request.hosts.losses.push_back(HostLossSpec{std::string(kHostOfPrefix) + options.victim, options.fail_at_s});
+        else if (!options.victim.empty())
+          request.faults.push_back(FaultSpec{FaultKind::crash, options.victim, "", options.fail_at_s, 0});
         auto plan = std::make_shared<const Plan>(make_plan(t));
         // A new seed is a new input: its reference is computed for it.
         const Reference reference = i == 0 ? references[n] : compute_reference(*plan);
