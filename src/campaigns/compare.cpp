@@ -135,7 +135,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         options.on_run(position, planned,
                        "repetition " + std::to_string(repetition) + "/" + std::to_string(options.repeat) + ": " +
                            approach +
-                           (failure ? " (" + report.failure + " " + options.victim + " at " + fmt::format("{:.1f}", options.fail_at_s) + " s)"
+                           (failure ? std::string(options.lose_victim_host ? " (loss of the host of " : " (SIGKILL ") + options.victim + " at " + fmt::format("{:.1f}", options.fail_at_s) + " s)"
                                     : " (failure-free)") +
                            (attempt ? ", rerun " + std::to_string(attempt) + " (the last was disturbed)" : ""));
       RunRequest request;

@@ -87,6 +87,7 @@ SoakReport run_soak(const std::vector<Topology>& networks, const SoakOptions& op
   report.driver = options.driver;
   report.victim = options.victim;
   report.fail_at_s = options.fail_at_s;
+  report.host_loss = options.lose_victim_host;
   const auto started = std::chrono::steady_clock::now();
   const std::size_t total = networks.size() * options.approaches.size() * options.runs;
   std::size_t done = 0;
@@ -173,7 +174,9 @@ std::string soak_table(const SoakReport& report) {
   }
   const bool kills = !report.victim.empty();
   const std::string what =
-      kills ? fmt::format("SIGKILL of {} at {:.2f} s", report.victim, report.fail_at_s) : std::string("failure-free");
+      kills ? fmt::format("{} {} at {:.2f} s", report.host_loss ? "loss of the host of" : "SIGKILL of", report.victim,
+                          report.fail_at_s)
+            : std::string("failure-free");
   std::string out = fmt::format("soak: {} runs, driver {}, {}, {:.0f} s wall time\n", report.runs.size(), report.driver,
                                 what, report.wall_s);
   constexpr const char* kRow = "{:<12} {:<9} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6}";

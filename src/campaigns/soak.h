@@ -79,6 +79,7 @@ struct SoakReport {
   std::string driver;
   std::string victim;
   double fail_at_s = 0;
+  bool host_loss = false;  // the victim's host was lost (SoakOptions::lose_victim_host)
   std::vector<SoakRun> runs;
   double wall_s = 0;
 };

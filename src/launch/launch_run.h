@@ -216,6 +216,8 @@ class Launch {
   std::set<std::size_t> losses_done_;
   std::vector<std::size_t> loss_hosts_;  // the host of each HostLossSpec (host-of:NODE resolved)
   std::map<std::pair<std::size_t, std::size_t>, int> cut_links_;  // hosts (lower first) -> cuts in force
+  // Heals of pairs whose link stays cut for another partition: traced when the link heals.
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<TraceEvent>> heals_waiting_;
   std::vector<SignalUnderWay> signals_under_way_;
   std::string hosts_json_;  // written at close_hosts()
   std::optional<ClockProbes> clock_probes_;

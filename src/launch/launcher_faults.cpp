@@ -248,10 +248,15 @@ void Launch::cut_hosts(const FaultAction& action, bool cut) {
       if (cut) s.ends.push_back(action);
       return;
     }
-  if (cut ? in_force > 1 : in_force > 0) {
-    // The link is already cut (or stays cut for another partition): nothing to do on the hosts.
+  if (cut && in_force > 1) {
+    // The link is already cut: this pair is cut from now on, nothing to do on the hosts.
     result_.events.push_back(event);
-    if (cut) insert_in_time_order(actions_, next_action_, end_action(action, event.at_us));
+    insert_in_time_order(actions_, next_action_, end_action(action, event.at_us));
+    return;
+  }
+  if (!cut && in_force > 0) {
+    // The link stays cut for another partition, so this pair too: its heal comes with the link's.
+    heals_waiting_[link].push_back(event);
     return;
   }
   collect_remote_signals(true);  // a heal never overtakes its cut
@@ -260,6 +265,8 @@ void Launch::cut_hosts(const FaultAction& action, bool cut) {
   first.event = event;
   first.link = link;
   if (cut) first.ends.push_back(action);
+  else first.more_events = std::move(heals_waiting_[link]);
+  heals_waiting_.erase(link);
   first.pending = remote_->begin_cut(a, b, cut);
   signals_under_way_.push_back(std::move(first));
   SignalUnderWay second;
