@@ -175,7 +175,9 @@ void Launch::perform(const FaultAction& action) {
       node.paused = false;
       if (node.host != kThisMachine) {
         const TraceEvent resumed = TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause);
-        if (node.process.running()) signal_remote(action.node, "CONT", resumed);
+        // A node killed while paused (a crash, or the loss of its host) is gone on its host
+        // even while its ssh session here has not ended yet: nothing to continue.
+        if (node.process.running() && !node.killed) signal_remote(action.node, "CONT", resumed);
         else result_.events.push_back(resumed);
         return;
       }
