@@ -474,6 +474,31 @@ TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two 
   check_nothing_left(*bed);
 }
 
+TEST_CASE("run --hosts: a node paused, then lost with its host before the pause ends, gets no SIGCONT: the run goes on, precise",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  // aggregate (alone on h4) stopped at 0.5 s for 0.8 s, its host lost at 0.8 s: its standby
+  // takes over; the pause's end finds nothing to continue (chaos --hosts seed 1, case 11).
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                      "--duration-s", "2", "--pause", "aggregate@0.5+0.8", "--lose-host",
+                                      "host-of:aggregate@0.8", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
+  CHECK_THAT(log, !Catch::Contains("No such process"));
+  const std::vector<nlohmann::json> trace = trace_of(out);
+  CHECK(count_events(trace, "resume", "aggregate") == 1);  // recorded, not sent
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  std::multiset<std::string> signals;
+  for (const auto& sig : hosts["signals"]) signals.insert(sig["signal"].get<std::string>());
+  CHECK(signals.count("SIGCONT") == 0);
+  check_nothing_left(*bed);
+}
+
 TEST_CASE("chaos --driver real --hosts: host losses and link cuts among the faults, no violation, nothing left",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
