@@ -207,6 +207,8 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   request.driver = options.driver;
   request.faults = c.faults;
   request.hapair_binary = options.hapair_binary;
+  request.hosts = options.hosts;
+  request.hosts.losses = c.host_losses;
   // A real campaign writes every run's files and keeps those of a violation in cases/case-N/
   // (trace, timeline, output): a real run's timing is not reproduced by its command every time.
   const bool keep_if_violation = !options.only_case && !options.out_dir.empty() && options.driver == "real";

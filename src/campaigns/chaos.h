@@ -29,6 +29,7 @@
 
 #include "judge/checker.h"
 #include "judge/guarantee_rules.h"
+#include "launch/launcher.h"
 #include "run/run_once.h"
 #include "protocols/plan.h"
 #include "protocols/run_result.h"
@@ -38,12 +39,19 @@ namespace hapair {
 
 // What a campaign may inject: the four process and link faults of FaultSpec, and the two network
 // conditions of SimSettings (loss_ratio, duplication_ratio; simulator only).
-enum class ChaosFault { crash, pause, partition, restart, loss, duplication };
+// With hosts (--hosts), a campaign on real processes may also lose whole hosts (host_loss: the
+// host of a node its links dropped, then every node there killed; docs/HOSTS.md), and its
+// partitions cut the link between two hosts.
+enum class ChaosFault { crash, pause, partition, restart, loss, duplication, host_loss };
 inline constexpr ChaosFault kChaosFaults[] = {ChaosFault::crash,   ChaosFault::pause, ChaosFault::partition,
-                                              ChaosFault::restart, ChaosFault::loss,  ChaosFault::duplication};
+                                              ChaosFault::restart, ChaosFault::loss,  ChaosFault::duplication,
+                                              ChaosFault::host_loss};
 const char* to_string(ChaosFault);
 std::optional<ChaosFault> parse_chaos_fault(const std::string&);
-std::string allowed_chaos_faults();  // "crash, pause, partition, restart, loss, duplication"
+std::string allowed_chaos_faults();  // "crash, pause, partition, restart, loss, duplication, host-loss"
+// The kinds a campaign across hosts draws by default: crash, pause, restart, partition (the cut
+// of a link between two hosts) and host-loss; every one needs root on the hosts for the cuts.
+std::vector<ChaosFault> chaos_faults_for_hosts();
 // The kinds a driver draws by default: every kind in the simulator; crash, pause and restart with
 // real processes. The same for every machine, so a case is the same everywhere.
 std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver);
@@ -76,6 +84,12 @@ struct ChaosOptions {
   std::vector<std::string> networks = {std::begin(kChaosNetworks), std::end(kChaosNetworks)};
   // Seconds the sources emit; unset: 3 in the simulator, 2 with real processes.
   std::optional<double> duration_s;
+  // Several hosts (--hosts; driver real): every run's nodes placed on them and started over ssh
+  // (launch/remote_hosts.h). The host list shapes the cases (a partition joins nodes on two
+  // hosts; a host loss names the host of a node), so it is part of the case space;
+  // `hosts_arguments` is how the reproduce command names it (" --hosts FILE --remote-binary P").
+  HostsLaunch hosts;
+  std::string hosts_arguments;
 
   // ---- what runs ----
   std::size_t runs = 100;               // cases 0 .. runs-1
@@ -111,6 +125,9 @@ struct ChaosCase {
   HaMode approach = kNoHa;
   Topology topology;       // with the picked settings; settings.seed == seed
   std::vector<FaultSpec> faults;  // passes validate_run_faults for make_plan(topology)
+  // With hosts: the host losses ("host-of:NODE" at a time); with the crashes they imply, the
+  // schedule still passes validate_run_faults.
+  std::vector<HostLossSpec> host_losses;
   std::string description;        // the picks on one line
 };
 
@@ -180,6 +197,8 @@ std::string chaos_csv(const ChaosReport& report);
 std::string chaos_reproduce_command(const ChaosOptions& options, std::size_t index);
 // The same run as `hapair run` (the case's topology written to `topology_path`: it holds the
 // seed and the simulated network), with its faults as --fail/--pause/--restart/--partition.
-std::string chaos_run_command(const ChaosCase& c, const std::string& driver, const std::string& topology_path);
+// With hosts, `hosts_arguments` (ChaosOptions) and the host losses as --lose-host.
+std::string chaos_run_command(const ChaosCase& c, const std::string& driver, const std::string& topology_path,
+                              const std::string& hosts_arguments = "");
 
 }  // namespace hapair

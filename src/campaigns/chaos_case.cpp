@@ -13,10 +13,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "hosts/host_faults.h"
+#include "hosts/placement.h"
 #include "report/csv.h"
 #include "config/input_checks.h"
 #include "proc/net_isolation.h"
@@ -127,7 +130,30 @@ struct PairGuess {
   }
 };
 
-std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vector<ChaosFault>& kinds, double duration_s) {
+// With hosts, where placement puts each node (place_nodes is a function of the plan and the
+// host list, so the case stays a pure function of the options).
+struct CaseHosts {
+  const HostList* hosts = nullptr;
+  std::optional<Placement> placement;
+  std::vector<HostLossSpec> losses;  // drawn
+  std::set<std::size_t> lost;        // hosts lost so far
+  bool lost_node(const Plan& plan, const std::string& name) const {
+    return placement && lost.count(placement->of(plan.node_id(name)).host) != 0;
+  }
+  bool same_host(const Plan& plan, const std::string& a, const std::string& b) const {
+    return placement && placement->of(plan.node_id(a)).host == placement->of(plan.node_id(b)).host;
+  }
+};
+
+// The crashes a host loss implies (one per node there), as the launcher adds them.
+std::vector<FaultSpec> loss_crashes(const Plan& plan, const Placement& placement, std::size_t host, double at_s) {
+  std::vector<FaultSpec> out;
+  for (const NodeId n : placement.nodes_on(host)) out.push_back({FaultKind::crash, plan.nodes[n].name, "", at_s, 0.0});
+  return out;
+}
+
+std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vector<ChaosFault>& kinds, double duration_s,
+                                     CaseHosts& hosts) {
   std::vector<PairGuess> pairs;
   for (const auto& f : plan.fragments) {
     if (f.kind != FragmentKind::operators) continue;
@@ -140,14 +166,24 @@ std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vect
   std::vector<ChaosFault> primitives;
   for (ChaosFault k : {ChaosFault::crash, ChaosFault::pause, ChaosFault::partition})
     if (contains(kinds, k)) primitives.push_back(k);
+  if (hosts.placement && contains(kinds, ChaosFault::host_loss)) primitives.push_back(ChaosFault::host_loss);
   std::vector<FaultSpec> faults;
   if (primitives.empty() || pairs.empty()) return faults;
 
   // A candidate joins the schedule only when the schedule stays valid (no pause of a crashed
   // node, no crash of a crashed one, everything inside the run).
+  // With hosts, the crashes of the hosts lost so far count too, and no node of a lost host is
+  // touched again (the launcher refuses its restart: the host stays cut off).
+  std::vector<FaultSpec> loss_faults;
+  auto valid = [&](std::vector<FaultSpec> all) {
+    all.insert(all.end(), loss_faults.begin(), loss_faults.end());
+    std::stable_sort(all.begin(), all.end(), [](const FaultSpec& a, const FaultSpec& b) { return a.at_s < b.at_s; });
+    return validate_run_faults(plan, all).empty();
+  };
   auto try_add = [&](const FaultSpec& f) {
+    if (hosts.lost_node(plan, f.node) || (!f.peer.empty() && hosts.lost_node(plan, f.peer))) return false;
     faults.push_back(f);
-    if (validate_run_faults(plan, faults).empty()) return true;
+    if (valid(faults)) return true;
     faults.pop_back();
     return false;
   };
@@ -206,10 +242,49 @@ std::vector<FaultSpec> pick_schedule(const Plan& plan, Rng& rng, const std::vect
           for (FragmentId d : f.downstream) peers.push_back(acting_of(d));
         if (shape == 2)
           for (FragmentId u : f.upstream) peers.push_back(acting_of(u));
+        // Across hosts a partition cuts the link between two hosts: never two nodes of one.
+        peers.erase(std::remove_if(peers.begin(), peers.end(),
+                                   [&](const std::string& p) { return hosts.same_host(plan, g.acting, p); }),
+                    peers.end());
         if (peers.empty()) break;
         const std::string peer = pick_one(rng, peers);
         const double d = std::max(0.001, std::min(pick_ms(rng, 0.5 * timeout_s, 10.0 * timeout_s), 0.25 * duration_s));
         if (try_add({FaultKind::partition, g.acting, peer, t, d}) && peer == g.other && d > timeout_s) g.swap_roles();
+        break;
+      }
+      case ChaosFault::host_loss: {
+        // The host of the acting primary (or of its standby): every node there crashes at once,
+        // learnt of only by silence. Not when a node there has a restart (refused across a loss).
+        const bool standby = !g.other.empty() && g.other_alive && rng.chance(0.25);
+        const std::string victim = standby ? g.other : g.acting;
+        const std::size_t host = hosts.placement->of(plan.node_id(victim)).host;
+        if (hosts.lost.count(host) != 0) break;
+        const std::vector<FaultSpec> crashes = loss_crashes(plan, *hosts.placement, host, t);
+        // A host that holds a source or a sink: their loss is beyond every guarantee (no
+        // standby), so such a host is not drawn.
+        bool unpaired = false;
+        for (const FaultSpec& c : crashes)
+          unpaired |= plan.fragments[plan.nodes[plan.node_id(c.node)].fragment].kind != FragmentKind::operators;
+        if (unpaired) break;
+        bool restarted = false;
+        for (const FaultSpec& f : faults)
+          for (const FaultSpec& c : crashes) restarted |= f.kind == FaultKind::restart && f.node == c.node;
+        std::vector<FaultSpec> with = loss_faults;
+        with.insert(with.end(), crashes.begin(), crashes.end());
+        std::swap(with, loss_faults);
+        if (restarted || !valid(faults)) {
+          std::swap(with, loss_faults);
+          break;
+        }
+        hosts.lost.insert(host);
+        hosts.losses.push_back(HostLossSpec{std::string(kHostOfPrefix) + victim, t});
+        for (PairGuess& p : pairs) {
+          const bool acting_here = hosts.placement->of(plan.node_id(p.acting)).host == host;
+          const bool other_here = !p.other.empty() && hosts.placement->of(plan.node_id(p.other)).host == host;
+          if (acting_here) p.acting_alive = false;
+          if (other_here) p.other_alive = false;
+          if (acting_here && !p.other.empty() && p.other_alive) p.swap_roles();
+        }
         break;
       }
       case ChaosFault::restart:
@@ -281,8 +356,11 @@ std::string describe_case(const ChaosCase& c) {
   if (n.loss_ratio > 0) d << " loss=" << shortest_text(std::round(n.loss_ratio * 1e4) / 1e4);
   if (n.duplication_ratio > 0) d << " dup=" << shortest_text(std::round(n.duplication_ratio * 1e4) / 1e4);
   d << " faults:";
-  if (c.faults.empty()) d << " none";
+  if (c.faults.empty() && c.host_losses.empty()) d << " none";
   for (std::size_t i = 0; i < c.faults.size(); ++i) d << (i == 0 ? " " : "; ") << describe(c.faults[i]);
+  for (std::size_t i = 0; i < c.host_losses.size(); ++i)
+    d << (i == 0 && c.faults.empty() ? " " : "; ") << "loss of the " << c.host_losses[i].host << " at "
+      << shortest_text(c.host_losses[i].at_s) << " s";
   return d.str();
 }
 
@@ -298,6 +376,7 @@ const char* to_string(ChaosFault k) {
     case ChaosFault::restart: return "restart";
     case ChaosFault::loss: return "loss";
     case ChaosFault::duplication: return "duplication";
+    case ChaosFault::host_loss: return "host-loss";
   }
   return "?";
 }
@@ -319,6 +398,10 @@ std::vector<ChaosFault> chaos_faults_for_driver(const std::string& driver) {
   return {std::begin(kChaosFaults), std::end(kChaosFaults)};
 }
 
+std::vector<ChaosFault> chaos_faults_for_hosts() {
+  return {ChaosFault::crash, ChaosFault::pause, ChaosFault::restart, ChaosFault::partition, ChaosFault::host_loss};
+}
+
 std::vector<ChaosFault> chaos_faults_possible(const std::string& driver) {
   std::vector<ChaosFault> kinds = chaos_faults_for_driver(driver);
   if (driver == "real" && net_isolation_unavailable().empty()) kinds.push_back(ChaosFault::partition);
@@ -337,9 +420,13 @@ std::vector<std::string> validate_chaos_options(const ChaosOptions& o) {
     if (!known && o.networks_dir.empty())
       problems.push_back(unknown_choice("network", n, "an example network", {std::begin(kChaosNetworks), std::end(kChaosNetworks)}));
   }
-  const auto possible = chaos_faults_possible(o.driver);
+  const auto possible = o.hosts.hosts ? chaos_faults_for_hosts() : chaos_faults_possible(o.driver);
   for (ChaosFault k : o.faults) {
     if (contains(possible, k)) continue;
+    if (k == ChaosFault::host_loss) {
+      problems.push_back("fault kind host-loss needs --hosts FILE (a whole machine lost: on one machine, crash the nodes)");
+      continue;
+    }
     if (k == ChaosFault::partition && o.driver == "real")
       problems.push_back(real_partition_refusal(net_isolation_unavailable()));
     else
@@ -413,8 +500,17 @@ ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, To
   HAPAIR_CHECK_MSG(problems.empty(), "chaos case " << index << " picked an invalid topology: " << problems.front());
 
   const Plan plan = make_plan(c.topology);
-  c.faults = pick_schedule(plan, rng, kinds, duration_s);
-  if (auto k_faults = pick_k_standby_schedule(plan, k_rng, kinds, duration_s); !k_faults.empty()) c.faults = std::move(k_faults);
+  CaseHosts hosts;
+  if (options.hosts.hosts) {
+    hosts.hosts = options.hosts.hosts.get();
+    hosts.placement = place_nodes(plan, *options.hosts.hosts).placement;
+  }
+  c.faults = pick_schedule(plan, rng, kinds, duration_s, hosts);
+  c.host_losses = hosts.losses;
+  if (auto k_faults = pick_k_standby_schedule(plan, k_rng, kinds, duration_s); !k_faults.empty()) {
+    c.faults = std::move(k_faults);
+    c.host_losses.clear();
+  }
   c.description = describe_case(c);
   return c;
 }

@@ -30,11 +30,14 @@ std::string chaos_reproduce_command(const ChaosOptions& o, std::size_t index) {
     cmd += " --networks " + fmt::format("{}", fmt::join(o.networks, ","));
   if (!o.networks_dir.empty()) cmd += " --networks-dir " + o.networks_dir;
   if (o.duration_s) cmd += " --duration-s " + shortest_text(*o.duration_s);
-  return cmd;
+  return cmd + o.hosts_arguments;
 }
 
-std::string chaos_run_command(const ChaosCase& c, const std::string& driver, const std::string& topology_path) {
-  return "hapair run --topology " + topology_path + " --driver " + driver + fault_options(c.faults);
+std::string chaos_run_command(const ChaosCase& c, const std::string& driver, const std::string& topology_path,
+                              const std::string& hosts_arguments) {
+  std::string cmd = "hapair run --topology " + topology_path + " --driver " + driver + fault_options(c.faults);
+  for (const HostLossSpec& l : c.host_losses) cmd += " --lose-host " + l.host + "@" + shortest_text(l.at_s);
+  return cmd + hosts_arguments;
 }
 
 namespace {
@@ -49,6 +52,7 @@ struct Tally {
   void add(const ChaosRun& r) {
     ++runs;
     for (const auto& f : r.c.faults) ++faults[to_string(f.kind)];
+    faults["host-loss"] += r.c.host_losses.size();
     if (r.c.topology.sim.loss_ratio > 0) ++faults["loss"];
     if (r.c.topology.sim.duplication_ratio > 0) ++faults["duplication"];
     if (r.verdict == "precise") ++precise;
@@ -68,7 +72,8 @@ struct Tally {
   }
 };
 
-std::string tally_line(const std::string& name, const Tally& t, bool with_violations) {
+// `with_hosts`: a column of host losses (a campaign across hosts).
+std::string tally_line(const std::string& name, const Tally& t, bool with_violations, bool with_hosts) {
   auto f = [&](const char* k) {
     auto it = t.faults.find(k);
     return it == t.faults.end() ? std::size_t{0} : it->second;
@@ -77,15 +82,16 @@ std::string tally_line(const std::string& name, const Tally& t, bool with_violat
                                 name, t.runs, f("crash"), f("pause"), f("partition"), f("restart"), f("loss"),
                                 f("duplication"), t.precise, t.rollback, t.gap, t.incomplete, t.lost, t.duplicates,
                                 t.restore());
+  if (with_hosts) out += fmt::format(" {:>6}", f("host-loss"));
   if (with_violations) out += "  " + std::to_string(t.violations);
   return out + "\n";
 }
 
-std::string tally_header(bool with_violations) {
+std::string tally_header(bool with_violations, bool with_hosts) {
   return fmt::format("{:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8} {:>5} {:>6} {:>8} {:>8} {:>10}",
                      "approach", "runs", "crash", "pause", "part.", "restrt", "loss", "dup", "precise", "rollback", "gap",
                      "incomp", "lost", "dups", "restore ms") +
-         (with_violations ? "  violations" : "") + "\n";
+         (with_hosts ? "  hostl" : "") + (with_violations ? "  violations" : "") + "\n";
 }
 
 }  // namespace
@@ -106,10 +112,11 @@ std::string chaos_table(const ChaosReport& report) {
     if (r.klass != GuaranteeClass::beyond) all.add(r);
   }
   out += "\nwithin the guarantee (faults injected by kind; restore ms: mean time to restore the pair)\n";
-  out += tally_header(true);
+  const bool hosts = o.hosts.hosts != nullptr;
+  out += tally_header(true, hosts);
   for (HaMode m : o.approaches)
-    if (within.count(m)) out += tally_line(to_string(m), within[m], true);
-  out += tally_line("all", all, true);
+    if (within.count(m)) out += tally_line(to_string(m), within[m], true, hosts);
+  out += tally_line("all", all, true, hosts);
   std::map<std::string, std::pair<std::size_t, std::string>> unjudged;  // runs, the first reason
   for (const auto& r : report.runs)
     for (const auto& n : r.unjudged) {
@@ -121,9 +128,9 @@ std::string chaos_table(const ChaosReport& report) {
            " run(s) (the merge order it depends on is unknown; first: " + u.second + ")\n";
   if (!beyond.empty()) {
     out += "\nbeyond the guarantee (a fragment lost every node holding its state; reported, never violations)\n";
-    out += tally_header(false);
+    out += tally_header(false, hosts);
     for (HaMode m : o.approaches)
-      if (beyond.count(m)) out += tally_line(to_string(m), beyond[m], false);
+      if (beyond.count(m)) out += tally_line(to_string(m), beyond[m], false, hosts);
   }
   // Disturbances: takeovers or detections no fault asked for (a false detection; a lost
   // heartbeat under message loss), and which detectors fired.
@@ -151,7 +158,8 @@ std::string chaos_table(const ChaosReport& report) {
     out += "  run " + std::to_string(r.c.index) + ": " + r.reason + "\n    case: " + r.c.description +
            "\n    reproduce: " + chaos_reproduce_command(o, r.c.index) + "\n";
     if (!o.out_dir.empty())
-      out += "    or: " + chaos_run_command(r.c, o.driver, o.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".toml") + "\n";
+      out += "    or: " + chaos_run_command(r.c, o.driver, o.out_dir + "/cases/case-" + std::to_string(r.c.index) + ".toml",
+                                         o.hosts_arguments) + "\n";
     if (!o.out_dir.empty() && o.driver == "real" && !o.only_case)
       out += "    this run's files (trace.jsonl, timeline.html, output.csv): " + o.out_dir + "/cases/case-" +
              std::to_string(r.c.index) + "/\n";
@@ -167,6 +175,7 @@ std::string chaos_csv(const ChaosReport& report) {
   for (const auto& r : report.runs) {
     std::vector<std::string> faults;
     for (const auto& f : r.c.faults) faults.push_back(describe(f));
+    for (const auto& l : r.c.host_losses) faults.push_back("loss of the " + l.host + " at " + shortest_text(l.at_s) + " s");
     CsvRow row;
     row.number(r.c.index).number(r.c.seed).field(r.c.network).field(to_string(r.c.approach)).field(fmt::format("{}", fmt::join(faults, "; ")));
     row.exact(r.c.topology.sim.loss_ratio).exact(r.c.topology.sim.duplication_ratio).field(r.verdict);

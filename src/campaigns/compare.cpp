@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "hosts/host_faults.h"
 #include "report/csv.h"
 #include "report/plots.h"
 #include "report/results.h"
@@ -84,6 +85,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
   report.network = topology.name;
   report.seed = topology.settings.seed;
   report.victim = options.victim;
+  if (options.lose_victim_host) report.failure = "loss of the host of";
   report.fail_at_s = options.fail_at_s;
   report.crash_duration_s = topology.settings.duration_s;
   report.failure_free_duration_s = options.failure_free_duration_s.value_or(topology.settings.duration_s);
@@ -133,7 +135,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         options.on_run(position, planned,
                        "repetition " + std::to_string(repetition) + "/" + std::to_string(options.repeat) + ": " +
                            approach +
-                           (failure ? " (SIGKILL " + options.victim + " at " + fmt::format("{:.1f}", options.fail_at_s) + " s)"
+                           (failure ? std::string(options.lose_victim_host ? " (loss of the host of " : " (SIGKILL ") + options.victim + " at " + fmt::format("{:.1f}", options.fail_at_s) + " s)"
                                     : " (failure-free)") +
                            (attempt ? ", rerun " + std::to_string(attempt) + " (the last was disturbed)" : ""));
       RunRequest request;
@@ -144,7 +146,10 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
       request.hosts = options.hosts;
       request.secure = options.secure;
       if (options.hosts.hosts && !options.out_dir.empty()) request.log_dir = options.out_dir + "/" + folder_of(r);
-      if (failure) request.faults = {crash};
+      if (failure && options.lose_victim_host)
+        request.hosts.losses = {HostLossSpec{std::string(kHostOfPrefix) + options.victim, options.fail_at_s}};
+      else if (failure)
+        request.faults = {crash};
       const auto& plan = failure ? crash_plans.at(approach) : free_plans.at(approach);
       r.outcome = run_once(plan, request, failure ? crash_reference : free_reference);
       if (options.tamper) {
@@ -300,8 +305,8 @@ std::string compare_table(const CompareReport& report) {
            " %";
   out += "\n";
 
-  out += fmt::format("\nrecovery: SIGKILL of {} at {:.1f} s in {:.1f} s runs; median (min..max) over the used runs\n",
-                     report.victim, report.fail_at_s, report.crash_duration_s);
+  out += fmt::format("\nrecovery: {} {} at {:.1f} s in {:.1f} s runs; median (min..max) over the used runs\n",
+                     report.failure, report.victim, report.fail_at_s, report.crash_duration_s);
   constexpr const char* kRecoveryRow = "{:<9} {:>4} {:<16} {:<15} {:<10} {:<20} {:<20} {:<20} {}\n";
   out += fmt::format(kRecoveryRow, "approach", "runs", "verdict", "lost", "detector", "detect ms", "recover ms",
                      "catchup ms", "note");

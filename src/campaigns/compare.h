@@ -79,6 +79,9 @@ struct CompareRun {
 struct CompareOptions {
   std::string driver = "real";
   std::string victim = "aggregate";  // the node SIGKILLed in every crash run
+  // With hosts: the crash runs lose the victim's whole host (HostLossSpec "host-of:VICTIM": its
+  // links dropped, then every node there killed) instead of SIGKILLing the victim alone.
+  bool lose_victim_host = false;
   double fail_at_s = kCompareFailAtS;
   // Seconds the sources emit in the failure-free runs; unset: the topology's duration_s (the
   // crash runs').
@@ -135,6 +138,7 @@ struct CompareReport {
   std::string network;
   std::uint64_t seed = 0;
   std::string victim;
+  std::string failure = "SIGKILL of";  // or "loss of the host of" (CompareOptions::lose_victim_host)
   double fail_at_s = 0;
   double crash_duration_s = 0, failure_free_duration_s = 0;
   std::size_t repeat = 0, reruns_max = 0;

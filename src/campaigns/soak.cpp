@@ -1,5 +1,6 @@
 #include "campaigns/soak.h"
 
+#include "hosts/host_faults.h"
 #include "report/csv.h"
 #include "judge/disturbance.h"
 #include "protocols/trace_text.h"
@@ -86,6 +87,7 @@ SoakReport run_soak(const std::vector<Topology>& networks, const SoakOptions& op
   report.driver = options.driver;
   report.victim = options.victim;
   report.fail_at_s = options.fail_at_s;
+  report.host_loss = options.lose_victim_host;
   const auto started = std::chrono::steady_clock::now();
   const std::size_t total = networks.size() * options.approaches.size() * options.runs;
   std::size_t done = 0;
@@ -123,7 +125,11 @@ SoakReport run_soak(const std::vector<Topology>& networks, const SoakOptions& op
         RunRequest request;
         request.driver = options.driver;
         request.hapair_binary = options.hapair_binary;
-        if (!options.victim.empty()) request.faults.push_back(FaultSpec{FaultKind::crash, options.victim, "", options.fail_at_s, 0});
+        request.hosts = options.hosts;
+        if (!options.victim.empty() && options.lose_victim_host)
+          request.hosts.losses.push_back(HostLossSpec{std::string(kHostOfPrefix) + options.victim, options.fail_at_s});
+        else if (!options.victim.empty())
+          request.faults.push_back(FaultSpec{FaultKind::crash, options.victim, "", options.fail_at_s, 0});
         auto plan = std::make_shared<const Plan>(make_plan(t));
         // A new seed is a new input: its reference is computed for it.
         const Reference reference = i == 0 ? references[n] : compute_reference(*plan);
@@ -168,7 +174,9 @@ std::string soak_table(const SoakReport& report) {
   }
   const bool kills = !report.victim.empty();
   const std::string what =
-      kills ? fmt::format("SIGKILL of {} at {:.2f} s", report.victim, report.fail_at_s) : std::string("failure-free");
+      kills ? fmt::format("{} {} at {:.2f} s", report.host_loss ? "loss of the host of" : "SIGKILL of", report.victim,
+                          report.fail_at_s)
+            : std::string("failure-free");
   std::string out = fmt::format("soak: {} runs, driver {}, {}, {:.0f} s wall time\n", report.runs.size(), report.driver,
                                 what, report.wall_s);
   constexpr const char* kRow = "{:<12} {:<9} {:>5} {:>9} {:>9} {:>9} {:>8} {:>6}";

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/launcher.h"
 #include "run/run_once.h"
 
 namespace hapair {
@@ -40,6 +41,11 @@ struct SoakOptions {
   // Empty: failure-free runs. Otherwise the node SIGKILLed in every run, at fail_at_s.
   std::string victim;
   double fail_at_s = 0;
+  // Several hosts (launch/launcher.h HostsLaunch): every run's nodes placed on them over ssh;
+  // with lose_victim_host, the victim's whole host is lost at fail_at_s instead of its SIGKILL
+  // (its links dropped, then every node there killed: found only by silence).
+  HostsLaunch hosts;
+  bool lose_victim_host = false;
   std::string out_dir;  // soak.csv (one line per run); empty: no files
   std::string hapair_binary = "/proc/self/exe";
   // Called before each run (index from 0, total, label).
@@ -73,6 +79,7 @@ struct SoakReport {
   std::string driver;
   std::string victim;
   double fail_at_s = 0;
+  bool host_loss = false;  // the victim's host was lost (SoakOptions::lose_victim_host)
   std::vector<SoakRun> runs;
   double wall_s = 0;
 };

@@ -53,7 +53,6 @@ int chaos_command(const Args& args) {
   std::string pick = "turn", runs_text = "100", seed_text = "1", case_text, duration_text, timeout_text = "900", jobs_text;
   bool no_isolate = false;
   po::options_description described("hapair chaos options");
-  std::string hosts_path;
   described.add_options()
       ("help,h", "show this help")
       ("runs", po::value<std::string>(&runs_text)->default_value("100"), "number of runs (cases 0 .. N-1), 1 .. 1000000")
@@ -78,7 +77,8 @@ int chaos_command(const Args& args) {
       ("jobs", po::value<std::string>(&jobs_text),
        "cases run at once, 1 .. 256 (default: every core with --driver sim, 1 with --driver real)")
       ("out", po::value<std::string>(&options.out_dir), "directory for chaos.csv, chaos.txt (with --case: the run's result files)");
-  add_refused_hosts_option(described, hosts_path);
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -91,7 +91,9 @@ int chaos_command(const Args& args) {
                 << "reproduces it); 2 for bad input (options, networks; nothing ran).\n"
                 << "Examples:\n  hapair chaos --runs 1000 --driver sim --out out/chaos\n"
                 << "  hapair chaos --runs 20 --driver real --approaches passive,active --faults crash,pause\n"
-                << "  sudo hapair chaos --runs 40 --driver real --faults partition,crash   (real partitions)\n";
+                << "  sudo hapair chaos --runs 40 --driver real --faults partition,crash   (real partitions)\n"
+                << "  hapair chaos --runs 30 --driver real --hosts hosts.toml --copy-binary   (host losses and link cuts\n"
+                << "    among the faults: root on the hosts; docs/HOSTS.md)\n";
       return 0;
     }
     po::notify(vm);
@@ -100,7 +102,10 @@ int chaos_command(const Args& args) {
     return 2;
   }
   std::vector<std::string> problems;
-  refuse_hosts("hapair chaos", hosts_path, problems);
+  options.hosts = hosts_launch(hosts_args, options.driver, problems);
+  options.hosts_arguments = hosts_arguments(hosts_args);
+  if (hosts_args.secure && hosts_args.hosts_path.empty())
+    problems.push_back("--secure: hapair chaos uses CURVE only across hosts (--hosts FILE), where it is always on");
   if (auto runs = whole_number("--runs", runs_text, 1, kChaosRunsMax, problems)) options.runs = *runs;
   if (auto seed = whole_number("--seed", seed_text, 0, UINT64_MAX, problems)) options.seed = *seed;
   if (vm.count("case"))
@@ -130,7 +135,8 @@ int chaos_command(const Args& args) {
   }
   // The real driver's default kinds as this machine can inject them, named, so that the reproduce
   // commands draw the same cases on another machine.
-  if (options.faults.empty() && options.driver == "real") options.faults = chaos_faults_possible(options.driver);
+  if (options.faults.empty() && options.hosts.hosts) options.faults = chaos_faults_for_hosts();
+  else if (options.faults.empty() && options.driver == "real") options.faults = chaos_faults_possible(options.driver);
   for (const auto& p : validate_chaos_options(options)) problems.push_back(p);
   if (!problems.empty()) return report_problems("hapair chaos", "bad options", problems);
 

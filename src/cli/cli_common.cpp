@@ -12,6 +12,8 @@
 
 #include "config/hosts_file.h"
 #include "config/input_checks.h"
+#include "hosts/host_faults.h"
+#include "hosts/placement.h"
 
 namespace hapair::cli {
 
@@ -140,16 +142,56 @@ HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::
   return out;
 }
 
+std::string hosts_arguments(const HostsArgs& args) {
+  if (args.hosts_path.empty()) return "";
+  std::string out = " --hosts " + args.hosts_path;
+  if (args.copy_binary) out += " --copy-binary";
+  else if (!args.install_package.empty()) out += " --install-package " + args.install_package;
+  else if (args.remote_binary != HostsArgs{}.remote_binary) out += " --remote-binary " + args.remote_binary;
+  return out;
+}
+
+void add_lose_host_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems) {
+  for (const std::string& text : items) {
+    const std::size_t at = text.rfind('@');
+    const std::optional<double> seconds = at == std::string::npos ? std::nullopt : finite_number(text.substr(at + 1));
+    if (at == 0 || !seconds) problems.push_back("--lose-host '" + text + "' is not HOST@SECONDS or host-of:NODE@SECONDS (e.g. h2@1.5)");
+    else hosts.losses.push_back(HostLossSpec{text.substr(0, at), *seconds});
+  }
+  if (!items.empty() && !hosts.hosts) problems.push_back("--lose-host needs --hosts FILE");
+}
+
+std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunch& hosts, const std::vector<FaultSpec>& faults) {
+  PlacementResult placed = place_nodes(plan, *hosts.hosts);
+  std::vector<std::string> problems = std::move(placed.problems);
+  if (!placed.placement) return problems;
+  for (const HostLossSpec& loss : hosts.losses) {
+    std::string problem;
+    if (!lost_host(loss.host, plan, *placed.placement, *hosts.hosts, problem)) problems.push_back("--lose-host: " + problem);
+    if (auto p = fault_time_problem(plan, loss.at_s)) problems.push_back("--lose-host " + loss.host + ": " + *p);
+  }
+  for (std::string& p : host_cuts(plan, *placed.placement, *hosts.hosts, faults).problems) problems.push_back("--partition " + p.substr(p.find(' ') + 1));
+  // [[link]] tables by host match the placement on the hosts of the file.
+  for (const LinkSpec& l : plan.topology.links.links)
+    for (const std::string* h : {&l.from_host, &l.to_host})
+      if (!h->empty() && !hosts.hosts->index_of(*h))
+        problems.push_back((l.where.empty() ? std::string() : l.where + ": ") + "[[link]] host '" + *h + "': no such host in " +
+                           hosts.hosts->source_file + " (its hosts: " + fmt::format("{}", fmt::join(hosts.hosts->names(), ", ")) + ")");
+  return problems;
+}
+
 void add_refused_hosts_option(boost::program_options::options_description& described, std::string& path) {
   described.add_options()("hosts", boost::program_options::value<std::string>(&path),
-                          "not supported by this command yet: `hapair run --hosts` and `hapair compare --hosts` are");
+                          "not supported by this command: `hapair run`, `compare`, `chaos` and `soak` take --hosts");
 }
 
 void refuse_hosts(const std::string& command, const std::string& path, std::vector<std::string>& problems) {
   if (!path.empty())
     problems.push_back("--hosts " + path + ": " + command +
-                       " runs on this machine only; several hosts are supported by `hapair run --hosts` and "
-                       "`hapair compare --hosts` (docs/HOSTS.md)");
+                       " runs on this machine only: its figures are the simulator's and one machine's, and each "
+                       "experiment's claims (the bounds its README checks) were calibrated there, not across hosts "
+                       "whose links and clocks differ; across hosts run `hapair compare --hosts` (with --links for "
+                       "WAN-like links), `hapair chaos --hosts` or `hapair soak --hosts` (docs/HOSTS.md)");
 }
 
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0) {}

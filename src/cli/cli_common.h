@@ -80,6 +80,16 @@ void add_hosts_options(boost::program_options::options_description& described, H
 // The hosts file read (every problem at once, with the driver: several hosts need `real`); an
 // empty HostsLaunch without --hosts.
 HostsLaunch hosts_launch(const HostsArgs& args, const std::string& driver, std::vector<std::string>& problems);
+// The hosts options as a command line names them again (" --hosts FILE --copy-binary"; "" without
+// --hosts), for the reproduce commands of a campaign.
+std::string hosts_arguments(const HostsArgs& args);
+// --lose-host items (HOST@SECONDS, host-of:NODE@SECONDS) added to `hosts.losses`; a problem per
+// item that is not one, and one when there are items but no --hosts.
+void add_lose_host_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems);
+// The faults of a run on several hosts against its plan (every problem at once): the placement,
+// each host loss's host and time, and partitions between two nodes on one host (a partition
+// across hosts cuts the hosts' link, hosts/host_faults.h).
+std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunch& hosts, const std::vector<FaultSpec>& faults);
 // Commands that run on this machine only (experiment, chaos, soak): --hosts is known, so that it
 // is refused with our message naming what takes it, rather than "unrecognised option".
 void add_refused_hosts_option(boost::program_options::options_description& described, std::string& path);

@@ -30,11 +30,15 @@ int compare_command(const Args& args) {
   std::string topology_path, driver = "real", out_dir = "out/compare", victim = "aggregate", approaches, seed_text;
   std::string repeat_text = std::to_string(kCompareRepeatDefault), reruns_text = std::to_string(kCompareRerunsMax);
   std::string duration_text, rate_text, fail_at_text, cost_text, free_duration_text, links_text;
+  bool lose_host = false;
   po::options_description described("hapair compare options");
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::string>(&topology_path), "topology file (default: the built-in default network)")
       ("victim", po::value<std::string>(&victim), "the node SIGKILLed in every crash run: the primary of an operator fragment (default: aggregate when the network has one, else its last operator fragment; on the built-in network: filter, aggregate)")
+      ("lose-host", po::bool_switch(&lose_host),
+       "with --hosts, as root there: the crash runs lose the victim's whole host (its links dropped, then every node "
+       "there killed: peers learn of it only by silence) instead of SIGKILLing the victim")
       ("fail-at-s", po::value<std::string>(&fail_at_text),
        "when it is killed, 0 < S < duration (default: 2 on the built-in network, else half the duration)")
       ("approaches", po::value<std::string>(&approaches), "comma-separated subset of: none,amnesia,upstream,passive,active")
@@ -103,6 +107,8 @@ int compare_command(const Args& args) {
   options.secure = hosts_args.secure;
   options.driver = driver;
   options.victim = victim;
+  options.lose_victim_host = lose_host;
+  if (lose_host && !options.hosts.hosts) problems.push_back("--lose-host needs --hosts FILE (on one machine the victim is SIGKILLed)");
   options.out_dir = out_dir;
   if (repeat) options.repeat = static_cast<std::size_t>(*repeat);
   if (reruns) options.reruns_max = static_cast<std::size_t>(*reruns);
@@ -131,6 +137,8 @@ int compare_command(const Args& args) {
       options.victim = victim;
     }
     for (auto& p : check_victim(*load.plan, victim, "--victim")) problems.push_back(std::move(p));
+    if (options.hosts.hosts)
+      for (auto& p : hosts_fault_problems(*load.plan, options.hosts, {})) problems.push_back(std::move(p));
     if (fail_at_s && fault_time_problem(*load.plan, *fail_at_s)) {
       problems.push_back(fmt::format(
           "--fail-at-s {}: must be > 0 and < {:g} s, the duration of the run (default: half of it)", fail_at_text, run_s));
@@ -147,12 +155,12 @@ int compare_command(const Args& args) {
       options.repeat * (modes + options.approaches.size()) - (with_none ? options.repeat - 1 : 0);
   std::fprintf(stderr,
                "hapair compare: network %s, seed %llu, driver %s, operator cost %g us/tuple; %zu repetitions of "
-               "%zu failure-free runs of %.1f s and %zu runs of %.1f s with a SIGKILL of %s at %.1f s (none's only "
+               "%zu failure-free runs of %.1f s and %zu runs of %.1f s with a %s %s at %.1f s (none's only "
                "once): %zu runs, disturbed ones rerun up to %zu times\n",
                plan->topology.name.c_str(), static_cast<unsigned long long>(plan->settings().seed), driver.c_str(),
                plan->settings().operator_cost_us_per_tuple, options.repeat, modes,
                options.failure_free_duration_s.value_or(plan->settings().duration_s), options.approaches.size(),
-               plan->settings().duration_s, victim.c_str(), options.fail_at_s, runs, options.reruns_max);
+               plan->settings().duration_s, lose_host ? "loss of the host of" : "SIGKILL of", victim.c_str(), options.fail_at_s, runs, options.reruns_max);
   if (const std::string links = describe_links(*plan); !links.empty()) std::fprintf(stderr, "hapair compare: %s\n", links.c_str());
   for (const std::string& w : link_warnings(*plan)) std::fprintf(stderr, "hapair compare: warning: %s\n", w.c_str());
   const auto started = std::chrono::steady_clock::now();

@@ -41,9 +41,10 @@ int run_command(const Args& args) {
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
       ("lose-host", po::value<std::vector<std::string>>(&losses),
-       "HOST@SECONDS: with --hosts, as root on that host: drop every link of the host (nftables, all but ssh), then "
-       "SIGKILL its nodes, so peers learn of it only by silence (repeatable)")
-      ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules)")
+       "HOST@SECONDS or host-of:NODE@SECONDS (the host that holds NODE): with --hosts, as root on that host: drop "
+       "every link of the host (nftables, all but ssh), then SIGKILL its nodes, so peers learn of it only by silence "
+       "(repeatable)")
+      ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules; with --hosts: the link between their two hosts, nftables on both, as root there)")
       ("links", po::value<std::string>(&links_text),
        "emulate every link between two nodes (the [links] keys, docs/LINKS.md): KEY=VALUE,... of latency_ms, "
        "jitter_ms, loss_ratio, duplication_ratio, bandwidth_bytes_per_s, queue_messages_max, queue_bytes_max; "
@@ -112,18 +113,9 @@ int run_command(const Args& args) {
   if (hosts_args.secure && manual)
     problems.push_back("--secure and --manual exclude each other: the launcher hands the run's keys only to the nodes it "
                        "starts");
-  for (const std::string& text : losses) {
-    const std::size_t at = text.rfind('@');
-    const std::optional<double> seconds = at == std::string::npos ? std::nullopt : finite_number(text.substr(at + 1));
-    if (at == 0 || !seconds) problems.push_back("--lose-host '" + text + "' is not HOST@SECONDS (e.g. h2@1.5)");
-    else request.hosts.losses.push_back(HostLossSpec{text.substr(0, at), *seconds});
-  }
-  if (!losses.empty() && !request.hosts.hosts) problems.push_back("--lose-host needs --hosts FILE");
+  add_lose_host_options(losses, request.hosts, problems);
   if (request.hosts.hosts && manual)
     problems.push_back("--manual and --hosts exclude each other: with a hosts file the launcher starts every node");
-  if (request.hosts.hosts && !partitions.empty())
-    problems.push_back("--partition is not supported with --hosts yet (there: --fail, --pause, --restart); partitions "
-                       "work on one host, as root");
   for (const auto& f : fails) {
     std::string error;
     if (auto fault = parse_crash_fault(f, error)) request.faults.push_back(*fault);
@@ -156,14 +148,8 @@ int run_command(const Args& args) {
   for (auto& p : load.problems) problems.push_back(std::move(p));
   if (load.plan)
     for (auto& p : validate_run_faults(*load.plan, request.faults)) problems.push_back(std::move(p));
-  if (load.plan && request.hosts.hosts) {
-    for (auto& p : place_nodes(*load.plan, *request.hosts.hosts).problems) problems.push_back(std::move(p));
-    for (const HostLossSpec& loss : request.hosts.losses) {
-      if (!request.hosts.hosts->index_of(loss.host))
-        problems.push_back("--lose-host " + loss.host + ": no such host in " + request.hosts.hosts->source_file);
-      if (auto p = fault_time_problem(*load.plan, loss.at_s)) problems.push_back("--lose-host " + loss.host + ": " + *p);
-    }
-  }
+  if (load.plan && request.hosts.hosts)
+    for (auto& p : hosts_fault_problems(*load.plan, request.hosts, request.faults)) problems.push_back(std::move(p));
   if (!problems.empty()) return report_problems("hapair run", "bad input", problems);
   const std::shared_ptr<const Plan> plan = load.plan;
 

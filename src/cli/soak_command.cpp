@@ -32,7 +32,7 @@ int soak_command(const Args& args) {
   std::string runs_text = "20", duration_text = "3", rate_text, fail_at_text = "1.5",
               cost_text = std::to_string(static_cast<int>(kCompareOperatorCostUs));
   po::options_description described("hapair soak options");
-  std::string hosts_path;
+  bool lose_host = false;
   described.add_options()
       ("help,h", "show this help")
       ("topology", po::value<std::vector<std::string>>(&topology_paths),
@@ -43,6 +43,9 @@ int soak_command(const Args& args) {
       ("victim", po::value<std::string>(&victim),
        "SIGKILL this node in every run (a primary of an operator fragment); without it the runs are failure-free")
       ("fail-at-s", po::value<std::string>(&fail_at_text)->default_value("1.5"), "when the victim is killed, 0 < S < duration")
+      ("lose-host", po::bool_switch(&lose_host),
+       "with --hosts and --victim, as root there: lose the victim's whole host (its links dropped, then every node "
+       "there killed) instead of SIGKILLing the victim")
       ("duration-s", po::value<std::string>(&duration_text)->default_value("3"), "seconds the sources emit in each run, > 0 and <= 86400")
       ("rate-tps", po::value<std::string>(&rate_text), "tuples per second of every source (a nexmark source: its events_per_s), > 0 and <= 10000000 (default: the network's)")
       ("operator-cost-us", po::value<std::string>(&cost_text)->default_value(cost_text),
@@ -50,7 +53,8 @@ int soak_command(const Args& args) {
       ("detector", po::value<std::string>(&detector), "connection+heartbeat or heartbeat (default: the network's)")
       ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
       ("out", po::value<std::string>(&out_dir)->default_value("out/soak"), "directory for soak.csv and soak.txt");
-  add_refused_hosts_option(described, hosts_path);
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(described).run(), vm);
@@ -71,11 +75,16 @@ int soak_command(const Args& args) {
   }
   // Every problem at once: the options, then each network with the overrides, its victim and time.
   std::vector<std::string> problems;
-  refuse_hosts("hapair soak", hosts_path, problems);
+  SoakOptions options;
+  options.hosts = hosts_launch(hosts_args, driver, problems);
+  options.lose_victim_host = lose_host;
+  if (lose_host && (victim.empty() || !options.hosts.hosts))
+    problems.push_back("--lose-host needs --hosts FILE and --victim NODE (the host lost is the victim's)");
+  if (hosts_args.secure && hosts_args.hosts_path.empty())
+    problems.push_back("--secure: hapair soak uses CURVE only across hosts (--hosts FILE), where it is always on");
   const auto runs = whole_number("--runs", runs_text, 1, kSoakRunsMax, problems);
   check_driver(driver, problems);
   const double fail_at_s = finite_number(fail_at_text).value_or(std::nan(""));
-  SoakOptions options;
   options.driver = driver;
   options.out_dir = out_dir;
   options.runs = static_cast<std::size_t>(runs.value_or(1));
@@ -109,6 +118,8 @@ int soak_command(const Args& args) {
                            where);
       }
     }
+    if (options.hosts.hosts)
+      for (auto& p : hosts_fault_problems(*load.plan, options.hosts, {})) problems.push_back(p + where);
     networks.push_back(load.plan->topology);
   }
   if (!problems.empty()) return report_problems("hapair soak", "bad input", problems);

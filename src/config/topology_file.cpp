@@ -643,7 +643,8 @@ std::string key_list(const std::vector<Knob>& knobs) {
 // ---- the reader -----------------------------------------------------------------------------
 
 const char* const kTablesAllowed =
-    "[network], [sim], [links], [[link]], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]]";
+    "[network], [sim], [links], [[link]], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]], "
+    "[placement] (written by the launcher)";
 
 class Reader {
  public:
@@ -671,6 +672,17 @@ class Reader {
           LinkSpec& l = t.links.links.emplace_back();
           l.where = problems_.at(*table);
           apply(*table, "[[link]]", link_spec_knobs(l));
+        }
+      } else if (k == "placement") {
+        // Written by the launcher of a run on several hosts: node = "host" (docs/HOSTS.md).
+        const toml::table* table = node.as_table();
+        if (table == nullptr) {
+          problems_.add(line_of(key), "'placement' must be a table: write [placement] and NODE = \"HOST\" below it");
+          continue;
+        }
+        for (auto&& [name, host] : *table) {
+          if (const auto text = host.value<std::string>()) t.placement[std::string(name.str())] = *text;
+          else problems_.add(line_of(name), "placement of '" + std::string(name.str()) + "' must be a host name in quotes");
         }
       } else if (k == "network" || k == "sim") {
         const toml::table* table = node.as_table();
@@ -932,6 +944,10 @@ std::string write_topology(const Topology& topology) {
   // Written only when used, so the effective config of a run without emulation reads as before.
   if (t.links.defaults != LinkSettings{}) write_table(out, "[links]", link_knobs(t.links.defaults));
   for (LinkSpec& l : t.links.links) write_table(out, "[[link]]", link_spec_knobs(l));
+  if (!t.placement.empty()) {
+    out += "\n[placement]\n";
+    for (const auto& [node, host] : t.placement) out += "\"" + node + "\" = \"" + host + "\"\n";
+  }
   for (FragmentSpec& f : t.fragments) {
     switch (f.kind) {
       case FragmentKind::source: write_table(out, "[[source]]", source_knobs(f, f.source.generator)); break;

@@ -1,5 +1,7 @@
 #include "driver/link_model.h"
 
+#include <set>
+
 #include <cmath>
 
 #include "protocols/number_text.h"
@@ -66,8 +68,10 @@ LinkDecision LinkModel::decide(TimeUs now_us, std::size_t bytes, std::size_t que
 
 namespace {
 
-// The host a node is pinned to: its fragment's host, or standby_host for a standby.
+// The host a node runs on: where a run on several hosts placed it ([placement], written by the
+// launcher), else the host it is pinned to: its fragment's host, or standby_host for a standby.
 const std::string& pinned_host(const Plan& plan, const PlanNode& n) {
+  if (const auto placed = plan.topology.placement.find(n.name); placed != plan.topology.placement.end()) return placed->second;
   const FragmentSpec& spec = plan.spec(n.fragment);
   return n.standby ? spec.standby_host : spec.host;
 }
@@ -143,6 +147,16 @@ std::string describe_links(const Plan& plan) {
 
 std::vector<std::string> link_warnings(const Plan& plan) {
   std::vector<std::string> out;
+  // A table by host that matches no node here: nothing pinned or placed there (on one machine
+  // without pins; with --hosts the launcher's [placement] makes it match).
+  std::set<std::string> hosts;
+  for (const PlanNode& n : plan.nodes)
+    if (!pinned_host(plan, n).empty()) hosts.insert(pinned_host(plan, n));
+  for (const LinkSpec& l : plan.topology.links.links)
+    if (!l.from_host.empty() && (hosts.count(l.from_host) == 0 || hosts.count(l.to_host) == 0))
+      out.push_back("[[link]] host '" + l.from_host + "' -> host '" + l.to_host +
+                    "': no node is pinned to these hosts, so it emulates nothing here; with --hosts it applies to the "
+                    "nodes the placement puts there");
   const Settings& st = plan.settings();
   const double timeout_ms = static_cast<double>(st.failure_timeout_ms);
   for (const PlanFragment& f : plan.fragments) {

@@ -146,6 +146,12 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
       continue;
     const NodeId node = e.node;
     if (node >= plan.nodes.size()) continue;
+    // A source or a sink has no standby (only processing fragments are paired): its crash (on
+    // several hosts, with the loss of its host) leaves nothing that holds its state.
+    if (crash && plan.fragments[plan.nodes[node].fragment].kind != FragmentKind::operators)
+      return "crash of " + name(node) + " at " + at(e) + ": a " +
+             (plan.fragments[plan.nodes[node].fragment].kind == FragmentKind::sink ? "sink" : "source") +
+             " has no standby (only processing fragments are paired), so its loss is beyond every approach's guarantee";
     auto it = pairs.find(plan.nodes[node].fragment);
     if (it == pairs.end()) continue;
     Pair& p = it->second;

@@ -98,6 +98,12 @@ class Launch {
   // nodes placed there) and a host loss's crashes added to result_.faults.
   bool place_on_hosts();
   bool add_host_losses();
+  // Partitions across hosts cut the hosts' link (hosts/host_faults.h): every other node pair
+  // across the two hosts added to result_.faults as a partition at the same time (so the judge
+  // and the timeline see every pair the cut separated).
+  bool add_host_cut_companions();
+  // The cut tables on the hosts a partition involves, made before the run (needs root there).
+  bool prepare_host_cuts();
   bool prepare_files();
   // CURVE (LaunchOptions::secure): the run's keys, made here (curve_unavailable() is an error).
   bool make_keys();
@@ -144,6 +150,10 @@ class Launch {
   void perform(const FaultAction& action);
   void restart(NodeId id, TimeUs now);
   void partition(const FaultAction& action, bool cut);
+  // A partition across hosts, or its heal: the link between the two nodes' hosts cut (heal:
+  // restored) on both hosts over ssh; nested cuts of one link heal when the last has ended. The
+  // heal of a cut is scheduled from the instant the cut was in place.
+  void cut_hosts(const FaultAction& action, bool cut);
 
   // ---- messages, the end and the result (launcher_results.cpp) ----------------------------
   void on_message(const ControlServer::Incoming& incoming, bool stopping);
@@ -198,9 +208,16 @@ class Launch {
     PendingSignal pending;
     std::optional<TraceEvent> event;
     std::vector<NodeId> also;  // a host loss: the other nodes killed with it (same instant)
+    std::vector<TraceEvent> more_events;  // a cut: the partitions of the other pairs (same instant)
+    std::vector<FaultAction> ends;        // a cut: the heals, scheduled from its instant
+    std::optional<std::pair<std::size_t, std::size_t>> link;  // a cut or heal under way: its hosts
   };
   std::map<std::size_t, std::size_t> loss_of_fault_;  // result_.faults index -> HostLossSpec index
   std::set<std::size_t> losses_done_;
+  std::vector<std::size_t> loss_hosts_;  // the host of each HostLossSpec (host-of:NODE resolved)
+  std::map<std::pair<std::size_t, std::size_t>, int> cut_links_;  // hosts (lower first) -> cuts in force
+  // Heals of pairs whose link stays cut for another partition: traced when the link heals.
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<TraceEvent>> heals_waiting_;
   std::vector<SignalUnderWay> signals_under_way_;
   std::string hosts_json_;  // written at close_hosts()
   std::optional<ClockProbes> clock_probes_;

@@ -25,6 +25,7 @@
 
 #include "launch/launch_run.h"
 #include "config/topology_file.h"
+#include "hosts/host_faults.h"
 #include "runtime/crash_line.h"
 #include "sim/faults.h"
 
@@ -88,13 +89,10 @@ bool Launch::check_faults() {
     ok = false;
   }
   if (!add_host_losses()) ok = false;
+  if (!add_host_cut_companions()) ok = false;
   for (const FaultSpec& fault : result_.faults) {
     if (fault.kind == FaultKind::partition && options_.hosts.hosts) {
-      if (!wants_isolation_)
-        error("fault kind partition is not supported with --hosts yet (supported there: crash, pause, restart); "
-              "partitions work on one host, as root (docs/FAULTS.md)");
-      wants_isolation_ = true;  // said once
-      ok = false;
+      continue;  // the hosts' link is cut (add_host_cut_companions)
     } else if (fault.kind == FaultKind::partition && !wants_isolation_) {
       wants_isolation_ = true;
       if (options_.manual) {
@@ -176,8 +174,14 @@ bool Launch::prepare_files() {
   topology_path_ = options_.topology_path;
   if (topology_path_.empty()) {
     topology_path_ = log_dir_ + "/topology.conf";
+    // On several hosts the nodes learn where everyone runs ([placement]): [[link]] tables by host
+    // then match the placement, not only the pins (docs/LINKS.md).
+    Topology effective = plan_.topology;
+    if (placement_)
+      for (NodeId id = 0; id < nodes_.size(); ++id)
+        effective.placement[nodes_[id].name] = options_.hosts.hosts->hosts[nodes_[id].host].name;
     std::ofstream out(topology_path_);
-    out << write_topology(plan_.topology);
+    out << write_topology(effective);
     if (!out.good()) {
       error("cannot write the effective topology to " + topology_path_);
       return false;
@@ -233,12 +237,11 @@ bool Launch::add_host_losses() {
   bool ok = true;
   const std::vector<HostLossSpec>& losses = options_.hosts.losses;
   for (std::size_t l = 0; l < losses.size(); ++l) {
-    const std::optional<std::size_t> host = options_.hosts.hosts->index_of(losses[l].host);
+    std::string problem;
+    const std::optional<std::size_t> host = lost_host(losses[l].host, plan_, *placement_, *options_.hosts.hosts, problem);
+    loss_hosts_.push_back(host.value_or(0));
     if (!host) {
-      std::string names;
-      for (const std::string& n : options_.hosts.hosts->names()) names += (names.empty() ? "" : ", ") + n;
-      error("host loss of '" + losses[l].host + "': no such host in " + options_.hosts.hosts->source_file +
-            " (its hosts: " + names + ")");
+      error(problem);
       ok = false;
       continue;
     }
@@ -261,6 +264,27 @@ bool Launch::add_host_losses() {
   return ok;
 }
 
+bool Launch::add_host_cut_companions() {
+  if (!placement_) return true;
+  const HostCuts cuts = host_cuts(plan_, *placement_, *options_.hosts.hosts, options_.faults);
+  for (const std::string& p : cuts.problems) error(p);
+  result_.faults.insert(result_.faults.end(), cuts.companions.begin(), cuts.companions.end());
+  return cuts.problems.empty();
+}
+
+bool Launch::prepare_host_cuts() {
+  std::set<std::size_t> involved;
+  for (const FaultSpec& f : result_.faults)
+    if (f.kind == FaultKind::partition) {
+      involved.insert(nodes_[plan_.node_id(f.node)].host);
+      involved.insert(nodes_[plan_.node_id(f.peer)].host);
+    }
+  if (involved.empty()) return true;
+  const std::vector<std::string> problems = remote_->prepare_cuts({involved.begin(), involved.end()});
+  for (const std::string& p : problems) error(p);
+  return problems.empty();
+}
+
 // Several hosts: every host reached, set up and checked (remote_hosts.h); every problem at once.
 bool Launch::open_hosts() {
   if (!options_.hosts.hosts) return true;
@@ -268,10 +292,10 @@ bool Launch::open_hosts() {
   remote_ = RemoteHosts::open(*options_.hosts.hosts, options_.hosts, options_.hapair_binary, topology_path_, log_dir_,
                               problems);
   for (const std::string& p : problems) error(p);
-  if (remote_)
-    say("hapair: " + std::to_string(options_.hosts.hosts->hosts.size()) + " hosts ready (" + remote_->setup_timing() +
-        "); control socket on " + remote_->control_address());
-  return remote_ != nullptr;
+  if (!remote_ || !prepare_host_cuts()) return false;
+  say("hapair: " + std::to_string(options_.hosts.hosts->hosts.size()) + " hosts ready (" + remote_->setup_timing() +
+      "); control socket on " + remote_->control_address());
+  return true;
 }
 
 // After every node was reaped: each host's keeper kills what is left and removes the run
@@ -461,7 +485,8 @@ void Launch::run_until_done() {
     while (next_action_ < actions_.size() && actions_[next_action_].at_us <= now) {
       const FaultAction action = actions_[next_action_++];
       perform(action);
-      if (action.kind == FaultAction::Kind::pause || action.kind == FaultAction::Kind::partition)
+      // Across hosts a cut's heal is scheduled once the cut is in place (cut_hosts).
+      if (action.kind == FaultAction::Kind::pause || (action.kind == FaultAction::Kind::partition && !placement_))
         insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
     }
     if (options_.live_faults) perform_live_faults(now);

@@ -10,9 +10,11 @@
 // and a restarted node keeps the driver counters of its earlier incarnations.
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "launch/launch_run.h"
+#include "protocols/check.h"
 
 namespace hapair::launcher {
 namespace {
@@ -42,7 +44,7 @@ void Launch::signal_remote(NodeId id, const std::string& signal_name, std::optio
 }
 
 void Launch::lose_host(std::size_t loss) {
-  const std::size_t host = *options_.hosts.hosts->index_of(options_.hosts.losses[loss].host);
+  const std::size_t host = loss_hosts_.at(loss);
   SignalUnderWay s;
   const TimeUs now = clock_->now_us();
   for (NodeId id = 0; id < nodes_.size(); ++id) {
@@ -79,11 +81,11 @@ void Launch::collect_remote_signals(bool wait, NodeId only) {
       error(done->error);
       abort_run_ = true;
     } else {
-      const NodeState& node = nodes_[s.node];
-      const RemoteInstant instant = remote_instant(*done, remote_->offset(node.host));
+      const bool link = s.pending.signal == "CUT" || s.pending.signal == "HEAL";
+      const RemoteInstant instant = remote_instant(*done, remote_->offset(s.pending.host));
       RemoteFaultRecord record;
-      record.node = node.name;
-      record.host = options_.hosts.hosts->hosts[node.host].name;
+      record.node = link || s.node == kNoNode ? s.pending.node : nodes_[s.node].name;
+      record.host = options_.hosts.hosts->hosts[s.pending.host].name;
       record.signal = s.pending.signal;
       record.at_us = instant.at_us - directory_.epoch_realtime_us;
       record.error_bound_us = instant.error_bound_us;
@@ -93,6 +95,13 @@ void Launch::collect_remote_signals(bool wait, NodeId only) {
         s.event->at_us = record.at_us;
         result_.events.push_back(*s.event);
       }
+      for (TraceEvent& e : s.more_events) {
+        e.at_us = record.at_us;
+        result_.events.push_back(e);
+      }
+      // The heals of a cut run from when it was in place, so the link is down for the whole
+      // duration however long ssh took.
+      for (const FaultAction& cut : s.ends) insert_in_time_order(actions_, next_action_, end_action(cut, record.at_us));
       // A host loss: the same instant for every node that was on the host.
       for (NodeId other : s.also) {
         RemoteFaultRecord also = record;
@@ -166,7 +175,9 @@ void Launch::perform(const FaultAction& action) {
       node.paused = false;
       if (node.host != kThisMachine) {
         const TraceEvent resumed = TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause);
-        if (node.process.running()) signal_remote(action.node, "CONT", resumed);
+        // A node killed while paused (a crash, or the loss of its host) is gone on its host
+        // even while its ssh session here has not ended yet: nothing to continue.
+        if (node.process.running() && !node.killed) signal_remote(action.node, "CONT", resumed);
         else result_.events.push_back(resumed);
         return;
       }
@@ -177,10 +188,12 @@ void Launch::perform(const FaultAction& action) {
       restart(action.node, now);
       return;
     case FaultAction::Kind::partition:
-      partition(action, true);
+      if (placement_) cut_hosts(action, true);
+      else partition(action, true);
       return;
     case FaultAction::Kind::heal:
-      partition(action, false);
+      if (placement_) cut_hosts(action, false);
+      else partition(action, false);
       return;
   }
 }
@@ -208,6 +221,60 @@ void Launch::partition(const FaultAction& action, bool cut) {
     result_.events.push_back(
         TraceEvent(now, action.node, TraceKind::heal).with(TraceKey::fault, FaultKind::partition).with(TraceKey::peer, action.peer));
   }
+}
+
+// Across hosts a partition cuts the link between the two nodes' hosts: on each host its
+// nftables set drops the other's address (remote_hosts.h, cut_command). The failure (or heal)
+// events carry the instant the first host's rule was in place, read there (the other host's
+// follows within the same ssh round trip; both are in hosts.json). Cuts of one link nest: the
+// link is cut by the first and healed by the heal of the last.
+void Launch::cut_hosts(const FaultAction& action, bool cut) {
+  const std::size_t a = nodes_[action.node].host;
+  const std::size_t b = nodes_[action.peer].host;
+  const std::pair<std::size_t, std::size_t> link{std::min(a, b), std::max(a, b)};
+  TraceEvent event = cut ? TraceEvent(clock_->now_us(), action.node, TraceKind::failure)
+                               .with(TraceKey::fault, FaultKind::partition)
+                               .with(TraceKey::peer, action.peer)
+                               .with(TraceKey::duration_us, action.duration_us)
+                         : TraceEvent(clock_->now_us(), action.node, TraceKind::heal)
+                               .with(TraceKey::fault, FaultKind::partition)
+                               .with(TraceKey::peer, action.peer);
+  int& in_force = cut_links_[link];
+  in_force += cut ? 1 : -1;
+  HAPAIR_CHECK_MSG(in_force >= 0, "link " << link.first << "-" << link.second << " healed more often than cut");
+  // A command for this link still under way (the cut of a pair that shares it at the same
+  // instant, or the heal): this one happens with it.
+  for (SignalUnderWay& s : signals_under_way_)
+    if (s.link == link && s.event && s.pending.signal == (cut ? "CUT" : "HEAL")) {
+      s.more_events.push_back(event);
+      if (cut) s.ends.push_back(action);
+      return;
+    }
+  if (cut && in_force > 1) {
+    // The link is already cut: this pair is cut from now on, nothing to do on the hosts.
+    result_.events.push_back(event);
+    insert_in_time_order(actions_, next_action_, end_action(action, event.at_us));
+    return;
+  }
+  if (!cut && in_force > 0) {
+    // The link stays cut for another partition, so this pair too: its heal comes with the link's.
+    heals_waiting_[link].push_back(event);
+    return;
+  }
+  collect_remote_signals(true);  // a heal never overtakes its cut
+  SignalUnderWay first;
+  first.node = action.node;
+  first.event = event;
+  first.link = link;
+  if (cut) first.ends.push_back(action);
+  else first.more_events = std::move(heals_waiting_[link]);
+  heals_waiting_.erase(link);
+  first.pending = remote_->begin_cut(a, b, cut);
+  signals_under_way_.push_back(std::move(first));
+  SignalUnderWay second;
+  second.link = link;
+  second.pending = remote_->begin_cut(b, a, cut);
+  signals_under_way_.push_back(std::move(second));
 }
 
 // A restart fault: a new process for a node whose crash fault killed it, bound to the same data

@@ -284,7 +284,10 @@ std::string Launch::hosts_json() const {
     nlohmann::ordered_json f;
     f["node"] = r.node;
     f["host"] = r.host;
-    f["signal"] = r.signal == "LOSS" ? std::string("host loss: links dropped, then SIGKILL") : "SIG" + r.signal;
+    f["signal"] = r.signal == "LOSS"   ? std::string("host loss: links dropped, then SIGKILL")
+                  : r.signal == "CUT"  ? std::string("link cut (nftables drops the peer's address)")
+                  : r.signal == "HEAL" ? std::string("link healed")
+                                       : "SIG" + r.signal;
     f["at_us"] = r.at_us;
     f["error_bound_us"] = r.error_bound_us;
     f["ssh_round_trip_us"] = r.launcher_window_us;

@@ -78,6 +78,10 @@ const char* const kKillRunProcesses =
 // with every character but letters and digits made '_'.
 const char* const kLossTable = "t=hapair_$(basename \"$d\" | tr -c 'A-Za-z0-9\\n' '_'); ";
 
+// Shell: the nftables table of the link cuts (partitions across hosts) in run folder $d: the loss
+// table's name and "_cut" (kLossTable sets $t first).
+const char* const kCutTable = "c=\"${t}_cut\"; ";
+
 }  // namespace
 
 RemoteInstant remote_instant(const RemoteSignal& signal, const std::optional<ClockOffset>& offset) {
@@ -117,7 +121,7 @@ std::string keeper_command(const std::string& work_dir) {
   // nftables table goes too (nft errors ignored: no loss, or no nft).
   return posix_sh("trap '' PIPE HUP INT TERM; umask 077; mkdir -p " + w + " || exit 1; d=$(mktemp -d " + w +
                   "/hapair-run-XXXXXX) || exit 1; echo \"hapair-run-dir $d\"; cat >/dev/null; " + kKillRunProcesses +
-                  kLossTable + "nft delete table inet \"$t\" >/dev/null 2>&1; rm -rf -- \"$d\" && echo \"hapair-run-removed $d\"");
+                  kLossTable + kCutTable + "nft delete table inet \"$t\" >/dev/null 2>&1; nft delete table ip \"$c\" >/dev/null 2>&1; rm -rf -- \"$d\" && echo \"hapair-run-removed $d\"");
 }
 
 std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port) {
@@ -129,6 +133,25 @@ std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port)
                             "priority 0; policy drop; oif lo accept; tcp sport " + port + " accept; }; }";
   return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + "echo \"" + rules +
                   "\" | nft -f - || exit 91; a=$(date +%s%N); " + kKillRunProcesses + "b=$(date +%s%N); echo \"$a $b\"");
+}
+
+std::string cut_table_command(const std::string& run_dir, std::int64_t ssh_port) {
+  const std::string port = std::to_string(ssh_port);
+  // An empty set: nothing is dropped until a cut adds a peer. The ssh port stays open both ways
+  // (the launcher's masters carry the cuts, the heals and the cleanup).
+  const std::string rules = "table ip $c { set peers { type ipv4_addr; }; chain cut_in { type filter hook input priority 0; "
+                            "policy accept; tcp dport " + port + " accept; ip saddr @peers drop; }; chain cut_out { type "
+                            "filter hook output priority 0; policy accept; tcp sport " + port + " accept; ip daddr @peers "
+                            "drop; }; }";
+  return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + kCutTable + "echo \"" + rules +
+                  "\" | nft -f - 2>&1 || exit 92");
+}
+
+std::string cut_command(const std::string& run_dir, const std::string& peer_address, bool cut) {
+  // The peer's IPv4 address as this host resolves it (a literal stays itself).
+  return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + kCutTable + "p=$(getent ahostsv4 " +
+                  shell_quote(peer_address) + " | awk 'NR==1{print $1}'); [ -n \"$p\" ] || exit 95; a=$(date +%s%N); nft " +
+                  (cut ? "add" : "delete") + " element ip \"$c\" peers \"{ $p }\" 2>&1 || exit 92; b=$(date +%s%N); echo \"$a $b\"");
 }
 
 std::string node_session_command(const std::string& run_dir, const std::string& node_name,
@@ -380,6 +403,34 @@ PendingSignal RemoteHosts::begin_host_loss(std::size_t host) const {
   return pending;
 }
 
+std::vector<std::string> RemoteHosts::prepare_cuts(const std::vector<std::size_t>& hosts) {
+  std::vector<std::pair<std::size_t, std::string>> commands;
+  for (const std::size_t h : hosts)
+    commands.emplace_back(h, cut_table_command(state_.at(h).run_dir, hosts_.hosts.at(h).ssh_port));
+  const std::vector<RemoteResult> made = ssh_.run_all(commands, options_.ssh_timeout_s);
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    const RemoteResult& r = made[i];
+    if (r.exit_code == 92)
+      problems.push_back("a partition across hosts cuts the link on " + where(commands[i].first) +
+                         ", which needs root and nftables there; nft said: " + last_line(r.output));
+    else if (!r.ok())
+      problems.push_back(where(commands[i].first) + ": cannot prepare the link cuts: " + ssh_problem(r));
+  }
+  return problems;
+}
+
+PendingSignal RemoteHosts::begin_cut(std::size_t host, std::size_t peer, bool cut) const {
+  PendingSignal pending;
+  pending.host = host;
+  pending.node = "the link to " + hosts_.hosts.at(peer).name;
+  pending.signal = cut ? "CUT" : "HEAL";
+  pending.sent_us = realtime_us();
+  pending.command = ssh_.begin(host, cut_command(state_.at(host).run_dir, hosts_.hosts.at(peer).address, cut),
+                               options_.ssh_timeout_s);
+  return pending;
+}
+
 std::optional<RemoteSignal> RemoteHosts::poll_signal(PendingSignal& pending) const {
   const std::optional<RemoteResult> r = pending.command.poll();
   if (!r) return std::nullopt;
@@ -387,6 +438,12 @@ std::optional<RemoteSignal> RemoteHosts::poll_signal(PendingSignal& pending) con
   out.sent_us = pending.sent_us;
   out.answered_us = realtime_us();
   long long before = 0, after = 0;
+  if (r->exit_code == 92 || r->exit_code == 95) {
+    out.error = (pending.signal == "CUT" ? "the cut of " : "the heal of ") + pending.node + " on " + where(pending.host) +
+                (r->exit_code == 95 ? " failed: the host cannot resolve the peer's address to IPv4"
+                                    : " failed (root and nftables needed there); nft said: " + last_line(r->output));
+    return out;
+  }
   if (r->exit_code == 91) {
     out.error = "the loss of " + where(pending.host) + " needs root and nftables there; nft said: " +
                 r->output.substr(0, r->output.find('\n'));

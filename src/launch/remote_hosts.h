@@ -55,7 +55,7 @@ struct RemoteSignal {
 struct PendingSignal {
   std::size_t host = 0;
   std::string node;
-  std::string signal;        // KILL, STOP, CONT; LOSS: a host loss (begin_host_loss)
+  std::string signal;        // KILL, STOP, CONT; LOSS: a host loss (begin_host_loss); CUT, HEAL: begin_cut
   std::int64_t sent_us = 0;  // launcher realtime
   RemoteCommand command;
 };
@@ -88,6 +88,13 @@ std::string node_session_command(const std::string& run_dir, const std::string& 
 // prints the host's clock (ns) before and after the kills (exit 91: nft failed).
 std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port);
 std::string signal_command(const std::string& run_dir, const std::string& node_name, const std::string& signal_name);
+// The link cuts of a run folder on a host (partitions across hosts): an nftables table (the loss
+// table's name and "_cut") whose set of peer addresses is dropped in and out, but the host's ssh
+// port; empty when made (exit 92: nft failed, no root or no nftables). The keeper deletes it.
+std::string cut_table_command(const std::string& run_dir, std::int64_t ssh_port);
+// Adds (`cut`) or deletes the peer's IPv4 address (resolved on the host) in that set; prints the
+// host's clock (ns) before and after (exit 92: nft failed; 95: the address does not resolve).
+std::string cut_command(const std::string& run_dir, const std::string& peer_address, bool cut);
 
 // A pipe that already holds `line`: fds[0] for a child's stdin, fds[1] for the launcher to keep
 // open as long as the child should not see its stdin end. Both close-on-exec. false with `error`
@@ -138,6 +145,12 @@ class RemoteHosts {
   // keeper removes the table at the end), then every node process of the run there SIGKILLed.
   // The RemoteSignal's readings surround the kills. Needs root and nft on the host.
   PendingSignal begin_host_loss(std::size_t host) const;
+  // Partitions across hosts: the cut tables made on `hosts` (cut_table_command), before the run;
+  // the problems (a host without root or nftables named with what nft said).
+  std::vector<std::string> prepare_cuts(const std::vector<std::size_t>& hosts);
+  // Cuts (or heals) the link from `host` to `peer` on `host`: every packet between their
+  // addresses dropped there, both ways, but ssh's. A RemoteSignal like a signal's (CUT, HEAL).
+  PendingSignal begin_cut(std::size_t host, std::size_t peer, bool cut) const;
 
   // Ends the run on every host: the pipe is closed (every session sees EOF), each keeper kills
   // what is left and removes the run folder; waits for the keepers (bounded), then closes the

@@ -299,6 +299,7 @@ struct Validator {
     for (const FragmentSpec& f : t.fragments)
       for (const std::string* h : {&f.host, &f.standby_host})
         if (!h->empty()) hosts.insert(*h);
+    for (const auto& [node, host] : t.placement) hosts.insert(host);
     for (const LinkSpec& l : table.links) {
       const bool by_name = !l.from.empty() || !l.to.empty();
       const bool by_host = !l.from_host.empty() || !l.to_host.empty();
@@ -312,8 +313,11 @@ struct Validator {
           if (!names_node_or_fragment(*n))
             add(l.where, label + ": '" + *n + "' is neither a fragment nor a node of the network; allowed: " + node_and_fragment_names());
       } else {
+        // A topology that pins nothing leaves every node to the placement of a hosts file
+        // (--hosts), which the effective topology's [placement] then names; one that pins
+        // nodes names its hosts by those pins (link_warnings says when a table matches nothing).
         for (const std::string* h : {&l.from_host, &l.to_host})
-          if (hosts.count(*h) == 0)
+          if (!hosts.empty() && hosts.count(*h) == 0)
             add(l.where, label + ": no node is pinned to host '" + *h + "' (pin nodes with a fragment's host or standby_host)" +
                              (hosts.empty() ? std::string() : "; pinned hosts: " + join(hosts)));
       }

@@ -392,6 +392,11 @@ struct Topology {
   SimSettings sim;
   LinkTable links;
   std::vector<FragmentSpec> fragments;
+  // [placement]: node name -> host name, where a run on several hosts placed every node
+  // (hosts/placement.h). Written by the launcher into the effective topology it hands the nodes,
+  // so [[link]] tables by host (from_host, to_host) match where the nodes really run; empty
+  // otherwise (then they match the pins, `host` and `standby_host`).
+  std::map<std::string, std::string> placement;
   friend bool operator==(const Topology&, const Topology&) = default;
 };
 

@@ -248,3 +248,28 @@ TEST_CASE("hapair run --install-package needs --hosts, an existing file, and exc
                    {"--install-package and --copy-binary exclude each other"});
   std::remove(hosts.c_str());
 }
+
+TEST_CASE("faults across hosts are checked before anything connects: the host a loss names, a partition within one host, host-loss without hosts",
+          "[cli][input]") {
+  const std::string hosts = "/tmp/hapair-cli-test-hosts4-" + std::to_string(::getpid()) + ".toml";
+  {
+    FILE* f = std::fopen(hosts.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("[defaults]\nuser = \"u\"\nwork_dir = \"/tmp/w\"\n", f);
+    for (int h = 1; h <= 4; ++h) std::fprintf(f, "[[host]]\nname = \"h%d\"\naddress = \"10.0.0.%d\"\n", h, h);
+    std::fclose(f);
+  }
+  expect_bad_input("run --hosts " + hosts + " --ha passive --lose-host host-of:nobody@1",
+                   {"host loss of 'host-of:nobody': no node 'nobody' in the plan (its nodes: source, filter"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --lose-host h9@1", {"no such host in", "(its hosts: h1, h2, h3, h4"});
+  // Passive standby on the default network puts filter and the sink on h2 (hapair plan).
+  expect_bad_input("run --hosts " + hosts + " --ha passive --partition filter-sink@1+0.5",
+                   {"--partition filter-sink: both run on host h2", "pin them"});
+  expect_bad_input("compare --lose-host", {"--lose-host needs --hosts FILE"});
+  expect_bad_input("soak --hosts " + hosts + " --lose-host", {"--lose-host needs --hosts FILE and --victim NODE"});
+  expect_bad_input("chaos --driver real --faults host-loss", {"fault kind host-loss needs --hosts FILE"});
+  expect_bad_input("chaos --driver sim --hosts " + hosts, {"--hosts needs --driver real"});
+  expect_bad_input("experiment recovery_vs_interval --hosts " + hosts,
+                   {"runs on this machine only", "hapair compare --hosts", "hapair chaos --hosts"});
+  std::remove(hosts.c_str());
+}

@@ -46,6 +46,9 @@ namespace {
 
 constexpr double kRunTimeoutS = 400.0;      // a whole compare on a loaded 2-core machine; never asserted on
 constexpr double kCleanupTimeoutS = 60.0;   // for the remote side to notice and clean up
+// A chaos seed whose first three cases on the default network lose a host and cut a link
+// between two hosts (found with the pure case generator; host_faults_test.cpp).
+constexpr int kChaosHostsSeed = 15;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -366,6 +369,159 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
 
 namespace {
 
+// The trace of a run folder (trace.jsonl), one event per line.
+std::vector<nlohmann::json> trace_of(const std::string& run) {
+  std::vector<nlohmann::json> out;
+  std::istringstream lines(slurp(run + "/trace.jsonl"));
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+std::size_t count_events(const std::vector<nlohmann::json>& trace, const std::string& kind, const std::string& node) {
+  return static_cast<std::size_t>(std::count_if(trace.begin(), trace.end(), [&](const nlohmann::json& e) {
+    return e["kind"] == kind && (node.empty() || e["node"] == node);
+  }));
+}
+
+// The default network with every node pinned (docs/HOSTS.md, placement): `pins` is the topology's
+// host = "..." / standby_host = "..." lines per fragment, in the order source, filter, aggregate, sink.
+std::string pinned_topology(const SshTestbed& bed, const std::string& name, const std::vector<std::string>& pins) {
+  const std::string path = bed.dir() + "/" + name + ".toml";
+  std::ofstream out(path);
+  out << "[network]\nname = \"" << name << "\"\nduration_s = 2\n\n"
+      << "[[source]]\nname = \"source\"\nstream = \"raw\"\nrate_tps = 2000\nkey_count = 8\nvalues = \"uniform(0, 100)\"\n"
+      << "integer_values = true\n" << pins.at(0) << "\n\n"
+      << "[[fragment]]\nname = \"filter\"\n" << pins.at(1) << "\n\n"
+      << "[[fragment.operator]]\nname = \"keep_small\"\ntype = \"filter\"\ninput = \"raw\"\noutput = \"small\"\nwhere = \"value < 80\"\n\n"
+      << "[[fragment]]\nname = \"aggregate\"\n" << pins.at(2) << "\n\n"
+      << "[[fragment.operator]]\nname = \"sum_per_key\"\ntype = \"aggregate\"\ninput = \"small\"\noutput = \"totals\"\n"
+      << "function = \"sum\"\nwindow_ms = 200\nslide_ms = 20\ngroup_by = \"key\"\n\n"
+      << "[[sink]]\nname = \"sink\"\ninput = \"totals\"\n" << pins.at(3) << "\n";
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("run --hosts --partition between a primary's host and its standby's: the standby takes over, the old primary is fenced, precise, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  // aggregate alone on h3 and its standby alone on h4: the cut of h3-h4 separates only the pair.
+  const std::string topology = pinned_topology(*bed, "cut", {"host = \"h1\"", "host = \"h1\"\nstandby_host = \"h2\"",
+                                                             "host = \"h3\"\nstandby_host = \"h4\"", "host = \"h2\""});
+  const std::string out = bed->dir() + "/out";
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--topology", topology,
+                                      "--ha", "passive", "--partition", "aggregate-aggregate.backup@0.8+0.6", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  CHECK(nodes_on(hosts, "h3") == " aggregate");
+  CHECK(nodes_on(hosts, "h4") == " aggregate.backup");
+  // The cut and the heal, each on both hosts of the link.
+  std::multiset<std::string> signals;
+  for (const auto& sig : hosts["signals"]) signals.insert(sig["host"].get<std::string>() + " " + sig["signal"].get<std::string>());
+  CHECK(signals == std::multiset<std::string>{"h3 link cut (nftables drops the peer's address)", "h3 link healed",
+                                              "h4 link cut (nftables drops the peer's address)", "h4 link healed"});
+  // The documented outcome (docs/FAULTS.md, partition primary-backup under passive standby): the
+  // standby hears nothing, takes over; after the heal the old primary learns the newer epoch, is
+  // fenced and rejoins; the output is precise.
+  const std::vector<nlohmann::json> trace = trace_of(out);
+  CHECK(count_events(trace, "failure", "aggregate") == 1);
+  CHECK(count_events(trace, "heal", "aggregate") == 1);
+  CHECK(count_events(trace, "takeover", "aggregate.backup") >= 1);
+  CHECK(count_events(trace, "fenced", "aggregate") >= 1);
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["semantics"]["lost"] == 0);
+  check_nothing_left(*bed);  // the cut tables too
+}
+
+TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two adjacent fragments, lost at once: precise",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  // filter and aggregate, adjacent fragments, both primaries on h4; their standbys elsewhere.
+  const std::string topology = pinned_topology(*bed, "two", {"host = \"h1\"", "host = \"h4\"\nstandby_host = \"h2\"",
+                                                             "host = \"h4\"\nstandby_host = \"h3\"", "host = \"h1\""});
+  // docs/FAULTS.md: a second crash of the adjacent fragment at the same instant is recovered as
+  // one crash per fragment: precise under upstream backup (each fragment has its spare) and
+  // passive standby.
+  for (const std::string approach : {"upstream", "passive"}) {
+    const std::string out = bed->dir() + "/out-" + approach;
+    const std::string log = run_hapair(*bed,
+                                       {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--topology", topology,
+                                        "--ha", approach, "--lose-host", "host-of:filter@1", "--out", out},
+                                       0);
+    INFO(approach << ": hapair run output:\n" << log);
+    const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+    CHECK(nodes_on(hosts, "h4") == " filter aggregate");
+    REQUIRE(hosts["signals"].size() == 2);  // one loss, recorded for both of its nodes
+    for (const auto& sig : hosts["signals"]) CHECK(sig["host"] == "h4");
+    const std::vector<nlohmann::json> trace = trace_of(out);
+    CHECK(count_events(trace, "failure", "filter") == 1);
+    CHECK(count_events(trace, "failure", "aggregate") == 1);
+    const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+    CHECK(summary["semantics"]["verdict"] == "precise");
+    CHECK(summary["semantics"]["lost"] == 0);
+    CHECK(summary["recovery"]["recovered"] == true);
+    CHECK(summary["recovery"]["detector"] == "heartbeat");
+    std::printf("two primaries lost with their host (%s): verdict %s, detection %s ms, recovery %s ms\n", approach.c_str(),
+                summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["detection_ms"].dump().c_str(),
+                summary["recovery"]["recovery_ms"].dump().c_str());
+  }
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts: a node paused, then lost with its host before the pause ends, gets no SIGCONT: the run goes on, precise",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  // aggregate (alone on h4) stopped at 0.5 s for 0.8 s, its host lost at 0.8 s: its standby
+  // takes over; the pause's end finds nothing to continue (chaos --hosts seed 1, case 11).
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                      "--duration-s", "2", "--pause", "aggregate@0.5+0.8", "--lose-host",
+                                      "host-of:aggregate@0.8", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
+  CHECK_THAT(log, !Catch::Contains("No such process"));
+  const std::vector<nlohmann::json> trace = trace_of(out);
+  CHECK(count_events(trace, "resume", "aggregate") == 1);  // recorded, not sent
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  std::multiset<std::string> signals;
+  for (const auto& sig : hosts["signals"]) signals.insert(sig["signal"].get<std::string>());
+  CHECK(signals.count("SIGCONT") == 0);
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("chaos --driver real --hosts: host losses and link cuts among the faults, no violation, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/chaos";
+  // Seed 15's first cases on the default network draw a host loss and a cut between two hosts
+  // (tests/harness/host_faults_test.cpp checks such draws in general).
+  const std::string log = run_hapair(*bed,
+                                     {"chaos", "--driver", "real", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY,
+                                      "--runs", "3", "--seed", std::to_string(kChaosHostsSeed), "--networks", "default",
+                                      "--approaches", "upstream,passive,active", "--duration-s", "1.5", "--out", out},
+                                     0);
+  INFO("hapair chaos output:\n" << log);
+  CHECK_THAT(log, Catch::Contains("violations: 0"));
+  // Every run says how to reproduce it with the hosts named.
+  const std::string csv = slurp(out + "/chaos.csv");
+  CHECK_THAT(csv, Catch::Contains("loss of the host-of:"));
+  CHECK_THAT(csv, Catch::Contains("<->"));
+  check_nothing_left(*bed);
+}
+
+namespace {
+
 // A stranger on the hosts' network: connects to every port the run's node processes listen on,
 // without CURVE and with keys of its own, and sends well-formed envelopes in the names of nodes
 // of the run (a tuple batch from node 0, a takeover of fragment 1 by node 2 at a newer epoch, a
@@ -584,4 +740,22 @@ TEST_CASE("one run --hosts, printed", "[.][probe]") {
   std::printf("took %.2f s\n%s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
               slurp(bed->dir() + "/run.log").c_str());
   std::printf("%s\n", slurp(bed->dir() + "/out/hosts.json").c_str());
+}
+
+// Measurements on the four namespaced hosts (by hand, docs/HOSTS.md "Measured"): builds the
+// testbed, writes its hosts file, runs the shell command in $HAPAIR_MEASURE_COMMAND with
+// $HOSTS_FILE set to it (and $HAPAIR to the build's binary), then tears the testbed down and
+// checks nothing of a run was left. `HAPAIR_MEASURE_COMMAND='...' test_hosts "[measure]"`.
+TEST_CASE("a command run against the namespaced hosts, for measurements", "[.][measure]") {
+  const char* command = std::getenv("HAPAIR_MEASURE_COMMAND");
+  REQUIRE(command != nullptr);
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string full = "HOSTS_FILE=" + shell_quote(hosts_file) + " HAPAIR=" + shell_quote(std::string(HAPAIR_BINARY)) +
+                           " sh -c " + shell_quote(command);
+  std::printf("testbed hosts file %s; running: %s\n", hosts_file.c_str(), command);
+  std::fflush(stdout);
+  const int status = std::system(full.c_str());
+  std::printf("exit status %d\n", status);
+  check_nothing_left(*bed);
 }
