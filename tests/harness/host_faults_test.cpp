@@ -151,7 +151,7 @@ TEST_CASE("a chaos campaign across hosts draws host losses and cuts between two 
   CHECK_THAT(joined(validate_chaos_options(here)), Catch::Contains("fault kind host-loss needs --hosts FILE"));
 }
 
-TEST_CASE("link tables by host match the launcher's [placement], which the effective topology carries", "[hosts]") {
+TEST_CASE("link tables by host match the launcher's placement table, which the effective topology carries", "[hosts]") {
   Topology t = default_topology();
   t.settings.ha = HaMode::passive;
   LinkSpec wan;
