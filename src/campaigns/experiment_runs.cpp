@@ -231,8 +231,9 @@ std::vector<Column> columns() {
 
 }  // namespace
 
-std::string run_key(const std::string& driver, const PlannedRun& planned) {
+std::string run_key(const std::string& driver, const PlannedRun& planned, const HostsLaunch& hosts) {
   std::string key = "driver=" + driver + "\n";
+  if (hosts.hosts) key += "hosts=" + hosts.hosts->source_file + "\n";
   key += planned.failure ? "crash " + planned.victim + "@" + number_text(planned.fail_at_s) + "\n" : "no fault\n";
   return key + write_topology(planned.topology);
 }
@@ -409,7 +410,7 @@ Executed execute_runs(const std::vector<PlannedRun>& plan, const ExecuteOptions&
   std::vector<const RunCache::Run*> runs;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlannedRun& p = plan[i];
-    const std::string key = run_key(options.driver, p);
+    const std::string key = run_key(options.driver, p, options.hosts);
     const bool reused = cache.find(key) != nullptr;
     if (reused) ++out.reused;
     if (options.on_run) options.on_run(i, plan.size(), run_label(p), reused);
@@ -417,6 +418,8 @@ Executed execute_runs(const std::vector<PlannedRun>& plan, const ExecuteOptions&
     request.driver = options.driver;
     request.hapair_binary = options.hapair_binary;
     request.progress = options.progress;
+    request.hosts = options.hosts;
+    if (options.hosts.hosts && !options.out_dir.empty()) request.log_dir = options.out_dir + "/runs/" + run_folder_name(p);
     if (p.failure) request.faults.push_back(crash_fault(p));
     runs.push_back(&cache.run(key, p, request));
   }

@@ -156,7 +156,8 @@ class RunCache {
 };
 
 // What makes two planned runs the same run: the driver, the faults and the effective topology.
-std::string run_key(const std::string& driver, const PlannedRun& planned);
+// Across hosts the hosts file is part of it (the same topology on other machines is another run).
+std::string run_key(const std::string& driver, const PlannedRun& planned, const HostsLaunch& hosts = {});
 
 // The fault of a planned run with a failure.
 FaultSpec crash_fault(const PlannedRun& planned);
@@ -166,6 +167,9 @@ struct ExecuteOptions {
   std::string driver = "real";
   std::string hapair_binary = "/proc/self/exe";
   std::string out_dir;  // per-run result folders go to <out_dir>/runs/<label>/ ("" none)
+  // Several hosts over ssh (RunRequest::hosts; the real driver only): each run's node logs and
+  // hosts.json go to its run folder, and CURVE is on (always with hosts).
+  HostsLaunch hosts;
   // Before each run (index from 0, total, label, whether an earlier identical run is reused) and
   // during it (elapsed, total s).
   std::function<void(std::size_t, std::size_t, const std::string&, bool)> on_run;

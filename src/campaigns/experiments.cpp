@@ -320,8 +320,10 @@ std::optional<Setup> make_setup(const Definition& def, const ExperimentOptions& 
   s.topology = load.config->topology;
   for (const std::string& key : def.needs)
     if (!section_has(s.section, key)) problems.push_back(path + ": [experiment] needs the key '" + key + "'");
-  s.driver = !options.driver.empty() ? options.driver : (options.quick ? "sim" : "real");
+  s.driver = !options.driver.empty() ? options.driver : (options.quick && !options.hosts.hosts ? "sim" : "real");
   if (s.driver != "real" && s.driver != "sim") problems.push_back("driver '" + s.driver + "' is not one of: real, sim");
+  else if (options.hosts.hosts && s.driver != "real")
+    problems.push_back("--hosts needs --driver real (the simulator runs on this machine)");
   std::int64_t seeds = options.quick ? 1 : s.section.seeds;
   if (options.seeds) seeds = *options.seeds;
   if (seeds < 1 || seeds > 100) problems.push_back("--seeds must be from 1 to 100");
@@ -552,6 +554,7 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   exec.out_dir = options.write_run_folders ? options.out_dir : "";
   exec.on_run = options.on_run;
   exec.progress = options.progress;
+  exec.hosts = options.hosts;
   Executed executed = execute_runs(planner.runs, exec, cache);
   report.runs = executed.rows.size();
   report.reused_runs = executed.reused;
@@ -588,6 +591,10 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   }
   report.summary = summary_text(claim_rows, def->summary_columns);
   report.claim = def->check(claim_rows, *setup);
+  if (options.hosts.hosts)
+    notes.push_back("across the hosts of " + options.hosts.hosts->source_file +
+                    ": the claim's tolerances were calibrated on one machine (its README's numbers), not on these "
+                    "hosts' links and clocks; each run's placement, clock offsets and signals are in its runs/*/hosts.json");
   report.claim.notes.insert(report.claim.notes.begin(), notes.begin(), notes.end());
 
   std::error_code ec;
@@ -596,6 +603,8 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   report.csv_path = base + ".csv";
   report.png_path = base + ".png";
   report.pdf_path = base + ".pdf";
+  const std::string where =
+      options.hosts.hosts ? " across the hosts of " + options.hosts.hosts->source_file + " (each run's runs/*/hosts.json)" : "";
   std::string seeds = "seeds";
   for (std::uint64_t s : setup->seeds) seeds += " " + std::to_string(s);
   seeds += "\n# Every point ran once per seed. A run's seed is its [network] seed: it makes the sources' tuples\n"
@@ -606,8 +615,10 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
       {options.out_dir + "/seed.txt", seeds},
       {options.out_dir + "/version.txt", std::string(version_string()) + "\n"},
       {options.out_dir + "/config.toml", "# hapair experiment " + name + ": the effective configuration (driver " +
-                                            setup->driver + "). Run it again with\n#   hapair experiment " + name +
-                                            " --config config.toml --driver " + setup->driver + "\n" +
+                                            setup->driver + where + "). Run it again with\n#   hapair experiment " +
+                                            name + " --config config.toml --driver " + setup->driver +
+                                            (options.hosts.hosts ? " --hosts " + options.hosts.hosts->source_file : "") +
+                                            "\n" +
                                             write_experiment_section(setup->section) + "\n" + write_topology(setup->topology)},
   };
   for (const Network& n : setup->networks) files.push_back({options.out_dir + "/" + n.file, write_topology(n.topology)});
@@ -618,8 +629,8 @@ ExperimentReport run_experiment(const std::string& name, const ExperimentOptions
   }
   report.plot_error = run_plot_script(name + ".py", {report.csv_path, report.png_path});
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::string timing = fmt::format("wall time {:.0f} s for {} runs ({} reused from earlier experiments), driver {}\n",
-                                         report.wall_s, report.runs, report.reused_runs, setup->driver);
+  const std::string timing = fmt::format("wall time {:.0f} s for {} runs ({} reused from earlier experiments), driver {}{}\n",
+                                         report.wall_s, report.runs, report.reused_runs, setup->driver, where);
   std::string error = write_file(base + ".txt", "hapair experiment " + name + ": " + def->info.title + "\n" + report.summary +
                                                     report.claim.text() + timing);
   if (!error.empty()) report.write_errors.push_back(error);

@@ -46,6 +46,10 @@ struct ExperimentOptions {
   std::string config_path;      // "" = <source dir>/experiments/<name>/experiment.toml
   std::string hapair_binary = "/proc/self/exe";
   bool write_run_folders = true;  // runs/<label>/ with every run's result files
+  // Several hosts over ssh (the real driver only; docs/HOSTS.md): every run's nodes placed on
+  // the hosts, the victim SIGKILLed on its host, node logs and hosts.json in its run folder. The
+  // claim is checked with the tolerances calibrated on one machine, and the report says so.
+  HostsLaunch hosts;
   std::function<void(std::size_t, std::size_t, const std::string&, bool)> on_run;  // see ExecuteOptions
   std::function<void(double, double)> progress;
 };

@@ -180,20 +180,6 @@ std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunc
   return problems;
 }
 
-void add_refused_hosts_option(boost::program_options::options_description& described, std::string& path) {
-  described.add_options()("hosts", boost::program_options::value<std::string>(&path),
-                          "not supported by this command: `hapair run`, `compare`, `chaos` and `soak` take --hosts");
-}
-
-void refuse_hosts(const std::string& command, const std::string& path, std::vector<std::string>& problems) {
-  if (!path.empty())
-    problems.push_back("--hosts " + path + ": " + command +
-                       " runs on this machine only: its figures are the simulator's and one machine's, and each "
-                       "experiment's claims (the bounds its README checks) were calibrated there, not across hosts "
-                       "whose links and clocks differ; across hosts run `hapair compare --hosts` (with --links for "
-                       "WAN-like links), `hapair chaos --hosts` or `hapair soak --hosts` (docs/HOSTS.md)");
-}
-
 Progress::Progress(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0) {}
 
 void Progress::update(double elapsed_s, double total_s) {

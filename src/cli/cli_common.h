@@ -90,10 +90,6 @@ void add_lose_host_options(const std::vector<std::string>& items, HostsLaunch& h
 // each host loss's host and time, and partitions between two nodes on one host (a partition
 // across hosts cuts the hosts' link, hosts/host_faults.h).
 std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunch& hosts, const std::vector<FaultSpec>& faults);
-// Commands that run on this machine only (experiment, chaos, soak): --hosts is known, so that it
-// is refused with our message naming what takes it, rather than "unrecognised option".
-void add_refused_hosts_option(boost::program_options::options_description& described, std::string& path);
-void refuse_hosts(const std::string& command, const std::string& path, std::vector<std::string>& problems);
 
 // A progress line on stderr: rewritten in place on a terminal, one line a second otherwise.
 class Progress {

@@ -44,7 +44,6 @@ int experiment_command(const Args& args) {
   std::string name, driver, out_dir, config_path;
   std::string seeds_text;
   po::options_description described("hapair experiment options");
-  std::string hosts_path;
   described.add_options()
       ("help,h", "show this help")
       ("list", "list the experiments and the claim each checks")
@@ -54,7 +53,8 @@ int experiment_command(const Args& args) {
       ("out", po::value<std::string>(&out_dir), "output directory (default out/NAME; for all: out, one folder each)")
       ("config", po::value<std::string>(&config_path),
        "experiment file to run instead of experiments/NAME/experiment.toml (e.g. a written config.toml)");
-  add_refused_hosts_option(described, hosts_path);
+  HostsArgs hosts_args;
+  add_hosts_options(described, hosts_args);
   po::options_description hidden;
   hidden.add_options()("name", po::value<std::string>(&name));
   po::options_description all_options;
@@ -70,7 +70,8 @@ int experiment_command(const Args& args) {
                 << "holds or differs; 1 when a run broke its approach's guarantee (docs/FAULTS.md: upstream,\n"
                 << "passive, active where precise, not precise) or the harness failed (a run, a result file);\n"
                 << "2 for bad input (an unknown experiment, bad options or config; nothing ran).\n"
-                << "\nExamples:\n  hapair experiment recovery_vs_interval\n  hapair experiment all --quick --out /tmp/exp\n";
+                << "\nExamples:\n  hapair experiment recovery_vs_interval\n  hapair experiment all --quick --out /tmp/exp\n"
+                << "  hapair experiment recovery_vs_interval --quick --hosts hosts.toml --copy-binary   (docs/HOSTS.md)\n";
       return 0;
     }
     po::notify(vm);
@@ -83,7 +84,9 @@ int experiment_command(const Args& args) {
     return 0;
   }
   std::vector<std::string> problems;
-  refuse_hosts("hapair experiment", hosts_path, problems);
+  // Across hosts only real processes run (--quick then too, unless --driver sim is asked for,
+  // which is refused).
+  const HostsLaunch hosts = hosts_launch(hosts_args, vm.count("driver") ? driver : "real", problems);
   if (name.empty()) problems.push_back("name an experiment, or all (hapair experiment --list shows them)");
   else if (name != "all" && !is_experiment(name)) {
     std::vector<std::string> names = {"all"};
@@ -109,6 +112,7 @@ int experiment_command(const Args& args) {
     if (seeds) options.seeds = static_cast<std::int64_t>(*seeds);
     options.out_dir = name == "all" ? (out_dir.empty() ? "out" : out_dir) + "/" + n : (out_dir.empty() ? "out/" + n : out_dir);
     options.config_path = config_path;
+    options.hosts = hosts;
     return options;
   };
   // How long it will take, before anything runs (an experiment that cannot be planned says why

@@ -269,7 +269,7 @@ TEST_CASE("faults across hosts are checked before anything connects: the host a 
   expect_bad_input("soak --hosts " + hosts + " --lose-host", {"--lose-host needs --hosts FILE and --victim NODE"});
   expect_bad_input("chaos --driver real --faults host-loss", {"fault kind host-loss needs --hosts FILE"});
   expect_bad_input("chaos --driver sim --hosts " + hosts, {"--hosts needs --driver real"});
-  expect_bad_input("experiment recovery_vs_interval --hosts " + hosts,
-                   {"runs on this machine only", "hapair compare --hosts", "hapair chaos --hosts"});
+  expect_bad_input("experiment recovery_vs_interval --driver sim --hosts " + hosts, {"--hosts needs --driver real"});
+  expect_bad_input("experiment recovery_vs_interval --copy-binary", {"--copy-binary needs --hosts FILE"});
   std::remove(hosts.c_str());
 }

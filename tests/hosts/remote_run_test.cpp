@@ -268,6 +268,67 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
   check_nothing_left(*bed);
 }
 
+TEST_CASE("experiment --hosts: every run of an experiment across the hosts, judged as on one host, the claim checked, logs in each run folder, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/experiment";
+  // recovery_breakdown --quick: the four approaches (amnesia, upstream, passive, active), one
+  // seed, each run losing the aggregate to a SIGKILL sent on its host; --quick stays on real
+  // processes across hosts.
+  const std::string log = run_hapair(*bed,
+                                     {"experiment", "recovery_breakdown", "--quick", "--hosts", hosts_file, "--remote-binary",
+                                      HAPAIR_BINARY, "--out", out},
+                                     0);
+  INFO("hapair experiment output:\n" << log);
+  CHECK_THAT(log, Catch::Contains("driver real") && Catch::Contains("across the hosts of " + hosts_file));
+  CHECK_THAT(log, Catch::Contains("claim holds") || Catch::Contains("claim differs"));
+  // One CSV row per run, every run a result (its approach's guarantee kept), each from a run
+  // folder with the hosts' record and every node's log.
+  std::istringstream csv(slurp(out + "/recovery_breakdown.csv"));
+  std::string header;
+  REQUIRE(std::getline(csv, header));
+  std::vector<std::string> columns;
+  {
+    std::istringstream cells(header);
+    for (std::string c; std::getline(cells, c, ',');) columns.push_back(c);
+  }
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(columns.begin(), columns.end(), name);
+    REQUIRE(it != columns.end());
+    return static_cast<std::size_t>(it - columns.begin());
+  };
+  const std::size_t completed = column("completed"), errors = column("errors"), verdict = column("verdict"),
+                    run_dir = column("run_dir"), approach = column("approach");
+  std::set<std::string> approaches;
+  std::size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) {
+    if (line.empty()) continue;
+    ++rows;
+    std::vector<std::string> cells;
+    std::istringstream in(line);
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    REQUIRE(cells.size() >= columns.size() - 1);
+    INFO(line);
+    CHECK(cells.at(completed) == "true");
+    CHECK(cells.at(errors) == "0");
+    approaches.insert(cells.at(approach));
+    if (cells.at(approach) != "amnesia") CHECK(cells.at(verdict) == "precise");
+    const std::string run = out + "/" + cells.at(run_dir);
+    REQUIRE(fs::exists(run + "/hosts.json"));
+    const auto hosts = nlohmann::json::parse(slurp(run + "/hosts.json"));
+    CHECK(hosts["hosts"].size() == 4);
+    REQUIRE(hosts["signals"].size() == 1);
+    CHECK(hosts["signals"][0]["node"] == "aggregate");
+    CHECK(hosts["signals"][0]["signal"] == "SIGKILL");
+    for (const auto& n : hosts["nodes"]) CHECK(fs::exists(run + "/" + n["node"].get<std::string>() + ".log"));
+  }
+  CHECK(rows == 4);
+  CHECK(approaches == std::set<std::string>{"amnesia", "upstream", "passive", "active"});
+  CHECK_THAT(slurp(out + "/config.toml"), Catch::Contains("--hosts " + hosts_file));
+  check_nothing_left(*bed);
+}
+
 TEST_CASE("run --hosts with a host whose clock is 2.3 s ahead: the probes recover the offset within their bound and correct its times",
           "[hosts][remote]") {
   // h2 runs the sink (hapair plan: passive standby on the default network puts filter and sink
