@@ -14,6 +14,7 @@
 #include "config/input_checks.h"
 #include "hosts/host_faults.h"
 #include "hosts/placement.h"
+#include "run/run_once.h"
 
 namespace hapair::cli {
 
@@ -161,6 +162,16 @@ void add_lose_host_options(const std::vector<std::string>& items, HostsLaunch& h
   if (!items.empty() && !hosts.hosts) problems.push_back("--lose-host needs --hosts FILE");
 }
 
+void add_host_pause_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems) {
+  for (const std::string& text : items) {
+    std::string error;
+    const std::optional<FaultSpec> f = parse_pause_fault(text, error);
+    if (!f) problems.push_back("--pause-host '" + text + "' is not HOST@SECONDS+DURATION or host-of:NODE@SECONDS+DURATION (e.g. h2@1+0.5)");
+    else hosts.pauses.push_back(HostPauseSpec{f->node, f->at_s, f->duration_s});
+  }
+  if (!items.empty() && !hosts.hosts) problems.push_back("--pause-host needs --hosts FILE (on one machine, --pause NODE@S+D)");
+}
+
 std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunch& hosts, const std::vector<FaultSpec>& faults) {
   PlacementResult placed = place_nodes(plan, *hosts.hosts);
   std::vector<std::string> problems = std::move(placed.problems);
@@ -169,6 +180,12 @@ std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunc
     std::string problem;
     if (!lost_host(loss.host, plan, *placed.placement, *hosts.hosts, problem)) problems.push_back("--lose-host: " + problem);
     if (auto p = fault_time_problem(plan, loss.at_s)) problems.push_back("--lose-host " + loss.host + ": " + *p);
+  }
+  for (const HostPauseSpec& pause : hosts.pauses) {
+    std::string problem;
+    if (!lost_host(pause.host, plan, *placed.placement, *hosts.hosts, problem, "host pause"))
+      problems.push_back("--pause-host: " + problem);
+    if (auto p = fault_time_problem(plan, pause.at_s)) problems.push_back("--pause-host " + pause.host + ": " + *p);
   }
   for (std::string& p : host_cuts(plan, *placed.placement, *hosts.hosts, faults).problems) problems.push_back("--partition " + p.substr(p.find(' ') + 1));
   // [[link]] tables by host match the placement on the hosts of the file.

@@ -86,6 +86,9 @@ std::string hosts_arguments(const HostsArgs& args);
 // --lose-host items (HOST@SECONDS, host-of:NODE@SECONDS) added to `hosts.losses`; a problem per
 // item that is not one, and one when there are items but no --hosts.
 void add_lose_host_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems);
+// --pause-host items (HOST@SECONDS+DURATION, host-of:NODE@SECONDS+DURATION) added to
+// `hosts.pauses`; a problem per malformed item, and one when there is no hosts file.
+void add_host_pause_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems);
 // The faults of a run on several hosts against its plan (every problem at once): the placement,
 // each host loss's host and time, and partitions between two nodes on one host (a partition
 // across hosts cuts the hosts' link, hosts/host_faults.h).

@@ -5,7 +5,7 @@
 namespace hapair {
 
 std::optional<std::size_t> lost_host(const std::string& name, const Plan& plan, const Placement& placement,
-                                     const HostList& hosts, std::string& problem) {
+                                     const HostList& hosts, std::string& problem, const std::string& what) {
   const std::string prefix = kHostOfPrefix;
   if (name.rfind(prefix, 0) == 0) {
     const std::string node = name.substr(prefix.size());
@@ -13,7 +13,7 @@ std::optional<std::size_t> lost_host(const std::string& name, const Plan& plan, 
     if (id == kNoNode) {
       std::string names;
       for (const PlanNode& n : plan.nodes) names += (names.empty() ? "" : ", ") + n.name;
-      problem = "host loss of '" + name + "': no node '" + node + "' in the plan (its nodes: " + names + ")";
+      problem = what + " of '" + name + "': no node '" + node + "' in the plan (its nodes: " + names + ")";
       return std::nullopt;
     }
     return placement.of(id).host;
@@ -21,7 +21,7 @@ std::optional<std::size_t> lost_host(const std::string& name, const Plan& plan, 
   if (const std::optional<std::size_t> host = hosts.index_of(name)) return host;
   std::string names;
   for (const std::string& n : hosts.names()) names += (names.empty() ? "" : ", ") + n;
-  problem = "host loss of '" + name + "': no such host in " + hosts.source_file + " (its hosts: " + names +
+  problem = what + " of '" + name + "': no such host in " + hosts.source_file + " (its hosts: " + names +
             "; or host-of:NODE, the host that holds a node)";
   return std::nullopt;
 }

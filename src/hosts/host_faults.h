@@ -30,9 +30,10 @@ namespace hapair {
 inline constexpr const char* kHostOfPrefix = "host-of:";
 
 // The host a host loss names: a host of the list by name, or `host-of:NODE`, the host placement
-// gives node NODE of the plan. nullopt with `problem` set (naming the hosts, or the nodes).
+// gives node NODE of the plan. nullopt with `problem` set (naming the hosts, or the nodes), which
+// begins with `what` (the fault that names the host: "host loss", "host pause").
 std::optional<std::size_t> lost_host(const std::string& name, const Plan& plan, const Placement& placement,
-                                     const HostList& hosts, std::string& problem);
+                                     const HostList& hosts, std::string& problem, const std::string& what = "host loss");
 
 struct HostCuts {
   // Every other node pair across the two hosts of each partition, at its time for its duration.

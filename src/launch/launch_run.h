@@ -43,7 +43,7 @@ inline constexpr std::size_t kThisMachine = static_cast<std::size_t>(-1);
 struct RemoteFaultRecord {
   std::string node;
   std::string host;
-  std::string signal;         // KILL, STOP, CONT, LOSS (a host loss)
+  std::string signal;         // KILL, STOP, CONT, LOSS (a host loss), HOSTSTOP, HOSTCONT (a host pause), CUT, HEAL
   TimeUs at_us = 0;           // on the run's clock (the launcher's), as in the failure event
   TimeUs error_bound_us = 0;
   TimeUs launcher_window_us = 0;  // from sending the command to its answer
@@ -98,6 +98,9 @@ class Launch {
   // nodes placed there) and a host loss's crashes added to result_.faults.
   bool place_on_hosts();
   bool add_host_losses();
+  // A host pause's pauses of every node placed on the host added to result_.faults (so the
+  // judge and the timeline see each node stopped), performed together (pause_host).
+  bool add_host_pauses();
   // Partitions across hosts cut the hosts' link (hosts/host_faults.h): every other node pair
   // across the two hosts added to result_.faults as a partition at the same time (so the judge
   // and the timeline see every pair the cut separated).
@@ -122,6 +125,10 @@ class Launch {
   // A host loss (HostLossSpec): every node on the host marked killed now, the links dropped and
   // the processes killed there; each node's failure event at the instant of the kill.
   void lose_host(std::size_t loss);
+  // A host pause (HostPauseSpec) begins (`stop`) or ends: every node on the host still running
+  // stopped (continued) by one command there; each node's failure (resume) event at its instant.
+  // Called for every node's action; only the first of the pause's nodes acts.
+  void pause_host(std::size_t pause, bool stop);
   // Records the signals that are done (`wait`: waits for every one, or only node `only`'s).
   void collect_remote_signals(bool wait, NodeId only = kNoNode);
   void print_manual_instructions();
@@ -207,7 +214,9 @@ class Launch {
     NodeId node = kNoNode;
     PendingSignal pending;
     std::optional<TraceEvent> event;
-    std::vector<NodeId> also;  // a host loss: the other nodes killed with it (same instant)
+    // A host loss or pause: the other nodes it hit at the same instant (each gets `event` with
+    // its own node).
+    std::vector<NodeId> also;
     std::vector<TraceEvent> more_events;  // a cut: the partitions of the other pairs (same instant)
     std::vector<FaultAction> ends;        // a cut: the heals, scheduled from its instant
     std::optional<std::pair<std::size_t, std::size_t>> link;  // a cut or heal under way: its hosts
@@ -215,6 +224,9 @@ class Launch {
   std::map<std::size_t, std::size_t> loss_of_fault_;  // result_.faults index -> HostLossSpec index
   std::set<std::size_t> losses_done_;
   std::vector<std::size_t> loss_hosts_;  // the host of each HostLossSpec (host-of:NODE resolved)
+  std::map<std::size_t, std::size_t> host_pause_of_fault_;  // result_.faults index -> HostPauseSpec index
+  std::vector<std::size_t> pause_hosts_;                    // the host of each HostPauseSpec
+  std::set<std::size_t> host_pauses_begun_, host_pauses_ended_;
   std::map<std::pair<std::size_t, std::size_t>, int> cut_links_;  // hosts (lower first) -> cuts in force
   // Heals of pairs whose link stays cut for another partition: traced when the link heals.
   std::map<std::pair<std::size_t, std::size_t>, std::vector<TraceEvent>> heals_waiting_;

@@ -89,6 +89,7 @@ bool Launch::check_faults() {
     ok = false;
   }
   if (!add_host_losses()) ok = false;
+  if (!add_host_pauses()) ok = false;
   if (!add_host_cut_companions()) ok = false;
   for (const FaultSpec& fault : result_.faults) {
     if (fault.kind == FaultKind::partition && options_.hosts.hosts) {
@@ -217,6 +218,10 @@ bool Launch::place_on_hosts() {
       error("a host loss needs --hosts: on one machine, crash the nodes instead");
       return false;
     }
+    if (!options_.hosts.pauses.empty()) {
+      error("a host pause needs --hosts: on one machine, pause the nodes instead (--pause NODE@S+D)");
+      return false;
+    }
     return true;
   }
   PlacementResult placed = place_nodes(plan_, *options_.hosts.hosts);
@@ -259,6 +264,34 @@ bool Launch::add_host_losses() {
       crash.at_s = losses[l].at_s;
       loss_of_fault_[result_.faults.size()] = l;
       result_.faults.push_back(crash);
+    }
+  }
+  return ok;
+}
+
+// A host pause is a pause of every node placed on the host, all at its time for its duration,
+// performed together (pause_host); validate_faults then checks them with the rest.
+bool Launch::add_host_pauses() {
+  bool ok = true;
+  const std::vector<HostPauseSpec>& pauses = options_.hosts.pauses;
+  for (std::size_t p = 0; p < pauses.size(); ++p) {
+    std::string problem;
+    const std::optional<std::size_t> host = lost_host(pauses[p].host, plan_, *placement_, *options_.hosts.hosts, problem, "host pause");
+    pause_hosts_.push_back(host.value_or(0));
+    if (!host) {
+      error(problem);
+      ok = false;
+      continue;
+    }
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+      if (nodes_[id].host != *host) continue;
+      FaultSpec pause;
+      pause.kind = FaultKind::pause;
+      pause.node = nodes_[id].name;
+      pause.at_s = pauses[p].at_s;
+      pause.duration_s = pauses[p].duration_s;
+      host_pause_of_fault_[result_.faults.size()] = p;
+      result_.faults.push_back(pause);
     }
   }
   return ok;

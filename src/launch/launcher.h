@@ -47,6 +47,16 @@ struct HostLossSpec {
   double at_s = 0;
 };
 
+// A pause of a whole host during a run (several hosts): at `at_s` every node process of the run
+// there is SIGSTOPped by one command on the host, and `duration_s` later SIGCONTed together; its
+// links stay up and nothing closes, so peers see only silence, as from a machine that hangs
+// (swapping, a hypervisor's pause, a long GC of every process) and comes back.
+struct HostPauseSpec {
+  std::string host;  // a name of the hosts file, or host-of:NODE
+  double at_s = 0;
+  double duration_s = 0;
+};
+
 // A run on several hosts over OpenSSH (docs/HOSTS.md, remote_hosts.h): every node placed on a
 // host of the list (hosts/placement.h) and started there under an ssh session.
 struct HostsLaunch {
@@ -68,6 +78,7 @@ struct HostsLaunch {
   ClockProbesConfig clock_probes;
   double clock_probe_interval_s = 1.0;
   std::vector<HostLossSpec> losses;
+  std::vector<HostPauseSpec> pauses;
 };
 
 struct LaunchOptions {

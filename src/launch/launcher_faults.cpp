@@ -65,6 +65,41 @@ void Launch::lose_host(std::size_t loss) {
   signals_under_way_.push_back(std::move(s));
 }
 
+void Launch::pause_host(std::size_t pause, bool stop) {
+  if (!(stop ? host_pauses_begun_ : host_pauses_ended_).insert(pause).second) return;  // done with its first node
+  const std::size_t host = pause_hosts_.at(pause);
+  const TimeUs now = clock_->now_us();
+  const std::int64_t duration_us = std::llround(options_.hosts.pauses.at(pause).duration_s * 1e6);
+  SignalUnderWay s;
+  for (NodeId id = 0; id < nodes_.size(); ++id) {
+    NodeState& node = nodes_[id];
+    // A node crashed (or lost with another fault) meanwhile is neither stopped nor continued;
+    // its resume is still recorded, as for a paused node killed while paused.
+    if (node.host != host) continue;
+    if (node.killed || !node.process.running()) {
+      if (!stop && node.paused) {
+        node.paused = false;
+        result_.events.push_back(TraceEvent(now, id, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
+      }
+      continue;
+    }
+    if (!stop && !node.paused) continue;
+    node.paused = stop;
+    if (s.node == kNoNode) s.node = id;
+    else s.also.push_back(id);
+  }
+  if (s.node == kNoNode) {
+    say("hapair: " + std::string(stop ? "pause" : "end of the pause") + " of host " + options_.hosts.pauses[pause].host +
+        " skipped: no node of the run runs there");
+    return;
+  }
+  collect_remote_signals(true);  // a CONT never overtakes its STOP
+  s.event = stop ? TraceEvent(now, s.node, TraceKind::failure).with(TraceKey::fault, FaultKind::pause).with(TraceKey::duration_us, duration_us)
+                 : TraceEvent(now, s.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause);
+  s.pending = remote_->begin_host_signal(host, stop ? "STOP" : "CONT");
+  signals_under_way_.push_back(std::move(s));
+}
+
 void Launch::collect_remote_signals(bool wait, NodeId only) {
   for (std::size_t i = 0; i < signals_under_way_.size();) {
     SignalUnderWay& s = signals_under_way_[i];
@@ -102,12 +137,15 @@ void Launch::collect_remote_signals(bool wait, NodeId only) {
       // The heals of a cut run from when it was in place, so the link is down for the whole
       // duration however long ssh took.
       for (const FaultAction& cut : s.ends) insert_in_time_order(actions_, next_action_, end_action(cut, record.at_us));
-      // A host loss: the same instant for every node that was on the host.
+      // A host loss or pause: the same instant for every node that was on the host.
       for (NodeId other : s.also) {
         RemoteFaultRecord also = record;
         also.node = nodes_[other].name;
         remote_faults_.push_back(also);
-        result_.events.push_back(TraceEvent(record.at_us, other, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
+        if (!s.event) continue;
+        TraceEvent e = *s.event;
+        e.node = other;
+        result_.events.push_back(e);
       }
     }
     signals_under_way_.erase(signals_under_way_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -147,6 +185,10 @@ void Launch::perform(const FaultAction& action) {
       result_.events.push_back(TraceEvent(now, action.node, TraceKind::failure).with(TraceKey::fault, FaultKind::crash));
       return;
     case FaultAction::Kind::pause:
+      if (const auto p = host_pause_of_fault_.find(action.fault); p != host_pause_of_fault_.end()) {
+        pause_host(p->second, true);
+        return;
+      }
       if (node.killed || (!options_.manual && !node.process.running())) return;
       if (node.host != kThisMachine) {
         node.paused = true;
@@ -167,6 +209,10 @@ void Launch::perform(const FaultAction& action) {
                                    .with(TraceKey::duration_us, pause_ms * 1000));
       return;
     case FaultAction::Kind::resume:
+      if (const auto p = host_pause_of_fault_.find(action.fault); p != host_pause_of_fault_.end()) {
+        pause_host(p->second, false);
+        return;
+      }
       if (options_.manual) {
         result_.events.push_back(TraceEvent(now, action.node, TraceKind::resume).with(TraceKey::fault, FaultKind::pause));
         return;

@@ -287,6 +287,8 @@ std::string Launch::hosts_json() const {
     f["signal"] = r.signal == "LOSS"   ? std::string("host loss: links dropped, then SIGKILL")
                   : r.signal == "CUT"  ? std::string("link cut (nftables drops the peer's address)")
                   : r.signal == "HEAL" ? std::string("link healed")
+                  : r.signal == "HOSTSTOP" ? std::string("host pause: SIGSTOP to every node there")
+                  : r.signal == "HOSTCONT" ? std::string("host pause ends: SIGCONT to every node there")
                                        : "SIG" + r.signal;
     f["at_us"] = r.at_us;
     f["error_bound_us"] = r.error_bound_us;

@@ -165,6 +165,13 @@ std::string signal_command(const std::string& run_dir, const std::string& node_n
                   signal_name + " \"$p\" || exit 1; b=$(date +%s%N); echo \"$a $b\"");
 }
 
+std::string host_signal_command(const std::string& run_dir, const std::string& signal_name) {
+  // The run's live node processes first, then one kill between the two readings.
+  return posix_sh("d=" + shell_quote(run_dir) + "; q=; for f in \"$d\"/*.pid; do [ -f \"$f\" ] || continue; read p < \"$f\"; "
+                  "if tr '\\000' ' ' <\"/proc/$p/cmdline\" 2>/dev/null | grep -qF -- \"$d\"; then q=\"$q $p\"; fi; done; "
+                  "a=$(date +%s%N); [ -z \"$q\" ] || kill -" + signal_name + " $q || exit 1; b=$(date +%s%N); echo \"$a $b\"");
+}
+
 RemoteHosts::RemoteHosts(HostList hosts, HostsLaunch options, SshHosts ssh)
     : hosts_(std::move(hosts)), options_(std::move(options)), ssh_(std::move(ssh)) {}
 
@@ -400,6 +407,16 @@ PendingSignal RemoteHosts::begin_host_loss(std::size_t host) const {
   pending.sent_us = realtime_us();
   pending.command =
       ssh_.begin(host, host_loss_command(state_.at(host).run_dir, hosts_.hosts.at(host).ssh_port), options_.ssh_timeout_s);
+  return pending;
+}
+
+PendingSignal RemoteHosts::begin_host_signal(std::size_t host, const std::string& signal_name) const {
+  PendingSignal pending;
+  pending.host = host;
+  pending.node = "every node of the run";
+  pending.signal = "HOST" + signal_name;
+  pending.sent_us = realtime_us();
+  pending.command = ssh_.begin(host, host_signal_command(state_.at(host).run_dir, signal_name), options_.ssh_timeout_s);
   return pending;
 }
 

@@ -55,7 +55,8 @@ struct RemoteSignal {
 struct PendingSignal {
   std::size_t host = 0;
   std::string node;
-  std::string signal;        // KILL, STOP, CONT; LOSS: a host loss (begin_host_loss); CUT, HEAL: begin_cut
+  std::string signal;        // KILL, STOP, CONT; LOSS: a host loss (begin_host_loss); HOSTSTOP, HOSTCONT:
+                             // a host pause (begin_host_signal); CUT, HEAL: begin_cut
   std::int64_t sent_us = 0;  // launcher realtime
   RemoteCommand command;
 };
@@ -88,6 +89,10 @@ std::string node_session_command(const std::string& run_dir, const std::string& 
 // prints the host's clock (ns) before and after the kills (exit 91: nft failed).
 std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port);
 std::string signal_command(const std::string& run_dir, const std::string& node_name, const std::string& signal_name);
+// Sends `signal_name` to every node process of the run folder there (its pid files, checked
+// against the process's command line) with one kill, and prints the host's clock (ns) before and
+// after it.
+std::string host_signal_command(const std::string& run_dir, const std::string& signal_name);
 // The link cuts of a run folder on a host (partitions across hosts): an nftables table (the loss
 // table's name and "_cut") whose set of peer addresses is dropped in and out, but the host's ssh
 // port; empty when made (exit 92: nft failed, no root or no nftables). The keeper deletes it.
@@ -145,6 +150,9 @@ class RemoteHosts {
   // keeper removes the table at the end), then every node process of the run there SIGKILLed.
   // The RemoteSignal's readings surround the kills. Needs root and nft on the host.
   PendingSignal begin_host_loss(std::size_t host) const;
+  // A host pause (HostPauseSpec): SIG`signal_name` (STOP, CONT) to every node process of the run
+  // on the host at once (host_signal_command); the readings surround the kill.
+  PendingSignal begin_host_signal(std::size_t host, const std::string& signal_name) const;
   // Partitions across hosts: the cut tables made on `hosts` (cut_table_command), before the run;
   // the problems (a host without root or nftables named with what nft said).
   std::vector<std::string> prepare_cuts(const std::vector<std::size_t>& hosts);

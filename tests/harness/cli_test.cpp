@@ -265,6 +265,10 @@ TEST_CASE("faults across hosts are checked before anything connects: the host a 
   // Passive standby on the default network puts filter and the sink on h2 (hapair plan).
   expect_bad_input("run --hosts " + hosts + " --ha passive --partition filter-sink@1+0.5",
                    {"--partition filter-sink: both run on host h2", "pin them"});
+  expect_bad_input("run --pause-host h1@1+0.5", {"--pause-host needs --hosts FILE"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --pause-host h1@1", {"--pause-host 'h1@1' is not HOST@SECONDS+DURATION"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --pause-host h9@1+0.5",
+                   {"host pause of 'h9': no such host in", "(its hosts: h1, h2, h3, h4"});
   expect_bad_input("compare --lose-host", {"--lose-host needs --hosts FILE"});
   expect_bad_input("soak --hosts " + hosts + " --lose-host", {"--lose-host needs --hosts FILE and --victim NODE"});
   expect_bad_input("chaos --driver real --faults host-loss", {"fault kind host-loss needs --hosts FILE"});

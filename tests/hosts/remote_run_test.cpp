@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -532,6 +533,51 @@ TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two 
                 summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["detection_ms"].dump().c_str(),
                 summary["recovery"]["recovery_ms"].dump().c_str());
   }
+  check_nothing_left(*bed);
+}
+
+TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and continued together, the standbys take over, the old primaries are fenced, precise",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  // filter and aggregate, adjacent fragments, both primaries on h4; their standbys elsewhere.
+  const std::string topology = pinned_topology(*bed, "hostpause", {"host = \"h1\"", "host = \"h4\"\nstandby_host = \"h2\"",
+                                                                   "host = \"h4\"\nstandby_host = \"h3\"", "host = \"h1\""});
+  const std::string out = bed->dir() + "/out";
+  // Stopped for 0.7 s, well beyond the heartbeat's hang timeout across hosts (200 ms): nothing
+  // closes, so only silence tells the standbys.
+  const std::string log = run_hapair(*bed,
+                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--topology", topology,
+                                      "--ha", "passive", "--pause-host", "host-of:filter@0.6+0.7", "--out", out},
+                                     0);
+  INFO("hapair run output:\n" << log);
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  CHECK(nodes_on(hosts, "h4") == " filter aggregate");
+  // One command stopped both, one continued both: each recorded for both nodes at one instant.
+  std::map<std::string, std::set<long long>> instants;
+  std::multiset<std::string> signals;
+  for (const auto& sig : hosts["signals"]) {
+    CHECK(sig["host"] == "h4");
+    signals.insert(sig["node"].get<std::string>() + " " + sig["signal"].get<std::string>());
+    instants[sig["signal"].get<std::string>()].insert(sig["at_us"].get<long long>());
+  }
+  CHECK(signals == std::multiset<std::string>{"filter host pause: SIGSTOP to every node there",
+                                              "aggregate host pause: SIGSTOP to every node there",
+                                              "filter host pause ends: SIGCONT to every node there",
+                                              "aggregate host pause ends: SIGCONT to every node there"});
+  for (const auto& [signal, at] : instants) CHECK(at.size() == 1);
+  const std::vector<nlohmann::json> trace = trace_of(out);
+  for (const std::string node : {"filter", "aggregate"}) {
+    INFO(node);
+    CHECK(count_events(trace, "failure", node) == 1);
+    CHECK(count_events(trace, "resume", node) == 1);
+    CHECK(count_events(trace, "takeover", node + ".backup") >= 1);
+    CHECK(count_events(trace, "fenced", node) >= 1);
+  }
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["semantics"]["lost"] == 0);
+  CHECK(summary["semantics"]["duplicates"] == 0);
   check_nothing_left(*bed);
 }
 
