@@ -97,6 +97,7 @@ class Launch {
   // Several hosts: placement (before the faults are checked: a host loss becomes crashes of the
   // nodes placed there) and a host loss's crashes added to result_.faults.
   bool place_on_hosts();
+  bool nodes_of_named_host(const std::string& name, const std::string& what, std::size_t& host, std::vector<NodeId>& nodes);
   bool add_host_losses();
   // A host pause's pauses of every node placed on the host added to result_.faults (so the
   // judge and the timeline see each node stopped), performed together (pause_host).

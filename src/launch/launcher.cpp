@@ -236,22 +236,31 @@ bool Launch::place_on_hosts() {
   return true;
 }
 
+// The nodes placed on the host a host fault names (a host of the list or host-of:NODE); the
+// host in `host` (0 when it names none: an error then, and false).
+bool Launch::nodes_of_named_host(const std::string& name, const std::string& what, std::size_t& host,
+                                 std::vector<NodeId>& nodes) {
+  std::string problem;
+  const std::optional<std::size_t> found = lost_host(name, plan_, *placement_, *options_.hosts.hosts, problem, what);
+  host = found.value_or(0);
+  if (!found) {
+    error(problem);
+    return false;
+  }
+  for (NodeId id = 0; id < nodes_.size(); ++id)
+    if (nodes_[id].host == *found) nodes.push_back(id);
+  return true;
+}
+
 // A host loss is a crash of every node placed on the host, all at its time, performed together
 // (lose_host); validate_faults then checks them with the rest of the schedule.
 bool Launch::add_host_losses() {
   bool ok = true;
   const std::vector<HostLossSpec>& losses = options_.hosts.losses;
   for (std::size_t l = 0; l < losses.size(); ++l) {
-    std::string problem;
-    const std::optional<std::size_t> host = lost_host(losses[l].host, plan_, *placement_, *options_.hosts.hosts, problem);
-    loss_hosts_.push_back(host.value_or(0));
-    if (!host) {
-      error(problem);
-      ok = false;
-      continue;
-    }
-    for (NodeId id = 0; id < nodes_.size(); ++id) {
-      if (nodes_[id].host != *host) continue;
+    std::vector<NodeId> on_host;
+    ok = nodes_of_named_host(losses[l].host, "host loss", loss_hosts_.emplace_back(), on_host) && ok;
+    for (NodeId id : on_host) {
       for (const FaultSpec& f : options_.faults)
         if (f.kind == FaultKind::restart && f.node == nodes_[id].name) {
           error("restart of " + f.node + " with the loss of its host " + losses[l].host +
@@ -275,16 +284,9 @@ bool Launch::add_host_pauses() {
   bool ok = true;
   const std::vector<HostPauseSpec>& pauses = options_.hosts.pauses;
   for (std::size_t p = 0; p < pauses.size(); ++p) {
-    std::string problem;
-    const std::optional<std::size_t> host = lost_host(pauses[p].host, plan_, *placement_, *options_.hosts.hosts, problem, "host pause");
-    pause_hosts_.push_back(host.value_or(0));
-    if (!host) {
-      error(problem);
-      ok = false;
-      continue;
-    }
-    for (NodeId id = 0; id < nodes_.size(); ++id) {
-      if (nodes_[id].host != *host) continue;
+    std::vector<NodeId> on_host;
+    ok = nodes_of_named_host(pauses[p].host, "host pause", pause_hosts_.emplace_back(), on_host) && ok;
+    for (NodeId id : on_host) {
       FaultSpec pause;
       pause.kind = FaultKind::pause;
       pause.node = nodes_[id].name;
