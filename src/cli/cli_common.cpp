@@ -172,6 +172,52 @@ void add_host_pause_options(const std::vector<std::string>& items, HostsLaunch& 
   if (!items.empty() && !hosts.hosts) problems.push_back("--pause-host needs --hosts FILE (on one machine, --pause NODE@S+D)");
 }
 
+namespace {
+
+// "8mbit", "500kbit", "1.5gbit", "64000bit": bits per second (tc's units), 8 kbit/s .. 100 gbit/s.
+std::optional<std::int64_t> link_rate(const std::string& text) {
+  static const std::pair<const char*, double> kUnits[] = {{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1.0}};
+  for (const auto& [unit, factor] : kUnits) {
+    const std::string u = unit;
+    if (text.size() <= u.size() || text.compare(text.size() - u.size(), u.size(), u) != 0) continue;
+    const std::optional<double> n = finite_number(text.substr(0, text.size() - u.size()));
+    if (!n || *n * factor < 8e3 || *n * factor > 1e11) return std::nullopt;
+    return static_cast<std::int64_t>(std::llround(*n * factor));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void add_limit_bandwidth_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems) {
+  for (const std::string& text : items) {
+    const std::size_t eq = text.rfind('=');
+    const std::size_t at = text.rfind('@');
+    const std::size_t plus = text.rfind('+');
+    HostLinkLimitSpec spec;
+    const bool timed = eq != std::string::npos && at != std::string::npos && eq < at && (plus == std::string::npos || plus > at);
+    const std::optional<std::int64_t> rate = timed ? link_rate(text.substr(eq + 1, at - eq - 1)) : std::nullopt;
+    const std::optional<double> start =
+        timed ? finite_number(text.substr(at + 1, plus == std::string::npos ? std::string::npos : plus - at - 1)) : std::nullopt;
+    const std::optional<double> duration = timed && plus != std::string::npos ? finite_number(text.substr(plus + 1)) : 0.0;
+    if (!timed || eq == 0 || !start || !duration || *duration < 0) {
+      problems.push_back("--limit-bandwidth '" + text + "' is not HOST-HOST=RATE@SECONDS or HOST-HOST=RATE@SECONDS+DURATION "
+                         "(e.g. h1-h3=8mbit@1+2; a host is a name of the hosts file or host-of:NODE)");
+      continue;
+    }
+    if (!rate) {
+      problems.push_back("--limit-bandwidth '" + text + "': the rate '" + text.substr(eq + 1, at - eq - 1) +
+                         "' is not a number with one of the units bit, kbit, mbit, gbit (bits per second, as tc), "
+                         "from 8kbit to 100gbit");
+      continue;
+    }
+    hosts.limits.push_back(HostLinkLimitSpec{text.substr(0, eq), *rate, *start, *duration});
+  }
+  if (!items.empty() && !hosts.hosts)
+    problems.push_back("--limit-bandwidth needs --hosts FILE (on one machine, emulate the link: --links "
+                       "bandwidth_bytes_per_s=..., docs/LINKS.md)");
+}
+
 std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunch& hosts, const std::vector<FaultSpec>& faults) {
   PlacementResult placed = place_nodes(plan, *hosts.hosts);
   std::vector<std::string> problems = std::move(placed.problems);
@@ -180,6 +226,11 @@ std::vector<std::string> hosts_fault_problems(const Plan& plan, const HostsLaunc
     std::string problem;
     if (!lost_host(loss.host, plan, *placed.placement, *hosts.hosts, problem)) problems.push_back("--lose-host: " + problem);
     if (auto p = fault_time_problem(plan, loss.at_s)) problems.push_back("--lose-host " + loss.host + ": " + *p);
+  }
+  for (const HostLinkLimitSpec& limit : hosts.limits) {
+    std::string problem;
+    if (!named_link(limit.link, plan, *placed.placement, *hosts.hosts, problem)) problems.push_back("--limit-bandwidth: " + problem);
+    if (auto p = fault_time_problem(plan, limit.at_s)) problems.push_back("--limit-bandwidth " + limit.link + ": " + *p);
   }
   for (const HostPauseSpec& pause : hosts.pauses) {
     std::string problem;

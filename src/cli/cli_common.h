@@ -89,6 +89,9 @@ void add_lose_host_options(const std::vector<std::string>& items, HostsLaunch& h
 // --pause-host items (HOST@SECONDS+DURATION, host-of:NODE@SECONDS+DURATION) added to
 // `hosts.pauses`; a problem per malformed item, and one when there is no hosts file.
 void add_host_pause_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems);
+// --limit-bandwidth items (HOST-HOST=RATE@SECONDS[+DURATION], RATE in tc's units: 8mbit) added to
+// `hosts.limits`; a problem per malformed item, and one when there is no hosts file.
+void add_limit_bandwidth_options(const std::vector<std::string>& items, HostsLaunch& hosts, std::vector<std::string>& problems);
 // The faults of a run on several hosts against its plan (every problem at once): the placement,
 // each host loss's host and time, and partitions between two nodes on one host (a partition
 // across hosts cuts the hosts' link, hosts/host_faults.h).

@@ -26,7 +26,7 @@ int run_command(const Args& args) {
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
   std::string duration_text, rate_text, cost_text, trace_text, links_text, standbys_text;
   bool manual = false;
-  std::vector<std::string> fails, pauses, restarts, partitions, losses, host_pauses;
+  std::vector<std::string> fails, pauses, restarts, partitions, losses, host_pauses, limits;
   po::options_description described("hapair run options");
   described.add_options()
       ("help,h", "show this help")
@@ -47,6 +47,10 @@ int run_command(const Args& args) {
       ("pause-host", po::value<std::vector<std::string>>(&host_pauses),
        "HOST@SECONDS+DURATION or host-of:NODE@SECONDS+DURATION: with --hosts, SIGSTOP every node on that host at once "
        "(one command there), SIGCONT them together DURATION later; links stay up, so peers see only silence (repeatable)")
+      ("limit-bandwidth", po::value<std::vector<std::string>>(&limits),
+       "HOST-HOST=RATE@SECONDS[+DURATION], RATE in bits/s as tc writes it (8mbit, 500kbit): with --hosts, as root there "
+       "with tc: what each of the two hosts sends the other passes a token bucket (tc tbf) of that rate, from SECONDS "
+       "for DURATION (without: to the end); a host is a name or host-of:NODE (repeatable)")
       ("partition", po::value<std::vector<std::string>>(&partitions), "A-B@SECONDS+DURATION: cut the link between two nodes for a while (--driver real: as root with ip and nft, each node in a network namespace, nftables DROP rules; with --hosts: the link between their two hosts, nftables on both, as root there)")
       ("links", po::value<std::string>(&links_text),
        "emulate every link between two nodes (the [links] keys, docs/LINKS.md): KEY=VALUE,... of latency_ms, "
@@ -118,6 +122,7 @@ int run_command(const Args& args) {
                        "starts");
   add_lose_host_options(losses, request.hosts, problems);
   add_host_pause_options(host_pauses, request.hosts, problems);
+  add_limit_bandwidth_options(limits, request.hosts, problems);
   if (request.hosts.hosts && manual)
     problems.push_back("--manual and --hosts exclude each other: with a hosts file the launcher starts every node");
   for (const auto& f : fails) {

@@ -26,6 +26,27 @@ std::optional<std::size_t> lost_host(const std::string& name, const Plan& plan, 
   return std::nullopt;
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> named_link(const std::string& text, const Plan& plan,
+                                                              const Placement& placement, const HostList& hosts,
+                                                              std::string& problem) {
+  for (std::size_t dash = text.find('-'); dash != std::string::npos; dash = text.find('-', dash + 1)) {
+    std::string ignored;
+    const std::optional<std::size_t> a = lost_host(text.substr(0, dash), plan, placement, hosts, ignored);
+    const std::optional<std::size_t> b = lost_host(text.substr(dash + 1), plan, placement, hosts, ignored);
+    if (!a || !b) continue;
+    if (*a == *b) {
+      problem = "link '" + text + "': both ends are host " + hosts.hosts.at(*a).name + "; a link joins two hosts";
+      return std::nullopt;
+    }
+    return std::make_pair(*a, *b);
+  }
+  std::string names;
+  for (const std::string& n : hosts.names()) names += (names.empty() ? "" : ", ") + n;
+  problem = "link '" + text + "' is not HOST-HOST with two hosts of " + hosts.source_file + " (its hosts: " + names +
+            "; or host-of:NODE, the host that holds a node)";
+  return std::nullopt;
+}
+
 HostCuts host_cuts(const Plan& plan, const Placement& placement, const HostList& hosts, const std::vector<FaultSpec>& faults) {
   HostCuts out;
   for (const FaultSpec& f : faults) {

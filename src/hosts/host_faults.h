@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hosts/host_list.h"
@@ -34,6 +35,13 @@ inline constexpr const char* kHostOfPrefix = "host-of:";
 // begins with `what` (the fault that names the host: "host loss", "host pause").
 std::optional<std::size_t> lost_host(const std::string& name, const Plan& plan, const Placement& placement,
                                      const HostList& hosts, std::string& problem, const std::string& what = "host loss");
+
+// The two hosts of a link named "A-B" (each side a host of the list or host-of:NODE; the '-'
+// that splits it is the one with a host on both sides), two different hosts. nullopt with
+// `problem` set (naming the hosts).
+std::optional<std::pair<std::size_t, std::size_t>> named_link(const std::string& text, const Plan& plan,
+                                                              const Placement& placement, const HostList& hosts,
+                                                              std::string& problem);
 
 struct HostCuts {
   // Every other node pair across the two hosts of each partition, at its time for its duration.

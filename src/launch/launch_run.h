@@ -102,6 +102,9 @@ class Launch {
   // A host pause's pauses of every node placed on the host added to result_.faults (so the
   // judge and the timeline see each node stopped), performed together (pause_host).
   bool add_host_pauses();
+  // Bandwidth limits between hosts (HostLinkLimitSpec): each link's hosts, and its start in
+  // limit_steps_ (its end is scheduled once it is in place, perform_limit).
+  bool add_host_limits();
   // Partitions across hosts cut the hosts' link (hosts/host_faults.h): every other node pair
   // across the two hosts added to result_.faults as a partition at the same time (so the judge
   // and the timeline see every pair the cut separated).
@@ -130,6 +133,8 @@ class Launch {
   // stopped (continued) by one command there; each node's failure (resume) event at its instant.
   // Called for every node's action; only the first of the pause's nodes acts.
   void pause_host(std::size_t pause, bool stop);
+  // A bandwidth limit put (`on`) or lifted on both hosts of its link (tc, remote_hosts.h).
+  void perform_limit(std::size_t limit, bool on);
   // Records the signals that are done (`wait`: waits for every one, or only node `only`'s).
   void collect_remote_signals(bool wait, NodeId only = kNoNode);
   void print_manual_instructions();
@@ -221,6 +226,7 @@ class Launch {
     std::vector<TraceEvent> more_events;  // a cut: the partitions of the other pairs (same instant)
     std::vector<FaultAction> ends;        // a cut: the heals, scheduled from its instant
     std::optional<std::pair<std::size_t, std::size_t>> link;  // a cut or heal under way: its hosts
+    std::optional<std::size_t> limit_begun;  // a bandwidth limit put: its end is scheduled from its instant
   };
   std::map<std::size_t, std::size_t> loss_of_fault_;  // result_.faults index -> HostLossSpec index
   std::set<std::size_t> losses_done_;
@@ -228,6 +234,14 @@ class Launch {
   std::map<std::size_t, std::size_t> host_pause_of_fault_;  // result_.faults index -> HostPauseSpec index
   std::vector<std::size_t> pause_hosts_;                    // the host of each HostPauseSpec
   std::set<std::size_t> host_pauses_begun_, host_pauses_ended_;
+  std::vector<std::pair<std::size_t, std::size_t>> limit_links_;  // the hosts of each HostLinkLimitSpec
+  struct LimitStep {
+    TimeUs at_us = 0;
+    std::size_t limit = 0;
+    bool on = true;
+  };
+  std::vector<LimitStep> limit_steps_;  // in time order
+  std::size_t next_limit_step_ = 0;
   std::map<std::pair<std::size_t, std::size_t>, int> cut_links_;  // hosts (lower first) -> cuts in force
   // Heals of pairs whose link stays cut for another partition: traced when the link heals.
   std::map<std::pair<std::size_t, std::size_t>, std::vector<TraceEvent>> heals_waiting_;

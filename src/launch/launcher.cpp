@@ -90,6 +90,7 @@ bool Launch::check_faults() {
   }
   if (!add_host_losses()) ok = false;
   if (!add_host_pauses()) ok = false;
+  if (!add_host_limits()) ok = false;
   if (!add_host_cut_companions()) ok = false;
   for (const FaultSpec& fault : result_.faults) {
     if (fault.kind == FaultKind::partition && options_.hosts.hosts) {
@@ -222,6 +223,11 @@ bool Launch::place_on_hosts() {
       error("a host pause needs --hosts: on one machine, pause the nodes instead (--pause NODE@S+D)");
       return false;
     }
+    if (!options_.hosts.limits.empty()) {
+      error("a bandwidth limit between hosts needs --hosts: on one machine, emulate the link (--links "
+            "bandwidth_bytes_per_s=..., docs/LINKS.md)");
+      return false;
+    }
     return true;
   }
   PlacementResult placed = place_nodes(plan_, *options_.hosts.hosts);
@@ -299,6 +305,25 @@ bool Launch::add_host_pauses() {
   return ok;
 }
 
+bool Launch::add_host_limits() {
+  bool ok = true;
+  const std::vector<HostLinkLimitSpec>& limits = options_.hosts.limits;
+  for (std::size_t l = 0; l < limits.size(); ++l) {
+    std::string problem;
+    const auto link = named_link(limits[l].link, plan_, *placement_, *options_.hosts.hosts, problem);
+    limit_links_.push_back(link.value_or(std::make_pair(std::size_t{0}, std::size_t{0})));
+    if (!link) {
+      error("bandwidth limit: " + problem);
+      ok = false;
+      continue;
+    }
+    limit_steps_.push_back(LimitStep{static_cast<TimeUs>(std::llround(limits[l].at_s * 1e6)), l, true});
+  }
+  std::stable_sort(limit_steps_.begin(), limit_steps_.end(),
+                   [](const LimitStep& a, const LimitStep& b) { return a.at_us < b.at_us; });
+  return ok;
+}
+
 bool Launch::add_host_cut_companions() {
   if (!placement_) return true;
   const HostCuts cuts = host_cuts(plan_, *placement_, *options_.hosts.hosts, options_.faults);
@@ -328,6 +353,13 @@ bool Launch::open_hosts() {
                               problems);
   for (const std::string& p : problems) error(p);
   if (!remote_ || !prepare_host_cuts()) return false;
+  if (!limit_links_.empty()) {
+    std::set<std::size_t> involved;
+    for (const auto& [a, b] : limit_links_) involved.insert({a, b});
+    const std::vector<std::string> limit_problems = remote_->prepare_limits({involved.begin(), involved.end()});
+    for (const std::string& p : limit_problems) error(p);
+    if (!limit_problems.empty()) return false;
+  }
   say("hapair: " + std::to_string(options_.hosts.hosts->hosts.size()) + " hosts ready (" + remote_->setup_timing() +
       "); control socket on " + remote_->control_address());
   return true;
@@ -524,12 +556,17 @@ void Launch::run_until_done() {
       if (action.kind == FaultAction::Kind::pause || (action.kind == FaultAction::Kind::partition && !placement_))
         insert_in_time_order(actions_, next_action_, end_action(action, clock_->now_us()));
     }
+    while (next_limit_step_ < limit_steps_.size() && limit_steps_[next_limit_step_].at_us <= now) {
+      const LimitStep step = limit_steps_[next_limit_step_++];
+      perform_limit(step.limit, step.on);
+    }
     if (options_.live_faults) perform_live_faults(now);
     if (!signals_under_way_.empty()) collect_remote_signals(false);
     send_clock_probes(now);
 
     TimeUs wait_us = 5'000;
     if (next_action_ < actions_.size()) wait_us = std::min(wait_us, actions_[next_action_].at_us - now);
+    if (next_limit_step_ < limit_steps_.size()) wait_us = std::min(wait_us, limit_steps_[next_limit_step_].at_us - now);
     receive_burst(wait_us, false);
     for (NodeId id = 0; id < nodes_.size(); ++id) reap(id, false);
 

@@ -57,6 +57,18 @@ struct HostPauseSpec {
   double duration_s = 0;
 };
 
+// A bandwidth limit between two hosts (several hosts, as root there, with tc): from `at_s` on,
+// for `duration_s` (0: to the end of the run), what each host sends to the other passes a token
+// bucket (tc tbf) of `rate_bits_per_s` on the interface its route to the other takes; other
+// traffic is not limited. Nothing is lost by it but what a full bucket's 100 ms queue drops (TCP
+// sends it again): a slow link, as a WAN path or a congested uplink is.
+struct HostLinkLimitSpec {
+  std::string link;  // "A-B": two hosts of the file, each a name or host-of:NODE
+  std::int64_t rate_bits_per_s = 0;
+  double at_s = 0;
+  double duration_s = 0;  // 0: until the end of the run
+};
+
 // A run on several hosts over OpenSSH (docs/HOSTS.md, remote_hosts.h): every node placed on a
 // host of the list (hosts/placement.h) and started there under an ssh session.
 struct HostsLaunch {
@@ -79,6 +91,7 @@ struct HostsLaunch {
   double clock_probe_interval_s = 1.0;
   std::vector<HostLossSpec> losses;
   std::vector<HostPauseSpec> pauses;
+  std::vector<HostLinkLimitSpec> limits;
 };
 
 struct LaunchOptions {

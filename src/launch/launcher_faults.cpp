@@ -100,6 +100,19 @@ void Launch::pause_host(std::size_t pause, bool stop) {
   signals_under_way_.push_back(std::move(s));
 }
 
+void Launch::perform_limit(std::size_t limit, bool on) {
+  const auto [a, b] = limit_links_.at(limit);
+  const HostLinkLimitSpec& spec = options_.hosts.limits.at(limit);
+  const int slot = 10 + static_cast<int>(limit);  // tc class 1:SLOT and filter prio SLOT on each host
+  collect_remote_signals(true);  // an end never overtakes its start
+  for (const std::size_t host : {a, b}) {
+    SignalUnderWay s;
+    s.pending = remote_->begin_limit(host, host == a ? b : a, slot, spec.rate_bits_per_s, on);
+    if (host == a && on && spec.duration_s > 0) s.limit_begun = limit;
+    signals_under_way_.push_back(std::move(s));
+  }
+}
+
 void Launch::collect_remote_signals(bool wait, NodeId only) {
   for (std::size_t i = 0; i < signals_under_way_.size();) {
     SignalUnderWay& s = signals_under_way_[i];
@@ -116,7 +129,8 @@ void Launch::collect_remote_signals(bool wait, NodeId only) {
       error(done->error);
       abort_run_ = true;
     } else {
-      const bool link = s.pending.signal == "CUT" || s.pending.signal == "HEAL";
+      const bool link = s.pending.signal == "CUT" || s.pending.signal == "HEAL" || s.pending.signal == "LIMIT" ||
+                        s.pending.signal == "UNLIMIT";
       const RemoteInstant instant = remote_instant(*done, remote_->offset(s.pending.host));
       RemoteFaultRecord record;
       record.node = link || s.node == kNoNode ? s.pending.node : nodes_[s.node].name;
@@ -137,6 +151,14 @@ void Launch::collect_remote_signals(bool wait, NodeId only) {
       // The heals of a cut run from when it was in place, so the link is down for the whole
       // duration however long ssh took.
       for (const FaultAction& cut : s.ends) insert_in_time_order(actions_, next_action_, end_action(cut, record.at_us));
+      // A bandwidth limit lasts its duration from when it was in place.
+      if (s.limit_begun) {
+        const LimitStep end{record.at_us + static_cast<TimeUs>(std::llround(options_.hosts.limits[*s.limit_begun].duration_s * 1e6)),
+                            *s.limit_begun, false};
+        const auto at = std::upper_bound(limit_steps_.begin() + static_cast<std::ptrdiff_t>(next_limit_step_), limit_steps_.end(),
+                                         end, [](const LimitStep& a, const LimitStep& b) { return a.at_us < b.at_us; });
+        limit_steps_.insert(at, end);
+      }
       // A host loss or pause: the same instant for every node that was on the host.
       for (NodeId other : s.also) {
         RemoteFaultRecord also = record;

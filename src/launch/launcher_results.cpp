@@ -287,6 +287,8 @@ std::string Launch::hosts_json() const {
     f["signal"] = r.signal == "LOSS"   ? std::string("host loss: links dropped, then SIGKILL")
                   : r.signal == "CUT"  ? std::string("link cut (nftables drops the peer's address)")
                   : r.signal == "HEAL" ? std::string("link healed")
+                  : r.signal == "LIMIT" ? std::string("bandwidth limit put (tc tbf on the traffic to the peer)")
+                  : r.signal == "UNLIMIT" ? std::string("bandwidth limit lifted")
                   : r.signal == "HOSTSTOP" ? std::string("host pause: SIGSTOP to every node there")
                   : r.signal == "HOSTCONT" ? std::string("host pause ends: SIGCONT to every node there")
                                        : "SIG" + r.signal;

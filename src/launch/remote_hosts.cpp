@@ -78,6 +78,17 @@ const char* const kKillRunProcesses =
 // with every character but letters and digits made '_'.
 const char* const kLossTable = "t=hapair_$(basename \"$d\" | tr -c 'A-Za-z0-9\\n' '_'); ";
 
+// Shell: every address `address` resolves to on the host, in $q (a literal stays itself; exit
+// 95 when it resolves to none).
+std::string kPeerAddresses(const std::string& address) {
+  return "q=$(getent ahosts " + shell_quote(address) + " | awk '{print $1}' | sort -u | tr '\\n' ' '); [ -n \"$q\" ] || exit 95; ";
+}
+
+// Shell: the root qdiscs of the bandwidth limits made in run folder $d (tc.devs), deleted: each
+// interface gets its default qdisc back.
+const char* const kRemoveLimits =
+    "[ -f \"$d/tc.devs\" ] && for x in $(sort -u \"$d/tc.devs\"); do tc qdisc del dev \"$x\" root >/dev/null 2>&1; done; ";
+
 // Shell: the nftables table of the link cuts (partitions across hosts) in run folder $d: the loss
 // table's name and "_cut" (kLossTable sets $t first).
 const char* const kCutTable = "c=\"${t}_cut\"; ";
@@ -118,10 +129,12 @@ RemoteInstant remote_instant(const RemoteSignal& signal, const std::optional<Clo
 std::string keeper_command(const std::string& work_dir) {
   const std::string w = shell_quote(work_dir);
   // SIGPIPE and SIGHUP ignored: the connection may be gone when it cleans up. A host loss's
-  // nftables table goes too (nft errors ignored: no loss, or no nft).
+  // nftables table goes too (nft errors ignored: no loss, or no nft), and the bandwidth limits'
+  // root qdiscs (the interface gets its default one back).
   return posix_sh("trap '' PIPE HUP INT TERM; umask 077; mkdir -p " + w + " || exit 1; d=$(mktemp -d " + w +
                   "/hapair-run-XXXXXX) || exit 1; echo \"hapair-run-dir $d\"; cat >/dev/null; " + kKillRunProcesses +
-                  kLossTable + kCutTable + "nft delete table inet \"$t\" >/dev/null 2>&1; nft delete table ip \"$c\" >/dev/null 2>&1; rm -rf -- \"$d\" && echo \"hapair-run-removed $d\"");
+                  kLossTable + kCutTable + "nft delete table inet \"$t\" >/dev/null 2>&1; nft delete table inet \"$c\" >/dev/null 2>&1; " +
+                  kRemoveLimits + "rm -rf -- \"$d\" && echo \"hapair-run-removed $d\"");
 }
 
 std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port) {
@@ -137,21 +150,58 @@ std::string host_loss_command(const std::string& run_dir, std::int64_t ssh_port)
 
 std::string cut_table_command(const std::string& run_dir, std::int64_t ssh_port) {
   const std::string port = std::to_string(ssh_port);
-  // An empty set: nothing is dropped until a cut adds a peer. The ssh port stays open both ways
-  // (the launcher's masters carry the cuts, the heals and the cleanup).
-  const std::string rules = "table ip $c { set peers { type ipv4_addr; }; chain cut_in { type filter hook input priority 0; "
-                            "policy accept; tcp dport " + port + " accept; ip saddr @peers drop; }; chain cut_out { type "
-                            "filter hook output priority 0; policy accept; tcp sport " + port + " accept; ip daddr @peers "
-                            "drop; }; }";
+  // Empty sets: nothing is dropped until a cut adds a peer's addresses (IPv4 and IPv6). The ssh
+  // port stays open both ways (the launcher's masters carry the cuts, the heals and the cleanup).
+  const std::string rules = "table inet $c { set peers4 { type ipv4_addr; }; set peers6 { type ipv6_addr; }; chain cut_in "
+                            "{ type filter hook input priority 0; policy accept; tcp dport " + port + " accept; ip saddr "
+                            "@peers4 drop; ip6 saddr @peers6 drop; }; chain cut_out { type filter hook output priority 0; "
+                            "policy accept; tcp sport " + port + " accept; ip daddr @peers4 drop; ip6 daddr @peers6 drop; }; }";
   return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + kCutTable + "echo \"" + rules +
                   "\" | nft -f - 2>&1 || exit 92");
 }
 
 std::string cut_command(const std::string& run_dir, const std::string& peer_address, bool cut) {
-  // The peer's IPv4 address as this host resolves it (a literal stays itself).
-  return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + kCutTable + "p=$(getent ahostsv4 " +
-                  shell_quote(peer_address) + " | awk 'NR==1{print $1}'); [ -n \"$p\" ] || exit 95; a=$(date +%s%N); nft " +
-                  (cut ? "add" : "delete") + " element ip \"$c\" peers \"{ $p }\" 2>&1 || exit 92; b=$(date +%s%N); echo \"$a $b\"");
+  // Every address the peer's name resolves to on this host (a literal stays itself), each in the
+  // set of its family, by one nft command between the two readings.
+  return posix_sh("d=" + shell_quote(run_dir) + "; " + kLossTable + kCutTable + kPeerAddresses(peer_address) +
+                  "e=; for p in $q; do case \"$p\" in *:*) e=\"$e " + (cut ? "add" : "delete") +
+                  " element inet $c peers6 { $p }\n\";; *) e=\"$e " + (cut ? "add" : "delete") +
+                  " element inet $c peers4 { $p }\n\";; esac; done; a=$(date +%s%N); printf \"$e\" | nft -f - 2>&1 || exit 92; "
+                  "b=$(date +%s%N); echo \"$a $b\"");
+}
+
+std::string limits_check_command() {
+  return posix_sh("[ \"$(id -u)\" = 0 ] || { echo 'not root'; exit 93; }; command -v tc >/dev/null 2>&1 || { echo 'no tc "
+                  "(Debian: apt-get install iproute2)'; exit 93; }; command -v ip >/dev/null 2>&1 || { echo 'no ip (Debian: "
+                  "apt-get install iproute2)'; exit 93; }");
+}
+
+std::string limit_command(const std::string& run_dir, const std::string& peer_address, int slot, std::int64_t rate_bits_per_s,
+                          bool on) {
+  const std::string k = std::to_string(slot);
+  // The interface toward the peer (ip route get), as the kernel sends there.
+  std::string script = "d=" + shell_quote(run_dir) + "; " + kPeerAddresses(peer_address) +
+                       "set -- $q; x=$(ip -o route get \"$1\" 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
+                       "[ -n \"$x\" ] || { echo \"no route to $1\"; exit 93; }; ";
+  if (!on)
+    return posix_sh(script + "a=$(date +%s%N); tc filter del dev \"$x\" parent 1: prio " + k + " 2>&1 || exit 93; "
+                    "b=$(date +%s%N); tc class del dev \"$x\" classid 1:" + k + " 2>&1 || exit 93; echo \"$a $b\"");
+  // tbf's bucket: 10 ms at the rate, at least 16 KiB (more than the rate over a 1000 Hz tick).
+  const std::int64_t burst = std::max<std::int64_t>(16384, rate_bits_per_s / 8 / 100);
+  script +=
+      "if ! tc qdisc show dev \"$x\" root | grep -q '^qdisc htb 1: '; then "
+      "r=$(tc qdisc show dev \"$x\" root | awk 'NR==1{print $2}'); "
+      "case \"$r\" in noqueue|pfifo_fast|fq_codel|mq|fq|pfifo|'') ;; *) echo \"the interface $x has a root qdisc of its "
+      "own ($r): hapair does not replace it\"; exit 93;; esac; "
+      "tc qdisc replace dev \"$x\" root handle 1: htb default 1 r2q 100000 2>&1 || exit 93; echo \"$x\" >> \"$d/tc.devs\"; "
+      "tc class add dev \"$x\" parent 1: classid 1:1 htb rate 100gbit 2>&1 || exit 93; fi; "
+      "tc class add dev \"$x\" parent 1: classid 1:" + k + " htb rate 100gbit 2>&1 || exit 93; "
+      "tc qdisc add dev \"$x\" parent 1:" + k + " handle " + k + ": tbf rate " + std::to_string(rate_bits_per_s) +
+      "bit burst " + std::to_string(burst) + " latency 100ms 2>&1 || exit 93; a=$(date +%s%N); "
+      "for p in $q; do case \"$p\" in *:*) m=\"protocol ipv6 prio " + k + " u32 match ip6 dst $p/128\";; *) m=\"protocol ip "
+      "prio " + k + " u32 match ip dst $p/32\";; esac; tc filter add dev \"$x\" parent 1: $m flowid 1:" + k +
+      " 2>&1 || exit 93; done; b=$(date +%s%N); echo \"$a $b\"";
+  return posix_sh(script);
 }
 
 std::string node_session_command(const std::string& run_dir, const std::string& node_name,
@@ -387,65 +437,77 @@ ChildProcess RemoteHosts::start_node(std::size_t host, const std::string& node_n
   return session;
 }
 
-PendingSignal RemoteHosts::begin_signal(std::size_t host, const std::string& node_name,
-                                        const std::string& signal_name) const {
+PendingSignal RemoteHosts::begin_command(std::size_t host, const std::string& what, const std::string& signal,
+                                         const std::string& script) const {
   PendingSignal pending;
   pending.host = host;
-  pending.node = node_name;
-  pending.signal = signal_name;
+  pending.node = what;
+  pending.signal = signal;
   pending.sent_us = realtime_us();
-  pending.command =
-      ssh_.begin(host, signal_command(state_.at(host).run_dir, node_name, signal_name), options_.ssh_timeout_s);
+  pending.command = ssh_.begin(host, script, options_.ssh_timeout_s);
   return pending;
+}
+
+PendingSignal RemoteHosts::begin_signal(std::size_t host, const std::string& node_name,
+                                        const std::string& signal_name) const {
+  return begin_command(host, node_name, signal_name, signal_command(state_.at(host).run_dir, node_name, signal_name));
 }
 
 PendingSignal RemoteHosts::begin_host_loss(std::size_t host) const {
-  PendingSignal pending;
-  pending.host = host;
-  pending.node = "every node of the run";
-  pending.signal = "LOSS";
-  pending.sent_us = realtime_us();
-  pending.command =
-      ssh_.begin(host, host_loss_command(state_.at(host).run_dir, hosts_.hosts.at(host).ssh_port), options_.ssh_timeout_s);
-  return pending;
+  return begin_command(host, "every node of the run", "LOSS",
+                       host_loss_command(state_.at(host).run_dir, hosts_.hosts.at(host).ssh_port));
 }
 
 PendingSignal RemoteHosts::begin_host_signal(std::size_t host, const std::string& signal_name) const {
-  PendingSignal pending;
-  pending.host = host;
-  pending.node = "every node of the run";
-  pending.signal = "HOST" + signal_name;
-  pending.sent_us = realtime_us();
-  pending.command = ssh_.begin(host, host_signal_command(state_.at(host).run_dir, signal_name), options_.ssh_timeout_s);
-  return pending;
+  return begin_command(host, "every node of the run", "HOST" + signal_name,
+                       host_signal_command(state_.at(host).run_dir, signal_name));
 }
 
-std::vector<std::string> RemoteHosts::prepare_cuts(const std::vector<std::size_t>& hosts) {
+std::vector<std::string> RemoteHosts::prepare_on(const std::vector<std::size_t>& hosts,
+                                                const std::function<std::string(std::size_t)>& script, int refused_exit,
+                                                const std::string& refused, const std::string& failed) {
   std::vector<std::pair<std::size_t, std::string>> commands;
-  for (const std::size_t h : hosts)
-    commands.emplace_back(h, cut_table_command(state_.at(h).run_dir, hosts_.hosts.at(h).ssh_port));
-  const std::vector<RemoteResult> made = ssh_.run_all(commands, options_.ssh_timeout_s);
+  for (const std::size_t h : hosts) commands.emplace_back(h, script(h));
+  const std::vector<RemoteResult> done = ssh_.run_all(commands, options_.ssh_timeout_s);
   std::vector<std::string> problems;
-  for (std::size_t i = 0; i < made.size(); ++i) {
-    const RemoteResult& r = made[i];
-    if (r.exit_code == 92)
-      problems.push_back("a partition across hosts cuts the link on " + where(commands[i].first) +
-                         ", which needs root and nftables there; nft said: " + last_line(r.output));
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const RemoteResult& r = done[i];
+    if (r.exit_code == refused_exit) {
+      std::string text = refused;
+      text.replace(text.find("{}"), 2, where(commands[i].first));
+      problems.push_back(text + last_line(r.output));
+    }
     else if (!r.ok())
-      problems.push_back(where(commands[i].first) + ": cannot prepare the link cuts: " + ssh_problem(r));
+      problems.push_back(where(commands[i].first) + ": " + failed + ": " + ssh_problem(r));
   }
   return problems;
 }
 
+std::vector<std::string> RemoteHosts::prepare_cuts(const std::vector<std::size_t>& hosts) {
+  return prepare_on(
+      hosts, [&](std::size_t h) { return cut_table_command(state_.at(h).run_dir, hosts_.hosts.at(h).ssh_port); }, 92,
+      "a partition across hosts cuts the link on {}, which needs root and nftables there; nft said: ",
+      "cannot prepare the link cuts");
+}
+
+std::vector<std::string> RemoteHosts::prepare_limits(const std::vector<std::size_t>& hosts) {
+  return prepare_on(
+      hosts, [](std::size_t) { return limits_check_command(); }, 93,
+      "a bandwidth limit between hosts is made with tc on {}, which needs root, ip and tc (iproute2) there: ",
+      "cannot check for tc");
+}
+
+PendingSignal RemoteHosts::begin_limit(std::size_t host, std::size_t peer, int slot, std::int64_t rate_bits_per_s,
+                                       bool on) const {
+  return begin_command(host,
+                       "the link to " + hosts_.hosts.at(peer).name + (on ? " at " + std::to_string(rate_bits_per_s) + " bit/s" : ""),
+                       on ? "LIMIT" : "UNLIMIT",
+                       limit_command(state_.at(host).run_dir, hosts_.hosts.at(peer).address, slot, rate_bits_per_s, on));
+}
+
 PendingSignal RemoteHosts::begin_cut(std::size_t host, std::size_t peer, bool cut) const {
-  PendingSignal pending;
-  pending.host = host;
-  pending.node = "the link to " + hosts_.hosts.at(peer).name;
-  pending.signal = cut ? "CUT" : "HEAL";
-  pending.sent_us = realtime_us();
-  pending.command = ssh_.begin(host, cut_command(state_.at(host).run_dir, hosts_.hosts.at(peer).address, cut),
-                               options_.ssh_timeout_s);
-  return pending;
+  return begin_command(host, "the link to " + hosts_.hosts.at(peer).name, cut ? "CUT" : "HEAL",
+                       cut_command(state_.at(host).run_dir, hosts_.hosts.at(peer).address, cut));
 }
 
 std::optional<RemoteSignal> RemoteHosts::poll_signal(PendingSignal& pending) const {
@@ -455,9 +517,13 @@ std::optional<RemoteSignal> RemoteHosts::poll_signal(PendingSignal& pending) con
   out.sent_us = pending.sent_us;
   out.answered_us = realtime_us();
   long long before = 0, after = 0;
-  if (r->exit_code == 92 || r->exit_code == 95) {
-    out.error = (pending.signal == "CUT" ? "the cut of " : "the heal of ") + pending.node + " on " + where(pending.host) +
-                (r->exit_code == 95 ? " failed: the host cannot resolve the peer's address to IPv4"
+  const bool limit = pending.signal == "LIMIT" || pending.signal == "UNLIMIT";
+  if (r->exit_code == 92 || r->exit_code == 93 || r->exit_code == 95) {
+    out.error = (limit ? (pending.signal == "LIMIT" ? "the bandwidth limit of " : "the end of the bandwidth limit of ")
+                       : (pending.signal == "CUT" ? "the cut of " : "the heal of ")) +
+                pending.node + " on " + where(pending.host) +
+                (r->exit_code == 95 ? " failed: the host cannot resolve the peer's address"
+                 : limit            ? " failed (root, ip and tc needed there); it said: " + last_line(r->output)
                                     : " failed (root and nftables needed there); nft said: " + last_line(r->output));
     return out;
   }

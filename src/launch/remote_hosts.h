@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,7 +57,8 @@ struct PendingSignal {
   std::size_t host = 0;
   std::string node;
   std::string signal;        // KILL, STOP, CONT; LOSS: a host loss (begin_host_loss); HOSTSTOP, HOSTCONT:
-                             // a host pause (begin_host_signal); CUT, HEAL: begin_cut
+                             // a host pause (begin_host_signal); CUT, HEAL: begin_cut; LIMIT,
+                             // UNLIMIT: begin_limit
   std::int64_t sent_us = 0;  // launcher realtime
   RemoteCommand command;
 };
@@ -97,9 +99,22 @@ std::string host_signal_command(const std::string& run_dir, const std::string& s
 // table's name and "_cut") whose set of peer addresses is dropped in and out, but the host's ssh
 // port; empty when made (exit 92: nft failed, no root or no nftables). The keeper deletes it.
 std::string cut_table_command(const std::string& run_dir, std::int64_t ssh_port);
-// Adds (`cut`) or deletes the peer's IPv4 address (resolved on the host) in that set; prints the
-// host's clock (ns) before and after (exit 92: nft failed; 95: the address does not resolve).
+// Adds (`cut`) or deletes every address the peer resolves to on the host (IPv4 and IPv6, each in
+// its family's set); prints the host's clock (ns) before and after (exit 92: nft failed; 95: the
+// address does not resolve).
 std::string cut_command(const std::string& run_dir, const std::string& peer_address, bool cut);
+// Bandwidth limits between hosts (HostLinkLimitSpec): whether the host can make them (root, ip
+// and tc; exit 93 with the reason otherwise).
+std::string limits_check_command();
+// Puts (`on`) or lifts the limit of the traffic from the host to the peer's addresses: on the
+// interface the route to the peer takes, an htb root (made once per run, its interface written
+// to RUN_DIR/tc.devs for the keeper, refused when the interface has a root qdisc of its own
+// that is not a default one), class 1:SLOT with a tbf of `rate_bits_per_s` (burst 10 ms at the
+// rate, at least 16 KiB; 100 ms of queue) and a u32 filter per peer address (prio SLOT); prints
+// the host's clock (ns) before and after the filters went in (or out). Exit 93: tc or ip
+// failed (the output says why); 95: the peer's address does not resolve.
+std::string limit_command(const std::string& run_dir, const std::string& peer_address, int slot, std::int64_t rate_bits_per_s,
+                          bool on);
 
 // A pipe that already holds `line`: fds[0] for a child's stdin, fds[1] for the launcher to keep
 // open as long as the child should not see its stdin end. Both close-on-exec. false with `error`
@@ -159,6 +174,12 @@ class RemoteHosts {
   // Cuts (or heals) the link from `host` to `peer` on `host`: every packet between their
   // addresses dropped there, both ways, but ssh's. A RemoteSignal like a signal's (CUT, HEAL).
   PendingSignal begin_cut(std::size_t host, std::size_t peer, bool cut) const;
+  // Bandwidth limits: every host of `hosts` checked (limits_check_command) before the run; the
+  // problems, each naming its host.
+  std::vector<std::string> prepare_limits(const std::vector<std::size_t>& hosts);
+  // Puts (lifts) the limit from `host` to `peer` on `host` (limit_command): a RemoteSignal like
+  // a signal's (LIMIT, UNLIMIT).
+  PendingSignal begin_limit(std::size_t host, std::size_t peer, int slot, std::int64_t rate_bits_per_s, bool on) const;
 
   // Ends the run on every host: the pipe is closed (every session sees EOF), each keeper kills
   // what is left and removes the run folder; waits for the keepers (bounded), then closes the
@@ -185,6 +206,13 @@ class RemoteHosts {
   bool setup(const std::string& local_binary, const std::string& topology_path, const std::string& log_dir,
              std::vector<std::string>& problems);
   bool start_keepers(const std::string& log_dir, std::vector<std::string>& problems);
+  // `script(host)` run on each of `hosts` at once; a problem per host that exited with
+  // `refused_exit` (`refused` with {} for the host, then the last line it printed) or failed.
+  std::vector<std::string> prepare_on(const std::vector<std::size_t>& hosts, const std::function<std::string(std::size_t)>& script,
+                                      int refused_exit, const std::string& refused, const std::string& failed);
+  // `script` begun on the host over its master, as a PendingSignal of `signal` on `what`.
+  PendingSignal begin_command(std::size_t host, const std::string& what, const std::string& signal,
+                              const std::string& script) const;
   std::string where(std::size_t host) const;
 
   HostList hosts_;

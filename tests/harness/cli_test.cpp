@@ -269,6 +269,15 @@ TEST_CASE("faults across hosts are checked before anything connects: the host a 
   expect_bad_input("run --hosts " + hosts + " --ha passive --pause-host h1@1", {"--pause-host 'h1@1' is not HOST@SECONDS+DURATION"});
   expect_bad_input("run --hosts " + hosts + " --ha passive --pause-host h9@1+0.5",
                    {"host pause of 'h9': no such host in", "(its hosts: h1, h2, h3, h4"});
+  expect_bad_input("run --limit-bandwidth h1-h2=8mbit@1", {"--limit-bandwidth needs --hosts FILE"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --limit-bandwidth h1-h2=8mb@1",
+                   {"the rate '8mb' is not a number with one of the units bit, kbit, mbit, gbit"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --limit-bandwidth h1h2=8mbit",
+                   {"is not HOST-HOST=RATE@SECONDS or HOST-HOST=RATE@SECONDS+DURATION"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --limit-bandwidth h1-h9=8mbit@1",
+                   {"link 'h1-h9' is not HOST-HOST with two hosts of", "(its hosts: h1, h2, h3, h4"});
+  expect_bad_input("run --hosts " + hosts + " --ha passive --limit-bandwidth h2-h2=8mbit@1",
+                   {"link 'h2-h2': both ends are host h2"});
   expect_bad_input("compare --lose-host", {"--lose-host needs --hosts FILE"});
   expect_bad_input("soak --hosts " + hosts + " --lose-host", {"--lose-host needs --hosts FILE and --victim NODE"});
   expect_bad_input("chaos --driver real --faults host-loss", {"fault kind host-loss needs --hosts FILE"});

@@ -90,6 +90,10 @@ std::vector<std::string> leftovers(const SshTestbed& bed) {
     const ShellResult tables = run_shell(in_host + "nft list tables 2>&1");
     if (tables.out.find("hapair_") != std::string::npos)
       out.push_back("nftables in h" + std::to_string(h + 1) + ": " + tables.out);
+    // A bandwidth limit's htb root qdisc (the interface's default comes back when it goes).
+    const ShellResult qdiscs = run_shell(in_host + "tc qdisc show 2>&1");
+    if (qdiscs.out.find("htb") != std::string::npos || qdiscs.out.find("tbf") != std::string::npos)
+      out.push_back("qdiscs in h" + std::to_string(h + 1) + ": " + qdiscs.out);
     const ShellResult ss = run_shell(in_host + "ss -Hltn 2>&1");
     std::string line;
     std::istringstream lines(ss.out);
@@ -139,6 +143,13 @@ std::unique_ptr<SshTestbed> testbed(std::size_t hosts, std::size_t with_sshd,
   INFO(error);
   REQUIRE(bed);
   return bed;
+}
+
+// `hapair COMMAND --hosts HOSTS_FILE --remote-binary <the built hapair> ARGS...`'s arguments.
+std::vector<std::string> on_hosts(const std::string& command, const std::string& hosts_file, const std::vector<std::string>& args) {
+  std::vector<std::string> out = {command, "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY};
+  out.insert(out.end(), args.begin(), args.end());
+  return out;
 }
 
 // Starts the built hapair with `args`, output to `log`.
@@ -198,9 +209,9 @@ TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, log
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string out = bed->dir() + "/out";
   const auto started = std::chrono::steady_clock::now();
-  ChildProcess compare = start_hapair({"compare", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--approaches",
+  ChildProcess compare = start_hapair(on_hosts("compare", hosts_file, {"--approaches",
                                        "upstream,passive,active", "--repeat", "1", "--reruns", "1", "--duration-s", "2",
-                                       "--failure-free-duration-s", "1", "--fail-at-s", "1", "--out", out},
+                                       "--failure-free-duration-s", "1", "--fail-at-s", "1", "--out", out}),
                                       bed->dir() + "/compare.log");
   const std::optional<ChildExit> exit = wait_bounded(compare, kRunTimeoutS);
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -278,8 +289,7 @@ TEST_CASE("experiment --hosts: every run of an experiment across the hosts, judg
   // seed, each run losing the aggregate to a SIGKILL sent on its host; --quick stays on real
   // processes across hosts.
   const std::string log = run_hapair(*bed,
-                                     {"experiment", "recovery_breakdown", "--quick", "--hosts", hosts_file, "--remote-binary",
-                                      HAPAIR_BINARY, "--out", out},
+                                     on_hosts("experiment", hosts_file, {"recovery_breakdown", "--quick", "--out", out}),
                                      0);
   INFO("hapair experiment output:\n" << log);
   CHECK_THAT(log, Catch::Contains("driver real") && Catch::Contains("across the hosts of " + hosts_file));
@@ -339,8 +349,8 @@ TEST_CASE("run --hosts with a host whose clock is 2.3 s ahead: the probes recove
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string out = bed->dir() + "/out";
   const std::string log = run_hapair(*bed,
-                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
-                                      "--duration-s", "2", "--fail", "aggregate@1", "--out", out},
+                                     on_hosts("run", hosts_file, {"--ha", "passive",
+                                      "--duration-s", "2", "--fail", "aggregate@1", "--out", out}),
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
@@ -409,8 +419,8 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
   const std::string out = bed->dir() + "/out";
   // Passive standby on the default network puts aggregate alone on h4 (hapair plan).
   const std::string log = run_hapair(*bed,
-                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
-                                      "--duration-s", "2", "--lose-host", "h4@1", "--out", out},
+                                     on_hosts("run", hosts_file, {"--ha", "passive",
+                                      "--duration-s", "2", "--lose-host", "h4@1", "--out", out}),
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
@@ -474,8 +484,8 @@ TEST_CASE("run --hosts --partition between a primary's host and its standby's: t
                                                              "host = \"h3\"\nstandby_host = \"h4\"", "host = \"h2\""});
   const std::string out = bed->dir() + "/out";
   const std::string log = run_hapair(*bed,
-                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--topology", topology,
-                                      "--ha", "passive", "--partition", "aggregate-aggregate.backup@0.8+0.6", "--out", out},
+                                     on_hosts("run", hosts_file, {"--topology", topology,
+                                      "--ha", "passive", "--partition", "aggregate-aggregate.backup@0.8+0.6", "--out", out}),
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
@@ -513,8 +523,8 @@ TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two 
   for (const std::string approach : {"upstream", "passive"}) {
     const std::string out = bed->dir() + "/out-" + approach;
     const std::string log = run_hapair(*bed,
-                                       {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--topology", topology,
-                                        "--ha", approach, "--lose-host", "host-of:filter@1", "--out", out},
+                                       on_hosts("run", hosts_file, {"--topology", topology,
+                                        "--ha", approach, "--lose-host", "host-of:filter@1", "--out", out}),
                                        0);
     INFO(approach << ": hapair run output:\n" << log);
     const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
@@ -547,8 +557,8 @@ TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and co
   // Stopped for 0.7 s, well beyond the heartbeat's hang timeout across hosts (200 ms): nothing
   // closes, so only silence tells the standbys.
   const std::string log = run_hapair(*bed,
-                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--topology", topology,
-                                      "--ha", "passive", "--pause-host", "host-of:filter@0.6+0.7", "--out", out},
+                                     on_hosts("run", hosts_file, {"--topology", topology,
+                                      "--ha", "passive", "--pause-host", "host-of:filter@0.6+0.7", "--out", out}),
                                      0);
   INFO("hapair run output:\n" << log);
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
@@ -581,6 +591,57 @@ TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and co
   check_nothing_left(*bed);
 }
 
+TEST_CASE("run --hosts --limit-bandwidth: both hosts of a link send through a token bucket of the rate while it lasts, precise, no qdisc left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed);
+  const std::string out = bed->dir() + "/out";
+  // Passive standby on the default network: aggregate alone on h4, filter on h2 (hapair plan).
+  // The link h2-h4 (filter to aggregate, aggregate's acks back) limited to 4 Mbit/s from 0.4 s
+  // for 1 s.
+  ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--ha", "passive",
+                                   "--duration-s", "2", "--limit-bandwidth", "h2-h4=4mbit@0.4+1", "--out", out}),
+                                  bed->dir() + "/run.log");
+  // While it lasts, h4's interface has the run's class with its tbf child, and it carries traffic.
+  const std::string in_h4 = "nsenter --net=" + network_namespace_path(bed->namespace_name(3)) + " ";
+  std::string classes;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  while (std::chrono::steady_clock::now() < deadline && !run.try_wait()) {
+    const ShellResult shown =
+        run_shell(in_h4 + "sh -c 'for x in $(ls /sys/class/net); do tc -s class show dev $x; tc qdisc show dev $x; done' 2>&1");
+    if (shown.out.find("class htb 1:10 ") != std::string::npos && shown.out.find("qdisc tbf 10: ") != std::string::npos) {
+      classes = shown.out;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO("h4's classes and qdiscs while the limit lasted:\n" << classes);
+  CHECK_THAT(classes, Catch::Contains("rate 4Mbit"));
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  const std::string log = slurp(bed->dir() + "/run.log");
+  INFO("hapair run output:\n" << log);
+  REQUIRE(exit);
+  CHECK(exit->exited_with(0));
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  CHECK(nodes_on(hosts, "h4") == " aggregate");
+  std::multiset<std::string> signals;
+  long long put_at = -1, lifted_at = -1;
+  for (const auto& sig : hosts["signals"]) {
+    signals.insert(sig["host"].get<std::string>() + " " + sig["signal"].get<std::string>());
+    if (sig["host"] == "h2" && sig["signal"] == "bandwidth limit put (tc tbf on the traffic to the peer)") put_at = sig["at_us"];
+    if (sig["host"] == "h2" && sig["signal"] == "bandwidth limit lifted") lifted_at = sig["at_us"];
+  }
+  CHECK(signals == std::multiset<std::string>{"h2 bandwidth limit put (tc tbf on the traffic to the peer)",
+                                              "h4 bandwidth limit put (tc tbf on the traffic to the peer)",
+                                              "h2 bandwidth limit lifted", "h4 bandwidth limit lifted"});
+  // Lifted a duration after it was in place (scheduled from that instant; ssh may add to it).
+  CHECK(lifted_at - put_at >= 1'000'000);
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["semantics"]["lost"] == 0);
+  check_nothing_left(*bed);  // the qdiscs too
+}
+
 TEST_CASE("run --hosts: a node paused, then lost with its host before the pause ends, gets no SIGCONT: the run goes on, precise",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
@@ -589,9 +650,9 @@ TEST_CASE("run --hosts: a node paused, then lost with its host before the pause 
   // aggregate (alone on h4) stopped at 0.5 s for 0.8 s, its host lost at 0.8 s: its standby
   // takes over; the pause's end finds nothing to continue (chaos --hosts seed 1, case 11).
   const std::string log = run_hapair(*bed,
-                                     {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+                                     on_hosts("run", hosts_file, {"--ha", "passive",
                                       "--duration-s", "2", "--pause", "aggregate@0.5+0.8", "--lose-host",
-                                      "host-of:aggregate@0.8", "--out", out},
+                                      "host-of:aggregate@0.8", "--out", out}),
                                      0);
   INFO("hapair run output:\n" << log);
   CHECK_THAT(log, !Catch::Contains("No such process"));
@@ -614,9 +675,8 @@ TEST_CASE("chaos --driver real --hosts: host losses and link cuts among the faul
   // Seed 15's first cases on the default network draw a host loss and a cut between two hosts
   // (tests/harness/host_faults_test.cpp checks such draws in general).
   const std::string log = run_hapair(*bed,
-                                     {"chaos", "--driver", "real", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY,
-                                      "--runs", "3", "--seed", std::to_string(kChaosHostsSeed), "--networks", "default",
-                                      "--approaches", "upstream,passive,active", "--duration-s", "1.5", "--out", out},
+                                     on_hosts("chaos", hosts_file, {"--driver", "real", "--runs", "3", "--seed", std::to_string(kChaosHostsSeed), "--networks", "default",
+                                      "--approaches", "upstream,passive,active", "--duration-s", "1.5", "--out", out}),
                                      0);
   INFO("hapair chaos output:\n" << log);
   CHECK_THAT(log, Catch::Contains("violations: 0"));
@@ -687,8 +747,8 @@ TEST_CASE("run --hosts: a stranger without the run's key sends data, a takeover 
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string out = bed->dir() + "/out";
-  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
-                                   "--duration-s", "2", "--out", out},
+  ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--ha", "passive",
+                                   "--duration-s", "2", "--out", out}),
                                   bed->dir() + "/run.log");
   std::atomic<bool> stop{false};
   std::size_t ports = 0;
@@ -733,7 +793,7 @@ TEST_CASE("run --hosts with a host that cannot be reached: refused naming it, no
   const auto bed = testbed(4, 3);  // h4 runs no sshd
   const std::string hosts_file = write_hosts_file(*bed);
   const std::string log =
-      run_hapair(*bed, {"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive"}, 1);
+      run_hapair(*bed, on_hosts("run", hosts_file, {"--ha", "passive"}), 1);
   CHECK_THAT(log, Catch::Contains("host h4 (root@" + bed->address(3) + "): cannot log in: ssh failed (exit code 255)") &&
                       Catch::Contains("Connection refused"));
   check_nothing_left(*bed);
@@ -744,8 +804,8 @@ TEST_CASE("run --hosts when a host's ssh connections die mid-run: its nodes and 
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   // The run goes on without h4 (its standby takes over), to its end.
-  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
-                                   "--duration-s", "4", "--out", bed->dir() + "/out"},
+  ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--ha", "passive",
+                                   "--duration-s", "4", "--out", bed->dir() + "/out"}),
                                   bed->dir() + "/run.log");
   // Wait (bounded) until the run is under way (its progress line after 1 s); aggregate runs
   // alone on h4 (hapair plan).
@@ -839,9 +899,9 @@ TEST_CASE("one run --hosts, printed", "[.][probe]") {
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed);
   const auto t0 = std::chrono::steady_clock::now();
-  ChildProcess run = start_hapair({"run", "--hosts", hosts_file, "--remote-binary", HAPAIR_BINARY, "--ha", "passive",
+  ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--ha", "passive",
                                    "--duration-s", "2", "--fail", "aggregate@0.5", "--restart", "aggregate@1",
-                                   "--pause", "filter@1.5+0.2", "--out", bed->dir() + "/out"},
+                                   "--pause", "filter@1.5+0.2", "--out", bed->dir() + "/out"}),
                                   bed->dir() + "/run.log");
   wait_bounded(run, 100);
   std::printf("took %.2f s\n%s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
