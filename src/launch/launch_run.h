@@ -135,6 +135,8 @@ class Launch {
   void pause_host(std::size_t pause, bool stop);
   // A bandwidth limit put (`on`) or lifted on both hosts of its link (tc, remote_hosts.h).
   void perform_limit(std::size_t limit, bool on);
+  // The tc class 1:SLOT and filter prio SLOT of a limit on its hosts.
+  static int limit_slot(std::size_t limit) { return 10 + static_cast<int>(limit); }
   // Records the signals that are done (`wait`: waits for every one, or only node `only`'s).
   void collect_remote_signals(bool wait, NodeId only = kNoNode);
   void print_manual_instructions();

@@ -354,9 +354,14 @@ bool Launch::open_hosts() {
   for (const std::string& p : problems) error(p);
   if (!remote_ || !prepare_host_cuts()) return false;
   if (!limit_links_.empty()) {
-    std::set<std::size_t> involved;
-    for (const auto& [a, b] : limit_links_) involved.insert({a, b});
-    const std::vector<std::string> limit_problems = remote_->prepare_limits({involved.begin(), involved.end()});
+    std::vector<RemoteHosts::LimitSetup> setups;
+    for (std::size_t l = 0; l < limit_links_.size(); ++l) {
+      const auto [a, b] = limit_links_[l];
+      const std::int64_t rate = options_.hosts.limits[l].rate_bits_per_s;
+      setups.push_back({a, b, limit_slot(l), rate});
+      setups.push_back({b, a, limit_slot(l), rate});
+    }
+    const std::vector<std::string> limit_problems = remote_->prepare_limits(setups);
     for (const std::string& p : limit_problems) error(p);
     if (!limit_problems.empty()) return false;
   }

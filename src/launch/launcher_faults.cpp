@@ -103,11 +103,10 @@ void Launch::pause_host(std::size_t pause, bool stop) {
 void Launch::perform_limit(std::size_t limit, bool on) {
   const auto [a, b] = limit_links_.at(limit);
   const HostLinkLimitSpec& spec = options_.hosts.limits.at(limit);
-  const int slot = 10 + static_cast<int>(limit);  // tc class 1:SLOT and filter prio SLOT on each host
   collect_remote_signals(true);  // an end never overtakes its start
   for (const std::size_t host : {a, b}) {
     SignalUnderWay s;
-    s.pending = remote_->begin_limit(host, host == a ? b : a, slot, spec.rate_bits_per_s, on);
+    s.pending = remote_->begin_limit(host, host == a ? b : a, limit_slot(limit), spec.rate_bits_per_s, on);
     if (host == a && on && spec.duration_s > 0) s.limit_begun = limit;
     signals_under_way_.push_back(std::move(s));
   }

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <chrono>
+#include <map>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -83,6 +84,11 @@ const char* const kLossTable = "t=hapair_$(basename \"$d\" | tr -c 'A-Za-z0-9\\n
 std::string kPeerAddresses(const std::string& address) {
   return "q=$(getent ahosts " + shell_quote(address) + " | awk '{print $1}' | sort -u | tr '\\n' ' '); [ -n \"$q\" ] || exit 95; ";
 }
+
+// Shell: the interface the route to the first of $q takes, in $x (exit 93 when there is none).
+const char* const kPeerInterface =
+    "set -- $q; x=$(ip -o route get \"$1\" 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
+    "[ -n \"$x\" ] || { echo \"no route to $1\"; exit 93; }; ";
 
 // Shell: the root qdiscs of the bandwidth limits made in run folder $d (tc.devs), deleted: each
 // interface gets its default qdisc back.
@@ -170,25 +176,15 @@ std::string cut_command(const std::string& run_dir, const std::string& peer_addr
                   "b=$(date +%s%N); echo \"$a $b\"");
 }
 
-std::string limits_check_command() {
-  return posix_sh("[ \"$(id -u)\" = 0 ] || { echo 'not root'; exit 93; }; command -v tc >/dev/null 2>&1 || { echo 'no tc "
-                  "(Debian: apt-get install iproute2)'; exit 93; }; command -v ip >/dev/null 2>&1 || { echo 'no ip (Debian: "
-                  "apt-get install iproute2)'; exit 93; }");
-}
-
-std::string limit_command(const std::string& run_dir, const std::string& peer_address, int slot, std::int64_t rate_bits_per_s,
-                          bool on) {
+std::string limit_setup_script(const std::string& run_dir, const std::string& peer_address, int slot,
+                               std::int64_t rate_bits_per_s) {
   const std::string k = std::to_string(slot);
-  // The interface toward the peer (ip route get), as the kernel sends there.
-  std::string script = "d=" + shell_quote(run_dir) + "; " + kPeerAddresses(peer_address) +
-                       "set -- $q; x=$(ip -o route get \"$1\" 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
-                       "[ -n \"$x\" ] || { echo \"no route to $1\"; exit 93; }; ";
-  if (!on)
-    return posix_sh(script + "a=$(date +%s%N); tc filter del dev \"$x\" parent 1: prio " + k + " 2>&1 || exit 93; "
-                    "b=$(date +%s%N); tc class del dev \"$x\" classid 1:" + k + " 2>&1 || exit 93; echo \"$a $b\"");
   // tbf's bucket: 10 ms at the rate, at least 16 KiB (more than the rate over a 1000 Hz tick).
   const std::int64_t burst = std::max<std::int64_t>(16384, rate_bits_per_s / 8 / 100);
-  script +=
+  return std::string(
+      "[ \"$(id -u)\" = 0 ] || { echo 'not root'; exit 93; }; for t in tc ip; do command -v $t >/dev/null 2>&1 || { echo "
+      "\"no $t (Debian: apt-get install iproute2)\"; exit 93; }; done; d=" + shell_quote(run_dir) + "; " +
+      kPeerAddresses(peer_address) + kPeerInterface +
       "if ! tc qdisc show dev \"$x\" root | grep -q '^qdisc htb 1: '; then "
       "r=$(tc qdisc show dev \"$x\" root | awk 'NR==1{print $2}'); "
       "case \"$r\" in noqueue|pfifo_fast|fq_codel|mq|fq|pfifo|'') ;; *) echo \"the interface $x has a root qdisc of its "
@@ -197,11 +193,17 @@ std::string limit_command(const std::string& run_dir, const std::string& peer_ad
       "tc class add dev \"$x\" parent 1: classid 1:1 htb rate 100gbit 2>&1 || exit 93; fi; "
       "tc class add dev \"$x\" parent 1: classid 1:" + k + " htb rate 100gbit 2>&1 || exit 93; "
       "tc qdisc add dev \"$x\" parent 1:" + k + " handle " + k + ": tbf rate " + std::to_string(rate_bits_per_s) +
-      "bit burst " + std::to_string(burst) + " latency 100ms 2>&1 || exit 93; a=$(date +%s%N); "
-      "for p in $q; do case \"$p\" in *:*) m=\"protocol ipv6 prio " + k + " u32 match ip6 dst $p/128\";; *) m=\"protocol ip "
-      "prio " + k + " u32 match ip dst $p/32\";; esac; tc filter add dev \"$x\" parent 1: $m flowid 1:" + k +
-      " 2>&1 || exit 93; done; b=$(date +%s%N); echo \"$a $b\"";
-  return posix_sh(script);
+      "bit burst " + std::to_string(burst) + " latency 100ms 2>&1 || exit 93; "
+      // The batches that put and lift it: one tc each, nothing to resolve then.
+      "rm -f \"$d/limit-" + k + ".on\"; for p in $q; do case \"$p\" in *:*) echo \"filter add dev $x parent 1: protocol "
+      "ipv6 prio " + k + " u32 match ip6 dst $p/128 flowid 1:" + k + "\";; *) echo \"filter add dev $x parent 1: protocol ip "
+      "prio " + k + " u32 match ip dst $p/32 flowid 1:" + k + "\";; esac; done > \"$d/limit-" + k + ".on\"; echo \"filter del dev "
+      "$x parent 1: prio " + k + "\" > \"$d/limit-" + k + ".off\"; ");
+}
+
+std::string limit_command(const std::string& run_dir, int slot, bool on) {
+  const std::string batch = shell_quote(run_dir + "/limit-" + std::to_string(slot) + (on ? ".on" : ".off"));
+  return posix_sh("a=$(date +%s%N); tc -b " + batch + " 2>&1 || exit 93; b=$(date +%s%N); echo \"$a $b\"");
 }
 
 std::string node_session_command(const std::string& run_dir, const std::string& node_name,
@@ -490,11 +492,17 @@ std::vector<std::string> RemoteHosts::prepare_cuts(const std::vector<std::size_t
       "cannot prepare the link cuts");
 }
 
-std::vector<std::string> RemoteHosts::prepare_limits(const std::vector<std::size_t>& hosts) {
+std::vector<std::string> RemoteHosts::prepare_limits(const std::vector<LimitSetup>& limits) {
+  // One script per host, its limits one after the other (they share the interface's root).
+  std::map<std::size_t, std::string> scripts;
+  for (const LimitSetup& l : limits)
+    scripts[l.host] += limit_setup_script(state_.at(l.host).run_dir, hosts_.hosts.at(l.peer).address, l.slot, l.rate_bits_per_s);
+  std::vector<std::size_t> hosts;
+  for (const auto& entry : scripts) hosts.push_back(entry.first);
   return prepare_on(
-      hosts, [](std::size_t) { return limits_check_command(); }, 93,
+      hosts, [&](std::size_t h) { return posix_sh(scripts.at(h)); }, 93,
       "a bandwidth limit between hosts is made with tc on {}, which needs root, ip and tc (iproute2) there: ",
-      "cannot check for tc");
+      "cannot prepare the bandwidth limits");
 }
 
 PendingSignal RemoteHosts::begin_limit(std::size_t host, std::size_t peer, int slot, std::int64_t rate_bits_per_s,
@@ -502,7 +510,7 @@ PendingSignal RemoteHosts::begin_limit(std::size_t host, std::size_t peer, int s
   return begin_command(host,
                        "the link to " + hosts_.hosts.at(peer).name + (on ? " at " + std::to_string(rate_bits_per_s) + " bit/s" : ""),
                        on ? "LIMIT" : "UNLIMIT",
-                       limit_command(state_.at(host).run_dir, hosts_.hosts.at(peer).address, slot, rate_bits_per_s, on));
+                       limit_command(state_.at(host).run_dir, slot, on));
 }
 
 PendingSignal RemoteHosts::begin_cut(std::size_t host, std::size_t peer, bool cut) const {

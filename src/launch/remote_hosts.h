@@ -103,18 +103,20 @@ std::string cut_table_command(const std::string& run_dir, std::int64_t ssh_port)
 // its family's set); prints the host's clock (ns) before and after (exit 92: nft failed; 95: the
 // address does not resolve).
 std::string cut_command(const std::string& run_dir, const std::string& peer_address, bool cut);
-// Bandwidth limits between hosts (HostLinkLimitSpec): whether the host can make them (root, ip
-// and tc; exit 93 with the reason otherwise).
-std::string limits_check_command();
-// Puts (`on`) or lifts the limit of the traffic from the host to the peer's addresses: on the
-// interface the route to the peer takes, an htb root (made once per run, its interface written
-// to RUN_DIR/tc.devs for the keeper, refused when the interface has a root qdisc of its own
-// that is not a default one), class 1:SLOT with a tbf of `rate_bits_per_s` (burst 10 ms at the
-// rate, at least 16 KiB; 100 ms of queue) and a u32 filter per peer address (prio SLOT); prints
-// the host's clock (ns) before and after the filters went in (or out). Exit 93: tc or ip
-// failed (the output says why); 95: the peer's address does not resolve.
-std::string limit_command(const std::string& run_dir, const std::string& peer_address, int slot, std::int64_t rate_bits_per_s,
-                          bool on);
+// Bandwidth limits between hosts (HostLinkLimitSpec), made before the run so that putting one
+// is a single tc command: on the interface the route to the peer takes, an htb root (made once
+// per run, its interface written to RUN_DIR/tc.devs for the keeper; refused when the interface
+// has a root qdisc of its own that is not a default one) and class 1:SLOT with a tbf of
+// `rate_bits_per_s` (burst 10 ms at the rate, at least 16 KiB; 100 ms of queue), which nothing
+// is sent through yet, and the tc batches that put and lift the limit (limit_command). A script's body (the scripts of one host run one after the other): exit 93
+// with the reason: no root, no ip or tc, tc failed; 95: the peer's address does not resolve.
+std::string limit_setup_script(const std::string& run_dir, const std::string& peer_address, int slot,
+                               std::int64_t rate_bits_per_s);
+// Puts (`on`: a u32 filter per address of the peer, prio SLOT, to class 1:SLOT) or lifts (the
+// filters deleted) the limit of the traffic from the host to the peer: the batch the setup
+// wrote (RUN_DIR/limit-SLOT.on or .off) by one `tc -b`; prints the host's clock (ns) before and
+// after. Exit 93: tc failed.
+std::string limit_command(const std::string& run_dir, int slot, bool on);
 
 // A pipe that already holds `line`: fds[0] for a child's stdin, fds[1] for the launcher to keep
 // open as long as the child should not see its stdin end. Both close-on-exec. false with `error`
@@ -174,9 +176,15 @@ class RemoteHosts {
   // Cuts (or heals) the link from `host` to `peer` on `host`: every packet between their
   // addresses dropped there, both ways, but ssh's. A RemoteSignal like a signal's (CUT, HEAL).
   PendingSignal begin_cut(std::size_t host, std::size_t peer, bool cut) const;
-  // Bandwidth limits: every host of `hosts` checked (limits_check_command) before the run; the
+  // Bandwidth limits: each made ready on its host (limit_setup_command) before the run; the
   // problems, each naming its host.
-  std::vector<std::string> prepare_limits(const std::vector<std::size_t>& hosts);
+  struct LimitSetup {
+    std::size_t host = 0;
+    std::size_t peer = 0;
+    int slot = 0;
+    std::int64_t rate_bits_per_s = 0;
+  };
+  std::vector<std::string> prepare_limits(const std::vector<LimitSetup>& limits);
   // Puts (lifts) the limit from `host` to `peer` on `host` (limit_command): a RemoteSignal like
   // a signal's (LIMIT, UNLIMIT).
   PendingSignal begin_limit(std::size_t host, std::size_t peer, int slot, std::int64_t rate_bits_per_s, bool on) const;

@@ -602,21 +602,28 @@ TEST_CASE("run --hosts --limit-bandwidth: both hosts of a link send through a to
   ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--ha", "passive",
                                    "--duration-s", "2", "--limit-bandwidth", "h2-h4=4mbit@0.4+1", "--out", out}),
                                   bed->dir() + "/run.log");
-  // While it lasts, h4's interface has the run's class with its tbf child, and it carries traffic.
+  // While it lasts, h4's interface sends what goes to h2 through the run's class (its filter in
+  // place), whose tbf child has the rate, and bytes pass through it.
   const std::string in_h4 = "nsenter --net=" + network_namespace_path(bed->namespace_name(3)) + " ";
+  const std::string show = in_h4 + "sh -c 'for x in $(ls /sys/class/net); do tc filter show dev $x; tc -s class show dev $x; "
+                                   "tc qdisc show dev $x; done' 2>&1";
   std::string classes;
+  long long sent = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
   while (std::chrono::steady_clock::now() < deadline && !run.try_wait()) {
-    const ShellResult shown =
-        run_shell(in_h4 + "sh -c 'for x in $(ls /sys/class/net); do tc -s class show dev $x; tc qdisc show dev $x; done' 2>&1");
-    if (shown.out.find("class htb 1:10 ") != std::string::npos && shown.out.find("qdisc tbf 10: ") != std::string::npos) {
+    const ShellResult shown = run_shell(show);
+    const std::size_t cls = shown.out.find("class htb 1:10 ");
+    const std::size_t at = cls == std::string::npos ? cls : shown.out.find("Sent ", cls);
+    if (shown.out.find("flowid 1:10") != std::string::npos && at != std::string::npos &&
+        (sent = std::atoll(shown.out.c_str() + at + 5)) > 0) {
       classes = shown.out;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  INFO("h4's classes and qdiscs while the limit lasted:\n" << classes);
-  CHECK_THAT(classes, Catch::Contains("rate 4Mbit"));
+  INFO("h4's filters, classes and qdiscs while the limit lasted:\n" << classes);
+  CHECK(sent > 0);
+  CHECK_THAT(classes, Catch::Contains("qdisc tbf 10: parent 1:10 rate 4Mbit"));
   const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
   const std::string log = slurp(bed->dir() + "/run.log");
   INFO("hapair run output:\n" << log);
