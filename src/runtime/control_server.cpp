@@ -21,6 +21,7 @@ struct ControlServer::Impl {
 ControlServer::ControlServer(const std::string& bind_endpoint, const CurveKeys& curve) : impl_(std::make_unique<Impl>()) {
   zmq::socket_t& router = impl_->router;
   router.set(zmq::sockopt::linger, 0);
+  router.set(zmq::sockopt::ipv6, 1);  // an IPv6 control address across hosts (IPv4 ones work as before)
   router.set(zmq::sockopt::router_mandatory, 1);
   // A restarted node connects again under its name while the ROUTER may not yet have noticed
   // that the killed process's connection is gone; the new connection must win, or the launcher

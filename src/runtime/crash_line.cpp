@@ -32,25 +32,50 @@ int open_placeholder() {
   return fd;
 }
 
-// The IPv4 address of `host` (a number or a name), for bind and connect.
-sockaddr_in address_of(const std::string& host, int port) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
+// The address of `host` (an IPv4 address, an IPv6 one in brackets as in an endpoint, or a name),
+// for bind and connect; "*" and "0.0.0.0": any IPv4 address.
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  int family() const { return storage.ss_family; }
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+
+SocketAddress address_of(const std::string& endpoint_host, int port) {
+  SocketAddress out;
+  std::string host = endpoint_host;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host == "*" || host == "0.0.0.0") {
-    address.sin_addr.s_addr = htonl(INADDR_ANY);
-    return address;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&out.storage);
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<std::uint16_t>(port));
+    v4->sin_addr.s_addr = htonl(INADDR_ANY);
+    out.length = sizeof(sockaddr_in);
+    return out;
   }
-  if (inet_pton(AF_INET, host.c_str(), &address.sin_addr) == 1) return address;
+  // An IPv6 address as such; a name or an IPv4 address as IPv4 first (as ZeroMQ resolves the
+  // data endpoint beside it), IPv6 when the name has only that.
   addrinfo hints{};
-  hints.ai_family = AF_INET;
+  hints.ai_family = host.find(':') != std::string::npos ? AF_INET6 : AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr)
-    throw std::runtime_error("crash line: cannot resolve host '" + host + "'");
-  address.sin_addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
+  const std::string service = std::to_string(port);
+  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr) {
+    hints.ai_family = AF_UNSPEC;
+    if (found != nullptr) freeaddrinfo(found);
+    found = nullptr;
+    if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr)
+      throw std::runtime_error("crash line: cannot resolve host '" + endpoint_host + "'");
+  }
+  std::memcpy(&out.storage, found->ai_addr, found->ai_addrlen);
+  out.length = found->ai_addrlen;
   freeaddrinfo(found);
-  return address;
+  return out;
+}
+
+int port_of(const sockaddr_storage& address) {
+  return address.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port)
+                                       : ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
 }  // namespace
@@ -109,20 +134,20 @@ CrashLineListener::CrashLineListener(CrashLineSlots& slots, const std::string& d
   if (!split_tcp_endpoint(data_endpoint, host, data_port))
     throw std::runtime_error("crash line: the data endpoint '" + data_endpoint + "' is not tcp://HOST:PORT");
   HAPAIR_CHECK_MSG(port >= 0 && port <= 65535, "crash line port " << port);
-  const sockaddr_in address = address_of(host, port);
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const SocketAddress address = address_of(host, port);
+  listen_fd_ = ::socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw std::runtime_error(std::string("crash line: socket: ") + std::strerror(errno));
   const int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || ::listen(listen_fd_, 8) != 0) {
+  if (::bind(listen_fd_, address.get(), address.length) != 0 || ::listen(listen_fd_, 8) != 0) {
     const std::string why = std::strerror(errno);
     ::close(listen_fd_);
     throw std::runtime_error("crash line: cannot listen on " + host + ":" + std::to_string(port) + ": " + why);
   }
-  sockaddr_in bound{};
+  sockaddr_storage bound{};
   socklen_t length = sizeof bound;
   ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
-  endpoint_ = "tcp://" + host + ":" + std::to_string(ntohs(bound.sin_port));
+  endpoint_ = "tcp://" + host + ":" + std::to_string(port_of(bound));
 }
 
 CrashLineListener::~CrashLineListener() {
@@ -185,10 +210,10 @@ CrashLine::~CrashLine() { close_line(); }
 
 void CrashLine::connect_now() {
   retry_at_ms_ = monotonic_ms() + kRetryMs;
-  const sockaddr_in address = address_of(host_, port_);
-  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const SocketAddress address = address_of(host_, port_);
+  fd_ = ::socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return;
-  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 && errno != EINPROGRESS) {
+  if (::connect(fd_, address.get(), address.length) != 0 && errno != EINPROGRESS) {
     close_line();
     return;
   }

@@ -466,6 +466,8 @@ int run_node_process(const NodeProcessOptions& options) {
     // when it is killed (runtime/crash_line.h).
     CrashLineSlots slots;
     zmq::context_t context(1);
+    // Every socket of the node takes IPv6 endpoints too (hosts with IPv6 addresses, docs/HOSTS.md).
+    context.set(zmq::ctxopt::ipv6, 1);
     NodeHost host(context, keyed, self, slots);
     return host.run();
   } catch (const SetupError& e) {

@@ -56,15 +56,15 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A hosts file for the testbed: one [[host]] per namespace, each with a work folder of its own
+// A hosts file for the testbed (its IPv4 addresses, or its IPv6 ones): one [[host]] per namespace, each with a work folder of its own
 // (the namespaces share this machine's files, so the folders tell the hosts' files apart).
-std::string write_hosts_file(const SshTestbed& bed) {
+std::string write_hosts_file(const SshTestbed& bed, bool ipv6 = false) {
   const std::string path = bed.dir() + "/hosts.toml";
   std::ofstream out(path);
   out << "[defaults]\nuser = \"root\"\nidentity_file = \"" << bed.dir() << "/user_key\"\nknown_hosts_file = \""
       << bed.dir() << "/known_hosts\"\n";
   for (std::size_t h = 0; h < bed.size(); ++h)
-    out << "\n[[host]]\nname = \"h" << h + 1 << "\"\naddress = \"" << bed.address(h) << "\"\nwork_dir = \"" << bed.dir()
+    out << "\n[[host]]\nname = \"h" << h + 1 << "\"\naddress = \"" << (ipv6 ? bed.address6(h) : bed.address(h)) << "\"\nwork_dir = \"" << bed.dir()
         << "/work-h" << h + 1 << "\"\n";
   return path;
 }
@@ -508,6 +508,40 @@ TEST_CASE("run --hosts --partition between a primary's host and its standby's: t
   CHECK(summary["semantics"]["verdict"] == "precise");
   CHECK(summary["semantics"]["lost"] == 0);
   check_nothing_left(*bed);  // the cut tables too
+}
+
+TEST_CASE("run --hosts with IPv6 addresses: ssh, control and data over IPv6, a cut between a primary's host and its standby's and a bandwidth limit, precise, nothing left",
+          "[hosts][remote]") {
+  const auto bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*bed, true);
+  // aggregate alone on h3 and its standby alone on h4: the cut of h3-h4 separates only the pair.
+  const std::string topology = pinned_topology(*bed, "cut6", {"host = \"h1\"", "host = \"h1\"\nstandby_host = \"h2\"",
+                                                              "host = \"h3\"\nstandby_host = \"h4\"", "host = \"h2\""});
+  const std::string out = bed->dir() + "/out";
+  const std::string log = run_hapair(*bed,
+                                     on_hosts("run", hosts_file, {"--topology", topology, "--ha", "passive", "--partition",
+                                                                  "aggregate-aggregate.backup@0.8+0.6", "--limit-bandwidth",
+                                                                  "h1-h3=2mbit@0.3", "--out", out}),
+                                     0);
+  INFO("hapair run output:\n" << log);
+  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  // The nodes bound IPv6 endpoints and dialled the launcher at its IPv6 address.
+  for (const auto& n : hosts["nodes"]) CHECK_THAT(n["endpoint"].get<std::string>(), Catch::StartsWith("tcp://[fd68:"));
+  CHECK_THAT(hosts["control_endpoint"].get<std::string>(), Catch::StartsWith("tcp://[fd68:"));
+  std::multiset<std::string> signals;
+  for (const auto& sig : hosts["signals"]) signals.insert(sig["host"].get<std::string>() + " " + sig["signal"].get<std::string>());
+  CHECK(signals == std::multiset<std::string>{"h3 link cut (nftables drops the peer's address)", "h3 link healed",
+                                              "h4 link cut (nftables drops the peer's address)", "h4 link healed",
+                                              "h1 bandwidth limit put (tc tbf on the traffic to the peer)",
+                                              "h3 bandwidth limit put (tc tbf on the traffic to the peer)"});
+  // The cut held over IPv6: the standby heard nothing, took over; the old primary was fenced.
+  const std::vector<nlohmann::json> trace = trace_of(out);
+  CHECK(count_events(trace, "takeover", "aggregate.backup") >= 1);
+  CHECK(count_events(trace, "fenced", "aggregate") >= 1);
+  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
+  CHECK(summary["semantics"]["verdict"] == "precise");
+  CHECK(summary["semantics"]["lost"] == 0);
+  check_nothing_left(*bed);
 }
 
 TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two adjacent fragments, lost at once: precise",

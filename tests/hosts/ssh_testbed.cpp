@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -101,10 +102,20 @@ bool SshTestbed::build(std::size_t with_sshd, const std::vector<std::string>& se
   std::filesystem::create_directories("/run/sshd", ec);  // sshd's privilege separation folder
   isolation_ = NetIsolation::create(hosts_, error);
   if (!isolation_) return false;
+  // IPv6 beside IPv4 (no duplicate address detection: usable at once).
+  const std::string ip = find_isolation_tools().ip;
+  if (!run_program({ip, "addr", "add", ipv6_of(isolation_->launcher_address()) + "/64", "dev", root_link_name(::getpid()), "nodad"},
+                   dir_ + "/ip.log", error))
+    return false;
+  for (std::size_t i = 0; i < hosts_; ++i)
+    if (!run_program({ip, "-n", namespace_name(i), "addr", "add", address6(i) + "/64", "dev", "eth0", "nodad"}, dir_ + "/ip.log",
+                     error))
+      return false;
   for (std::size_t i = 0; i < with_sshd; ++i) {
     const std::string config = dir_ + "/sshd_config_" + std::to_string(i);
     std::ofstream(config) << "Port 22\n"
                           << "ListenAddress " << address(i) << "\n"
+                          << "ListenAddress " << address6(i) << "\n"
                           << "HostKey " << dir_ << "/host_key\n"
                           << "AuthorizedKeysFile " << dir_ << "/authorized_keys\n"
                           << "PidFile " << dir_ << "/sshd_" << i << ".pid\n"
@@ -138,6 +149,12 @@ bool SshTestbed::build(std::size_t with_sshd, const std::vector<std::string>& se
     }
   }
   return true;
+}
+
+std::string SshTestbed::ipv6_of(const std::string& ipv4) {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  std::sscanf(ipv4.c_str(), "%u.%u.%u.%u", &a, &b, &c, &d);
+  return "fd68:0:" + std::to_string(b) + ":" + std::to_string(c) + "::" + std::to_string(d);
 }
 
 SshTestbed::~SshTestbed() {

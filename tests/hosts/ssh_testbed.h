@@ -1,6 +1,6 @@
 // A testbed of hosts on this machine for the ssh layer's tests: each "host" a network namespace
 // (proc/net_isolation.h: veth links to a bridge, the test in the root namespace reaching each by
-// its address) running a real OpenSSH sshd of its own, with a throwaway host key and user key the
+// its address, IPv4 or IPv6) running a real OpenSSH sshd of its own, with a throwaway host key and user key the
 // testbed makes. Needs root, ip, nft, ssh-keygen and /usr/sbin/sshd (Debian openssh-server).
 //
 // Invariant: everything the testbed starts or makes (sshd processes, namespaces, the key folder)
@@ -39,6 +39,10 @@ class SshTestbed {
 
   std::size_t size() const { return hosts_; }
   std::string address(std::size_t host) const { return isolation_->node_address(host); }
+  // Its IPv6 address (a ULA made from the IPv4 one: 10.S.T.H gives fd68:0:S:T::H; sshd listens
+  // there too).
+  std::string address6(std::size_t host) const { return ipv6_of(address(host)); }
+  static std::string ipv6_of(const std::string& ipv4);
   std::string namespace_name(std::size_t host) const { return isolation_->node_namespace(host); }
   const std::string& dir() const { return dir_; }
   // How to reach host i as root with the testbed's user key.
