@@ -21,7 +21,6 @@ struct ControlServer::Impl {
 ControlServer::ControlServer(const std::string& bind_endpoint, const CurveKeys& curve) : impl_(std::make_unique<Impl>()) {
   zmq::socket_t& router = impl_->router;
   router.set(zmq::sockopt::linger, 0);
-  router.set(zmq::sockopt::ipv6, 1);  // an IPv6 control address across hosts (IPv4 ones work as before)
   router.set(zmq::sockopt::router_mandatory, 1);
   // A restarted node connects again under its name while the ROUTER may not yet have noticed
   // that the killed process's connection is gone; the new connection must win, or the launcher
@@ -38,6 +37,7 @@ ControlServer::ControlServer(const std::string& bind_endpoint, const CurveKeys& 
     make_curve_server(router, curve);
   }
   try {
+    allow_ipv6_for(router, bind_endpoint);
     router.bind(bind_endpoint);
   } catch (const zmq::error_t& e) {
     throw std::runtime_error("cannot bind the control socket at " + bind_endpoint + ": " + e.what());

@@ -53,6 +53,7 @@ class ControlClient {
     socket_.set(zmq::sockopt::sndtimeo, options.control_send_timeout_ms);
     socket_.set(zmq::sockopt::sndhwm, 10'000);
     make_curve_client(socket_, options.curve);
+    allow_ipv6_for(socket_, options.control_endpoint);
     socket_.connect(options.control_endpoint);
   }
 
@@ -466,8 +467,6 @@ int run_node_process(const NodeProcessOptions& options) {
     // when it is killed (runtime/crash_line.h).
     CrashLineSlots slots;
     zmq::context_t context(1);
-    // Every socket of the node takes IPv6 endpoints too (hosts with IPv6 addresses, docs/HOSTS.md).
-    context.set(zmq::ctxopt::ipv6, 1);
     NodeHost host(context, keyed, self, slots);
     return host.run();
   } catch (const SetupError& e) {

@@ -57,6 +57,7 @@ void PartnerWatch::watch(NodeId peer, const std::string& endpoint, const std::st
     w.monitor->set(zmq::sockopt::linger, 0);
     w.monitor->connect(address);
     make_curve_client(*w.socket, curve_);
+    allow_ipv6_for(*w.socket, endpoint);
     w.socket->connect(endpoint);
     watched_.push_back(std::move(w));
   }

@@ -33,6 +33,7 @@
 #include "protocols/topology.h"
 #include "runtime/crash_line.h"
 #include "runtime/curve.h"
+#include "runtime/transport.h"
 
 namespace hapair {
 

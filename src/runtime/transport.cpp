@@ -49,6 +49,7 @@ Transport::Transport(zmq::context_t& context, TransportConfig config)
   inbox_.set(zmq::sockopt::rcvhwm, config_.receive_hwm_messages);
   make_curve_server(inbox_, config_.curve);
   try {
+    allow_ipv6_for(inbox_, config_.bind_endpoint);
     inbox_.bind(config_.bind_endpoint);
   } catch (const zmq::error_t& e) {
     throw std::runtime_error("cannot bind the data socket at " + config_.bind_endpoint + ": " + e.what());
@@ -132,6 +133,7 @@ bool Transport::try_send(Peer& peer, zmq::message_t& frame, std::size_t kind, bo
     // dead peer every 5 ms costs little on a loopback or LAN.
     peer.socket->set(zmq::sockopt::reconnect_ivl, kPeerReconnectIntervalMs);
     make_curve_client(*peer.socket, config_.curve);
+    allow_ipv6_for(*peer.socket, peer.endpoint);
     peer.socket->connect(peer.endpoint);
   }
   const std::size_t size = frame.size();

@@ -44,6 +44,14 @@
 
 namespace hapair {
 
+// IPv6 for `socket` when `endpoint` is one (tcp://[ADDRESS]:PORT, a host given by its IPv6
+// address, docs/HOSTS.md); IPv4 endpoints keep IPv4-only sockets (ZeroMQ would report a dual
+// stack socket's IPv4 address as ::ffff:A.B.C.D). Before bind or connect.
+inline void allow_ipv6_for(zmq::socket_t& socket, const std::string& endpoint) {
+  if (endpoint.find('[') != std::string::npos) socket.set(zmq::sockopt::ipv6, 1);
+}
+
+
 inline constexpr std::size_t kMessageKindCount = std::variant_size_v<Message>;
 
 // The kind index (position in the Message variant) of message type T.
