@@ -84,6 +84,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
   CompareReport report;
   report.network = topology.name;
   report.seed = topology.settings.seed;
+  report.vary_seed = options.vary_seed;
   report.victim = options.victim;
   if (options.lose_victim_host) report.failure = "loss of the host of";
   report.fail_at_s = options.fail_at_s;
@@ -95,10 +96,11 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
   report.operator_cost_us = topology.settings.operator_cost_us_per_tuple;
   report.cores = options.cores != 0 ? options.cores : machine_cores();
 
-  auto plan_for = [&](HaMode ha, double duration_s) {
+  auto plan_for = [&](HaMode ha, double duration_s, std::uint64_t seed) {
     Topology t = topology;
     t.settings.ha = ha;
     t.settings.duration_s = duration_s;
+    t.settings.seed = seed;
     for (auto& f : t.fragments)
       if (f.kind == FragmentKind::operators) f.ha.reset();
     return std::make_shared<const Plan>(make_plan(t));
@@ -108,11 +110,24 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
   std::vector<HaMode> free_modes = {baseline};
   for (HaMode ha : options.approaches)
     if (ha != baseline) free_modes.push_back(ha);
-  std::map<std::string, std::shared_ptr<const Plan>> crash_plans, free_plans;
-  for (HaMode ha : options.approaches) crash_plans[to_string(ha)] = plan_for(ha, report.crash_duration_s);
-  for (HaMode ha : free_modes) free_plans[to_string(ha)] = plan_for(ha, report.failure_free_duration_s);
-  const Reference crash_reference = compute_reference(*plan_for(baseline, report.crash_duration_s));
-  const Reference free_reference = compute_reference(*plan_for(baseline, report.failure_free_duration_s));
+  // Per repetition its seed (CompareOptions::vary_seed), each with its plans and references.
+  auto seed_of = [&](std::size_t rep) { return topology.settings.seed + (options.vary_seed ? rep - 1 : 0); };
+  struct Seeded {
+    std::map<std::string, std::shared_ptr<const Plan>> crash_plans, free_plans;
+    Reference crash_reference, free_reference;
+  };
+  std::map<std::uint64_t, Seeded> seeded;
+  for (std::size_t rep = 1; rep <= options.repeat; ++rep) {
+    const std::uint64_t seed = seed_of(rep);
+    if (seeded.count(seed) != 0) continue;
+    Seeded& s = seeded[seed];
+    for (HaMode ha : options.approaches) s.crash_plans[to_string(ha)] = plan_for(ha, report.crash_duration_s, seed);
+    for (HaMode ha : free_modes) s.free_plans[to_string(ha)] = plan_for(ha, report.failure_free_duration_s, seed);
+    s.crash_reference = compute_reference(*plan_for(baseline, report.crash_duration_s, seed));
+    s.free_reference = compute_reference(*plan_for(baseline, report.failure_free_duration_s, seed));
+  }
+  const auto& crash_plans = seeded.at(seed_of(1)).crash_plans;
+  const Reference& crash_reference = seeded.at(seed_of(1)).crash_reference;
 
   FaultSpec crash;
   crash.kind = FaultKind::crash;
@@ -150,13 +165,15 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         request.hosts.losses = {HostLossSpec{std::string(kHostOfPrefix) + options.victim, options.fail_at_s}};
       else if (failure)
         request.faults = {crash};
-      const auto& plan = failure ? crash_plans.at(approach) : free_plans.at(approach);
-      r.outcome = run_once(plan, request, failure ? crash_reference : free_reference);
+      const Seeded& s = seeded.at(seed_of(repetition));
+      const auto& plan = failure ? s.crash_plans.at(approach) : s.free_plans.at(approach);
+      const Reference& reference = failure ? s.crash_reference : s.free_reference;
+      r.outcome = run_once(plan, request, reference);
       if (options.tamper) {
         options.tamper(r, r.outcome);
         r.outcome.metrics.disturbance = find_disturbances(r.outcome.result);
       }
-      r.guarantee = check_guarantee(*plan, r.outcome, failure ? crash_reference : free_reference);
+      r.guarantee = check_guarantee(*plan, r.outcome, reference);
       r.disturbed = r.outcome.metrics.disturbance.disturbed();
       r.disturbance = describe_disturbances(r.outcome.metrics.disturbance);
       const bool last = !r.disturbed || attempt >= options.reruns_max;
@@ -289,8 +306,11 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
 }
 
 std::string compare_table(const CompareReport& report) {
-  std::string out = fmt::format("network {}, seed {}, driver {}, operator cost {:g} us/tuple; {} repetitions in interleaved order\n",
-                                report.network, report.seed, report.driver, report.operator_cost_us, report.repeat);
+  const std::string seeds = report.vary_seed && report.repeat > 1
+                                ? fmt::format("seeds {}..{} (one per repetition)", report.seed, report.seed + report.repeat - 1)
+                                : fmt::format("seed {}", report.seed);
+  std::string out = fmt::format("network {}, {}, driver {}, operator cost {:g} us/tuple; {} repetitions in interleaved order\n",
+                                report.network, seeds, report.driver, report.operator_cost_us, report.repeat);
   out += "planned CPU load of " + std::to_string(report.cores) + (report.cores == 1 ? " core:" : " cores:");
   bool over = false;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {

@@ -87,6 +87,10 @@ struct CompareOptions {
   // crash runs').
   std::optional<double> failure_free_duration_s;
   std::size_t repeat = kCompareRepeatDefault;
+  // Repetition r runs with the topology's seed + r - 1 (its sources' tuples and, in the
+  // simulator, the network), every approach of a repetition on the same seed; off: every
+  // repetition on the topology's seed (the simulator then repeats one run exactly).
+  bool vary_seed = false;
   std::size_t reruns_max = kCompareRerunsMax;  // per disturbed run
   std::vector<HaMode> approaches = ApproachCatalog::builtin().modes();
   std::string out_dir;  // compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run
@@ -137,6 +141,7 @@ struct CompareRow {
 struct CompareReport {
   std::string network;
   std::uint64_t seed = 0;
+  bool vary_seed = false;  // repetition r ran on seed + r - 1 (CompareOptions::vary_seed)
   std::string victim;
   std::string failure = "SIGKILL of";  // or "loss of the host of" (CompareOptions::lose_victim_host)
   double fail_at_s = 0;

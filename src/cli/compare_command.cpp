@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "driver/link_model.h"
 #include "campaigns/compare.h"
+#include "campaigns/fidelity.h"
 #include "run/guarantee.h"
 #include "config/input_checks.h"
 
@@ -62,7 +63,10 @@ int compare_command(const Args& args) {
        "emulate every link between two nodes (the [links] keys, docs/LINKS.md): KEY=VALUE,... of latency_ms, "
        "jitter_ms, loss_ratio, duplication_ratio, bandwidth_bytes_per_s, queue_messages_max, queue_bytes_max; "
        "e.g. latency_ms=20,jitter_ms=5,loss_ratio=0.01")
-      ("driver", po::value<std::string>(&driver)->default_value("real"), "real or sim")
+      ("driver", po::value<std::string>(&driver)->default_value("real"),
+       "real, sim, or both: the comparison on the simulator, then on real processes, each repetition on its own "
+       "seed (seed + repetition - 1), into OUT/sim and OUT/real, and the simulator's fidelity per approach and figure "
+       "(OUT/fidelity.csv, fidelity.txt: docs/PERFORMANCE.md, \"Fidelity\")")
       ("out", po::value<std::string>(&out_dir)->default_value("out/compare"), "directory for compare.csv, compare_runs.csv, compare.txt, compare.png, one folder per run");
   HostsArgs hosts_args;
   add_hosts_options(described, hosts_args);
@@ -101,9 +105,13 @@ int compare_command(const Args& args) {
   if (vm.count("operator-cost-us"))
     overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
   else if (topology_path.empty()) overrides.operator_cost_us_per_tuple = kCompareOperatorCostUs;
-  check_driver(driver, problems);
+  const bool both = driver == "both";
+  if (!both && driver != "real" && driver != "sim")
+    problems.push_back(unknown_choice("--driver", driver, "a driver", {"real", "sim", "both"}));
   CompareOptions options;
-  options.hosts = hosts_launch(hosts_args, driver, problems);
+  options.hosts = hosts_launch(hosts_args, both ? "real" : driver, problems);
+  if (both && options.hosts.hosts) problems.push_back("--driver both runs the simulator on this machine: it does not go with --hosts");
+  options.vary_seed = both;
   options.secure = hosts_args.secure;
   options.driver = driver;
   options.victim = victim;
@@ -175,9 +183,21 @@ int compare_command(const Args& args) {
   options.progress = [&](double e, double t) {
     if (progress) progress->update(e, t);
   };
-  CompareReport report = run_compare(plan->topology, options);
-  if (progress) progress->done();
-  std::printf("%s", compare_table(report).c_str());
+  std::vector<CompareReport> reports;
+  for (const std::string& side : both ? std::vector<std::string>{"sim", "real"} : std::vector<std::string>{driver}) {
+    CompareOptions side_options = options;
+    side_options.driver = side;
+    if (both) {
+      side_options.out_dir = out_dir + "/" + side;
+      std::fprintf(stderr, "hapair compare: driver %s into %s\n", side.c_str(), side_options.out_dir.c_str());
+    }
+    reports.push_back(run_compare(plan->topology, side_options));
+    if (progress) progress->done();
+    progress.reset();
+    if (both) std::printf("== driver %s\n", side.c_str());
+    std::printf("%s", compare_table(reports.back()).c_str());
+  }
+  const CompareReport& report = reports.back();
   // The exit status comes from each run's guarantee check (run/guarantee.h): a none run that
   // stops at the crash is that row's result, not an error.
   std::vector<GuaranteeCheck> checks;
@@ -189,14 +209,27 @@ int compare_command(const Args& args) {
   };
   // Every run counts, disturbed ones too: a precise approach must stay precise through a false
   // detection.
-  for (const auto& r : report.runs) explain(r.label(), r.outcome, r.guarantee);
+  for (const CompareReport& each : reports)
+    for (const auto& r : each.runs) explain(each.driver + " " + r.label(), r.outcome, r.guarantee);
   const int status = exit_status(checks);
   if (!report.plot_error.empty()) std::fprintf(stderr, "hapair compare: no plot: %s\n", report.plot_error.c_str());
-  std::printf("wrote %s/compare.csv, %s/compare_runs.csv, %s/compare.png and one folder per run\n", out_dir.c_str(),
-              out_dir.c_str(), out_dir.c_str());
+  if (both) {
+    const std::vector<FidelityRow> rows = fidelity_rows(reports.front(), reports.back());
+    std::printf("== fidelity: the simulator against real processes\n%s", fidelity_table(rows).c_str());
+    if (const std::string error = write_fidelity(out_dir, rows); !error.empty()) {
+      std::fprintf(stderr, "hapair compare: %s\n", error.c_str());
+      return 1;
+    }
+    std::printf("wrote %s/fidelity.csv, fidelity.txt, and each driver's comparison into %s/sim and %s/real\n",
+                out_dir.c_str(), out_dir.c_str(), out_dir.c_str());
+  } else {
+    std::printf("wrote %s/compare.csv, %s/compare_runs.csv, %s/compare.png and one folder per run\n", out_dir.c_str(),
+                out_dir.c_str(), out_dir.c_str());
+  }
   const double took_s = elapsed_s();
-  std::printf("took %d min %02d s (%zu runs)\n", static_cast<int>(took_s) / 60, static_cast<int>(took_s) % 60,
-              report.runs.size());
+  std::size_t runs_done = 0;
+  for (const CompareReport& each : reports) runs_done += each.runs.size();
+  std::printf("took %d min %02d s (%zu runs)\n", static_cast<int>(took_s) / 60, static_cast<int>(took_s) % 60, runs_done);
   return status;
 }
 

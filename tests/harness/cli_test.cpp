@@ -278,6 +278,8 @@ TEST_CASE("faults across hosts are checked before anything connects: the host a 
                    {"link 'h1-h9' is not HOST-HOST with two hosts of", "(its hosts: h1, h2, h3, h4"});
   expect_bad_input("run --hosts " + hosts + " --ha passive --limit-bandwidth h2-h2=8mbit@1",
                    {"link 'h2-h2': both ends are host h2"});
+  expect_bad_input("compare --driver both --hosts " + hosts, {"--driver both runs the simulator on this machine"});
+  expect_bad_input("compare --driver neither", {"--driver 'neither' is not a driver", "real, sim, both"});
   expect_bad_input("compare --lose-host", {"--lose-host needs --hosts FILE"});
   expect_bad_input("soak --hosts " + hosts + " --lose-host", {"--lose-host needs --hosts FILE and --victim NODE"});
   expect_bad_input("chaos --driver real --faults host-loss", {"fault kind host-loss needs --hosts FILE"});

@@ -10,10 +10,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
 #include "campaigns/compare.h"
+#include "campaigns/fidelity.h"
 #include "config/topology_file.h"
 #include "support/trace_read.h"
 
@@ -258,4 +261,77 @@ TEST_CASE("hapair compare prints the tables, the disturbed runs and how long it 
     CHECK(read_text(err).find("must be a whole number from") != std::string::npos);
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("compare with vary_seed runs repetition r on seed + r - 1, so the simulator's repetitions differ and its spread means something",
+          "[compare]") {
+  CompareOptions o = sim_options();
+  o.approaches = {HaMode::passive};
+  o.repeat = 3;
+  o.vary_seed = true;
+  Topology t = short_default();
+  t.settings.seed = 40;
+  const CompareReport r = run_compare(t, o);
+  std::set<std::uint64_t> seeds;
+  for (const CompareRun& run : r.runs) {
+    INFO(run.label());
+    CHECK(run.outcome.result.plan->settings().seed == 40 + run.repetition - 1);
+    seeds.insert(run.outcome.result.plan->settings().seed);
+    // Each run judged against the reference of its own seed: precise.
+    if (run.approach == "passive" && run.failure) CHECK(run.outcome.semantics.verdict == "precise");
+  }
+  CHECK(seeds == std::set<std::uint64_t>{40, 41, 42});
+  const CompareRow& passive = row_of(r, "passive");
+  REQUIRE(passive.recovery_ms.count == 3);
+  CHECK(passive.recovery_ms.min < passive.recovery_ms.max);  // different inputs, different recoveries
+  CHECK_THAT(compare_table(r), Catch::Contains("seeds 40..42 (one per repetition)"));
+  // Without it every repetition repeats the topology's seed (and the simulator the run).
+  o.vary_seed = false;
+  const CompareReport same = run_compare(t, o);
+  CHECK(row_of(same, "passive").recovery_ms.min == row_of(same, "passive").recovery_ms.max);
+}
+
+TEST_CASE("fidelity rows put the simulator's median beside the real one, within 20 percent or 0.5 ms for times and 3 points for overheads",
+          "[compare]") {
+  auto spread = [](double median, std::size_t count = 3) {
+    CompareSpread s;
+    s.median = s.min = s.max = median;
+    s.count = count;
+    return s;
+  };
+  CompareRow sim_row, real_row;
+  sim_row.approach = real_row.approach = "passive";
+  sim_row.detection_ms = spread(0.1);
+  real_row.detection_ms = spread(0.5);      // 0.4 ms off: within the 0.5 ms floor
+  sim_row.recovery_ms = spread(18.0);
+  real_row.recovery_ms = spread(21.0);      // 3 ms off, allowed 4.2: within
+  sim_row.catchup_ms = spread(10.0);
+  real_row.catchup_ms = spread(20.0);       // 10 ms off, allowed 4: outside
+  sim_row.bandwidth_overhead_pct = spread(39.0);
+  real_row.bandwidth_overhead_pct = spread(24.0);  // 15 points: outside
+  sim_row.cpu_overhead_pct = spread(1.0);
+  real_row.cpu_overhead_pct = spread(0.0, 0);      // the real side did not measure it
+  CompareRow none;
+  none.approach = "none";
+  CompareReport sim, real;
+  sim.rows = {none, sim_row};
+  real.rows = {none, real_row};
+  const std::vector<FidelityRow> rows = fidelity_rows(sim, real);
+  REQUIRE(rows.size() == 5);  // none is the baseline: no row
+  std::map<std::string, FidelityRow> by_figure;
+  for (const FidelityRow& row : rows) by_figure[row.figure] = row;
+  CHECK(by_figure.at("detection_ms").verdict == "within");
+  CHECK(by_figure.at("detection_ms").allowed == Approx(0.5));
+  CHECK(by_figure.at("recovery_ms").verdict == "within");
+  CHECK(by_figure.at("recovery_ms").difference == Approx(-3.0));
+  CHECK(by_figure.at("recovery_ms").allowed == Approx(4.2));
+  CHECK(by_figure.at("catchup_ms").verdict == "outside");
+  CHECK(by_figure.at("bandwidth_overhead_pct").verdict == "outside");
+  CHECK(by_figure.at("bandwidth_overhead_pct").allowed == Approx(3.0));
+  CHECK(by_figure.at("cpu_overhead_pct").verdict == "not measured");
+  CHECK_THAT(fidelity_table(rows), Catch::Contains("fidelity: 2 within the goal, 2 outside, 1 not measured"));
+  const std::string csv = fidelity_csv(rows);
+  CHECK_THAT(csv, Catch::StartsWith("approach,figure,sim_median,"));
+  CHECK_THAT(csv, Catch::Contains("passive,recovery_ms,18.000,18.000,18.000,3,21.000,21.000,21.000,3,-3.000,4.200,within\n"));
+  CHECK_THAT(csv, Catch::Contains("passive,cpu_overhead_pct,1.000,1.000,1.000,3,,,,0,,3.000,not measured\n"));
 }
