@@ -5,7 +5,8 @@
 //   2. the same with amnesia (killed with the node's Kill button): missing > 0;
 //   3. both side by side (one kill hits each side's aggregate primary), then a rewind to 1.5 s
 //      that replays the recorded kill, and single steps;
-//   4. the guided tour of passive standby, sped up, told from the events.
+//   4. the guided tour of passive standby, sped up, told from the events; then hybrid standby's
+//      (a stall makes the standby active before the crash).
 // Any console error fails. Prints the measured frame rate of the live view (not asserted) and
 // keeps screenshots.
 //
@@ -206,6 +207,27 @@ try {
   log(`tour told ${nT.length} moments, e.g. "${(nT.find((it) => /re-sends/.test(it.text)) || nT.find((it) => it.kind === 'takeover')).text}"`);
   await pg.evaluate(() => window.hapairDemo.endTour());
   assertNoErrors(pg, 'tour');
+
+  // ---- 4b. the guided tour of a hybrid switch: a stall makes the standby active, then the crash ----
+  await pg.evaluate(() => window.hapairDemo.tour('hybrid', { auto: true, dwellMs: 150, speedScale: 40 }));
+  await poll(pg, 'the hybrid tour reaches its last step', () => {
+    const t = window.hapairDemo.state().tour;
+    return t && t.step === t.steps - 1 && t.waiting;
+  }, null, 120000);
+  const nH = await narration(pg);
+  const hybridText = nH.map((it) => it.text).join('\n');
+  const switched = nH.findIndex((it) => it.kind === 'hybrid_switch' && / active \(/.test(it.text));
+  const killed = nH.findIndex((it) => it.kind === 'failure' && /KILL|killed|crash/i.test(it.text));
+  if (switched < 0) {
+    const st = await pg.evaluate(() => JSON.stringify(window.hapairDemo.state()).slice(0, 3000));
+    throw new TestFailure(`hybrid tour: no switch to active told (${nH.length} moments):\n${hybridText}\nstate: ${st}`);
+  }
+  if (killed >= 0 && killed < switched) throw new TestFailure(`hybrid tour: the crash came before the switch:\n${hybridText}`);
+  for (const kind of ['failure', 'detection', 'takeover'])
+    if (!nH.some((it) => it.kind === kind)) throw new TestFailure(`hybrid tour: nothing told about ${kind}:\n${hybridText}`);
+  log(`hybrid tour: "${nH[switched].text}"`);
+  await pg.evaluate(() => window.hapairDemo.endTour());
+  assertNoErrors(pg, 'hybrid tour');
 
   // ---- 5. real processes (served by hapair demo only): start, SIGKILL aggregate, its timeline ----
   if (backend === 'http' && !args.includes('--no-real')) {

@@ -596,7 +596,7 @@
       const node = s.action.kind === 'restart'
         ? p.nodesOf(frag).find((n) => { const st = p.nodeState(n); return st && !st.alive; })
         : p.currentPrimary(frag);
-      if (node) await nodeAction(0, { kind: s.action.kind, node });
+      if (node) await nodeAction(0, { kind: s.action.kind, node, duration_us: s.action.duration_us });
     }
     T.waiting = true;
     renderTour(true);

@@ -196,6 +196,7 @@
         case 'resume':
         case 'heal':
         case 'bootstrap_installed':
+        case 'hybrid_switch':
         case 'fatal':
           this.put(null, e.t_us, e.kind, H.describeEvent(e), 'major');
           break;
@@ -279,16 +280,34 @@
   };
 
   H.tourFor = function (ha, opts) {
-    const o = Object.assign({ killAt: 2000000, restartAt: 2500000, fragment: 'aggregate' }, opts || {});
+    const o = Object.assign({ killAt: 2000000, restartAt: 2500000, stallAt: 1699990, stallUs: 15000, fragment: 'aggregate' }, opts || {});
     const inFrag = (e) => e.node === o.fragment || e.node.startsWith(`${o.fragment}.`);
     const steps = [
-      { title: 'Normal operation', text: NORMAL[ha] || '', speed: 1, until: { t_us: 1500000 }, showStatus: true },
+      { title: 'Normal operation', text: NORMAL[ha] || '', speed: 1, until: { t_us: ha === 'hybrid' ? 1400000 : 1500000 }, showStatus: true },
       { title: 'Slow down', text: 'Ten times slower: watch the batches (dark dots), the acks flowing back (green, purple) and the output queues growing and being trimmed (the mark on each queue bar).',
-        speed: 0.1, until: { t_us: 1800000 }, showStatus: true },
-      { title: 'A hundred times slower', text: 'Now 1/100 of real time, just before the crash.', speed: 0.01, until: { t_us: o.killAt - 20000 }, showStatus: true },
-      { title: `Kill the ${o.fragment} primary`, text: `At ${H.fmtTime(o.killAt, 100000)} the ${o.fragment} primary is killed (SIGKILL): its process and its state are gone. ${FAILOVER[ha] || ''}`,
-        speed: 0.01, until: { t_us: o.killAt }, action: { kind: 'crash', fragment: o.fragment, at_us: o.killAt } },
+        speed: 0.1, until: { t_us: ha === 'hybrid' ? o.stallAt - 20000 : 1800000 }, showStatus: true },
     ];
+    if (ha === 'hybrid') {
+      // A switch: the primary stalls for less than the failure timeout, so nobody takes over, but
+      // its late tick makes its standby active; then the crash finds an active standby. The
+      // simulated nodes tick every heartbeat interval (10 ms) from 0: stopped 10 us before a tick
+      // for 15 ms, the tick comes 15 ms late (hybrid_stall_ms is 10) while the standby has heard
+      // nothing for 25 ms (failure_timeout_ms is 30).
+      steps.push(
+        { title: `Stall the ${o.fragment} primary`, text: `At ${H.fmtTime(o.stallAt, 100000)} the ${o.fragment} primary is stopped for ${o.stallUs / 1000} ms (SIGSTOP, then SIGCONT): alive but silent for less than the failure timeout, so its standby does not take over. When it runs again, its own clock tick comes late: a stall.`,
+          speed: 0.01, until: { t_us: o.stallAt }, action: { kind: 'pause', fragment: o.fragment, at_us: o.stallAt, duration_us: o.stallUs } },
+        { title: 'The standby turns active', text: 'The primary sends its standby a bootstrap checkpoint and tells its producers to send the standby the input too: from now on the standby processes every tuple, as an active standby, until things stay calm for a while (hybrid_calm_ms) and it turns passive again.',
+          speed: 0.01, until: { event: (e) => e.kind === 'hybrid_switch' && e.role === 'active_backup' && inFrag(e), settleUs: 3000, orT: o.stallAt + 200000 }, showStatus: true },
+        { title: 'Running active', text: 'Both copies now process the input; only the primary\'s output goes on. The extra traffic is the price of the faster recovery to come.',
+          speed: 0.05, until: { t_us: o.killAt - 20000 }, showStatus: true },
+      );
+    } else {
+      steps.push({ title: 'A hundred times slower', text: 'Now 1/100 of real time, just before the crash.', speed: 0.01, until: { t_us: o.killAt - 20000 }, showStatus: true });
+    }
+    steps.push(
+      { title: `Kill the ${o.fragment} primary`, text: `At ${H.fmtTime(o.killAt, 100000)} the ${o.fragment} primary is killed (SIGKILL): its process and its state are gone. ${ha === 'hybrid' ? 'Its standby is active: it takes over from its live state, as an active standby would, with nothing to replay from a checkpoint.' : (FAILOVER[ha] || '')}`,
+        speed: 0.01, until: { t_us: o.killAt }, action: { kind: 'crash', fragment: o.fragment, at_us: o.killAt } },
+    );
     if (ha !== 'none') {
       steps.push(
         { title: 'Detection', text: 'Someone has to notice: the partner, by its closed connection or by missing heartbeats.', speed: 0.01,
