@@ -8,6 +8,9 @@
 #include <algorithm>
 
 #include "checkpoint/coordinator_node.h"
+#include "node/approaches.h"
+#include "node/node_factory.h"
+#include "upstream_backup/approaches.h"
 #include "protocols/topology_builders.h"
 
 using namespace hapair;
@@ -248,4 +251,46 @@ TEST_CASE("a restarted coordinator goes on from the store: the newest complete c
   const auto rollbacks = sent<Rollback>(restarted.handle(401'000, PeerLost{kFilter, Detector::connection}));
   REQUIRE(!rollbacks.empty());
   CHECK(rollbacks[0].second.to == 1);
+}
+
+TEST_CASE("a fragment's node takes the coordinator's messages without epoch or route checks, a node of another approach drops them") {
+  // filter: passive standby (filter.backup, node 4); aggregate: the coordinated approach with
+  // amnesia's ends (aggregate.spare, node 5); the coordinator is node 6.
+  Topology t = default_topology();
+  t.fragments[1].ha = HaMode::passive;
+  t.fragments[2].ha = kCoordinated;
+  const auto p = std::make_shared<const Plan>(make_plan(t, coordinated_catalog(kCoordinated)));
+  REQUIRE(p->coordinator == 6);
+  Approach ends = amnesia_approach();
+  ends.mode = kCoordinated;
+  const ApproachRegistry registry = ApproachRegistry::builtin().with(ends);
+  const std::vector<Message> bodies{CheckpointTrigger{1}, CheckpointBarrier{0, 1, 5}, CheckpointComplete{1},
+                                    Rollback{1, 0, 2, {2}}, Restored{1, 2}, Heartbeat{1}};
+  for (NodeId n : {NodeId{1}, NodeId{2}, NodeId{4}, NodeId{5}}) {
+    INFO("node " << p->nodes[n].name);
+    auto core = make_node_core_from(registry, p, n);
+    core->handle(0, Start{});
+    TimeUs now = 1'000;
+    for (const Message& body : bodies)
+      for (Epoch epoch : {Epoch{0}, Epoch{7}}) {  // epoch 7 would imply a takeover from a fragment's node
+        const Effects eff = core->handle(now, Received{Envelope{Header{6, epoch, now}, body}});
+        CHECK_FALSE(traced(eff, TraceKind::takeover));
+        CHECK_FALSE(traced(eff, TraceKind::route_change));
+        now += 1'000;
+      }
+    const Metrics m = core->metrics();
+    CHECK(m.count("implied_takeovers") == 0);
+    CHECK(m.count("stale_dropped") == 0);
+    if (p->nodes[n].fragment == 1) {
+      CHECK(m.at("from_no_fragment_checkpoint_trigger_dropped") == 2);
+      CHECK(m.at("from_no_fragment_rollback_dropped") == 2);
+    } else {
+      CHECK(m.count("from_no_fragment_checkpoint_trigger_dropped") == 0);
+    }
+  }
+  // The coordinated primary's role saw them: no end of it handles them yet, so they are unexpected.
+  auto primary = make_node_core_from(registry, p, 2);
+  primary->handle(0, Start{});
+  primary->handle(1'000, Received{Envelope{Header{6, 0, 1'000}, CheckpointTrigger{1}}});
+  CHECK(primary->metrics().at("unexpected_checkpoint_trigger_dropped") == 1);
 }
