@@ -14,6 +14,7 @@
 #include "judge/metrics.h"
 #include "judge/reference.h"
 #include "node/node_factory.h"
+#include "report/run_json.h"
 #include "run/run_once.h"
 #include "protocols/topology_builders.h"
 #include "sim/simulator.h"
@@ -42,6 +43,12 @@ TEST_CASE("a plan's coordinator node runs in the simulator and goes through the 
   // No fragment sends the coordinator heartbeats yet (their end is not built), so its heartbeat
   // detector would find them all failed: it waits longer than the run.
   t.settings.failure_timeout_ms = 60'000;
+  // An emulated link (docs/LINKS.md): resolving it matches every pair of nodes, the coordinator's too.
+  LinkSpec slow;
+  slow.from = "filter";
+  slow.to = "aggregate";
+  slow.settings.latency_ms = 2.0;
+  t.links.links.push_back(slow);
   const auto plan = std::make_shared<const Plan>(make_plan(t, coordinated_catalog(kCoordinated)));
   REQUIRE(plan->coordinator != kNoNode);
   Approach ends = amnesia_approach();
@@ -84,6 +91,11 @@ TEST_CASE("a plan's coordinator node runs in the simulator and goes through the 
   CHECK(count_of(r, TraceKind::checkpoint_completed, coordinator) == 0);
   CHECK(r.counters.at("filter").at("unexpected_checkpoint_trigger_dropped") > 0);
   CHECK(store.completed().empty());
+  // The pages give it a lane of its own.
+  const auto nodes = nodes_json(*plan);
+  REQUIRE(nodes.size() == plan->nodes.size());
+  CHECK(nodes.back()["name"] == kCoordinatorNodeName);
+  CHECK(nodes.back()["fragment"] == kCoordinatorNodeName);
   // A crashed coordinator triggers nothing more; the fragments go on without it.
   TimeUs last_trigger_us = 0;
   for (const TraceEvent& e : r.events)
