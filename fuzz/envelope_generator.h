@@ -80,8 +80,18 @@ class EnvelopeGenerator {
       case 11: return DeterminantAck{static_cast<std::uint16_t>(u32() & 0xffff), u64()};
       case 12: return Rejoin{fragment(), node(), u64()};
       case 13: return Candidacy{fragment(), node(), u64()};
-      case 14: return Hello{text(), text(), static_cast<std::int64_t>(u64()), text()};
-      case 15: {
+      case 14: return CheckpointTrigger{u64()};
+      case 15: return CheckpointBarrier{stream(), u64(), u64()};
+      case 16: return CheckpointComplete{u64()};
+      case 17: {
+        Rollback m{u64(), u64(), fragment(), {}};
+        const std::size_t n = count();
+        for (std::size_t i = 0; i < n; ++i) m.fragments.push_back(fragment());
+        return m;
+      }
+      case 18: return Restored{u64(), fragment()};
+      case 19: return Hello{text(), text(), static_cast<std::int64_t>(u64()), text()};
+      case 20: {
         Directory m;
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i) m.endpoints.push_back(text());
@@ -91,15 +101,15 @@ class EnvelopeGenerator {
           for (std::size_t i = 0; i < n; ++i) m.crash_line_endpoints.push_back(text());
         return m;
       }
-      case 16: return StopRun{in_.ConsumeBool()};
-      case 17: return Kill{static_cast<std::int64_t>(u64())};
-      case 18: {
+      case 21: return StopRun{in_.ConsumeBool()};
+      case 22: return Kill{static_cast<std::int64_t>(u64())};
+      case 23: {
         NodeStats m{static_cast<TimeUs>(u64()), in_.ConsumeBool(), {}};
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i) m.counters.push_back(Counter{text(), static_cast<std::int64_t>(u64())});
         return m;
       }
-      case 19: {
+      case 24: {
         TraceBatch m;
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i) {
@@ -115,11 +125,11 @@ class EnvelopeGenerator {
         }
         return m;
       }
-      case 21: return ClockRequest{u64(), static_cast<std::int64_t>(u64())};
-      case 22:
+      case 26: return ClockRequest{u64(), static_cast<std::int64_t>(u64())};
+      case 27:
         return ClockReply{u64(), static_cast<std::int64_t>(u64()), static_cast<std::int64_t>(u64()),
                           static_cast<std::int64_t>(u64())};
-      default: {  // 20
+      default: {  // 25
         DeliveryBatch m;
         const std::size_t n = count();
         for (std::size_t i = 0; i < n; ++i)

@@ -52,16 +52,21 @@ Message body(std::size_t kind, bool extreme) {
     case 11: return DeterminantAck{id, big};
     case 12: return Rejoin{id, id, big};
     case 13: return Candidacy{id, id, big};
-    case 14: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", static_cast<std::int64_t>(big), "tcp://127.0.0.1:40124"};
-    case 15: return Directory{{"tcp://127.0.0.1:1", "", "tcp://127.0.0.1:3"}, static_cast<std::int64_t>(big), {"tcp://127.0.0.1:2"}};
-    case 16: return StopRun{extreme};
-    case 17: return Kill{static_cast<std::int64_t>(big)};
-    case 18: return NodeStats{static_cast<TimeUs>(big), extreme, {Counter{"bytes_sent.tuples", 1 << 30}}};
-    case 19:
+    case 14: return CheckpointTrigger{big};
+    case 15: return CheckpointBarrier{id, big, big - 1};
+    case 16: return CheckpointComplete{big};
+    case 17: return Rollback{big, big - 1, id, {0, id, 2}};
+    case 18: return Restored{big, id};
+    case 19: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", static_cast<std::int64_t>(big), "tcp://127.0.0.1:40124"};
+    case 20: return Directory{{"tcp://127.0.0.1:1", "", "tcp://127.0.0.1:3"}, static_cast<std::int64_t>(big), {"tcp://127.0.0.1:2"}};
+    case 21: return StopRun{extreme};
+    case 22: return Kill{static_cast<std::int64_t>(big)};
+    case 23: return NodeStats{static_cast<TimeUs>(big), extreme, {Counter{"bytes_sent.tuples", 1 << 30}}};
+    case 24:
       return TraceBatch{{TraceEvent(10, id, TraceKind::takeover).with(TraceKey::epoch, 1).with(TraceKey::fragment_primary, 2)}};
-    case 20: return ClockRequest{big, static_cast<std::int64_t>(big)};
-    case 21: return ClockReply{big, static_cast<std::int64_t>(big), -static_cast<std::int64_t>(big >> 1), 0};
-    default:
+    case 26: return ClockRequest{big, static_cast<std::int64_t>(big)};
+    case 27: return ClockReply{big, static_cast<std::int64_t>(big), -static_cast<std::int64_t>(big >> 1), 0};
+    default:  // 25, deliveries
       return DeliveryBatch{{Delivery{500, id, tuple(big)}}, extreme,
                            {MergeOrder{id, big, true, extreme, 0, big, {MergeRun{0, big, 3}}}}};
   }

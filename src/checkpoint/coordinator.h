@@ -25,6 +25,7 @@
 
 #include "checkpoint/checkpoint_store.h"
 #include "protocols/ids.h"
+#include "protocols/messages.h"
 
 namespace hapair {
 
@@ -39,15 +40,7 @@ struct CheckpointParticipant {
   std::string name;  // its name in the store
 };
 
-// "Fragments `fragments` roll back to checkpoint `to` (0: the start of the run, nothing was
-// complete yet), because `failed` failed." `number` counts the coordinator's rollbacks.
-struct Rollback {
-  std::uint64_t number = 0;
-  CheckpointId to = 0;
-  FragmentId failed = kNoFragment;
-  std::vector<FragmentId> fragments;
-  friend bool operator==(const Rollback&, const Rollback&) = default;
-};
+// A rollback the coordinator decided is the message it sends: Rollback (protocols/messages.h).
 
 // What one call decided, for the driver to send and trace.
 struct CoordinatorOutput {
@@ -83,6 +76,9 @@ class CheckpointCoordinator {
   std::optional<CheckpointId> newest_complete() const { return newest_complete_; }
   std::optional<CheckpointId> in_flight() const { return in_flight_; }
   bool rolling_back() const { return !restoring_.empty(); }
+  // Fragment `f` is named by the rollback under way and has not restored yet.
+  bool restoring(FragmentId f) const { return restoring_.count(f) != 0; }
+  std::uint64_t rollbacks() const { return rollbacks_; }
   std::uint64_t stale_snapshots() const { return stale_; }
 
  private:

@@ -17,7 +17,7 @@ namespace {
 using Json = OrderedJson;
 
 const char* role_text(std::int64_t role) {
-  if (role < 0 || role > static_cast<std::int64_t>(Role::rejoining)) return "unknown";
+  if (role < 0 || role > static_cast<std::int64_t>(kLastRole)) return "unknown";
   return to_string(static_cast<Role>(role));
 }
 

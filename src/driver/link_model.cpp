@@ -72,12 +72,14 @@ namespace {
 // launcher), else the host it is pinned to: its fragment's host, or standby_host for a standby.
 const std::string& pinned_host(const Plan& plan, const PlanNode& n) {
   if (const auto placed = plan.topology.placement.find(n.name); placed != plan.topology.placement.end()) return placed->second;
+  static const std::string kUnpinned;
+  if (!plan.runs_fragment(n.id)) return kUnpinned;  // the coordinator of global checkpoints
   const FragmentSpec& spec = plan.spec(n.fragment);
   return n.standby ? spec.standby_host : spec.host;
 }
 
 bool names(const Plan& plan, const std::string& name, const PlanNode& n) {
-  return n.name == name || plan.fragments.at(n.fragment).name == name;
+  return n.name == name || (plan.runs_fragment(n.id) && plan.fragments.at(n.fragment).name == name);
 }
 
 bool matches(const Plan& plan, const LinkSpec& l, const PlanNode& from, const PlanNode& to) {

@@ -22,6 +22,7 @@ std::vector<NodeId> Placement::nodes_on(std::size_t host) const {
 
 std::string placement_role(const Plan& plan, NodeId n) {
   const PlanNode& node = plan.nodes.at(n);
+  if (!plan.runs_fragment(n)) return node.name;  // the coordinator of global checkpoints
   const PlanFragment& f = plan.fragments.at(node.fragment);
   if (f.kind == FragmentKind::source) return "source";
   if (f.kind == FragmentKind::sink) return "sink";
@@ -57,6 +58,13 @@ class Placer {
     for (const PlanFragment& f : plan_.fragments)
       for (NodeId n : f.replicas())
         if (!host_of_[n]) put(n, best_host(f, n));
+    // A node of no fragment (the coordinator of global checkpoints) has no replicas to keep
+    // apart from: the host with the fewest nodes, the first in the file on a tie.
+    for (const PlanNode& node : plan_.nodes)
+      if (!plan_.runs_fragment(node.id)) {
+        const auto least = std::min_element(load_.begin(), load_.end());
+        put(node.id, static_cast<std::size_t>(least - load_.begin()));
+      }
     Placement placement;
     assign_ports(placement);
     if (!problems_.empty()) return PlacementResult{std::nullopt, problems_};

@@ -158,7 +158,8 @@ DisturbanceReport find_disturbances(const RunResult& result) {
     for (const FaultSpec& f : result.faults) {
       if (f.kind != FaultKind::crash && f.kind != FaultKind::pause) continue;
       const NodeId victim = plan->node_id(f.node);
-      if (victim == kNoNode) continue;
+      // A node of no fragment (the coordinator of global checkpoints) has no planned role in a pair.
+      if (victim == kNoNode || !plan->runs_fragment(victim)) continue;
       const FragmentId fragment = plan->nodes[victim].fragment;
       const TimeUs at = fault_instant_us(result, f);
       // After an earlier fault on the same fragment the roles are whatever that fault made them.

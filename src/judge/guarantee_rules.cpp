@@ -145,7 +145,9 @@ std::optional<std::string> beyond_guarantee(const Plan& plan, const RunResult& r
         e.kind != TraceKind::standby_lost)
       continue;
     const NodeId node = e.node;
-    if (node >= plan.nodes.size()) continue;
+    // A node of no fragment (the coordinator of global checkpoints) holds no fragment's state:
+    // the pairs' rules do not cover it.
+    if (node >= plan.nodes.size() || !plan.runs_fragment(node)) continue;
     // A source or a sink has no standby (only processing fragments are paired): its crash (on
     // several hosts, with the loss of its host) leaves nothing that holds its state.
     if (crash && plan.fragments[plan.nodes[node].fragment].kind != FragmentKind::operators)

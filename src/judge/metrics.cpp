@@ -242,7 +242,7 @@ RunMetrics compute_metrics(const RunResult& result, const std::vector<Delivery>&
   for (const auto& [node, counters] : result.counters) {
     if (result.plan) {
       const NodeId id = result.plan->node_id(node);
-      if (id == kNoNode) continue;
+      if (id == kNoNode || !result.plan->runs_fragment(id)) continue;  // a coordinator emits no input
       const FragmentId f = result.plan->nodes.at(id).fragment;
       if (result.plan->fragments.at(f).kind != FragmentKind::source) continue;
     }

@@ -41,6 +41,17 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
         } else {
           const Envelope& env = e.envelope;
           if (!server_.pair().from_a_peer(env)) return;
+          // The coordinator of global checkpoints (docs/CHECKPOINT.md) runs no fragment: it has
+          // no fragment epoch and no route, so its messages skip the epoch and route checks
+          // below, which look up the sender's fragment. Only a node whose approach has a
+          // coordinator takes them (its ends); any other counts and drops them.
+          if (!server_.node().plan().runs_fragment(env.header.sender)) {
+            if (server_.node().traits().coordinator)
+              role_->on_message(now, env, eff);
+            else
+              server_.count(std::string("from_no_fragment_") + message_kind_name(env.body) + "_dropped");
+            return;
+          }
           // A rejoining node speaks from an old epoch by definition: its request is not stale.
           if (std::holds_alternative<Rejoin>(env.body)) {
             role_->on_message(now, env, eff);

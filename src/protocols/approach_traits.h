@@ -96,6 +96,13 @@ struct ApproachTraits {
   // nothing of its partner's is needed.
   bool standby_holds_state = false;
 
+  // ---- a node of no fragment ---------------------------------------------------------------
+  // The approach needs a coordinator (global checkpoints: Flink's JobManager in role,
+  // docs/CHECKPOINT.md): a plan where some fragment uses it gets one more node, named
+  // kCoordinatorNodeName (protocols/plan.h), that runs no fragment (PlanNode::fragment is
+  // kNoFragment) and is built by the registration record's coordinator factory.
+  bool coordinator = false;
+
   // ---- what producers keep for it ----------------------------------------------------------
   // A producer keeps output for a consumer fragment of this approach until its level-1 ack
   // (the consumer may ask for a replay after a takeover), not only until its level-0 ack.

@@ -50,6 +50,11 @@ static_assert(same_kind<ReplayRequest>(Body::REPLAY_REQUEST));
 static_assert(same_kind<RestartPoints>(Body::RESTART_POINTS));
 static_assert(same_kind<Determinants>(Body::DETERMINANTS));
 static_assert(same_kind<DeterminantAck>(Body::DETERMINANT_ACK));
+static_assert(same_kind<CheckpointTrigger>(Body::CHECKPOINT_TRIGGER));
+static_assert(same_kind<CheckpointBarrier>(Body::CHECKPOINT_BARRIER));
+static_assert(same_kind<CheckpointComplete>(Body::CHECKPOINT_COMPLETE));
+static_assert(same_kind<Rollback>(Body::ROLLBACK));
+static_assert(same_kind<Restored>(Body::RESTORED));
 static_assert(same_kind<Hello>(Body::HELLO));
 static_assert(same_kind<Directory>(Body::DIRECTORY));
 static_assert(same_kind<StopRun>(Body::STOP_RUN));
@@ -98,6 +103,7 @@ std::size_t body_words(const RestartPoints& m) {
   return words;
 }
 std::size_t body_words(const Determinants& m) { return 4 + m.records.size(); }
+std::size_t body_words(const Rollback& m) { return 4 + blob_words(2 * m.fragments.size()); }
 std::size_t body_words(const Hello& m) {
   return 4 + text_words(m.node_name) + text_words(m.endpoint) + text_words(m.crash_line_endpoint);
 }
@@ -277,6 +283,31 @@ void put(Body::Builder body, const DeterminantAck& m) {
   auto b = body.initDeterminantAck();
   b.setOpIndex(m.op_index);
   b.setUpToSeq(m.up_to_seq);
+}
+void put(Body::Builder body, const CheckpointTrigger& m) {
+  body.initCheckpointTrigger().setCheckpointId(m.checkpoint_id);
+}
+void put(Body::Builder body, const CheckpointBarrier& m) {
+  auto b = body.initCheckpointBarrier();
+  b.setStream(m.stream);
+  b.setCheckpointId(m.checkpoint_id);
+  b.setAfterId(m.after_id);
+}
+void put(Body::Builder body, const CheckpointComplete& m) {
+  body.initCheckpointComplete().setCheckpointId(m.checkpoint_id);
+}
+void put(Body::Builder body, const Rollback& m) {
+  auto b = body.initRollback();
+  b.setNumber(m.number);
+  b.setTo(m.to);
+  b.setFailed(m.failed);
+  auto fragments = b.initFragments(list_size(m.fragments.size()));
+  for (capnp::uint i = 0; i < fragments.size(); ++i) fragments.set(i, m.fragments[i]);
+}
+void put(Body::Builder body, const Restored& m) {
+  auto b = body.initRestored();
+  b.setNumber(m.number);
+  b.setFragment(m.fragment);
 }
 void put(Body::Builder body, const Hello& m) {
   auto b = body.initHello();

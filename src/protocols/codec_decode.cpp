@@ -53,6 +53,11 @@ class Converter {
       case Body::RESTART_POINTS: return convert<RestartPoints>(body.getRestartPoints());
       case Body::DETERMINANTS: return convert<Determinants>(body.getDeterminants());
       case Body::DETERMINANT_ACK: return convert<DeterminantAck>(body.getDeterminantAck());
+      case Body::CHECKPOINT_TRIGGER: return convert<CheckpointTrigger>(body.getCheckpointTrigger());
+      case Body::CHECKPOINT_BARRIER: return convert<CheckpointBarrier>(body.getCheckpointBarrier());
+      case Body::CHECKPOINT_COMPLETE: return convert<CheckpointComplete>(body.getCheckpointComplete());
+      case Body::ROLLBACK: return convert<Rollback>(body.getRollback());
+      case Body::RESTORED: return convert<Restored>(body.getRestored());
       case Body::HELLO: return convert<Hello>(body.getHello());
       case Body::DIRECTORY: return convert<Directory>(body.getDirectory());
       case Body::STOP_RUN: return convert<StopRun>(body.getStopRun());
@@ -83,8 +88,9 @@ class Converter {
     return false;
   }
   template <class List>
-  bool list_fits(const List& list, const char* what) {
-    if (list.size() <= message_words_) return true;
+  bool list_fits(const List& list, const char* what, std::size_t elements_per_word = 1) {
+    // `elements_per_word`: a list of small primitives packs several to a word (four UInt16s).
+    if (list.size() <= message_words_ * elements_per_word) return true;
     return refuse("list longer than message", std::string(what) + " claims " + std::to_string(list.size()) +
                                                   " elements in a message of " +
                                                   std::to_string(message_words_) + " words");
@@ -248,6 +254,35 @@ class Converter {
   bool get(wire::DeterminantAck::Reader r, DeterminantAck& m) {
     m.op_index = r.getOpIndex();
     m.up_to_seq = r.getUpToSeq();
+    return true;
+  }
+  bool get(wire::CheckpointTrigger::Reader r, CheckpointTrigger& m) {
+    m.checkpoint_id = r.getCheckpointId();
+    return true;
+  }
+  bool get(wire::CheckpointBarrier::Reader r, CheckpointBarrier& m) {
+    m.stream = r.getStream();
+    m.checkpoint_id = r.getCheckpointId();
+    m.after_id = r.getAfterId();
+    return true;
+  }
+  bool get(wire::CheckpointComplete::Reader r, CheckpointComplete& m) {
+    m.checkpoint_id = r.getCheckpointId();
+    return true;
+  }
+  bool get(wire::Rollback::Reader r, Rollback& m) {
+    m.number = r.getNumber();
+    m.to = r.getTo();
+    m.failed = r.getFailed();
+    const auto fragments = r.getFragments();
+    if (!list_fits(fragments, "Rollback.fragments", 4)) return false;
+    m.fragments.reserve(fragments.size());
+    for (FragmentId f : fragments) m.fragments.push_back(f);
+    return true;
+  }
+  bool get(wire::Restored::Reader r, Restored& m) {
+    m.number = r.getNumber();
+    m.fragment = r.getFragment();
     return true;
   }
   bool get(wire::Hello::Reader r, Hello& m) {

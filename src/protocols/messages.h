@@ -234,6 +234,56 @@ struct Candidacy {
   friend bool operator==(const Candidacy&, const Candidacy&) = default;
 };
 
+// ---- global checkpoints (ha = checkpoint, docs/CHECKPOINT.md) ------------------------------
+// Flink-style aligned barrier snapshots (Carbone et al. 2015): a coordinator, which runs no
+// fragment, triggers checkpoint `checkpoint_id` at the fragments that read source streams;
+// barriers follow the data as positions; every operator fragment sends its snapshot to the
+// coordinator as `Checkpoint` chunks (a GlobalSnapshot payload, checkpoint/global_snapshot.h);
+// the coordinator declares the checkpoint complete, and on a failure rolls fragments back.
+
+// Coordinator -> a fragment reading a source stream: "checkpoint `checkpoint_id` begins: its
+// barrier on each of your source inputs is the last id you accepted from it".
+struct CheckpointTrigger {
+  std::uint64_t checkpoint_id = 0;
+  friend bool operator==(const CheckpointTrigger&, const CheckpointTrigger&) = default;
+};
+
+// Producer -> consumer: "checkpoint `checkpoint_id` falls after tuple `after_id` of `stream`".
+// A position, not a tuple in the stream: it may overtake the tuples it follows and is repeated
+// until the checkpoint completes or is abandoned, so a repetition is harmless.
+struct CheckpointBarrier {
+  StreamId stream = kNoStream;
+  std::uint64_t checkpoint_id = 0;
+  TupleId after_id = 0;
+  friend bool operator==(const CheckpointBarrier&, const CheckpointBarrier&) = default;
+};
+
+// Coordinator -> every participant: "checkpoint `checkpoint_id` is complete" (its snapshots and
+// manifest are in the store); a fragment then sends level-1 acks up to its input positions of it.
+struct CheckpointComplete {
+  std::uint64_t checkpoint_id = 0;
+  friend bool operator==(const CheckpointComplete&, const CheckpointComplete&) = default;
+};
+
+// Coordinator -> the fragments it names (and their replacements): "roll back to checkpoint `to`
+// (0: the start of the run, nothing was complete yet), because fragment `failed` failed";
+// `number` counts the coordinator's rollbacks, so a repeated order is recognised.
+struct Rollback {
+  std::uint64_t number = 0;
+  std::uint64_t to = 0;
+  FragmentId failed = kNoFragment;
+  std::vector<FragmentId> fragments;
+  friend bool operator==(const Rollback&, const Rollback&) = default;
+};
+
+// A rolled-back fragment (or its replacement) -> coordinator: "`fragment` installed its snapshot
+// of rollback `number`". Checkpoints are triggered again once every named fragment restored.
+struct Restored {
+  std::uint64_t number = 0;
+  FragmentId fragment = kNoFragment;
+  friend bool operator==(const Restored&, const Restored&) = default;
+};
+
 // ---- control plane (launcher <-> nodes) ----------------------------------------------------
 
 // Node -> launcher: "I am `node_name`, my data socket is bound at `endpoint`", and (detector =
@@ -358,21 +408,24 @@ struct ClockReply {
 
 using Message = std::variant<TupleBatch, Level0Ack, Level1Ack, Checkpoint, CheckpointAck, Heartbeat,
                              Takeover, Redirect, ReplayRequest, RestartPoints, Determinants,
-                             DeterminantAck, Rejoin, Candidacy, Hello, Directory, StopRun, Kill, NodeStats,
+                             DeterminantAck, Rejoin, Candidacy, CheckpointTrigger, CheckpointBarrier,
+                             CheckpointComplete, Rollback, Restored, Hello, Directory, StopRun, Kill, NodeStats,
                              TraceBatch, DeliveryBatch, ClockRequest, ClockReply>;
 
 // Names per message kind, in the variant's order; used for bytes_by_kind / messages_by_kind.
 inline constexpr const char* kMessageKindNames[] = {
     "tuples",         "level0_ack",   "level1_ack",     "checkpoint", "checkpoint_ack",
     "heartbeat",      "takeover",     "redirect",       "replay_request", "restart_points",
-    "determinants",   "determinant_ack", "rejoin",      "candidacy",  "hello",      "directory",  "stop",
-    "kill",           "stats",        "trace",          "deliveries", "clock_request", "clock_reply"};
+    "determinants",   "determinant_ack", "rejoin",      "candidacy",
+    "checkpoint_trigger", "checkpoint_barrier", "checkpoint_complete", "rollback", "restored",
+    "hello",          "directory",    "stop",           "kill",       "stats",
+    "trace",          "deliveries",   "clock_request",  "clock_reply"};
 static_assert(std::size(kMessageKindNames) == std::variant_size_v<Message>);
 
 inline const char* message_kind_name(const Message& m) { return kMessageKindNames[m.index()]; }
 // Control-plane messages run between nodes and the launcher and are not HA overhead. They come
 // last in Message, from Hello on.
-inline constexpr std::size_t kFirstControlKind = 14;
+inline constexpr std::size_t kFirstControlKind = 19;
 static_assert(std::string_view(kMessageKindNames[kFirstControlKind]) == "hello");
 inline bool is_control_message(const Message& m) { return m.index() >= kFirstControlKind; }
 

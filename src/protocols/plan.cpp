@@ -763,12 +763,29 @@ struct Validator {
       add(t.settings.where, "the network has " + std::to_string(t.fragments.size()) + " fragments, at most " +
                                 std::to_string(kFragmentsMax) + " are supported");
     names();
+    coordinator_name();
     network_standbys();
     for (const FragmentSpec& f : t.fragments) fragment(f);
     nexmark_sequence();
     endpoints();
     streams();
     serializing_unions();
+  }
+
+  // A plan whose approaches need a coordinator names a node kCoordinatorNodeName: no node of a
+  // fragment may be called so.
+  void coordinator_name() {
+    bool needed = false;
+    for (const FragmentSpec& f : t.fragments) {
+      const ApproachTraits* a = approaches.find(effective_ha(t, f));
+      needed = needed || (a != nullptr && a->coordinator);
+    }
+    if (!needed) return;
+    for (const FragmentSpec& f : t.fragments)
+      for (const std::string& n : node_names(f))
+        if (n == kCoordinatorNodeName)
+          add(f.where, describe(f) + ": the node name '" + n + "' is the coordinator's (an approach of this network " +
+                           "needs one); rename the fragment");
   }
 
   // A Union in timestamp order merges by timestamp, and a Top takes a window's results as they
@@ -964,6 +981,17 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
       pf.standbys.push_back(node.id);
       plan.nodes.push_back(node);
     }
+
+  // The coordinator, last, so that every fragment's nodes keep the ids they always had.
+  bool needs_coordinator = false;
+  for (const PlanFragment& pf : plan.fragments) needs_coordinator = needs_coordinator || approaches.of(pf.ha).coordinator;
+  if (needs_coordinator) {
+    PlanNode node;
+    node.id = static_cast<NodeId>(plan.nodes.size());
+    node.name = kCoordinatorNodeName;
+    plan.coordinator = node.id;
+    plan.nodes.push_back(node);
+  }
 
   // Each fragment's reads, in first-use order; the streams crossing fragments are the plan's.
   std::vector<std::vector<std::string>> reads(t.fragments.size());

@@ -16,9 +16,13 @@
 
 namespace hapair {
 
+// The name of the node a plan adds when an approach needs a coordinator (ApproachTraits::coordinator).
+inline constexpr const char* kCoordinatorNodeName = "coordinator";
+
 struct PlanNode {
   NodeId id = kNoNode;
-  std::string name;  // "aggregate", "aggregate.backup", "aggregate.spare"
+  std::string name;  // "aggregate", "aggregate.backup", "aggregate.spare", "coordinator"
+  // kNoFragment for a node that runs no fragment: the coordinator of global checkpoints.
   FragmentId fragment = kNoFragment;
   bool standby = false;
   std::string endpoint;  // from the topology, possibly empty (launcher assigns)
@@ -83,6 +87,10 @@ struct Plan {
   ApproachCatalog approaches;
   // Some Union merges in timestamp order, so streams carry boundaries (TupleBatch::boundary_ms).
   bool boundaries = false;
+  // The coordinator node (kCoordinatorNodeName), the last node of the plan, when some
+  // fragment's approach needs one (ApproachTraits::coordinator); kNoNode otherwise.
+  NodeId coordinator = kNoNode;
+  bool runs_fragment(NodeId n) const { return n < nodes.size() && nodes[n].fragment != kNoFragment; }
   // The traits of a fragment's approach (sources and sinks: the baseline's).
   const ApproachTraits& traits(FragmentId f) const;
 };

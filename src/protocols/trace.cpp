@@ -23,7 +23,9 @@ constexpr const char* kKindNames[] = {
     "rebased",         "replay_request", "replay_start",     "replay_end",
     "replay_gap",      "held_output_released", "backpressure", "rejoin_requested",
     "rejoin_accepted", "rejoined",      "pair_restored",    "hybrid_switch",
-    "candidacy",       "elected",       "follows"};
+    "candidacy",       "elected",       "follows",
+    "checkpoint_triggered", "checkpoint_snapshot", "checkpoint_completed", "checkpoint_abandoned",
+    "checkpoint_rollback", "checkpoint_restore"};
 static_assert(std::size(kKindNames) == kTraceKindCount);
 
 struct KeyInfo {
@@ -59,6 +61,7 @@ const char* to_string(Role r) {
     case Role::active_backup: return "active_backup";
     case Role::fenced: return "fenced";
     case Role::rejoining: return "rejoining";
+    case Role::coordinator: return "coordinator";
   }
   return "?";
 }

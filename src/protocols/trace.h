@@ -32,7 +32,9 @@
 namespace hapair {
 
 // Which role a node runs (a node's lane in the timeline).
-enum class Role : std::uint8_t { primary, spare, passive_backup, active_backup, fenced, rejoining };
+// `coordinator`: the node of no fragment that coordinates global checkpoints (docs/CHECKPOINT.md).
+enum class Role : std::uint8_t { primary, spare, passive_backup, active_backup, fenced, rejoining, coordinator };
+inline constexpr Role kLastRole = Role::coordinator;
 const char* to_string(Role);
 
 enum class TraceKind : std::uint8_t {
@@ -95,8 +97,16 @@ enum class TraceKind : std::uint8_t {
                          // standby (epoch, then position, then the lowest replica index) takes over
   follows,               // fragment_primary, epoch, position: a standby that lost the election
                          // follows the winner as its standby in the new epoch
+  // ---- global checkpoints (ha = checkpoint, src/checkpoint, docs/CHECKPOINT.md) ----
+  checkpoint_triggered,  // checkpoint: the coordinator started checkpoint c (a source reader: its barriers)
+  checkpoint_snapshot,   // checkpoint, bytes: a fragment aligned its inputs and sent its snapshot of c
+  checkpoint_completed,  // checkpoint: (coordinator) every participant's snapshot of c is in the store
+  checkpoint_abandoned,  // checkpoint: (coordinator) c was in flight and will never complete
+  checkpoint_rollback,   // checkpoint (rolled back to; 0: the start), failed, count (fragments): the
+                         // coordinator's rollback decision
+  checkpoint_restore,    // checkpoint, count (rollback number): a fragment installed its snapshot
 };
-inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::follows) + 1;
+inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::checkpoint_restore) + 1;
 const char* to_string(TraceKind);
 std::optional<TraceKind> trace_kind_from(const std::string& name);
 // Data-plane kinds are recorded only at trace level data (Settings::trace_level).

@@ -31,7 +31,7 @@ std::string trace_value_text(const Plan* plan, const TraceDetail& d) {
       return v >= 0 && v <= static_cast<std::int64_t>(FaultKind::restart) ? to_string(static_cast<FaultKind>(v))
                                                                            : std::to_string(v);
     case TraceValueType::role:
-      return v >= 0 && v <= static_cast<std::int64_t>(Role::rejoining) ? to_string(static_cast<Role>(v))
+      return v >= 0 && v <= static_cast<std::int64_t>(kLastRole) ? to_string(static_cast<Role>(v))
                                                                         : std::to_string(v);
     case TraceValueType::ha: {
       // A built-in approach by name; another (registered elsewhere) by its number.

@@ -9,9 +9,12 @@
 # crashes. The control-plane members connect node processes to the launcher.
 #
 # Compatibility rules (the invariant of this file): field ordinals (@N) are never renumbered
-# or reused; a new field gets the next free ordinal of its struct; a new message kind is added
-# at the END of Envelope.body with the next ordinal, and at the end of hapair::Message too, so
-# the union discriminant equals the variant index (codec.cpp static_asserts this). Defaults
+# or reused inside a struct; a new field gets the next free ordinal of its struct. Envelope.body
+# lists one member per hapair::Message alternative in the variant's order, so the union
+# discriminant equals the variant index (codec.cpp static_asserts this): a new data-plane kind
+# goes before `hello` (the control kinds come last, messages.h kFirstControlKind) and the members
+# after it move up one ordinal, a new control kind goes at the end. Every process of one run is
+# the same build, so the discriminants need not survive between versions; the fields do. Defaults
 # mirror the C++ member defaults, so a field an older sender did not write decodes to the same
 # value as a default-constructed C++ struct (kNoStream/kNoNode/kNoFragment are 0xffff).
 
@@ -152,6 +155,35 @@ struct Candidacy {
   position @2 :UInt64;
 }
 
+# ---- global checkpoints (ha = checkpoint; protocols/messages.h, docs/CHECKPOINT.md) ----------
+
+struct CheckpointTrigger {
+  checkpointId @0 :UInt64;
+}
+
+# A barrier is a position: checkpoint checkpointId falls after tuple afterId of the stream.
+struct CheckpointBarrier {
+  stream @0 :UInt16 = 0xffff;
+  checkpointId @1 :UInt64;
+  afterId @2 :UInt64;
+}
+
+struct CheckpointComplete {
+  checkpointId @0 :UInt64;
+}
+
+struct Rollback {
+  number @0 :UInt64;
+  to @1 :UInt64;                 # 0: the start of the run
+  failed @2 :UInt16 = 0xffff;    # FragmentId
+  fragments @3 :List(UInt16);    # FragmentIds
+}
+
+struct Restored {
+  number @0 :UInt64;
+  fragment @1 :UInt16 = 0xffff;
+}
+
 # ---- control plane (launcher <-> nodes) ----------------------------------------------------
 
 struct Hello {
@@ -260,28 +292,33 @@ struct Envelope {
   # One member per hapair::Message alternative, in variant order: the discriminant of member
   # @(N+3) is N, the variant index.
   body :union {
-    tupleBatch @3 :TupleBatch;          # 0
-    level0Ack @4 :Level0Ack;            # 1
-    level1Ack @5 :Level1Ack;            # 2
-    checkpoint @6 :Checkpoint;          # 3
-    checkpointAck @7 :CheckpointAck;    # 4
-    heartbeat @8 :Heartbeat;            # 5
-    takeover @9 :Takeover;              # 6
-    redirect @10 :Redirect;             # 7
-    replayRequest @11 :ReplayRequest;   # 8
-    restartPoints @12 :RestartPoints;   # 9
-    determinants @13 :Determinants;     # 10
-    determinantAck @14 :DeterminantAck; # 11
-    rejoin @15 :Rejoin;                 # 12
-    candidacy @16 :Candidacy;           # 13
-    hello @17 :Hello;                   # 14
-    directory @18 :Directory;           # 15
-    stopRun @19 :StopRun;               # 16
-    kill @20 :Kill;                     # 17
-    nodeStats @21 :NodeStats;           # 18
-    traceBatch @22 :TraceBatch;         # 19
-    deliveryBatch @23 :DeliveryBatch;   # 20
-    clockRequest @24 :ClockRequest;     # 21
-    clockReply @25 :ClockReply;         # 22
+    tupleBatch @3 :TupleBatch;                    # 0
+    level0Ack @4 :Level0Ack;                      # 1
+    level1Ack @5 :Level1Ack;                      # 2
+    checkpoint @6 :Checkpoint;                    # 3
+    checkpointAck @7 :CheckpointAck;              # 4
+    heartbeat @8 :Heartbeat;                      # 5
+    takeover @9 :Takeover;                        # 6
+    redirect @10 :Redirect;                       # 7
+    replayRequest @11 :ReplayRequest;             # 8
+    restartPoints @12 :RestartPoints;             # 9
+    determinants @13 :Determinants;               # 10
+    determinantAck @14 :DeterminantAck;           # 11
+    rejoin @15 :Rejoin;                           # 12
+    candidacy @16 :Candidacy;                     # 13
+    checkpointTrigger @17 :CheckpointTrigger;     # 14
+    checkpointBarrier @18 :CheckpointBarrier;     # 15
+    checkpointComplete @19 :CheckpointComplete;   # 16
+    rollback @20 :Rollback;                       # 17
+    restored @21 :Restored;                       # 18
+    hello @22 :Hello;                             # 19
+    directory @23 :Directory;                     # 20
+    stopRun @24 :StopRun;                         # 21
+    kill @25 :Kill;                               # 22
+    nodeStats @26 :NodeStats;                     # 23
+    traceBatch @27 :TraceBatch;                   # 24
+    deliveryBatch @28 :DeliveryBatch;             # 25
+    clockRequest @29 :ClockRequest;               # 26
+    clockReply @30 :ClockReply;                   # 27
   }
 }

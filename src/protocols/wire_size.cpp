@@ -30,6 +30,11 @@ constexpr std::size_t kDeterminantRecordWords = 1 + 0;
 constexpr std::size_t kDeterminantsWords = 2 + 1;
 constexpr std::size_t kDeterminantAckWords = 2 + 0;
 constexpr std::size_t kRejoinWords = 2 + 0;
+constexpr std::size_t kCheckpointTriggerWords = 1 + 0;
+constexpr std::size_t kCheckpointBarrierWords = 3 + 0;
+constexpr std::size_t kCheckpointCompleteWords = 1 + 0;
+constexpr std::size_t kRollbackWords = 3 + 1;
+constexpr std::size_t kRestoredWords = 2 + 0;
 
 constexpr std::size_t blob(std::size_t bytes) { return (bytes + 7) / 8; }
 // A list of `n` structs of `element_words` each: a tag word, then the elements.
@@ -75,6 +80,12 @@ std::size_t body_words(const Determinants& m) {
 }
 std::size_t body_words(const DeterminantAck&) { return kDeterminantAckWords; }
 std::size_t body_words(const Rejoin&) { return kRejoinWords; }
+std::size_t body_words(const CheckpointTrigger&) { return kCheckpointTriggerWords; }
+std::size_t body_words(const CheckpointBarrier&) { return kCheckpointBarrierWords; }
+std::size_t body_words(const CheckpointComplete&) { return kCheckpointCompleteWords; }
+// A list of UInt16 has no tag word: its elements, rounded up to whole words.
+std::size_t body_words(const Rollback& m) { return kRollbackWords + blob(2 * m.fragments.size()); }
+std::size_t body_words(const Restored&) { return kRestoredWords; }
 
 }  // namespace
 

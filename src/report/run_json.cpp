@@ -109,6 +109,11 @@ Json fragments_json(const Plan& plan) {
 Json nodes_json(const Plan& plan) {
   Json nodes = Json::array();
   for (const PlanNode& n : plan.nodes) {
+    // A node of no fragment (the coordinator of global checkpoints) is a lane of its own.
+    if (!plan.runs_fragment(n.id)) {
+      nodes.push_back(Json{{"name", n.name}, {"fragment", n.name}, {"planned", n.name}});
+      continue;
+    }
     nodes.push_back(Json{{"name", n.name},
                          {"fragment", plan.fragments[n.fragment].name},
                          {"planned", n.standby ? "standby" : "primary"}});

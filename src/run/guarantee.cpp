@@ -33,7 +33,7 @@ HaMode judged_approach(const Plan& plan, const std::vector<FaultSpec>& faults) {
   for (const FaultSpec& f : faults)
     for (const std::string* name : {&f.node, &f.peer}) {
       const NodeId id = plan.node_id(*name);
-      if (id != kNoNode && plan.fragments[plan.nodes[id].fragment].kind == FragmentKind::operators)
+      if (id != kNoNode && plan.runs_fragment(id) && plan.fragments[plan.nodes[id].fragment].kind == FragmentKind::operators)
         hit.push_back(plan.nodes[id].fragment);
     }
   if (hit.empty())

@@ -111,7 +111,8 @@ class NodeHost {
         options_(options),
         self_(self),
         plan_(*options.plan),
-        is_sink_(plan_.fragments.at(plan_.nodes.at(self).fragment).kind == FragmentKind::sink),
+        is_sink_(plan_.runs_fragment(self) &&
+                 plan_.fragments.at(plan_.nodes.at(self).fragment).kind == FragmentKind::sink),
         gate_(options.curve.on() ? std::make_unique<CurveGate>(context, options.curve) : nullptr),
         transport_(context, transport_config(options, plan_.nodes.at(self))),
         control_(context, options, self),
@@ -122,8 +123,10 @@ class NodeHost {
       gate_->watch(transport_.inbox());
       gate_->start();
     }
-    const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self).fragment);
-    if (plan_.settings().detector == DetectorKind::connection_heartbeat && f.has_standby()) {
+    // A node of no fragment (the coordinator of global checkpoints) has no pair partner to be
+    // watched by: no crash line.
+    if (plan_.settings().detector == DetectorKind::connection_heartbeat && plan_.runs_fragment(self) &&
+        plan_.fragments.at(plan_.nodes.at(self).fragment).has_standby()) {
       std::string host;
       std::string port = "0";
       if (!options.crash_line_bind.empty() && !split_tcp_endpoint(options.crash_line_bind, host, port))
@@ -174,7 +177,9 @@ class NodeHost {
   // partner: the primary of a standby, the standby of a primary) is watched by PartnerWatch.
   void watch_partner(zmq::context_t& context, const Directory& directory) {
     const Settings& s = plan_.settings();
-    if (s.detector != DetectorKind::connection_heartbeat) return;
+    // A node of no fragment (the coordinator of global checkpoints) watches no partner yet: the
+    // fragments it coordinates are not reported to it (docs/CHECKPOINT.md, "Status").
+    if (s.detector != DetectorKind::connection_heartbeat || !plan_.runs_fragment(self_)) return;
     const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self_).fragment);
     watch_.emplace(context, PartnerWatchConfig::for_settings(s), options_.curve);
     for (const NodeId partner : f.replicas()) {

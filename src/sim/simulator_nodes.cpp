@@ -54,6 +54,8 @@ void Simulator::Impl::crash(SimNode& n) {
 // sees that one link latency later (a partition in between keeps the news from it).
 void Simulator::Impl::close_connections_of(const SimNode& n) {
   if (plan->settings().detector != DetectorKind::connection_heartbeat) return;
+  // A node of no fragment (the coordinator of global checkpoints) has no replicas to tell.
+  if (!plan->runs_fragment(n.id)) return;
   const PlanFragment& f = plan->fragments.at(plan->nodes.at(n.id).fragment);
   for (const NodeId partner : f.replicas()) {
     if (partner == kNoNode || partner == n.id || nodes[partner].crashed) continue;

@@ -264,7 +264,7 @@ TEST_CASE("the data-plane kinds are the message kinds before hello", "[metrics]"
   const std::vector<std::string> kinds = data_plane_kind_names();
   REQUIRE(kinds.size() == kFirstControlKind);
   CHECK(kinds.front() == "tuples");
-  CHECK(kinds.back() == "candidacy");
+  CHECK(kinds.back() == "restored");
 }
 
 TEST_CASE("the output queue figure is the largest sample per node", "[metrics]") {

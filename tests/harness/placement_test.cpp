@@ -297,3 +297,18 @@ TEST_CASE("k standbys: standby_host pins the first standby, the others are sprea
   CHECK(p.of(f2.standbys[1]).host == 2);
   CHECK(p.warnings.empty());
 }
+
+TEST_CASE("the coordinator of global checkpoints goes to the host with the fewest nodes", "[hosts][placement]") {
+  Topology t = default_topology();
+  t.settings.ha = static_cast<HaMode>(204);
+  const Plan plan = make_plan(t, coordinated_catalog(static_cast<HaMode>(204)));
+  REQUIRE(plan.coordinator != kNoNode);
+  // Six fragment nodes on four hosts: two hosts hold two, the coordinator joins one that holds one.
+  const Placement p = placed(plan, hosts(4));
+  std::vector<std::size_t> load(4);
+  for (const NodePlacement& np : p.nodes)
+    if (np.node != plan.coordinator) ++load[np.host];
+  CHECK(load[p.of(plan.coordinator).host] == 1);
+  CHECK_FALSE(p.of(plan.coordinator).pinned);
+  CHECK(placement_role(plan, plan.coordinator) == "coordinator");
+}

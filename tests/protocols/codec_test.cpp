@@ -58,19 +58,24 @@ std::optional<Message> sample_body(std::size_t kind) {
     case 11: return DeterminantAck{2, 1003};
     case 12: return Rejoin{3, 8, 123456};
     case 13: return Candidacy{2, 9, 0x123456789aULL};
-    case 14: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337, "tcp://127.0.0.1:40124"};
-    case 15: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"},
+    case 14: return CheckpointTrigger{77};
+    case 15: return CheckpointBarrier{4, 78, 0x100000003ULL};
+    case 16: return CheckpointComplete{79};
+    case 17: return Rollback{3, 78, 2, {1, 2, 65534}};
+    case 18: return Restored{3, 2};
+    case 19: return Hello{"aggregate.backup", "tcp://127.0.0.1:40123", 31337, "tcp://127.0.0.1:40124"};
+    case 20: return Directory{{"tcp://127.0.0.1:1", "", "tcp://10.0.0.2:5555"},
                             1'700'000'000'000'000,
                             {"tcp://127.0.0.1:2", "", "tcp://10.0.0.2:5556"}};
-    case 16: return StopRun{true};
-    case 17: return Kill{250};
-    case 18: return NodeStats{123456, true, {Counter{"bytes_sent.tuples", 1 << 30}, Counter{"cpu_us", -1}}};
-    case 19:
+    case 21: return StopRun{true};
+    case 22: return Kill{250};
+    case 23: return NodeStats{123456, true, {Counter{"bytes_sent.tuples", 1 << 30}, Counter{"cpu_us", -1}}};
+    case 24:
       return TraceBatch{{TraceEvent(10, 1, TraceKind::takeover).with(TraceKey::epoch, 1).with(TraceKey::fragment_primary, 2),
                          TraceEvent(-3, 0, TraceKind::fatal).with(TraceKey::count, -1).with_text("détection ratée")}};
-    case 21: return ClockRequest{7, 1'700'000'000'123'456};
-    case 22: return ClockReply{7, 1'700'000'000'123'456, 1'700'000'002'469'134, -5};
-    case 20:
+    case 26: return ClockRequest{7, 1'700'000'000'123'456};
+    case 27: return ClockReply{7, 1'700'000'000'123'456, 1'700'000'002'469'134, -5};
+    case 25:
       return DeliveryBatch{{Delivery{500, 2, sample_tuple(9)}, Delivery{501, 2, sample_tuple(10)}},
                            true,
                            {MergeOrder{4, 7, true, false, 1, 1001, {MergeRun{0, 17, 3}, MergeRun{1, 9, 250}}},
@@ -531,6 +536,34 @@ TEST_CASE("a takeover whose standby names no node is written as one without a st
   REQUIRE(decoded.has_value());
   REQUIRE(std::get<Takeover>(decoded->body).standbys.empty());
   REQUIRE(encode(*decoded) == odd);
+}
+
+TEST_CASE("the global checkpoints' messages are data-plane kinds, before hello", "[codec]") {
+  // They are HA overhead, counted like the pairs' checkpoints (docs/CHECKPOINT.md).
+  for (const char* kind : {"checkpoint_trigger", "checkpoint_barrier", "checkpoint_complete", "rollback", "restored"}) {
+    INFO(kind);
+    std::size_t index = std::variant_size_v<Message>;
+    for (std::size_t k = 0; k < std::variant_size_v<Message>; ++k)
+      if (std::string(kMessageKindNames[k]) == kind) index = k;
+    REQUIRE(index < kFirstControlKind);
+    const Message body = *sample_body(index);
+    CHECK_FALSE(is_control_message(body));
+  }
+  CHECK(std::string(kMessageKindNames[kFirstControlKind]) == "hello");
+}
+
+TEST_CASE("a rollback naming every fragment a plan may have round trips", "[codec]") {
+  Rollback r{1, 0, kNoFragment, {}};
+  for (FragmentId f = 0; f < 300; ++f) r.fragments.push_back(f);
+  const Envelope sample = envelope_of(r);
+  DecodeStats stats;
+  const auto decoded = decode(encode(sample), stats);
+  REQUIRE(decoded.has_value());
+  CHECK(*decoded == sample);
+  const auto& got = std::get<Rollback>(decoded->body);
+  CHECK(got.failed == kNoFragment);
+  CHECK(got.to == 0);
+  CHECK(got.fragments.size() == 300);
 }
 
 }  // namespace hapair

@@ -499,3 +499,46 @@ TEST_CASE("validate reports several problems at once") {
   CHECK(has_problem(problems, {"slide_ms = 0"}));
   CHECK(has_problem(problems, {"'ghost'"}));
 }
+
+TEST_CASE("an approach with a coordinator adds one node of no fragment, after every replica") {
+  const ApproachCatalog catalog = coordinated_catalog(static_cast<HaMode>(201));
+  Topology t = default_topology();
+  t.settings.ha = static_cast<HaMode>(201);
+  const Plan plan = make_plan(t, catalog);
+  // Fragments' nodes keep their ids: primaries 0..3, the spares 4 and 5, then the coordinator.
+  REQUIRE(plan.nodes.size() == 7);
+  CHECK(plan.nodes[4].name == "filter.spare");
+  CHECK(plan.nodes[5].name == "aggregate.spare");
+  CHECK(plan.coordinator == 6);
+  CHECK(plan.nodes[6].name == kCoordinatorNodeName);
+  CHECK(plan.nodes[6].id == 6);
+  CHECK(plan.nodes[6].fragment == kNoFragment);
+  CHECK_FALSE(plan.nodes[6].standby);
+  CHECK(plan.node_id("coordinator") == 6);
+  CHECK_FALSE(plan.runs_fragment(6));
+  for (NodeId n = 0; n < 6; ++n) CHECK(plan.runs_fragment(n));
+  for (const PlanFragment& f : plan.fragments) CHECK_FALSE(f.is_replica(6));
+
+  // One fragment using it is enough; none: no coordinator.
+  Topology one = default_topology();
+  one.fragments[2].ha = static_cast<HaMode>(201);
+  const Plan partial = make_plan(one, catalog);
+  REQUIRE(partial.nodes.size() == 6);
+  CHECK(partial.coordinator == 5);
+  CHECK(partial.nodes[5].name == kCoordinatorNodeName);
+  CHECK(make_plan(default_topology(), catalog).coordinator == kNoNode);
+}
+
+TEST_CASE("no fragment may take the coordinator's name when the network needs a coordinator") {
+  const ApproachCatalog catalog = coordinated_catalog(static_cast<HaMode>(201));
+  Topology t = default_topology();
+  t.settings.ha = static_cast<HaMode>(201);
+  t.fragments[1].name = "coordinator";
+  const auto problems = validate(t, catalog);
+  INFO(joined(problems));
+  REQUIRE(problems.size() == 1);
+  CHECK(has_problem(problems, {"'coordinator'", "coordinator's", "rename"}));
+  // Without such an approach the name is free.
+  t.settings.ha = HaMode::passive;
+  CHECK(validate(t, catalog).empty());
+}

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "protocols/approach_traits.h"
 #include "protocols/topology.h"
 
 namespace hapair::testing {
@@ -76,6 +77,21 @@ inline bool has_problem(const std::vector<std::string>& problems, std::initializ
     if (all) return true;
   }
   return false;
+}
+
+// The built-in approaches and one more, `coordinated` (mode `mode`), that needs a coordinator
+// (global checkpoints, docs/CHECKPOINT.md) and has a spare per fragment: a plan where a fragment
+// uses it gets the node `coordinator`. No built-in approach needs one yet.
+inline ApproachCatalog coordinated_catalog(HaMode mode) {
+  ApproachTraits t;
+  t.mode = mode;
+  t.name = "coordinated";
+  t.title = "coordinated checkpoints";
+  t.standbys = 1;
+  t.standby_suffix = ".spare";
+  t.coordinator = true;
+  t.promise = {RecoveryType::precise, RecoveryType::rollback, RecoveryType::rollback};
+  return ApproachCatalog::builtin().with(t);
 }
 
 }  // namespace hapair::testing

@@ -17,7 +17,7 @@ Bytes bytes_of(std::size_t n) { return Bytes(n, 0x5a); }
 
 std::vector<Message> samples() {
   std::vector<Message> out;
-  for (std::size_t n : {0, 1, 7, 8, 9, 100}) {
+  for (std::size_t n : {0, 1, 2, 3, 7, 8, 9, 100}) {
     TupleBatch b{3, {}, n % 2 == 0, n % 3 == 0, n, n * 7};
     for (std::size_t i = 0; i < n; ++i) b.tuples.push_back(Tuple{i + 1, static_cast<TimeUs>(i), -4, 2.5, i});
     out.push_back(b);
@@ -32,6 +32,10 @@ std::vector<Message> samples() {
     out.push_back(RestartPoints{8, n, {}});
     out.push_back(RestartPoints{8, n, {outer, inner}});
     out.push_back(Level1Ack{1, n, 2, bytes_of(n + 5), {forwarded, DownstreamRestartPoints{1, 2, 3, {}}}});
+    // A list of UInt16 is padded to whole words: every length modulo 4.
+    Rollback r{n, n + 1, 2, {}};
+    for (std::size_t i = 0; i < n; ++i) r.fragments.push_back(static_cast<FragmentId>(i));
+    out.push_back(r);
   }
   out.push_back(Level0Ack{1, 99, true});
   out.push_back(CheckpointAck{12});
@@ -42,6 +46,11 @@ std::vector<Message> samples() {
   out.push_back(DeterminantAck{1, 2});
   out.push_back(Rejoin{1, 2, 3});
   out.push_back(Candidacy{1, 2, 3});
+  out.push_back(CheckpointTrigger{5});
+  out.push_back(CheckpointBarrier{1, 5, 1234});
+  out.push_back(CheckpointComplete{5});
+  out.push_back(Rollback{1, 5, 2, {1, 2, 3}});
+  out.push_back(Restored{1, 2});
   out.push_back(Takeover{1, 2, 3, {{4, 5}, {6, 7}, {8, 9}}});
   return out;
 }

@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "checkpoint/coordinator_node.h"
 #include "protocols/plan.h"
+#include "protocols/topology_builders.h"
 #include "runtime/control_server.h"
 #include "runtime/node_host.h"
 #include "runtime/run_clock.h"
@@ -297,6 +299,48 @@ TEST_CASE("node host: a directory whose size does not match the plan is a setup 
   REQUIRE(launcher.control.send(launcher.peer_of.at("sink"), Envelope{Header{}, Directory{{"tcp://127.0.0.1:1"}, 0, {}}}));
   node.join();
   CHECK(status == kNodeExitSetupError);
+}
+
+TEST_CASE("node host: the coordinator of global checkpoints, a node of no fragment, runs as a process and triggers checkpoints") {
+  // A test's approach that needs a coordinator (no built-in one does yet): the plan's node
+  // `coordinator` runs CoordinatorNode; its fragments' endpoints are never reached.
+  Topology t = default_topology();
+  t.settings.ha = static_cast<HaMode>(205);
+  t.settings.failure_timeout_ms = 60'000;  // no fragment heartbeats the coordinator yet
+  const auto plan = std::make_shared<const Plan>(make_plan(t, hapair::testing::coordinated_catalog(static_cast<HaMode>(205))));
+  REQUIRE(plan->coordinator != kNoNode);
+  MemoryCheckpointStore store;
+  CoordinatorNodeOptions options;
+  options.checkpoints.interval_us = 20'000;
+  options.checkpoints.timeout_us = 40'000;
+  const CoreFactory factory = [&](std::shared_ptr<const Plan> p, NodeId n) -> std::unique_ptr<NodeCore> {
+    return std::make_unique<CoordinatorNode>(std::move(p), n, options, store);
+  };
+  FakeLauncher launcher;
+  int status = -1;
+  std::thread node(
+      [&] { status = run_node_process(options_for(plan, kCoordinatorNodeName, launcher.control.endpoint(), factory)); });
+  REQUIRE(launcher.pump([&] { return launcher.peer_of.size() == 1; }));
+  for (const PlanNode& n : plan->nodes)
+    if (n.id != plan->coordinator) launcher.endpoint_of[n.name] = "tcp://127.0.0.1:1";  // never answers
+  launcher.send_directory(*plan);
+  auto count = [&](TraceKind kind) {
+    std::size_t k = 0;
+    for (const TraceEvent& e : launcher.traces) k += e.kind == kind && e.node == plan->coordinator;
+    return k;
+  };
+  REQUIRE(launcher.pump([&] { return count(TraceKind::checkpoint_abandoned) >= 1; }));
+  launcher.stop(kCoordinatorNodeName);
+  REQUIRE(launcher.pump([&] {
+    return launcher.last_stats.count(kCoordinatorNodeName) && launcher.last_stats[kCoordinatorNodeName].final;
+  }));
+  node.join();
+  CHECK(status == kNodeExitOk);
+  CHECK(count(TraceKind::start) == 1);
+  CHECK(count(TraceKind::checkpoint_triggered) >= 2);
+  CHECK(launcher.counter(kCoordinatorNodeName, "checkpoints_triggered") >= 2);
+  CHECK(launcher.counter(kCoordinatorNodeName, "messages_sent.checkpoint_trigger") >= 2);
+  CHECK(store.completed().empty());
 }
 
 }  // namespace hapair

@@ -45,7 +45,7 @@ std::optional<std::int64_t> parse_value(const Plan* plan, TraceValueType type, c
         if (text == to_string(k)) return static_cast<std::int64_t>(k);
       return std::nullopt;
     case TraceValueType::role:
-      for (int r = 0; r <= static_cast<int>(Role::rejoining); ++r)
+      for (int r = 0; r <= static_cast<int>(kLastRole); ++r)
         if (text == to_string(static_cast<Role>(r))) return r;
       return std::nullopt;
     case TraceValueType::ha:

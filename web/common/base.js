@@ -22,6 +22,7 @@
     spare:          { label: 'spare',           fill: '#d9d9d9', text: '#000000' },
     rejoining:      { label: 'rejoining',       fill: OI.yellow, text: '#000000' },
     fenced:         { label: 'fenced',          fill: OI.purple, text: '#000000' },
+    coordinator:    { label: 'coordinator',     fill: OI.orange, text: '#000000' },
     dead:           { label: 'dead',            fill: '#3a3a3a', text: '#ffffff', hatch: true },
     stopped:        { label: 'ended',           fill: '#9a9a9a', text: '#000000' },
     unknown:        { label: 'starting',        fill: '#eeeeee', text: '#000000' },

@@ -31,6 +31,12 @@
     candidacy:            M('dot', OI.orange, 'minor', null),
     elected:              M('star', OI.orange, 'medium', 'elected: the most advanced of k standbys takes over'),
     follows:              M('circle', OI.blue, 'medium', null),
+    checkpoint_triggered: M('tick', '#8c8c8c', 'light', 'global checkpoint triggered (barriers)'),
+    checkpoint_snapshot:  M('dot', '#8c8c8c', 'light', null),
+    checkpoint_completed: M('circle', OI.green, 'medium', 'global checkpoint complete'),
+    checkpoint_abandoned: M('square', OI.orange, 'minor', null),
+    checkpoint_rollback:  M('triangleDown', OI.vermillion, 'major', 'rollback to the last complete checkpoint'),
+    checkpoint_restore:   M('circle', OI.blue, 'medium', null),
     fenced:               M('squareX', OI.purple, 'major', 'fenced (the fragment moved on without it)'),
     standby_lost:         M('triangleDown', OI.vermillion, 'major', 'standby lost: the primary runs unprotected'),
     standby_suspected:    M('triangleDown', OI.orange, 'minor', null),
@@ -141,6 +147,12 @@
       case 'candidacy': return `${who} found ${n(e.failed)} failed and tells the other standbys its position ${n(e.position)} (epoch ${n(e.epoch)}).`;
       case 'elected': return `${who} is the most advanced of ${n(e.count)} standbys heard (position ${n(e.position)}, epoch ${n(e.epoch)}) and takes over from ${n(e.failed)}.`;
       case 'follows': return `${who} lost the election and follows ${n(e.fragment_primary)} as its standby (epoch ${n(e.epoch)}).`;
+      case 'checkpoint_triggered': return `${who} starts global checkpoint ${n(e.checkpoint)}.`;
+      case 'checkpoint_snapshot': return `${who} aligned its inputs and sent its snapshot of checkpoint ${n(e.checkpoint)} (${n(e.bytes)} bytes).`;
+      case 'checkpoint_completed': return `Checkpoint ${n(e.checkpoint)} is complete: every snapshot is in the store.`;
+      case 'checkpoint_abandoned': return `Checkpoint ${n(e.checkpoint)} is abandoned: it will never complete.`;
+      case 'checkpoint_rollback': return `${n(e.failed)} failed: ${n(e.count)} fragments roll back to checkpoint ${n(e.checkpoint)}.`;
+      case 'checkpoint_restore': return `${who} installed its snapshot of checkpoint ${n(e.checkpoint)} (rollback ${n(e.count)}).`;
       default: return `${who}: ${e.kind}.`;
     }
   };
