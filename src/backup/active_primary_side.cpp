@@ -60,7 +60,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
 
   void on_tick(TimeUs now, Effects& eff) override {
     if (!followers_to_bootstrap_.empty()) {
-      if (nondeterministic()) drop_determinants_if_alone();
+      settle_determinants(now, eff);
       const auto b = std::make_shared<const Bootstrap>(capture_bootstrap(server_, ++bootstrap_checkpoint_id_));
       for (NodeId f : followers_to_bootstrap_) start_bootstrap(now, f, b, eff);
       server_.count("followers_bootstrapped", static_cast<std::int64_t>(followers_to_bootstrap_.size()));
@@ -123,7 +123,7 @@ class ActivePrimarySide : public StatelessPrimarySide {
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
     HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
                      "node " << server_.node().self() << " joined by standby " << standby);
-    if (nondeterministic()) drop_determinants_if_alone();
+    settle_determinants(now, eff);
     const auto b = std::make_shared<const Bootstrap>(capture_bootstrap(server_, ++bootstrap_checkpoint_id_));
     if (ships_determinants()) {
       if (determinants_) {
@@ -168,10 +168,15 @@ class ActivePrimarySide : public StatelessPrimarySide {
   void drop_determinants() {
     server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { (void)f.take_determinants(); });
   }
-  // Recorded choices not yet shipped are of no use to a standby that installs my state (it
-  // holds them), but the other standbys still need them.
-  void drop_determinants_if_alone() {
-    if (!determinants_) drop_determinants();
+  // Before a capture: the choices recorded since the last event are in my state but not yet
+  // numbered. Alone, a standby that installs my state has no use for them (dropped); with
+  // other standbys (k standbys) they are shipped now, so the state I capture counts them and
+  // whoever installs it takes them for what it has (a first version captured them unnumbered,
+  // and a follower applied them twice: chaos case 375 of seed 1, active, k = 3).
+  void settle_determinants(TimeUs now, Effects& eff) {
+    if (!nondeterministic()) return;
+    if (determinants_) determinants_->after_processing(now, eff);
+    else drop_determinants();
   }
 
   bool took_over_ = false;

@@ -164,7 +164,7 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   if (server_.node().settings().determinants)
     server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { f.set_follow_determinants(true); });
   server_.outputs().track_consumers_without_sending();
-  if (awaiting_bootstrap_) server_.count("followers_bootstrapped");
+  if (awaiting_bootstrap_) server_.count("follower_bootstraps_installed");
   bootstrapping_ = false;
   awaiting_bootstrap_ = false;
   installed_bootstrap_id_ = content->id;
@@ -193,10 +193,13 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
   begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, my_followers);
   const Fragment* fragment = server_.workload().fragment();
   const bool follow = follows_determinants();
-  // With followers, the choices I make now (what waited for determinants, in my arrival order)
-  // are mine alone until they installed my state: the output they produce is held from here
-  // (the new primary's determinant shipper releases it once every follower has my state).
-  if (follow && !my_followers.empty()) server_.outputs().hold_all();
+  // With followers, my log is mine alone until they installed my state: it may hold output of
+  // the old primary's choices that a follower never applied (the old primary released only what
+  // every standby acknowledged), and the choices I make now (what waited for determinants, in my
+  // arrival order) are nobody else's. So nothing of my log goes out until every follower has my
+  // state (the new primary's determinant shipper releases it then); what the downstream
+  // acknowledged is where the log begins, and it has that already.
+  if (follow && !my_followers.empty()) server_.outputs().hold_from_log_start();
   if (follow) release_determinant_buffers();
   // Fill whatever was in flight to me when the primary died.
   server_.inputs().request_replay(now, eff, {}, 0);

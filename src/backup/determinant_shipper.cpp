@@ -57,8 +57,11 @@ void DeterminantShipper::send_to_all(TimeUs now, const Determinants& d, Effects&
 
 void DeterminantShipper::on_start() {
   // Output produced before this standby existed is released already; later output waits for
-  // the standby's acknowledgement of the determinants it depends on.
-  server_.outputs().hold_all();
+  // the standby's acknowledgement of the determinants it depends on. (A new primary with
+  // followers held its whole log at the takeover: those gates stay where they are.)
+  bool held = false;
+  for (const auto& [s, o] : server_.outputs()) held = held || o.gate().held();
+  if (!held) server_.outputs().hold_all();
 }
 
 void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {

@@ -220,6 +220,24 @@ TEST_CASE("active standby with k standbys on a Union with determinants: the foll
   }
 }
 
+TEST_CASE("active standby with k standbys: followers bootstrapped from a winner that then crashes apply no choice twice (chaos case 375)",
+          "[scenarios][k_standbys]") {
+  // The winner's bootstrap captured the Union's choices made at its takeover before they were
+  // numbered; the followers applied them once from the state and once from the winner's
+  // determinants, and after the winner's crash the next primary's output differed from what the
+  // sink had: a gap. The choices are numbered (shipped) before the capture now.
+  auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/tests/scenarios/data/union_active_k3_chaos_case375.toml");
+  REQUIRE(load.topology.has_value());
+  const auto r = test::judged_sim_run(*load.topology, {crash("merge", 0.877), crash("merge.backup", 0.8794)});
+  check_precise(r);
+  // The branch ran: both followers installed the winner's bootstrap before it crashed, and the
+  // next winner bootstrapped the last follower in turn.
+  CHECK(counter(r, "merge.backup", "followers_bootstrapped") == 2);
+  CHECK(events_of(r, TraceKind::pair_restored, "merge.backup").size() == 2);
+  CHECK(events_of(r, TraceKind::takeover, "merge.backup2").size() == 1);
+  CHECK(counter(r, "merge.backup2", "followers_bootstrapped") == 1);
+}
+
 TEST_CASE("hybrid standby with k standbys: checkpoints to all k, a switch makes all k active, crashes leave it precise",
           "[scenarios][k_standbys]") {
   Topology t = k_network("hybrid", 2);
