@@ -179,12 +179,20 @@ TEST_CASE("active standby with k standbys: a follower ahead of the winner sends 
   // the input in flight to it, so it may be ahead of the winner. It sends no output while it
   // follows (checked in every standby event), and when the winner fails too it re-sends only its
   // unacknowledged log: the downstream drops what it has by id.
+  int ahead_seen = 0;
   for (double second_s : {1.5002, 1.6, 2.2}) {
     INFO("winner crashes at " << second_s << " s");
     const auto r = test::judged_sim_run(k_network("active", 3), {crash("aggregate", 1.5), crash("aggregate.backup", second_s)});
     check_precise(r);
     CHECK(events_of(r, TraceKind::takeover, "aggregate.backup2").size() == 1);
+    // The position a follower had when it followed, against the one the winner was elected with.
+    const auto elected = events_of(r, TraceKind::elected);
+    REQUIRE_FALSE(elected.empty());
+    const std::int64_t won_at = elected.front()->get(TraceKey::position).value_or(-1);
+    for (const TraceEvent* f : events_of(r, TraceKind::follows)) ahead_seen += f->get(TraceKey::position).value_or(-1) > won_at;
   }
+  // The branch ran: some follower had processed more than the winner when it followed it.
+  CHECK(ahead_seen > 0);
 }
 
 TEST_CASE("active standby with k standbys on a Union with determinants: the followers are bootstrapped from the winner, precise",
