@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """k standbys (issue 36): overhead, recovery and the faults each k survives, as a table.
 
-For k = 1, 2, 3 (passive standby, `hapair run --standbys K`) on the default network
+For k = 1, 2, 3 (passive standby by default, `--ha active` or `--ha hybrid` for the others;
+`hapair run --standbys K`) on the default network
 (source -> filter -> aggregate -> sink):
   - overhead: bytes and data-plane messages beyond the same seed's ha none run, failure-free;
   - recovery: the run's recovery time (first new output after the failure) after a SIGKILL of the
@@ -10,7 +11,7 @@ For k = 1, 2, 3 (passive standby, `hapair run --standbys K`) on the default netw
     (precise = survived), and the election's winner crashing 0.3 ms after the primary.
 Every run is judged against the failure-free reference by hapair itself (summary.json).
 
-Usage: scripts/k_standbys_table.py [--driver sim|real] [--seeds N] [--hapair PATH]
+Usage: scripts/k_standbys_table.py [--driver sim|real] [--ha passive|active|hybrid] [--seeds N] [--hapair PATH]
 Real runs must go under `flock /tmp/hapair-heavy.lock` (they time real processes).
 """
 import argparse
@@ -46,6 +47,7 @@ def median(xs):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--driver", default="sim", choices=["sim", "real"])
+    ap.add_argument("--ha", default="passive", choices=["passive", "active", "hybrid"])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--duration-s", type=float, default=3.0)
     ap.add_argument("--hapair", default=os.path.join(os.path.dirname(__file__), "..", "build", "src", "cli", "hapair"))
@@ -55,25 +57,25 @@ def main():
     rows = []
     for k in (1, 2, 3):
         standbys = ["aggregate.backup"] + [f"aggregate.backup{i}" for i in range(2, k + 1)]
-        free = {s: run(a.hapair, a.driver, s, "passive", k, [], a.duration_s) for s in seeds}
+        free = {s: run(a.hapair, a.driver, s, a.ha, k, [], a.duration_s) for s in seeds}
         bytes_extra = median([free[s]["overhead"]["bytes_total"] - base[s]["bytes_total"] for s in seeds])
         msgs_extra = median([free[s]["overhead"]["messages_total"] - base[s]["messages_total"] for s in seeds])
-        ckpt = median([free[s]["overhead"]["bytes_by_kind"]["checkpoint"] for s in seeds])
-        crashed = {s: run(a.hapair, a.driver, s, "passive", k, [("aggregate", 1.5)], a.duration_s) for s in seeds}
+        ckpt = median([free[s]["overhead"]["bytes_by_kind"].get("checkpoint", 0) for s in seeds])
+        crashed = {s: run(a.hapair, a.driver, s, a.ha, k, [("aggregate", 1.5)], a.duration_s) for s in seeds}
         rec = median([crashed[s]["recovery"]["recovery_ms"] for s in seeds])
         det = median([crashed[s]["recovery"]["detection_ms"] for s in seeds])
         precise = sum(crashed[s]["semantics"]["verdict"] == "precise" for s in seeds)
         survived = []
         for j in range(0, k + 1):
             victims = [("aggregate", 1.5)] + [(n, 1.5) for n in standbys[:j]]
-            r = run(a.hapair, a.driver, 1, "passive", k, victims, a.duration_s)
+            r = run(a.hapair, a.driver, 1, a.ha, k, victims, a.duration_s)
             survived.append(f"{j}:{r['semantics']['verdict'] if r['completed'] else 'incomplete'}")
         winner = "-"
         if k >= 2:
-            r = run(a.hapair, a.driver, 1, "passive", k, [("aggregate", 1.5), ("aggregate.backup", 1.5003)], a.duration_s)
+            r = run(a.hapair, a.driver, 1, a.ha, k, [("aggregate", 1.5), ("aggregate.backup", 1.5003)], a.duration_s)
             winner = r["semantics"]["verdict"] if r["completed"] else "incomplete"
         rows.append((k, bytes_extra, msgs_extra, ckpt, det, rec, f"{precise}/{len(seeds)}", " ".join(survived), winner))
-    print(f"driver {a.driver}, {a.seeds} seeds, {a.duration_s} s runs, default network, passive standby; medians over seeds")
+    print(f"driver {a.driver}, {a.seeds} seeds, {a.duration_s} s runs, default network, ha = {a.ha}; medians over seeds")
     print("k | bytes beyond none | messages beyond none | checkpoint bytes | detection ms | recovery ms | "
           "precise after primary crash | primary + j standbys crash together (j:verdict) | winner crashes 0.3 ms later")
     print("--- | --- | --- | --- | --- | --- | --- | --- | ---")

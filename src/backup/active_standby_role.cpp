@@ -32,7 +32,7 @@ void ActiveStandbyRole::on_tick(TimeUs now, Effects& eff) {
   const std::size_t sends_before = eff.sends.size();
   if (watch_primary(now, eff)) return;
   server_.workload().run(now, eff);
-  server_.inputs().send_level0_acks(now, eff, false);
+  if (!awaiting_bootstrap_) server_.inputs().send_level0_acks(now, eff, false);
   next_retransmit_us_ = server_.retransmit(now, eff);
   check_no_output_sent(eff, sends_before);
 }
@@ -45,6 +45,12 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
+        if (awaiting_bootstrap_ && std::is_same_v<T, Determinants>) {
+          // The new primary's choices continue its state, not mine: applied after its bootstrap
+          // (it repeats what I have not acknowledged).
+          server_.count("determinants_awaiting_bootstrap_dropped");
+          return;
+        }
         if (bootstrapping_ && !std::is_same_v<T, Checkpoint> && !std::is_same_v<T, Takeover> &&
             !std::is_same_v<T, Heartbeat>) {
           // Nothing applies before the primary's state is installed; what is dropped here is
@@ -53,7 +59,7 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           return;
         }
         if constexpr (std::is_same_v<T, Checkpoint>) {
-          if (from_primary && bootstrapping_) {
+          if (from_primary && (bootstrapping_ || awaiting_bootstrap_)) {
             on_bootstrap_chunk(now, from, m, eff);
           } else if (from_primary && installed_bootstrap_id_ != 0 && m.checkpoint_id == installed_bootstrap_id_) {
             // The primary repeats the bootstrap I installed: my acknowledgement was lost.
@@ -90,8 +96,29 @@ void ActiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
       },
       env.body);
   server_.workload().run(now, eff);
-  server_.inputs().send_level0_acks(now, eff, false);
+  if (!awaiting_bootstrap_) server_.inputs().send_level0_acks(now, eff, false);
   check_no_output_sent(eff, sends_before);
+}
+
+bool ActiveStandbyRole::follows_determinants() const {
+  const Fragment* f = server_.workload().fragment();
+  return server_.node().settings().determinants && f && f->is_nondeterministic();
+}
+
+std::uint64_t ActiveStandbyRole::election_position() const {
+  std::uint64_t processed = 0;
+  for (const auto& [s, in] : server_.inputs()) processed += in.processed();
+  return processed;
+}
+
+void ActiveStandbyRole::on_followed(TimeUs /*now*/, Effects& /*eff*/) {
+  if (bootstrapping_ || !follows_determinants()) return;
+  // The new primary numbers its bootstraps on its own: one with the id I installed from the old
+  // primary is not a repeat of it.
+  installed_bootstrap_id_ = 0;
+  assembler_ = CheckpointAssembler{};
+  awaiting_bootstrap_ = true;
+  server_.count("followers_awaiting_bootstrap");
 }
 
 std::uint64_t ActiveStandbyRole::apply_determinants(const Determinants& d) {
@@ -137,7 +164,9 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   if (server_.node().settings().determinants)
     server_.workload().act_on_fragment([](Fragment& f, FragmentOutputs&) { f.set_follow_determinants(true); });
   server_.outputs().track_consumers_without_sending();
+  if (awaiting_bootstrap_) server_.count("follower_bootstraps_installed");
   bootstrapping_ = false;
+  awaiting_bootstrap_ = false;
   installed_bootstrap_id_ = content->id;
   HAPAIR_CHECK_MSG(!successor_, "active standby " << server_.node().self() << " bootstraps after handing over");
   server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
@@ -160,9 +189,17 @@ void ActiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
     HAPAIR_CHECK_MSG(server_.outputs().trim_margin() == expected,
                      "active standby log margin " << server_.outputs().trim_margin() << ", expected " << expected);
   }
-  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, followers());
+  const std::vector<StandbyRef> my_followers = followers();
+  begin_takeover(server_, now, eff, watch_.silence_us(now, detector), detector, my_followers);
   const Fragment* fragment = server_.workload().fragment();
-  const bool follow = server_.node().settings().determinants && fragment && fragment->is_nondeterministic();
+  const bool follow = follows_determinants();
+  // With followers, my log is mine alone until they installed my state: it may hold output of
+  // the old primary's choices that a follower never applied (the old primary released only what
+  // every standby acknowledged), and the choices I make now (what waited for determinants, in my
+  // arrival order) are nobody else's. So nothing of my log goes out until every follower has my
+  // state (the new primary's determinant shipper releases it then); what the downstream
+  // acknowledged is where the log begins, and it has that already.
+  if (follow && !my_followers.empty()) server_.outputs().hold_from_log_start();
   if (follow) release_determinant_buffers();
   // Fill whatever was in flight to me when the primary died.
   server_.inputs().request_replay(now, eff, {}, 0);

@@ -1,18 +1,67 @@
 #include "backup/determinant_shipper.h"
 
+#include <algorithm>
+
 #include "protocols/check.h"
 
 namespace hapair {
 
-DeterminantShipper::DeterminantShipper(Server& server, NodeId standby) : server_(server), standby_(standby) {
-  HAPAIR_CHECK_MSG(standby_ != kNoNode && standby_ != server_.node().self(),
-                   "node " << server_.node().self() << " ships determinants to node " << standby_);
+DeterminantShipper::DeterminantShipper(Server& server, const std::vector<NodeId>& standbys, const std::vector<NodeId>& not_ready)
+    : server_(server) {
+  HAPAIR_CHECK_MSG(!standbys.empty(), "node " << server_.node().self() << " ships determinants to no standby");
+  for (NodeId s : standbys) {
+    HAPAIR_CHECK_MSG(s != kNoNode && s != server_.node().self(), "node " << server_.node().self() << " ships determinants to node " << s);
+    standbys_[s] = Progress{};
+  }
+  for (NodeId s : not_ready) {
+    HAPAIR_CHECK_MSG(standbys_.count(s), "node " << s << " is installing my state but is not one of my standbys");
+    standbys_[s].ready = false;
+  }
+}
+
+void DeterminantShipper::mark_ready(NodeId standby, const std::map<std::uint16_t, std::uint64_t>& covered) {
+  auto it = standbys_.find(standby);
+  if (it == standbys_.end()) return;
+  it->second.ready = true;
+  for (const auto& [op, seq] : covered) it->second.acked[op] = std::max(it->second.acked[op], seq);
+  std::erase_if(unacked_, [&](const Determinants& d) { return all_acked(d.op_index, d.first_seq + d.records.size() - 1); });
+  release();
+}
+
+void DeterminantShipper::add_standby(NodeId standby) {
+  HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
+                   "node " << server_.node().self() << " ships determinants to node " << standby);
+  standbys_[standby] = Progress{};
+}
+
+bool DeterminantShipper::remove_standby(NodeId standby) {
+  standbys_.erase(standby);
+  if (standbys_.empty()) return false;
+  // What waited only for the lost standby goes out now.
+  std::erase_if(unacked_, [&](const Determinants& d) { return all_acked(d.op_index, d.first_seq + d.records.size() - 1); });
+  release();
+  return true;
+}
+
+bool DeterminantShipper::all_acked(std::uint16_t op, std::uint64_t seq) const {
+  for (const auto& [n, p] : standbys_) {
+    auto it = p.acked.find(op);
+    if (!p.ready || it == p.acked.end() || it->second < seq) return false;
+  }
+  return true;
+}
+
+void DeterminantShipper::send_to_all(TimeUs now, const Determinants& d, Effects& eff) {
+  for (const auto& [n, p] : standbys_) server_.send(eff, now, n, d);
 }
 
 void DeterminantShipper::on_start() {
   // Output produced before this standby existed is released already; later output waits for
-  // the standby's acknowledgement of the determinants it depends on.
-  server_.outputs().hold_all();
+  // the standby's acknowledgement of the determinants it depends on. (A new primary with
+  // followers held its whole log at the takeover: those gates stay where they are.)
+  bool held = false;
+  for (const auto& [s, o] : server_.outputs()) held = held || o.gate().held();
+  if (!held) server_.outputs().hold_all();
 }
 
 void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
@@ -31,8 +80,8 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
     sent_[d.op_index] = d.first_seq + d.records.size() - 1;
     server_.count("determinant_records_sent", static_cast<std::int64_t>(d.records.size()));
     if (unacked_.empty()) oldest_sent_us_ = now;
-    unacked_.push_back(d);
-    server_.send(eff, now, standby_, std::move(d));
+    send_to_all(now, d, eff);
+    unacked_.push_back(std::move(d));
   }
   Hold h;
   bool grew = holds_.empty();
@@ -50,16 +99,19 @@ void DeterminantShipper::after_processing(TimeUs now, Effects& eff) {
   release();
 }
 
-void DeterminantShipper::on_ack(const DeterminantAck& ack) {
-  auto& a = acked_[ack.op_index];
+void DeterminantShipper::on_ack(NodeId from, const DeterminantAck& ack) {
+  auto p = standbys_.find(from);
+  if (p == standbys_.end()) {
+    server_.count("determinant_ack_of_no_standby_dropped");
+    return;
+  }
+  auto& a = p->second.acked[ack.op_index];
   if (ack.up_to_seq > a) {
     a = ack.up_to_seq;
     resends_ = 0;
   }
-  std::erase_if(unacked_, [&](const Determinants& d) {
-    auto it = acked_.find(d.op_index);
-    return it != acked_.end() && d.first_seq + d.records.size() - 1 <= it->second;
-  });
+  // Kept until every standby has it (a standby installing my state acknowledges nothing before).
+  std::erase_if(unacked_, [&](const Determinants& d) { return all_acked(d.op_index, d.first_seq + d.records.size() - 1); });
   release();
 }
 
@@ -87,7 +139,7 @@ TimeUs DeterminantShipper::retransmit(TimeUs now, Effects& eff) {
   std::size_t merged_records = 0;
   for (const Determinants& d : unacked_) merged_records += d.records.size();
   HAPAIR_CHECK_MSG(merged_records == records, "coalescing " << records << " unacknowledged records gives " << merged_records);
-  for (const Determinants& d : unacked_) server_.send(eff, now, standby_, d);
+  for (const Determinants& d : unacked_) send_to_all(now, d, eff);
   server_.count("determinants_resent", static_cast<std::int64_t>(unacked_.size()));
   oldest_sent_us_ = now;
   ++resends_;
@@ -98,16 +150,16 @@ void DeterminantShipper::release() {
   while (!holds_.empty()) {
     const Hold& h = holds_.front();
     bool covered = true;
-    for (const auto& [op, seq] : h.needs) {
-      auto it = acked_.find(op);
-      if (it == acked_.end() || it->second < seq) covered = false;
-    }
+    for (const auto& [n, p] : standbys_)
+      if (!p.ready) covered = false;
+    for (const auto& [op, seq] : h.needs)
+      if (!all_acked(op, seq)) covered = false;
     if (!covered) break;
     for (const auto& [s, id] : h.up_to) {
       const ReleaseGate& gate = server_.outputs().at(s).gate();
       // Every gate is held while this shipper lives (on_start holds them; they open only when
       // the standby is lost, and this shipper with it), so output goes out only through here.
-      HAPAIR_CHECK_MSG(gate.held(), "stream " << s << " is not held while determinants are shipped to " << standby_);
+      HAPAIR_CHECK_MSG(gate.held(), "stream " << s << " is not held while determinants are shipped to " << standbys_.size() << " standbys");
       if (id > gate.limit()) server_.outputs().release(s, id);
       HAPAIR_CHECK_MSG(gate.limit() >= id, "stream " << s << " released to " << gate.limit() << " short of " << id);
     }

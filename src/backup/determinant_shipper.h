@@ -13,10 +13,17 @@
 // coalescing for a resend keeps every unacknowledged record. Acknowledgements come from the
 // standby (or from a forged envelope): one beyond what was sent is not an invariant of mine and
 // is not checked.
+//
+// k standbys (issue 36): the determinants go to every standby, and an output is released only
+// once *every* standby acknowledged what it depends on (and every standby that is still being
+// brought up to date from my state, a follower after my takeover, has installed it), so whichever
+// replica survives can reproduce everything downstream has. A lost standby is removed; what
+// waited only for it is released.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <vector>
 
 #include "primary/server.h"
 
@@ -24,11 +31,22 @@ namespace hapair {
 
 class DeterminantShipper {
  public:
-  DeterminantShipper(Server& server, NodeId standby);
+  // `not_ready`: standbys (among `standbys`) that are installing my state (a bootstrap): nothing
+  // is released until each of them is ready (mark_ready), whatever they acknowledged.
+  DeterminantShipper(Server& server, const std::vector<NodeId>& standbys, const std::vector<NodeId>& not_ready = {});
   void on_start();
+  // A standby installed my state, which covers `covered` (what I had sent when I captured it): it
+  // counts like the others from now on.
+  void mark_ready(NodeId standby, const std::map<std::uint16_t, std::uint64_t>& covered);
+  // One more standby (a rejoined one installing my state): it counts once it acknowledged.
+  void add_standby(NodeId standby);
+  const std::map<std::uint16_t, std::uint64_t>& sent() const { return sent_; }
+  // A standby is gone; false when none is left (the shipper should go too).
+  bool remove_standby(NodeId standby);
+  bool ships_to(NodeId standby) const { return standbys_.count(standby) > 0; }
   // Ships new determinants and records what the output produced so far depends on.
   void after_processing(TimeUs now, Effects& eff);
-  void on_ack(const DeterminantAck& ack);
+  void on_ack(NodeId from, const DeterminantAck& ack);
   // Re-sends determinants the standby has not acknowledged for retransmit_timeout_ms; returns
   // when it next needs to look.
   TimeUs retransmit(TimeUs now, Effects& eff);
@@ -37,9 +55,16 @@ class DeterminantShipper {
   void release();
 
   Server& server_;
-  NodeId standby_;
+  struct Progress {
+    bool ready = true;                               // installed my state (not a bootstrap in flight)
+    std::map<std::uint16_t, std::uint64_t> acked;  // per operator, cumulative
+  };
+  // Whether every standby is ready and acknowledged `seq` of operator `op`.
+  bool all_acked(std::uint16_t op, std::uint64_t seq) const;
+  void send_to_all(TimeUs now, const Determinants& d, Effects& eff);
+
+  std::map<NodeId, Progress> standbys_;  // never empty while I live
   std::map<std::uint16_t, std::uint64_t> sent_;
-  std::map<std::uint16_t, std::uint64_t> acked_;
   struct Hold {
     std::map<StreamId, TupleId> up_to;
     std::map<std::uint16_t, std::uint64_t> needs;

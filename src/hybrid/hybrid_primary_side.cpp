@@ -18,11 +18,20 @@
 // checkpoint covers, so whichever copy the standby takes over with, live or checkpointed, the
 // input after it is still retained (hybrid_standby_role.h).
 //
-// Invariants: a switch goes only to my live standby, never to myself (checked); a fragment with
+// k standbys (issue 36): passive standby's end checkpoints to all of them; a switch bootstraps
+// every one (one capture, the same id) and redirects the producers to each; the mode is active
+// once every standby acknowledged the bootstrap; the loss of any standby (a new epoch) makes it
+// passive again.
+//
+// Invariants: a switch goes only to my live standbys, never to myself (checked); a fragment with
 // an arbitrary operator never switches (its standby could not replay its choices; it stays
 // passive, precise by held output); a bootstrap id is new for every switch and above every
 // passive checkpoint id; the mode goes back to passive whenever the pair changes (a new epoch
 // drops the producers' subscriptions).
+#include <algorithm>
+#include <set>
+#include <vector>
+
 #include "backup/approaches.h"
 #include "backup/bootstrap.h"
 #include "hybrid/approaches.h"
@@ -39,8 +48,8 @@ class HybridPrimarySide : public PrimarySide {
       : server_(server), passive_(make_passive_primary_side(server, options)) {}
 
   void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
-    HAPAIR_CHECK_MSG(standbys.size() <= 1, "hybrid standby switches one standby, given " << standbys.size());
-    standby_ = standbys.empty() ? kNoNode : standbys.front();
+    HAPAIR_CHECK_MSG(standbys.size() <= kStandbysMax, "hybrid standby switches " << standbys.size() << " standbys");
+    standbys_ = standbys;
     next_watch_us_ = now + heartbeat_us();
     work_seen_ = server_.workload().operator_work_done();
     passive_->on_start(now, standbys);
@@ -53,12 +62,15 @@ class HybridPrimarySide : public PrimarySide {
 
   bool on_message(TimeUs now, NodeId from, const Message& m, Effects& eff) override {
     if (const auto* ack = std::get_if<CheckpointAck>(&m); ack && ack->checkpoint_id >= kHybridBootstrapIdFirst) {
-      if (mode_ != Mode::activating || from != standby_ || ack->checkpoint_id != bootstrap_id_) {
+      if (mode_ != Mode::activating || !awaiting_ack_.count(from) || ack->checkpoint_id != bootstrap_id_) {
         server_.count("unexpected_checkpoint_ack_dropped");
         return true;
       }
-      mode_ = Mode::active;
-      server_.count("hybrid_activations");
+      awaiting_ack_.erase(from);
+      if (awaiting_ack_.empty()) {
+        mode_ = Mode::active;
+        server_.count("hybrid_activations");
+      }
       return true;
     }
     return passive_->on_message(now, from, m, eff);
@@ -96,14 +108,17 @@ class HybridPrimarySide : public PrimarySide {
     // A new pair (a new epoch): producers dropped what was redirected to the old standby.
     HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
                      "node " << server_.node().self() << " joined by standby " << standby);
-    standby_ = standby;
+    if (std::find(standbys_.begin(), standbys_.end(), standby) == standbys_.end()) standbys_.push_back(standby);
     mode_ = Mode::passive;
+    awaiting_ack_.clear();
     passive_->on_standby_joined(now, standby, eff);
   }
 
   void on_standby_lost(NodeId standby) override {
-    standby_ = kNoNode;
+    // k standbys: the others remain, in a new epoch that dropped the producers' subscriptions.
+    std::erase(standbys_, standby);
     mode_ = Mode::passive;
+    awaiting_ack_.clear();
     passive_->on_standby_lost(standby);
   }
 
@@ -111,7 +126,7 @@ class HybridPrimarySide : public PrimarySide {
 
   TimeUs next_wakeup_us() const override {
     TimeUs t = std::min(passive_->next_wakeup_us(), next_watch_us_);
-    if (standby_ != kNoNode && mode_ == Mode::passive && !commanded_ && switch_at_us() >= 0)
+    if (!standbys_.empty() && mode_ == Mode::passive && !commanded_ && switch_at_us() >= 0)
       t = std::min(t, switch_at_us());
     if (mode_ != Mode::passive) t = std::min(t, last_trigger_us_ + calm_us());
     return t;
@@ -131,7 +146,7 @@ class HybridPrimarySide : public PrimarySide {
   }
   bool switchable() const {
     const Fragment* f = server_.workload().fragment();
-    return standby_ != kNoNode && f != nullptr && f->klass() != OperatorClass::arbitrary;
+    return !standbys_.empty() && f != nullptr && f->klass() != OperatorClass::arbitrary;
   }
 
   // The triggers at every tick: a stall (this tick came hybrid_stall_ms or more after the one I
@@ -162,23 +177,31 @@ class HybridPrimarySide : public PrimarySide {
     bootstrap(now, eff);
   }
 
-  // My full state now goes to the standby, and my producers send it my input after the
+  // My full state now goes to every standby, and my producers send each my input after the
   // positions that state has processed.
   void bootstrap(TimeUs now, Effects& eff) {
-    HAPAIR_CHECK_MSG(standby_ != kNoNode && standby_ != server_.node().self(),
-                     "node " << server_.node().self() << " switches standby " << standby_);
+    for (NodeId standby : standbys_)
+      HAPAIR_CHECK_MSG(standby != kNoNode && standby != server_.node().self(),
+                       "node " << server_.node().self() << " switches standby " << standby);
     const std::uint64_t previous = bootstrap_id_;
     bootstrap_id_ = bootstrap_id_ == 0 ? kHybridBootstrapIdFirst : bootstrap_id_ + 1;
     HAPAIR_CHECK_MSG(bootstrap_id_ > previous && bootstrap_id_ >= kHybridBootstrapIdFirst,
                      "bootstrap " << bootstrap_id_ << " after " << previous);
-    send_bootstrap(server_, now, standby_, bootstrap_id_, eff);
+    const Bootstrap b = capture_bootstrap(server_, bootstrap_id_);
+    awaiting_ack_.clear();
+    for (NodeId standby : standbys_) {
+      send_bootstrap_chunks(server_, now, standby, b, eff);
+      // Once per bootstrap: a repeat of the redirection would move a cursor back (bootstrap.h).
+      redirect_inputs(server_, now, standby, b, eff);
+      awaiting_ack_.insert(standby);
+    }
     mode_ = Mode::activating;
     bootstrap_sent_us_ = now;
     server_.count("hybrid_switches_to_active");
     auto& e = server_.trace(eff, now, TraceKind::hybrid_switch)
                   .with(TraceKey::role, Role::active_backup)
                   .with(TraceKey::reason, trigger_reason_)
-                  .with(TraceKey::standby, standby_)
+                  .with(TraceKey::standby, standbys_.front())
                   .with(TraceKey::checkpoint, bootstrap_id_);
     if (trigger_reason_ == TraceReason::stalled || trigger_reason_ == TraceReason::latency)
       e.with(TraceKey::duration_us, trigger_late_us_);
@@ -186,18 +209,20 @@ class HybridPrimarySide : public PrimarySide {
   }
 
   void deactivate(TimeUs now, Effects& eff) {
-    undo_redirection(server_, now, standby_, eff);
+    HAPAIR_CHECK_MSG(!standbys_.empty(), "node " << server_.node().self() << " switches to passive without a standby");
+    for (NodeId standby : standbys_) undo_redirection(server_, now, standby, eff);
     mode_ = Mode::passive;
     server_.count("hybrid_switches_to_passive");
     server_.trace(eff, now, TraceKind::hybrid_switch)
         .with(TraceKey::role, Role::passive_backup)
         .with(TraceKey::reason, TraceReason::calm)
-        .with(TraceKey::standby, standby_);
+        .with(TraceKey::standby, standbys_.front());
   }
 
   Server& server_;
   std::unique_ptr<PrimarySide> passive_;  // passive standby's end, in both modes
-  NodeId standby_ = kNoNode;
+  std::vector<NodeId> standbys_;  // my live standbys (k standbys), in the order the pair names them
+  std::set<NodeId> awaiting_ack_;  // activating: the standbys that have not acknowledged the bootstrap
   Mode mode_ = Mode::passive;
   bool commanded_ = false;
   TimeUs next_watch_us_ = kNever;

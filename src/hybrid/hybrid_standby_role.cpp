@@ -139,6 +139,16 @@ void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
   HAPAIR_CHECK(server_.role() == Role::primary);
 }
 
+std::uint64_t HybridStandbyRole::election_position() const {
+  std::uint64_t processed = 0;
+  if (live_is_ahead()) {
+    for (const auto& [s, in] : server_.inputs()) processed += in.processed();
+  } else {
+    for (const CheckpointInput& in : checkpoints_.installed().full.inputs) processed += in.processed;
+  }
+  return processed;
+}
+
 TimeUs HybridStandbyRole::next_wakeup_us() const {
   if (successor_) return kNever;
   TimeUs t = watch_wakeup_us();

@@ -16,6 +16,12 @@
 // after it: they trim only what an acknowledged checkpoint covers (the primary's level-1 acks),
 // and an installed checkpoint is at least as new as an acknowledged one.
 //
+// k standbys (issue 36): every standby installs the passive checkpoints and, on a switch, the
+// bootstrap; the standbys elect the one whose copy to take over with processed the most input;
+// the others follow it and keep both copies until its first checkpoint replaces the passive one
+// (the new epoch ends the producers' redirection, so their live copies fall behind and the
+// checkpoint is what they would take over with).
+//
 // Invariants: the standby never sends output before it takes over (checked after every tick and
 // message); it takes over at most once; the live copy is used only if every input stream's
 // accepted position is at or beyond the installed checkpoint's (checked at takeover); its log
@@ -43,6 +49,10 @@ class HybridStandbyRole : public StandbyRole {
   // The live copy has accepted at least what the installed checkpoint covers, on every input.
   bool live_is_ahead() const;
   void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
+  // The election's position (k standbys): the input processed by the copy I would take over
+  // with (the live one when it is ahead of the installed checkpoint, else the checkpoint),
+  // summed over the input streams.
+  std::uint64_t election_position() const override;
 
   CheckpointReceiver checkpoints_;     // the passive copy
   CheckpointAssembler bootstrap_;      // the bootstrap of the live copy

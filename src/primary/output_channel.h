@@ -161,6 +161,7 @@ class OutputChannel {
 
   // ---- release gate ---------------------------------------------------------------------------
   void hold_after_last() { gate_.hold_after(queue_.last_id()); }
+  void hold_after_log_start() { gate_.hold_after(queue_.trimmed_up_to()); }
   void release_up_to(TupleId id) { gate_.release_up_to(id); }
   // Opens the gate; returns how many queued tuples it held.
   std::size_t release_all();

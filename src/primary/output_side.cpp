@@ -345,6 +345,11 @@ void OutputSide::hold_all() {
   for (auto& [s, o] : channels_) o.hold_after_last();
 }
 
+void OutputSide::hold_from_log_start() {
+  for (auto& [s, o] : channels_)
+    if (!o.gate().held()) o.hold_after_log_start();
+}
+
 void OutputSide::release(StreamId s, TupleId up_to) { channel(s).release_up_to(up_to); }
 
 std::size_t OutputSide::release_all_held() {

@@ -111,6 +111,10 @@ class OutputSide {
   // what output depends on appeared), release one stream up to a wire id, or release all that
   // is held (nobody can reproduce it any more; returns the tuples released).
   void hold_all();
+  // Holds every stream whose gate is open from where its log begins (what every consumer
+  // acknowledged): a new primary whose log only it can reproduce yet (active standby's winner
+  // among k standbys, before its followers have its state). A held gate stays where it is.
+  void hold_from_log_start();
   void release(StreamId s, TupleId up_to);
   std::size_t release_all_held();
   // Keeps `tuples` more in every queue than acknowledgements allow (an active standby whose ids

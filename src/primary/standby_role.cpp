@@ -204,6 +204,7 @@ std::unique_ptr<RoleBehaviour> StandbyRole::learn_takeover(TimeUs now, const Tak
       .with(TraceKey::fragment_primary, r.primary)
       .with(TraceKey::epoch, r.epoch)
       .with(TraceKey::position, election_position());
+  on_followed(now, eff);
   return nullptr;
 }
 

@@ -62,6 +62,11 @@ class StandbyRole : public RoleBehaviour {
   // election, or my primary's new pair), I follow it: the election closes, and my watch turns to
   // the new primary.
   std::unique_ptr<RoleBehaviour> learn_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answer = true);
+  // I followed a new primary in a newer epoch (learn_takeover). What my state needs then is the
+  // approach's: a passive standby keeps it until the new primary's first checkpoint replaces it,
+  // an active standby of a fragment that follows determinants awaits the new primary's
+  // bootstrap. Nothing by default.
+  virtual void on_followed(TimeUs /*now*/, Effects& /*eff*/) {}
   // The other standbys the winner names as its own (it heard them in the election; none with one
   // standby): begin_takeover's followers.
   std::vector<StandbyRef> followers() const;

@@ -79,7 +79,7 @@ ApproachTraits active_standby() {
   t.name = "active";
   t.title = "active standby";
   t.standbys = 1;
-  t.standbys_max = 1;
+  t.standbys_max = kStandbysMax;
   t.standby_suffix = ".backup";
   t.standby_role = Role::active_backup;
   t.standby_processes_input = true;
@@ -103,7 +103,7 @@ ApproachTraits hybrid_standby() {
   t.name = "hybrid";
   t.title = "hybrid standby";
   t.standbys = 1;
-  t.standbys_max = 1;
+  t.standbys_max = kStandbysMax;
   t.standby_suffix = ".backup";
   t.standby_role = Role::passive_backup;
   t.standby_holds_state = true;

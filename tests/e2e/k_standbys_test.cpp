@@ -2,7 +2,9 @@
 // SIGKILLs of one fragment's replicas (the primary, then the standby that took over from it), the
 // output equals the failure-free reference, and the first election is won by the most advanced
 // standby, not the first: aggregate.backup gets every message of its fragment 40 ms late (an
-// emulated link), so it is a checkpoint behind aggregate.backup2 almost all the time.
+// emulated link), so it is a checkpoint behind aggregate.backup2 almost all the time. Active
+// standby (ha = active, standbys = 2) likewise, its lagging standby's copy 40 ms of input behind
+// (the filter's output reaches it 40 ms late), so it processed less and loses.
 #include "e2e/e2e_support.h"
 
 using namespace hapair;
@@ -67,5 +69,31 @@ TEST_CASE("k standbys: two SIGKILLs of one fragment's replicas are recovered pre
   // The second SIGKILL (of aggregate.backup2) hit the winner, and aggregate.backup took over from
   // it, or a follower, and aggregate.backup stayed primary: either way aggregate.backup took over
   // once and the output is precise (checked above).
+  CHECK(count_events(*plan, o.result, "takeover", "aggregate.backup") == 1);
+}
+
+TEST_CASE("k standbys, active standby: two SIGKILLs of one fragment's replicas are recovered precisely and the lagging standby loses",
+          "[e2e][k_standbys]") {
+  auto plan = plan_of("", HaMode::active, 3.0, [](Topology& t) {
+    t.settings.standbys = 2;
+    LinkSpec slow;
+    slow.from = "filter";  // the input of aggregate.backup only
+    slow.to = "aggregate.backup";
+    slow.both_ways = false;
+    slow.settings.latency_ms = 40.0;
+    t.links.links = {slow};
+  });
+  const auto o = run_real(plan, {crash("aggregate", 1.2), crash("aggregate.backup2", 2.0)});
+  check_precise(o);
+  Election e = first_election(*plan, o.result);
+  INFO("winner " << e.winner << "; aggregate.backup at " << e.positions["aggregate.backup"] << ", aggregate.backup2 at "
+                 << e.positions["aggregate.backup2"]);
+  REQUIRE(e.positions.size() == 2);
+  // 40 ms of input behind: the lagging standby's position is lower, and it loses.
+  CHECK(e.positions["aggregate.backup"] < e.positions["aggregate.backup2"]);
+  CHECK(e.winner == "aggregate.backup2");
+  CHECK(count_events(*plan, o.result, "follows", "aggregate.backup") == 1);
+  CHECK(count_events(*plan, o.result, "takeover", "aggregate.backup2") == 1);
+  // The second SIGKILL hit the winner: the follower, the last replica, took over from it.
   CHECK(count_events(*plan, o.result, "takeover", "aggregate.backup") == 1);
 }

@@ -248,34 +248,37 @@ TEST_CASE("the placement table names each node's role", "[hosts][placement]") {
 
 TEST_CASE("k standbys: the k + 1 replicas of a fragment go to different hosts when there are enough, a warning says when not",
           "[hosts][placement][k_standbys]") {
-  for (std::int64_t k : {2, 3}) {
-    Topology t = chain3();
-    t.settings.standbys = k;
-    const Plan plan = plan_with(HaMode::passive, t);
-    const auto replicas = static_cast<std::size_t>(k + 1);
-    SECTION("enough hosts, k = " + std::to_string(k)) {
-      const Placement p = placed(plan, hosts(replicas + 1));
-      for (const PlanFragment& f : plan.fragments) {
-        if (f.kind != FragmentKind::operators) continue;
-        INFO(f.name);
-        REQUIRE(f.replicas().size() == replicas);
-        std::set<std::size_t> used;
-        for (NodeId n : f.replicas()) used.insert(p.of(n).host);
-        CHECK(used.size() == replicas);
+  // Every approach that has k standbys (passive, active and hybrid standby) is placed alike.
+  for (const char* ha : {"passive", "active", "hybrid"}) {
+    for (std::int64_t k : {2, 3}) {
+      Topology t = chain3();
+      t.settings.standbys = k;
+      const Plan plan = plan_with(ApproachCatalog::builtin().find(ha)->mode, t);
+      const auto replicas = static_cast<std::size_t>(k + 1);
+      SECTION(std::string("enough hosts, ha = ") + ha + ", k = " + std::to_string(k)) {
+        const Placement p = placed(plan, hosts(replicas + 1));
+        for (const PlanFragment& f : plan.fragments) {
+          if (f.kind != FragmentKind::operators) continue;
+          INFO(f.name);
+          REQUIRE(f.replicas().size() == replicas);
+          std::set<std::size_t> used;
+          for (NodeId n : f.replicas()) used.insert(p.of(n).host);
+          CHECK(used.size() == replicas);
+        }
+        CHECK(p.warnings.empty());
       }
-      CHECK(p.warnings.empty());
-    }
-    SECTION("one host too few, k = " + std::to_string(k)) {
-      const Placement p = placed(plan, hosts(replicas - 1));
-      REQUIRE_FALSE(p.warnings.empty());
-      for (const std::string& w : p.warnings)
-        CHECK(contains(w, "losing that host loses two of the " + std::to_string(replicas) + " replicas of fragment"));
-      // As apart as the hosts allow: exactly two replicas of a fragment share a host.
-      for (const PlanFragment& f : plan.fragments) {
-        if (f.kind != FragmentKind::operators) continue;
-        std::set<std::size_t> used;
-        for (NodeId n : f.replicas()) used.insert(p.of(n).host);
-        CHECK(used.size() == replicas - 1);
+      SECTION(std::string("one host too few, ha = ") + ha + ", k = " + std::to_string(k)) {
+        const Placement p = placed(plan, hosts(replicas - 1));
+        REQUIRE_FALSE(p.warnings.empty());
+        for (const std::string& w : p.warnings)
+          CHECK(contains(w, "losing that host loses two of the " + std::to_string(replicas) + " replicas of fragment"));
+        // As apart as the hosts allow: exactly two replicas of a fragment share a host.
+        for (const PlanFragment& f : plan.fragments) {
+          if (f.kind != FragmentKind::operators) continue;
+          std::set<std::size_t> used;
+          for (NodeId n : f.replicas()) used.insert(p.of(n).host);
+          CHECK(used.size() == replicas - 1);
+        }
       }
     }
   }
