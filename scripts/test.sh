@@ -7,7 +7,7 @@
 #     optimisation, minutes under the sanitizers);
 #   - one clang build with AddressSanitizer + UBSan (libFuzzer's coverage hooks in the layers the
 #     fuzz targets reach; the test files at -O0) runs every unit, role, driver, simulator,
-#     scenario and harness test, then each libFuzzer target for HAPAIR_FUZZ_SECONDS (default 10)
+#     scenario and harness test, then each libFuzzer target for HAPAIR_FUZZ_SECONDS (default 6)
 #     from its committed corpus with a fixed seed.
 # Each stage prints what it took, and the end a table of all of them (README.md, "The two
 # commands", gives the usual figures).
@@ -67,7 +67,7 @@ trap - EXIT
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 2 --timeout 600 -L 'protocols|operators|roles|driver|sim|scenarios|harness'
 stage "sanitizer tests"
-HAPAIR_FUZZ_SEED="${HAPAIR_FUZZ_SEED:-1}" scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-10}"
+HAPAIR_FUZZ_SEED="${HAPAIR_FUZZ_SEED:-1}" scripts/fuzz.sh "${HAPAIR_FUZZ_SECONDS:-6}"
 stage "fuzz targets"
 echo "test.sh: all tests passed (release: real processes, browser, sweeps; ASan/UBSan: the rest; fuzz targets)"
 echo "test.sh: time per stage"

@@ -1,6 +1,5 @@
-// The reproduction experiments (campaigns/experiments.h): every experiment's quick version writes
-// its CSV, PNG, seed, config and version files and ends with a claim outcome; the experiment
-// config format; the claim checks on hand-made rows (they hold and differ when they should, with
+// The reproduction experiments (campaigns/experiments.h): (every experiment's quick version is
+// tests/sweeps/quick_experiments_test.cpp, in the Release build) the experiment config format; the claim checks on hand-made rows (they hold and differ when they should, with
 // the numbers); identical runs are shared; the `hapair experiment` command.
 #include <catch2/catch.hpp>
 
@@ -19,45 +18,14 @@
 #include "protocols/version.h"
 #include "config/experiment_config.h"
 #include "campaigns/experiments.h"
+#include "support/experiment_files.h"
 #include "config/topology_file.h"
 
 using namespace hapair;
+using namespace hapair::testing;
 
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("hapair_experiments_test_" + name + "-" + std::to_string(::getpid()))).string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string line;
-  while (std::getline(ss, line)) out.push_back(line);
-  return out;
-}
-
-bool is_claim_line(const std::string& line) {
-  return line == "claim holds" || line.rfind("claim differs: ", 0) == 0;
-}
-
-ExperimentOptions quick_options(const std::string& out_dir) {
-  ExperimentOptions o;
-  o.quick = true;
-  o.out_dir = out_dir;
-  o.hapair_binary = HAPAIR_BINARY;
-  return o;
-}
 
 struct Command {
   int status = -1;
@@ -109,49 +77,8 @@ std::vector<ExperimentRow> interval_rows(double passive_at_1000_ms) {
 
 }  // namespace
 
-TEST_CASE("every quick experiment writes its CSV, PNG, seed, config and version files and a claim outcome",
-          "[experiments]") {
-  const std::string root = temp_dir("quick");
-  for (const ExperimentInfo& info : experiment_infos()) {
-    DYNAMIC_SECTION(info.name) {
-      const std::string out = root + "/" + info.name;
-      RunCache cache;
-      ExperimentReport report = run_experiment(info.name, quick_options(out), cache);
-      INFO("problems: " << (report.problems.empty() ? "" : report.problems.front()));
-      REQUIRE(report.problems.empty());
-      CHECK(report.run_errors.empty());
-      CHECK(report.write_errors.empty());
-      CHECK(report.plot_error.empty());
-      CHECK(report.driver == "sim");
-      REQUIRE(report.runs > 0);
-
-      const std::vector<std::string> csv = lines_of(read_text(out + "/" + info.name + ".csv"));
-      REQUIRE(csv.size() == report.runs + 1);
-      std::string header;
-      for (const std::string& c : experiment_csv_columns()) header += (header.empty() ? "" : ",") + c;
-      CHECK(csv.front() == header);
-      for (std::size_t i = 1; i < csv.size(); ++i) CHECK(csv[i].rfind(info.name + ",", 0) == 0);
-
-      const std::string png = read_text(out + "/" + info.name + ".png");
-      REQUIRE(png.size() > 8);
-      CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
-
-      CHECK(read_text(out + "/seed.txt").rfind("seeds 1", 0) == 0);
-      CHECK(read_text(out + "/version.txt") == std::string(version_string()) + "\n");
-      CHECK(load_experiment_config(out + "/config.toml").problems.empty());
-      CHECK(std::filesystem::is_directory(out + "/runs"));
-
-      CHECK(is_claim_line(report.claim.line()));
-      bool printed = false;
-      for (const std::string& line : lines_of(read_text(out + "/" + info.name + ".txt")))
-        printed = printed || (is_claim_line(line) && line == report.claim.line());
-      CHECK(printed);
-    }
-  }
-}
-
 TEST_CASE("the semantics experiment writes its Markdown table with one row per approach", "[experiments]") {
-  const std::string out = temp_dir("semantics");
+  const std::string out = experiment_temp_dir("semantics");
   RunCache cache;
   ExperimentReport report = run_experiment("semantics_table", quick_options(out), cache);
   REQUIRE(report.problems.empty());
@@ -163,10 +90,10 @@ TEST_CASE("the semantics experiment writes its Markdown table with one row per a
 
 TEST_CASE("an experiment run again with the same cache reuses every run instead of running it again", "[experiments]") {
   RunCache cache;
-  ExperimentReport first = run_experiment("recovery_breakdown", quick_options(temp_dir("reuse1")), cache);
+  ExperimentReport first = run_experiment("recovery_breakdown", quick_options(experiment_temp_dir("reuse1")), cache);
   REQUIRE(first.problems.empty());
   CHECK(first.reused_runs == 0);
-  ExperimentReport again = run_experiment("recovery_breakdown", quick_options(temp_dir("reuse2")), cache);
+  ExperimentReport again = run_experiment("recovery_breakdown", quick_options(experiment_temp_dir("reuse2")), cache);
   CHECK(again.reused_runs == again.runs);
   CHECK(experiment_csv(again.rows).size() > 0);
   // Reused runs give the same rows, apart from where their result folders were written.
@@ -176,7 +103,7 @@ TEST_CASE("an experiment run again with the same cache reuses every run instead 
 
 TEST_CASE("each seed's runs fail at one instant from fail_at_s to fail_at_s + fail_spread_s, whatever the approach",
           "[experiments]") {
-  ExperimentOptions o = quick_options(temp_dir("instants"));
+  ExperimentOptions o = quick_options(experiment_temp_dir("instants"));
   o.seeds = 3;
   RunCache cache;
   ExperimentReport report = run_experiment("recovery_breakdown", o, cache);
@@ -703,7 +630,7 @@ TEST_CASE("an experiment's runs are planned without running them, and the time e
 }
 
 TEST_CASE("hapair experiment prints the claim outcome on its own line and lists the experiments", "[experiments][cli]") {
-  const std::string out = temp_dir("cli");
+  const std::string out = experiment_temp_dir("cli");
   Command c = run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out);
   CHECK(c.status == 0);
   bool claim = false;

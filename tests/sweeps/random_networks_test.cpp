@@ -2,7 +2,8 @@
 // networks of Filter, Map, Union (in arrival and in timestamp order), windowed Aggregate and
 // Join, spread over several fragments, run failure free in the simulator under every approach.
 // Every run must be precise on what the checker judges, and every stream it leaves out must be
-// named with a reason; nothing may be called lost.
+// named with a reason; nothing may be called lost. A sweep: it runs in the Release build (label
+// sweeps; about a minute under the sanitizers).
 #include <catch2/catch.hpp>
 
 #include <memory>

@@ -5,6 +5,7 @@
 // - every approach runs on each, judged: failure free every approach is precise; after a crash of
 //   the fragment with state, upstream backup, passive and active standby are precise and amnesia
 //   stays within its gap.
+// Every approach on every workload network: a sweep, in the Release build (label sweeps).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -16,7 +17,7 @@
 #include "config/topology_file.h"
 #include "operators/source_generator.h"
 #include "operators/ysb.h"
-#include "judged_run.h"
+#include "scenarios/judged_run.h"
 
 using namespace hapair;
 
