@@ -510,30 +510,64 @@ TEST_CASE("run --hosts --partition between a primary's host and its standby's: t
   check_nothing_left(*bed);  // the cut tables too
 }
 
-TEST_CASE("run --hosts with IPv6 addresses: ssh, control and data over IPv6, a cut between a primary's host and its standby's and a bandwidth limit, precise, nothing left",
+TEST_CASE("run --hosts with IPv6 addresses: ssh, control and data over IPv6, a cut between a primary's host and its standby's and a bandwidth limit through tc, precise, nothing left",
           "[hosts][remote]") {
   const auto bed = testbed(4, 4);
   const std::string hosts_file = write_hosts_file(*bed, true);
-  // aggregate alone on h3 and its standby alone on h4: the cut of h3-h4 separates only the pair.
+  // aggregate alone on h3 and its standby alone on h4: the cut of h3-h4 separates only the pair;
+  // source and filter on h1 send to aggregate on h3 across the limited link h1-h3.
   const std::string topology = pinned_topology(*bed, "cut6", {"host = \"h1\"", "host = \"h1\"\nstandby_host = \"h2\"",
                                                               "host = \"h3\"\nstandby_host = \"h4\"", "host = \"h2\""});
   const std::string out = bed->dir() + "/out";
-  const std::string log = run_hapair(*bed,
-                                     on_hosts("run", hosts_file, {"--topology", topology, "--ha", "passive", "--partition",
-                                                                  "aggregate-aggregate.backup@0.8+0.6", "--limit-bandwidth",
-                                                                  "h1-h3=2mbit@0.3", "--out", out}),
-                                     0);
+  ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--topology", topology, "--ha", "passive", "--partition",
+                                                               "aggregate-aggregate.backup@0.8+0.6", "--limit-bandwidth",
+                                                               "h1-h3=4mbit@0.3+1", "--out", out}),
+                                  bed->dir() + "/run.log");
+  // While the limit lasts, h1's interface sends what goes to h3 through the run's class (its
+  // IPv6 u32 filter in place), whose tbf child has the rate, and bytes pass through it.
+  const std::string in_h1 = "nsenter --net=" + network_namespace_path(bed->namespace_name(0)) + " ";
+  const std::string show = in_h1 + "sh -c 'for x in $(ls /sys/class/net); do tc filter show dev $x; tc -s class show dev $x; "
+                                   "tc qdisc show dev $x; done' 2>&1";
+  std::string classes;
+  long long sent = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
+  while (std::chrono::steady_clock::now() < deadline && !run.try_wait()) {
+    const ShellResult shown = run_shell(show);
+    const std::size_t cls = shown.out.find("class htb 1:10 ");
+    const std::size_t at = cls == std::string::npos ? cls : shown.out.find("Sent ", cls);
+    if (shown.out.find("flowid 1:10") != std::string::npos && at != std::string::npos &&
+        (sent = std::atoll(shown.out.c_str() + at + 5)) > 0) {
+      classes = shown.out;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO("h1's filters, classes and qdiscs while the limit lasted:\n" << classes);
+  CHECK(sent > 0);
+  CHECK_THAT(classes, Catch::Contains("qdisc tbf 10: parent 1:10 rate 4Mbit"));
+  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
+  const std::string log = slurp(bed->dir() + "/run.log");
   INFO("hapair run output:\n" << log);
+  REQUIRE(exit);
+  CHECK(exit->exited_with(0));
   const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
   // The nodes bound IPv6 endpoints and dialled the launcher at its IPv6 address.
   for (const auto& n : hosts["nodes"]) CHECK_THAT(n["endpoint"].get<std::string>(), Catch::StartsWith("tcp://[fd68:"));
   CHECK_THAT(hosts["control_endpoint"].get<std::string>(), Catch::StartsWith("tcp://[fd68:"));
   std::multiset<std::string> signals;
-  for (const auto& sig : hosts["signals"]) signals.insert(sig["host"].get<std::string>() + " " + sig["signal"].get<std::string>());
+  long long put_at = -1, lifted_at = -1;
+  for (const auto& sig : hosts["signals"]) {
+    signals.insert(sig["host"].get<std::string>() + " " + sig["signal"].get<std::string>());
+    if (sig["host"] == "h1" && sig["signal"] == "bandwidth limit put (tc tbf on the traffic to the peer)") put_at = sig["at_us"];
+    if (sig["host"] == "h1" && sig["signal"] == "bandwidth limit lifted") lifted_at = sig["at_us"];
+  }
   CHECK(signals == std::multiset<std::string>{"h3 link cut (nftables drops the peer's address)", "h3 link healed",
                                               "h4 link cut (nftables drops the peer's address)", "h4 link healed",
                                               "h1 bandwidth limit put (tc tbf on the traffic to the peer)",
-                                              "h3 bandwidth limit put (tc tbf on the traffic to the peer)"});
+                                              "h3 bandwidth limit put (tc tbf on the traffic to the peer)",
+                                              "h1 bandwidth limit lifted", "h3 bandwidth limit lifted"});
+  // Lifted a duration after it was in place (scheduled from that instant; ssh may add to it).
+  CHECK(lifted_at - put_at >= 1'000'000);
   // The cut held over IPv6: the standby heard nothing, took over; the old primary was fenced.
   const std::vector<nlohmann::json> trace = trace_of(out);
   CHECK(count_events(trace, "takeover", "aggregate.backup") >= 1);
@@ -541,7 +575,7 @@ TEST_CASE("run --hosts with IPv6 addresses: ssh, control and data over IPv6, a c
   const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
   CHECK(summary["semantics"]["verdict"] == "precise");
   CHECK(summary["semantics"]["lost"] == 0);
-  check_nothing_left(*bed);
+  check_nothing_left(*bed);  // the cut tables and the qdiscs too
 }
 
 TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two adjacent fragments, lost at once: precise",
@@ -623,64 +657,6 @@ TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and co
   CHECK(summary["semantics"]["lost"] == 0);
   CHECK(summary["semantics"]["duplicates"] == 0);
   check_nothing_left(*bed);
-}
-
-TEST_CASE("run --hosts --limit-bandwidth: both hosts of a link send through a token bucket of the rate while it lasts, precise, no qdisc left",
-          "[hosts][remote]") {
-  const auto bed = testbed(4, 4);
-  const std::string hosts_file = write_hosts_file(*bed);
-  const std::string out = bed->dir() + "/out";
-  // Passive standby on the default network: aggregate alone on h4, filter on h2 (hapair plan).
-  // The link h2-h4 (filter to aggregate, aggregate's acks back) limited to 4 Mbit/s from 0.4 s
-  // for 1 s.
-  ChildProcess run = start_hapair(on_hosts("run", hosts_file, {"--ha", "passive",
-                                   "--duration-s", "2", "--limit-bandwidth", "h2-h4=4mbit@0.4+1", "--out", out}),
-                                  bed->dir() + "/run.log");
-  // While it lasts, h4's interface sends what goes to h2 through the run's class (its filter in
-  // place), whose tbf child has the rate, and bytes pass through it.
-  const std::string in_h4 = "nsenter --net=" + network_namespace_path(bed->namespace_name(3)) + " ";
-  const std::string show = in_h4 + "sh -c 'for x in $(ls /sys/class/net); do tc filter show dev $x; tc -s class show dev $x; "
-                                   "tc qdisc show dev $x; done' 2>&1";
-  std::string classes;
-  long long sent = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRunTimeoutS);
-  while (std::chrono::steady_clock::now() < deadline && !run.try_wait()) {
-    const ShellResult shown = run_shell(show);
-    const std::size_t cls = shown.out.find("class htb 1:10 ");
-    const std::size_t at = cls == std::string::npos ? cls : shown.out.find("Sent ", cls);
-    if (shown.out.find("flowid 1:10") != std::string::npos && at != std::string::npos &&
-        (sent = std::atoll(shown.out.c_str() + at + 5)) > 0) {
-      classes = shown.out;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  INFO("h4's filters, classes and qdiscs while the limit lasted:\n" << classes);
-  CHECK(sent > 0);
-  CHECK_THAT(classes, Catch::Contains("qdisc tbf 10: parent 1:10 rate 4Mbit"));
-  const std::optional<ChildExit> exit = wait_bounded(run, kRunTimeoutS);
-  const std::string log = slurp(bed->dir() + "/run.log");
-  INFO("hapair run output:\n" << log);
-  REQUIRE(exit);
-  CHECK(exit->exited_with(0));
-  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
-  CHECK(nodes_on(hosts, "h4") == " aggregate");
-  std::multiset<std::string> signals;
-  long long put_at = -1, lifted_at = -1;
-  for (const auto& sig : hosts["signals"]) {
-    signals.insert(sig["host"].get<std::string>() + " " + sig["signal"].get<std::string>());
-    if (sig["host"] == "h2" && sig["signal"] == "bandwidth limit put (tc tbf on the traffic to the peer)") put_at = sig["at_us"];
-    if (sig["host"] == "h2" && sig["signal"] == "bandwidth limit lifted") lifted_at = sig["at_us"];
-  }
-  CHECK(signals == std::multiset<std::string>{"h2 bandwidth limit put (tc tbf on the traffic to the peer)",
-                                              "h4 bandwidth limit put (tc tbf on the traffic to the peer)",
-                                              "h2 bandwidth limit lifted", "h4 bandwidth limit lifted"});
-  // Lifted a duration after it was in place (scheduled from that instant; ssh may add to it).
-  CHECK(lifted_at - put_at >= 1'000'000);
-  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
-  CHECK(summary["semantics"]["verdict"] == "precise");
-  CHECK(summary["semantics"]["lost"] == 0);
-  check_nothing_left(*bed);  // the qdiscs too
 }
 
 TEST_CASE("run --hosts: a node paused, then lost with its host before the pause ends, gets no SIGCONT: the run goes on, precise",
