@@ -201,6 +201,44 @@ std::vector<pid_t> node_pids(const SshTestbed& bed) {
   return out;
 }
 
+// The default network with every node pinned (docs/HOSTS.md, placement): `pins` is the topology's
+// host = "..." / standby_host = "..." lines per fragment, in the order source, filter, aggregate, sink.
+std::string pinned_topology(const SshTestbed& bed, const std::string& name, const std::vector<std::string>& pins) {
+  const std::string path = bed.dir() + "/" + name + ".toml";
+  std::ofstream out(path);
+  out << "[network]\nname = \"" << name << "\"\nduration_s = 2\n\n"
+      << "[[source]]\nname = \"source\"\nstream = \"raw\"\nrate_tps = 2000\nkey_count = 8\nvalues = \"uniform(0, 100)\"\n"
+      << "integer_values = true\n" << pins.at(0) << "\n\n"
+      << "[[fragment]]\nname = \"filter\"\n" << pins.at(1) << "\n\n"
+      << "[[fragment.operator]]\nname = \"keep_small\"\ntype = \"filter\"\ninput = \"raw\"\noutput = \"small\"\nwhere = \"value < 80\"\n\n"
+      << "[[fragment]]\nname = \"aggregate\"\n" << pins.at(2) << "\n\n"
+      << "[[fragment.operator]]\nname = \"sum_per_key\"\ntype = \"aggregate\"\ninput = \"small\"\noutput = \"totals\"\n"
+      << "function = \"sum\"\nwindow_ms = 200\nslide_ms = 20\ngroup_by = \"key\"\n\n"
+      << "[[sink]]\nname = \"sink\"\ninput = \"totals\"\n" << pins.at(3) << "\n";
+  return path;
+}
+
+// One `hapair run --hosts` (exit 0 expected) on four fresh testbed hosts, `args` then `--out OUT`;
+// with `pins`, on the default network pinned so (pinned_topology). The testbed (to check what is
+// left), the run folder, what the run printed, its hosts.json and summary.json.
+struct HostsRun {
+  std::unique_ptr<SshTestbed> bed;
+  std::string out, log;
+  nlohmann::json hosts, summary;
+};
+HostsRun run_on_four_hosts(std::vector<std::string> args, const std::vector<std::string>& pins = {}) {
+  HostsRun r;
+  r.bed = testbed(4, 4);
+  const std::string hosts_file = write_hosts_file(*r.bed);
+  r.out = r.bed->dir() + "/out";
+  if (!pins.empty()) args.insert(args.begin(), {"--topology", pinned_topology(*r.bed, "pinned", pins)});
+  args.insert(args.end(), {"--out", r.out});
+  r.log = run_hapair(*r.bed, on_hosts("run", hosts_file, args), 0);
+  r.hosts = nlohmann::json::parse(slurp(r.out + "/hosts.json"));
+  r.summary = nlohmann::json::parse(slurp(r.out + "/summary.json"));
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("compare --hosts on four hosts over ssh: the verdicts of one host, logs and results collected, nothing left",
@@ -414,21 +452,15 @@ TEST_CASE("run --hosts --install-package: the Debian package unpacked into each 
 
 TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node killed, the standby learns by silence",
           "[hosts][remote]") {
-  const auto bed = testbed(4, 4);
-  const std::string hosts_file = write_hosts_file(*bed);
-  const std::string out = bed->dir() + "/out";
   // Passive standby on the default network puts aggregate alone on h4 (hapair plan).
-  const std::string log = run_hapair(*bed,
-                                     on_hosts("run", hosts_file, {"--ha", "passive",
-                                      "--duration-s", "2", "--lose-host", "h4@1", "--out", out}),
-                                     0);
-  INFO("hapair run output:\n" << log);
-  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  const HostsRun r = run_on_four_hosts({"--ha", "passive", "--duration-s", "2", "--lose-host", "h4@1"});
+  INFO("hapair run output:\n" << r.log);
+  const nlohmann::json& hosts = r.hosts;
+  const nlohmann::json& summary = r.summary;
   CHECK(nodes_on(hosts, "h4") == " aggregate");
   REQUIRE(hosts["signals"].size() == 1);
   CHECK(hosts["signals"][0]["host"] == "h4");
   CHECK(hosts["signals"][0]["signal"] == "host loss: links dropped, then SIGKILL");
-  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
   CHECK(summary["semantics"]["verdict"] == "precise");
   CHECK(summary["recovery"]["recovered"] == true);
   // Nothing closed: the crash line saw no end, the heartbeats' silence found it.
@@ -436,7 +468,7 @@ TEST_CASE("run --hosts --lose-host: the host's links dropped, then its node kill
   std::printf("host loss over ssh: verdict %s, detector %s, detection %s ms, recovery %s ms\n",
               summary["semantics"]["verdict"].dump().c_str(), summary["recovery"]["detector"].dump().c_str(),
               summary["recovery"]["detection_ms"].dump().c_str(), summary["recovery"]["recovery_ms"].dump().c_str());
-  check_nothing_left(*bed);
+  check_nothing_left(*r.bed);
 }
 
 namespace {
@@ -456,39 +488,17 @@ std::size_t count_events(const std::vector<nlohmann::json>& trace, const std::st
   }));
 }
 
-// The default network with every node pinned (docs/HOSTS.md, placement): `pins` is the topology's
-// host = "..." / standby_host = "..." lines per fragment, in the order source, filter, aggregate, sink.
-std::string pinned_topology(const SshTestbed& bed, const std::string& name, const std::vector<std::string>& pins) {
-  const std::string path = bed.dir() + "/" + name + ".toml";
-  std::ofstream out(path);
-  out << "[network]\nname = \"" << name << "\"\nduration_s = 2\n\n"
-      << "[[source]]\nname = \"source\"\nstream = \"raw\"\nrate_tps = 2000\nkey_count = 8\nvalues = \"uniform(0, 100)\"\n"
-      << "integer_values = true\n" << pins.at(0) << "\n\n"
-      << "[[fragment]]\nname = \"filter\"\n" << pins.at(1) << "\n\n"
-      << "[[fragment.operator]]\nname = \"keep_small\"\ntype = \"filter\"\ninput = \"raw\"\noutput = \"small\"\nwhere = \"value < 80\"\n\n"
-      << "[[fragment]]\nname = \"aggregate\"\n" << pins.at(2) << "\n\n"
-      << "[[fragment.operator]]\nname = \"sum_per_key\"\ntype = \"aggregate\"\ninput = \"small\"\noutput = \"totals\"\n"
-      << "function = \"sum\"\nwindow_ms = 200\nslide_ms = 20\ngroup_by = \"key\"\n\n"
-      << "[[sink]]\nname = \"sink\"\ninput = \"totals\"\n" << pins.at(3) << "\n";
-  return path;
-}
 
 }  // namespace
 
 TEST_CASE("run --hosts --partition between a primary's host and its standby's: the standby takes over, the old primary is fenced, precise, nothing left",
           "[hosts][remote]") {
-  const auto bed = testbed(4, 4);
-  const std::string hosts_file = write_hosts_file(*bed);
   // aggregate alone on h3 and its standby alone on h4: the cut of h3-h4 separates only the pair.
-  const std::string topology = pinned_topology(*bed, "cut", {"host = \"h1\"", "host = \"h1\"\nstandby_host = \"h2\"",
-                                                             "host = \"h3\"\nstandby_host = \"h4\"", "host = \"h2\""});
-  const std::string out = bed->dir() + "/out";
-  const std::string log = run_hapair(*bed,
-                                     on_hosts("run", hosts_file, {"--topology", topology,
-                                      "--ha", "passive", "--partition", "aggregate-aggregate.backup@0.8+0.6", "--out", out}),
-                                     0);
-  INFO("hapair run output:\n" << log);
-  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  const HostsRun r = run_on_four_hosts({"--ha", "passive", "--partition", "aggregate-aggregate.backup@0.8+0.6"},
+                                       {"host = \"h1\"", "host = \"h1\"\nstandby_host = \"h2\"",
+                                        "host = \"h3\"\nstandby_host = \"h4\"", "host = \"h2\""});
+  INFO("hapair run output:\n" << r.log);
+  const nlohmann::json& hosts = r.hosts;
   CHECK(nodes_on(hosts, "h3") == " aggregate");
   CHECK(nodes_on(hosts, "h4") == " aggregate.backup");
   // The cut and the heal, each on both hosts of the link.
@@ -499,15 +509,14 @@ TEST_CASE("run --hosts --partition between a primary's host and its standby's: t
   // The documented outcome (docs/FAULTS.md, partition primary-backup under passive standby): the
   // standby hears nothing, takes over; after the heal the old primary learns the newer epoch, is
   // fenced and rejoins; the output is precise.
-  const std::vector<nlohmann::json> trace = trace_of(out);
+  const std::vector<nlohmann::json> trace = trace_of(r.out);
   CHECK(count_events(trace, "failure", "aggregate") == 1);
   CHECK(count_events(trace, "heal", "aggregate") == 1);
   CHECK(count_events(trace, "takeover", "aggregate.backup") >= 1);
   CHECK(count_events(trace, "fenced", "aggregate") >= 1);
-  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
-  CHECK(summary["semantics"]["verdict"] == "precise");
-  CHECK(summary["semantics"]["lost"] == 0);
-  check_nothing_left(*bed);  // the cut tables too
+  CHECK(r.summary["semantics"]["verdict"] == "precise");
+  CHECK(r.summary["semantics"]["lost"] == 0);
+  check_nothing_left(*r.bed);  // the cut tables too
 }
 
 TEST_CASE("run --hosts with IPv6 addresses: ssh, control and data over IPv6, a cut between a primary's host and its standby's and a bandwidth limit through tc, precise, nothing left",
@@ -616,20 +625,14 @@ TEST_CASE("run --hosts --lose-host host-of: a host holding the primaries of two 
 
 TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and continued together, the standbys take over, the old primaries are fenced, precise",
           "[hosts][remote]") {
-  const auto bed = testbed(4, 4);
-  const std::string hosts_file = write_hosts_file(*bed);
   // filter and aggregate, adjacent fragments, both primaries on h4; their standbys elsewhere.
-  const std::string topology = pinned_topology(*bed, "hostpause", {"host = \"h1\"", "host = \"h4\"\nstandby_host = \"h2\"",
-                                                                   "host = \"h4\"\nstandby_host = \"h3\"", "host = \"h1\""});
-  const std::string out = bed->dir() + "/out";
   // Stopped for 0.7 s, well beyond the heartbeat's hang timeout across hosts (200 ms): nothing
   // closes, so only silence tells the standbys.
-  const std::string log = run_hapair(*bed,
-                                     on_hosts("run", hosts_file, {"--topology", topology,
-                                      "--ha", "passive", "--pause-host", "host-of:filter@0.6+0.7", "--out", out}),
-                                     0);
-  INFO("hapair run output:\n" << log);
-  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  const HostsRun r = run_on_four_hosts({"--ha", "passive", "--pause-host", "host-of:filter@0.6+0.7"},
+                                       {"host = \"h1\"", "host = \"h4\"\nstandby_host = \"h2\"",
+                                        "host = \"h4\"\nstandby_host = \"h3\"", "host = \"h1\""});
+  INFO("hapair run output:\n" << r.log);
+  const nlohmann::json& hosts = r.hosts;
   CHECK(nodes_on(hosts, "h4") == " filter aggregate");
   // One command stopped both, one continued both: each recorded for both nodes at one instant.
   std::map<std::string, std::set<long long>> instants;
@@ -644,7 +647,7 @@ TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and co
                                               "filter host pause ends: SIGCONT to every node there",
                                               "aggregate host pause ends: SIGCONT to every node there"});
   for (const auto& [signal, at] : instants) CHECK(at.size() == 1);
-  const std::vector<nlohmann::json> trace = trace_of(out);
+  const std::vector<nlohmann::json> trace = trace_of(r.out);
   for (const std::string node : {"filter", "aggregate"}) {
     INFO(node);
     CHECK(count_events(trace, "failure", node) == 1);
@@ -652,36 +655,27 @@ TEST_CASE("run --hosts --pause-host: every node of a host stopped at once and co
     CHECK(count_events(trace, "takeover", node + ".backup") >= 1);
     CHECK(count_events(trace, "fenced", node) >= 1);
   }
-  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
-  CHECK(summary["semantics"]["verdict"] == "precise");
-  CHECK(summary["semantics"]["lost"] == 0);
-  CHECK(summary["semantics"]["duplicates"] == 0);
-  check_nothing_left(*bed);
+  CHECK(r.summary["semantics"]["verdict"] == "precise");
+  CHECK(r.summary["semantics"]["lost"] == 0);
+  CHECK(r.summary["semantics"]["duplicates"] == 0);
+  check_nothing_left(*r.bed);
 }
 
 TEST_CASE("run --hosts: a node paused, then lost with its host before the pause ends, gets no SIGCONT: the run goes on, precise",
           "[hosts][remote]") {
-  const auto bed = testbed(4, 4);
-  const std::string hosts_file = write_hosts_file(*bed);
-  const std::string out = bed->dir() + "/out";
   // aggregate (alone on h4) stopped at 0.5 s for 0.8 s, its host lost at 0.8 s: its standby
   // takes over; the pause's end finds nothing to continue (chaos --hosts seed 1, case 11).
-  const std::string log = run_hapair(*bed,
-                                     on_hosts("run", hosts_file, {"--ha", "passive",
-                                      "--duration-s", "2", "--pause", "aggregate@0.5+0.8", "--lose-host",
-                                      "host-of:aggregate@0.8", "--out", out}),
-                                     0);
-  INFO("hapair run output:\n" << log);
-  CHECK_THAT(log, !Catch::Contains("No such process"));
-  const std::vector<nlohmann::json> trace = trace_of(out);
+  const HostsRun r = run_on_four_hosts(
+      {"--ha", "passive", "--duration-s", "2", "--pause", "aggregate@0.5+0.8", "--lose-host", "host-of:aggregate@0.8"});
+  INFO("hapair run output:\n" << r.log);
+  CHECK_THAT(r.log, !Catch::Contains("No such process"));
+  const std::vector<nlohmann::json> trace = trace_of(r.out);
   CHECK(count_events(trace, "resume", "aggregate") == 1);  // recorded, not sent
-  const auto summary = nlohmann::json::parse(slurp(out + "/summary.json"));
-  CHECK(summary["semantics"]["verdict"] == "precise");
-  const auto hosts = nlohmann::json::parse(slurp(out + "/hosts.json"));
+  CHECK(r.summary["semantics"]["verdict"] == "precise");
   std::multiset<std::string> signals;
-  for (const auto& sig : hosts["signals"]) signals.insert(sig["signal"].get<std::string>());
+  for (const auto& sig : r.hosts["signals"]) signals.insert(sig["signal"].get<std::string>());
   CHECK(signals.count("SIGCONT") == 0);
-  check_nothing_left(*bed);
+  check_nothing_left(*r.bed);
 }
 
 TEST_CASE("chaos --driver real --hosts: host losses and link cuts among the faults, no violation, nothing left",
