@@ -15,7 +15,7 @@ BarrierAligner::BarrierAligner(std::vector<StreamId> inputs) : inputs_(std::move
 BarrierAligner::Heard BarrierAligner::barrier(StreamId stream, CheckpointId id, TupleId after_id) {
   HAPAIR_CHECK_MSG(std::find(inputs_.begin(), inputs_.end(), stream) != inputs_.end(),
                    "a barrier on stream " << stream << ", which is not an input");
-  if (id <= last_taken_ || (id < newest_heard_)) return Heard::stale;
+  if (id <= last_taken_ || id < newest_heard_ || id <= abandoned_id_) return Heard::stale;
   Heard heard = Heard::added;
   if (!aligning_ || id > *aligning_) {
     heard = aligning_ ? Heard::superseded : Heard::started;
@@ -33,6 +33,16 @@ BarrierAligner::Heard BarrierAligner::barrier(StreamId stream, CheckpointId id, 
     return Heard::repeated;
   }
   return heard;
+}
+
+void BarrierAligner::abandon(CheckpointId id) {
+  abandoned_id_ = std::max(abandoned_id_, id);
+  newest_heard_ = std::max(newest_heard_, id);
+  if (aligning_ && *aligning_ <= id) {
+    aligning_.reset();
+    barriers_.clear();
+    ++abandoned_;
+  }
 }
 
 void BarrierAligner::ended(StreamId stream, TupleId last_id) { ended_[stream] = last_id; }

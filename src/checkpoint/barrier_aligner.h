@@ -20,7 +20,7 @@
 #include <optional>
 #include <vector>
 
-#include "checkpoint/checkpoint_store.h"
+#include "primary/checkpoint_store.h"
 #include "protocols/ids.h"
 
 namespace hapair {
@@ -46,6 +46,9 @@ class BarrierAligner {
   // `id` on every input (the snapshot's input positions).
   std::map<StreamId, TupleId> taken(CheckpointId id);
 
+  // Checkpoint `id` cannot be taken here (an input went past its barrier): the alignment of it
+  // ends, and its barriers are stale from now on.
+  void abandon(CheckpointId id);
   std::optional<CheckpointId> aligning() const { return aligning_; }
   CheckpointId last_taken() const { return last_taken_; }
   std::uint64_t abandoned() const { return abandoned_; }
@@ -57,6 +60,7 @@ class BarrierAligner {
   std::map<StreamId, TupleId> ended_;
   CheckpointId last_taken_ = 0;
   CheckpointId newest_heard_ = 0;
+  CheckpointId abandoned_id_ = 0;
   std::uint64_t abandoned_ = 0;
 };
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/checkpoint_store.h"
+#include "primary/checkpoint_store.h"
 #include "protocols/ids.h"
 #include "protocols/messages.h"
 

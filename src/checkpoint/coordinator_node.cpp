@@ -19,7 +19,8 @@ std::vector<FragmentId> source_readers(const Plan& plan, const std::vector<Fragm
   for (FragmentId f : fragments) {
     const PlanFragment& pf = plan.fragments.at(f);
     const bool reads_source = std::any_of(pf.inputs.begin(), pf.inputs.end(), [&](StreamId s) {
-      return plan.fragments.at(plan.streams.at(s).producer).kind == FragmentKind::source;
+      // Produced outside the checkpoint: a source, or a fragment of another approach.
+      return !plan.traits(plan.streams.at(s).producer).coordinator;
     });
     if (reads_source) out.push_back(f);
   }
@@ -60,7 +61,8 @@ CoordinatorNode::CoordinatorNode(std::shared_ptr<const Plan> plan, NodeId self, 
       fragments_(coordinated_fragments(*plan_)),
       source_readers_(source_readers(*plan_, fragments_)),
       coordinator_(participants_of(*plan_, fragments_), rollback_sets_of(*plan_, fragments_, options.failover),
-                   options.checkpoints, store) {
+                   options.checkpoints, store),
+      store_(store) {
   HAPAIR_CHECK_MSG(self_ < plan_->nodes.size() && !plan_->runs_fragment(self_),
                    "the coordinator is node " << self_ << ", which runs a fragment or is not in the plan");
   HAPAIR_CHECK_MSG(!source_readers_.empty(), "no coordinated fragment reads a source: no checkpoint could begin");
@@ -82,6 +84,18 @@ FragmentId CoordinatorNode::coordinated_fragment_of(NodeId n) const {
 TraceEvent& CoordinatorNode::trace(Effects& eff, TimeUs now, TraceKind kind) {
   eff.traces.emplace_back(now, self_, kind);
   return eff.traces.back();
+}
+
+void CoordinatorNode::send_snapshot(TimeUs now, NodeId to, CheckpointId id, const Bytes& snapshot, Effects& eff) {
+  const auto chunk = static_cast<std::size_t>(std::max<std::int64_t>(plan_->settings().checkpoint_chunk_bytes, 1));
+  const auto count = static_cast<std::uint32_t>(std::max<std::size_t>((snapshot.size() + chunk - 1) / chunk, 1));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::size_t from = std::size_t{i} * chunk;
+    const std::size_t to_byte = std::min(snapshot.size(), from + chunk);
+    Bytes part(snapshot.begin() + static_cast<std::ptrdiff_t>(from), snapshot.begin() + static_cast<std::ptrdiff_t>(to_byte));
+    send(now, to, Checkpoint{id, false, 0, i, count, std::move(part)}, eff);
+  }
+  count_bytes("snapshot_bytes_restored", snapshot.size());
 }
 
 void CoordinatorNode::send(TimeUs now, NodeId to, Message body, Effects& eff) {
@@ -227,8 +241,14 @@ void CoordinatorNode::apply(TimeUs now, const CoordinatorOutput& out, Effects& e
       watched_[f].restoring = true;
       reassembly_.erase(f);
       // Every node of the fragment: the one that acts for it restores in place, the
-      // replacement of a failed one (its spare, or its restarted process) takes over.
-      for (NodeId n : plan_->fragments[f].replicas()) send(now, n, r, eff);
+      // replacement of a failed one (its spare, or its restarted process) takes over. The
+      // snapshot goes first, in chunks, to every node but the failed one (one connection: it
+      // arrives before the order).
+      const std::optional<Bytes> snapshot = r.to != 0 ? store_.snapshot(r.to, plan_->fragments[f].name) : std::nullopt;
+      for (NodeId n : plan_->fragments[f].replicas()) {
+        if (snapshot && n != failed_node_[r.failed]) send_snapshot(now, n, r.to, *snapshot, eff);
+        send(now, n, r, eff);
+      }
     }
   }
   for (CheckpointId id : out.triggered) {

@@ -79,6 +79,9 @@ class CoordinatorNode final : public NodeCore {
   void failed(TimeUs now, FragmentId f, NodeId node, Detector detector, CoordinatorOutput& out, Effects& eff);
   void apply(TimeUs now, const CoordinatorOutput& out, Effects& eff);
   void send(TimeUs now, NodeId to, Message body, Effects& eff);
+  // A fragment's snapshot from the store, as Checkpoint chunks of checkpoint_chunk_bytes.
+  void send_snapshot(TimeUs now, NodeId to, CheckpointId id, const Bytes& snapshot, Effects& eff);
+  void count_bytes(const std::string& name, std::size_t n) { counters_[name] += static_cast<std::int64_t>(n); }
   TraceEvent& trace(Effects& eff, TimeUs now, TraceKind kind);
   void count(const std::string& name, std::int64_t by = 1) { counters_[name] += by; }
   FragmentId coordinated_fragment_of(NodeId n) const;
@@ -89,6 +92,7 @@ class CoordinatorNode final : public NodeCore {
   std::vector<FragmentId> fragments_;
   std::vector<FragmentId> source_readers_;
   CheckpointCoordinator coordinator_;
+  CheckpointStore& store_;
   std::map<FragmentId, Watched> watched_;
   std::map<FragmentId, Reassembly> reassembly_;
   std::map<FragmentId, NodeId> failed_node_;  // for the rollback's trace

@@ -19,6 +19,7 @@
 // most one in flight).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -49,6 +50,12 @@ class FragmentCheckpointer {
   // A producer's barrier of checkpoint `id` on input `stream` after tuple `after_id`.
   BarrierAligner::Heard barrier(StreamId stream, CheckpointId id, TupleId after_id);
   void input_ended(StreamId stream, TupleId last_id) { aligner_.ended(stream, last_id); }
+  // Checkpoint `id` cannot be taken here (an input went past its barrier before it came).
+  void abandon(CheckpointId id) { aligner_.abandon(id); }
+  // `stream` is produced outside the checkpoint (a source): the trigger sets its barrier.
+  bool is_outside(StreamId stream) const {
+    return std::find(source_inputs_.begin(), source_inputs_.end(), stream) != source_inputs_.end();
+  }
   // How far input `stream` may be processed now.
   TupleId limit(StreamId stream) const { return aligner_.limit(stream); }
 

@@ -7,16 +7,6 @@
 
 namespace hapair {
 
-const char* to_string(FailoverMode m) { return m == FailoverMode::full ? "full" : "region"; }
-
-std::optional<FailoverMode> parse_failover_mode(const std::string& name) {
-  if (name == "full") return FailoverMode::full;
-  if (name == "region") return FailoverMode::region;
-  return std::nullopt;
-}
-
-const char* allowed_failover_modes() { return "full, region"; }
-
 std::vector<FragmentId> failover_fragments(const Plan& plan, FragmentId failed, FailoverMode mode,
                                            const std::vector<bool>& stream_retained) {
   HAPAIR_CHECK_MSG(failed < plan.fragments.size() && plan.fragments[failed].kind == FragmentKind::operators,

@@ -20,11 +20,7 @@
 
 namespace hapair {
 
-enum class FailoverMode : std::uint8_t { full, region };
-const char* to_string(FailoverMode m);
-std::optional<FailoverMode> parse_failover_mode(const std::string& name);
-// "full, region": for error messages.
-const char* allowed_failover_modes();
+// FailoverMode, its names and parse_failover_mode are in protocols/topology.h (a setting).
 
 // `stream_retained[s]`: plan stream s's producer keeps its output since the last completed
 // checkpoint (a stream between two operator fragments that does not cuts no region).

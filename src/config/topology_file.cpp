@@ -336,8 +336,8 @@ Knob group_by_knob(bool& group_by_key) {
 // A setting only some approaches read (their traits name it) is written out when the network or
 // a fragment uses one of them, or when it is not its default (so it reads back the same), and
 // otherwise not: the other networks' files stay as they were.
-Knob approach_knob(const Topology& t, std::string key, std::int64_t& field, std::int64_t default_value) {
-  Knob k = int_knob(key, field);
+Knob approach_only(const Topology& t, Knob k, std::function<bool()> is_default) {
+  const std::string key = k.key;
   auto used = [&t, key] {
     const ApproachCatalog& c = ApproachCatalog::builtin();
     auto reads = [&](HaMode m) { return c.find(m) != nullptr && c.of(m).reads_setting(key); };
@@ -346,11 +346,15 @@ Knob approach_knob(const Topology& t, std::string key, std::int64_t& field, std:
       if (f.ha && reads(*f.ha)) return true;
     return false;
   };
-  k.get = [get = k.get, used, &field, default_value]() -> std::optional<std::string> {
-    if (field == default_value && !used()) return std::nullopt;
+  k.get = [get = k.get, used, is_default]() -> std::optional<std::string> {
+    if (is_default() && !used()) return std::nullopt;
     return get();
   };
   return k;
+}
+
+Knob approach_knob(const Topology& t, std::string key, std::int64_t& field, std::int64_t default_value) {
+  return approach_only(t, int_knob(key, field), [&field, default_value] { return field == default_value; });
 }
 
 std::vector<Knob> network_knobs(Topology& t) {
@@ -388,7 +392,10 @@ std::vector<Knob> network_knobs(Topology& t) {
           approach_knob(t, "hybrid_input_queue_tuples", s.hybrid_input_queue_tuples, Settings{}.hybrid_input_queue_tuples),
           approach_knob(t, "hybrid_latency_ms", s.hybrid_latency_ms, Settings{}.hybrid_latency_ms),
           approach_knob(t, "hybrid_calm_ms", s.hybrid_calm_ms, Settings{}.hybrid_calm_ms),
-          approach_knob(t, "hybrid_switch_at_ms", s.hybrid_switch_at_ms, Settings{}.hybrid_switch_at_ms)};
+          approach_knob(t, "hybrid_switch_at_ms", s.hybrid_switch_at_ms, Settings{}.hybrid_switch_at_ms),
+          approach_knob(t, "checkpoints_retained", s.checkpoints_retained, Settings{}.checkpoints_retained),
+          approach_only(t, enum_knob("failover", s.failover, parse_failover_mode, allowed_failover_modes()),
+                        [&s] { return s.failover == Settings{}.failover; })};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {

@@ -61,8 +61,8 @@ std::unique_ptr<DemoSession> DemoSession::create(const DemoRunSpec& spec, std::s
   options.faults = spec.faults;
   DemoSession* self = s.get();
   options.on_send = [self](const SentMessage& m) { self->note_sent(m); };
-  s->sim_ = std::make_unique<Simulator>(s->plan_, std::move(options), make_node_core);
-  s->twin_ = std::make_unique<Simulator>(s->plan_, SimOptions{}, make_node_core);
+  s->sim_ = std::make_unique<Simulator>(s->plan_, std::move(options), run_node_cores());
+  s->twin_ = std::make_unique<Simulator>(s->plan_, SimOptions{}, run_node_cores());
   s->reference_ = reference_run(*s->plan_).deliveries;
   s->classifier_ = std::make_unique<OutputClassifier>(s->reference_);
   return s;

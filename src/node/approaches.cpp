@@ -1,6 +1,7 @@
 #include "node/approaches.h"
 
 #include "backup/approaches.h"
+#include "checkpoint/checkpoint_ends.h"
 #include "hybrid/approaches.h"
 #include "protocols/check.h"
 #include "upstream_backup/approaches.h"
@@ -21,6 +22,7 @@ ApproachRegistry make_builtin() {
            passive_standby_approach(),  // src/backup: checkpoints to a standby that installs them
            active_standby_approach(),   // src/backup: a standby that processes too, with determinants
            hybrid_standby_approach(),   // src/hybrid: passive standby, active while a failure looks likely
+           global_checkpoints_approach(),  // src/checkpoint: barriers, a coordinator, a spare restored from its store
        })
     r = r.with(a);
   for (HaMode mode : ApproachCatalog::builtin().modes())

@@ -3,6 +3,7 @@
 // create cores only through this, so they never depend on which roles exist.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "node/approaches.h"
@@ -12,9 +13,21 @@
 namespace hapair {
 
 // The core of `node`, its fragment's approach taken from `approaches` (which outlives the core).
+// The plan's node of no fragment (its coordinator, protocols/plan.h) is built by the registration
+// of the approach that asked for it, on `store`, the run's checkpoint store (required then; it
+// outlives the core).
 std::unique_ptr<NodeCore> make_node_core_from(const ApproachRegistry& approaches, std::shared_ptr<const Plan> plan,
-                                              NodeId node);
-// The same with the built-in approaches (a CoreFactory, driver/core_factory.h).
+                                              NodeId node, CheckpointStore* store = nullptr);
+// The same with the built-in approaches (a CoreFactory, driver/core_factory.h), for a plan
+// without a coordinator (checked).
 std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeId node);
+
+// A CoreFactory (driver/core_factory.h) of one run with the built-in approaches: every node's
+// core, the coordinator's on `store`, which the factory keeps for the run (a restarted
+// coordinator reads what its predecessor wrote). Drivers use it for every run.
+std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)> run_node_cores(
+    std::shared_ptr<CheckpointStore> store);
+// The same on a store in memory (the simulator's, the tests').
+std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)> run_node_cores();
 
 }  // namespace hapair

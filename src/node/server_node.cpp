@@ -105,14 +105,37 @@ Metrics ServerNode::metrics() const {
 }
 
 std::unique_ptr<NodeCore> make_node_core_from(const ApproachRegistry& approaches, std::shared_ptr<const Plan> plan,
-                                              NodeId node) {
+                                              NodeId node, CheckpointStore* store) {
   HAPAIR_CHECK_MSG(plan != nullptr && node < plan->nodes.size(), "node " << node);
+  if (!plan->runs_fragment(node)) {
+    // The coordinator: built by the first fragment's approach that has one (a plan gets one
+    // coordinator however many fragments ask for it).
+    for (const PlanFragment& f : plan->fragments) {
+      if (!approaches.has(f.ha) || approaches.of(f.ha).coordinator == nullptr) continue;
+      HAPAIR_CHECK_MSG(store != nullptr, "the coordinator " << plan->nodes[node].name
+                                                             << " needs the run's checkpoint store (run_node_cores)");
+      return approaches.of(f.ha).coordinator(std::move(plan), node, *store);
+    }
+    HAPAIR_CHECK_MSG(false, "node " << plan->nodes[node].name << " runs no fragment and no approach of the plan has a coordinator");
+  }
   const Approach& approach = approaches.of(plan->fragments.at(plan->nodes[node].fragment).ha);
   return std::make_unique<ServerNode>(std::move(plan), node, approach);
 }
 
 std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeId node) {
   return make_node_core_from(ApproachRegistry::builtin(), std::move(plan), node);
+}
+
+std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)> run_node_cores(
+    std::shared_ptr<CheckpointStore> store) {
+  HAPAIR_CHECK(store != nullptr);
+  return [store](std::shared_ptr<const Plan> plan, NodeId node) {
+    return make_node_core_from(ApproachRegistry::builtin(), std::move(plan), node, store.get());
+  };
+}
+
+std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)> run_node_cores() {
+  return run_node_cores(std::make_shared<MemoryCheckpointStore>());
 }
 
 }  // namespace hapair

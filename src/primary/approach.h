@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "primary/checkpoint_store.h"
 #include "primary/server.h"
 
 namespace hapair {
@@ -48,6 +49,10 @@ class PrimarySide {
   // A message this approach sends to a primary (checkpoint and determinant acks). false: not
   // one of mine (the role counts it as unexpected).
   virtual bool on_message(TimeUs /*now*/, NodeId /*from*/, const Message& /*m*/, Effects& /*eff*/) { return false; }
+  // A message of this approach from a node that is not my standby: a producer's or consumer's
+  // primary, or the plan's node of no fragment (the coordinator of global checkpoints, whose
+  // messages skip the epoch checks: it has no fragment epoch). false: not one I take.
+  virtual bool on_neighbour_message(TimeUs /*now*/, NodeId /*from*/, const Message& /*m*/, Effects& /*eff*/) { return false; }
   // After the fragment processed what was queued, before outputs are pumped.
   virtual void after_processing(TimeUs /*now*/, Effects& /*eff*/) {}
   // Lost messages of this approach: re-sends what got no answer; returns when to look again.
@@ -71,6 +76,11 @@ struct Approach {
   // The standby's end (the role a planned standby starts in; rejoined: a restarted node named
   // the standby again, which installs fresh state from its primary). Null: no standby.
   std::unique_ptr<RoleBehaviour> (*standby_role)(Server& server, bool rejoined);
+  // The core of the plan's node of no fragment, its coordinator, for an approach whose traits
+  // ask for one (ApproachTraits::coordinator: global checkpoints). `store` is the run's
+  // checkpoint store and outlives the core (a restarted coordinator reads what its predecessor
+  // wrote). Null: the approach has no coordinator.
+  std::unique_ptr<NodeCore> (*coordinator)(std::shared_ptr<const Plan> plan, NodeId self, CheckpointStore& store) = nullptr;
 };
 
 // The primary's end that only forgets cause bookkeeping every consumer acknowledged and, when a

@@ -105,12 +105,16 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
         } else if constexpr (std::is_same_v<T, Rejoin>) {
           on_rejoin(now, from, m, eff);
         } else {
-          // The messages only my approach's two ends exchange (its traits name them) go to its
-          // primary end, from my standby only; anything else is unexpected here.
+          // The messages of my approach (its traits name them) go to its primary end: from my
+          // standby to on_message, from any other node (a neighbour's barrier, the coordinator of
+          // global checkpoints) to on_neighbour_message; anything else is unexpected here.
           const char* kind = message_kind_name(env.body);
           const bool mine = server_.node().traits().exchanges(kind);
-          if (!mine || from == kNoNode || standby == nullptr || !side_->on_message(now, from, env.body, eff))
-            server_.count(std::string("unexpected_") + kind + "_dropped");
+          bool taken = false;
+          if (mine && from != kNoNode)
+            taken = standby != nullptr ? side_->on_message(now, from, env.body, eff)
+                                       : side_->on_neighbour_message(now, from, env.body, eff);
+          if (!taken) server_.count(std::string("unexpected_") + kind + "_dropped");
         }
       },
       env.body);

@@ -116,9 +116,34 @@ ApproachTraits hybrid_standby() {
   return t;
 }
 
+// Global checkpoints (src/checkpoint, docs/CHECKPOINT.md; Flink's asynchronous barrier
+// snapshots): no standby process that holds or processes anything, a spare per fragment that
+// takes over from the coordinator's store, and a coordinator node. Producers keep output for
+// its consumers until a completed checkpoint covers it (level-1 acks come only then). On a
+// network with an arbitrary operator a regenerated interleaving may differ from the delivered
+// one: a rollback, as Flink's without a transactional sink.
+ApproachTraits global_checkpoints() {
+  ApproachTraits t;
+  t.mode = HaMode::checkpoint;
+  t.name = "checkpoint";
+  t.title = "global checkpoints";
+  t.standbys = 1;
+  t.standbys_max = 1;
+  t.standby_suffix = ".spare";
+  t.standby_role = Role::spare;
+  t.coordinator = true;
+  t.consumers_retain = true;
+  t.promise = {R::precise, R::rollback, R::rollback};
+  t.settings = {"checkpoint_interval_ms", "checkpoints_retained", "failover"};
+  t.messages = {"checkpoint",          "checkpoint_trigger", "checkpoint_barrier",
+                "checkpoint_complete", "rollback",           "restored"};
+  return t;
+}
+
 ApproachCatalog make_builtin() {
   ApproachCatalog c;
-  for (ApproachTraits t : {no_ha(), amnesia(), upstream_backup(), passive_standby(), active_standby(), hybrid_standby()})
+  for (ApproachTraits t : {no_ha(), amnesia(), upstream_backup(), passive_standby(), active_standby(), hybrid_standby(),
+                           global_checkpoints()})
     c = c.with(std::move(t));
   return c;
 }

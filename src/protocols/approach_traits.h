@@ -29,10 +29,10 @@ namespace hapair {
 
 struct Settings;
 
-// The approaches' ids. The four of the paper, ha none and hybrid standby (src/hybrid) are built
-// in (approach_traits.cpp, one record each); an approach written elsewhere (a test's, a researcher's) takes a number of its
+// The approaches' ids. The four of the paper, ha none, hybrid standby (src/hybrid) and global
+// checkpoints (src/checkpoint) are built in (approach_traits.cpp, one record each); an approach written elsewhere (a test's, a researcher's) takes a number of its
 // own beyond these and registers its record in a catalog (ApproachCatalog::with).
-enum class HaMode : std::uint8_t { none, amnesia, upstream, passive, active, hybrid };
+enum class HaMode : std::uint8_t { none, amnesia, upstream, passive, active, hybrid, checkpoint };
 
 // The mode of sources and sinks, which never get standbys (a source regenerates its tuples from
 // the seed, a sink is the client application), and the default of a topology.

@@ -22,6 +22,9 @@ namespace hapair {
 enum class FragmentKind { source, operators, sink };
 enum class QueueFullPolicy { backpressure, error };
 enum class CheckpointMode { full, delta };
+// Which fragments roll back when one fails under global checkpoints (ha = checkpoint,
+// docs/CHECKPOINT.md): Flink's failover strategies, the whole job or the failed fragment's region.
+enum class FailoverMode : std::uint8_t { full, region };
 enum class Field { key, value };
 enum class CompareOp { lt, le, gt, ge, eq, ne };
 enum class AggregateFunction { count, sum, avg, min, max };
@@ -52,6 +55,7 @@ enum class NexmarkEvent { person, auction, bid };
 const char* to_string(FragmentKind);
 const char* to_string(QueueFullPolicy);
 const char* to_string(CheckpointMode);
+const char* to_string(FailoverMode);
 const char* to_string(Field);
 const char* to_string(CompareOp);
 const char* to_string(AggregateFunction);
@@ -67,6 +71,7 @@ const char* to_string(NexmarkEvent);
 // Parse an enum from its name; nullopt when unknown. allowed_*() lists the names for errors.
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string&);
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string&);
+std::optional<FailoverMode> parse_failover_mode(const std::string&);
 std::optional<Field> parse_field(const std::string&);
 std::optional<CompareOp> parse_compare_op(const std::string&);
 std::optional<AggregateFunction> parse_aggregate_function(const std::string&);
@@ -80,6 +85,7 @@ std::optional<SourceGeneratorKind> parse_source_generator_kind(const std::string
 std::optional<NexmarkEvent> parse_nexmark_event(const std::string&);
 std::string allowed_queue_full_policies();
 std::string allowed_checkpoint_modes();
+std::string allowed_failover_modes();
 std::string allowed_fields();
 std::string allowed_compare_ops();
 std::string allowed_aggregate_functions();
@@ -298,6 +304,13 @@ struct Settings {
   std::int64_t hybrid_calm_ms = 1000;
   // An explicit command: switch to active this long after the run's start (-1: never).
   std::int64_t hybrid_switch_at_ms = -1;
+  // Global checkpoints (ha = checkpoint, src/checkpoint, docs/CHECKPOINT.md): the coordinator
+  // keeps this many complete checkpoints (Flink's state.checkpoints.num-retained; two keep one to
+  // fall back to), and rolls back the whole network or the failed fragment's region (Flink's
+  // jobmanager.execution.failover-strategy, whose default is region). A checkpoint is triggered
+  // every checkpoint_interval_ms.
+  std::int64_t checkpoints_retained = 2;
+  FailoverMode failover = FailoverMode::region;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };

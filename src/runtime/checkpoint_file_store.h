@@ -19,7 +19,7 @@
 #include <functional>
 #include <string>
 
-#include "checkpoint/checkpoint_store.h"
+#include "primary/checkpoint_store.h"
 
 namespace hapair {
 

@@ -6,7 +6,7 @@
 namespace hapair {
 
 RunResult run_simulation(std::shared_ptr<const Plan> plan, const SimOptions& options) {
-  return run_simulation(std::move(plan), options, &make_node_core);
+  return run_simulation(std::move(plan), options, run_node_cores());
 }
 
 }  // namespace hapair

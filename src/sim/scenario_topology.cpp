@@ -18,6 +18,6 @@ std::shared_ptr<const Plan> checked_plan(const Topology& topology) {
 
 }  // namespace
 
-Scenario::Scenario(const Topology& topology) : Scenario(checked_plan(topology), &make_node_core) {}
+Scenario::Scenario(const Topology& topology) : Scenario(checked_plan(topology), run_node_cores()) {}
 
 }  // namespace hapair

@@ -57,7 +57,10 @@ void Simulator::Impl::close_connections_of(const SimNode& n) {
   // A node of no fragment (the coordinator of global checkpoints) has no replicas to tell.
   if (!plan->runs_fragment(n.id)) return;
   const PlanFragment& f = plan->fragments.at(plan->nodes.at(n.id).fragment);
-  for (const NodeId partner : f.replicas()) {
+  std::vector<NodeId> watchers = f.replicas();
+  // The coordinator watches the fragments whose approach it coordinates.
+  if (plan->coordinator != kNoNode && plan->traits(f.id).coordinator) watchers.push_back(plan->coordinator);
+  for (const NodeId partner : watchers) {
     if (partner == kNoNode || partner == n.id || nodes[partner].crashed) continue;
     queue.push(now_us + network.latency_us(), ConnectionClosed{partner, nodes[partner].incarnation, n.id});
   }

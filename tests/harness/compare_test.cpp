@@ -71,16 +71,16 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
   o.on_run = [&](std::size_t i, std::size_t total, const std::string&) {
     CHECK(i == runs_announced);
     ++runs_announced;
-    CHECK(total == 34);
+    CHECK(total == 40);
   };
   const CompareReport r = run_compare(short_default(), o);
 
-  // 3 repetitions of 6 failure-free runs (none is the baseline) and 5 crash runs, plus none's
+  // 3 repetitions of 7 failure-free runs (none is the baseline) and 6 crash runs, plus none's
   // crash run in the first.
-  CHECK(runs_announced == 34);
-  REQUIRE(r.runs.size() == 34);
+  CHECK(runs_announced == 40);
+  REQUIRE(r.runs.size() == 40);
   std::vector<std::tuple<std::size_t, bool, std::string>> expected;
-  const std::vector<std::string> order = {"none", "amnesia", "upstream", "passive", "active", "hybrid"};
+  const std::vector<std::string> order = {"none", "amnesia", "upstream", "passive", "active", "hybrid", "checkpoint"};
   for (std::size_t rep = 1; rep <= 3; ++rep) {
     for (const auto& a : order) expected.emplace_back(rep, false, a);
     for (const auto& a : order)
@@ -99,7 +99,7 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
     // Failure-free runs are the shorter ones.
     CHECK(run.outcome.result.plan->settings().duration_s == (run.failure ? 2.0 : 1.5));
   }
-  REQUIRE(r.rows.size() == 6);
+  REQUIRE(r.rows.size() == 7);
   CHECK(r.disturbed_notes.empty());
 
   // The none row: its stop (gap, lost output) and no overhead.
@@ -120,10 +120,10 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
     CHECK(run.guarantee.status == RunStatus::result);
     CHECK(run.guarantee.stopped == (run.approach == "none" && run.failure));
   }
-  CHECK(compare_note(r.runs[6].guarantee) == "stopped at the crash");  // none's crash run
+  CHECK(compare_note(r.runs[7].guarantee) == "stopped at the crash");  // none's crash run
 
   CHECK(row_of(r, "amnesia").verdict == "gap");
-  for (const char* precise : {"upstream", "passive", "active", "hybrid"}) {
+  for (const char* precise : {"upstream", "passive", "active", "hybrid", "checkpoint"}) {
     INFO(precise);
     const CompareRow& row = row_of(r, precise);
     CHECK(row.verdict == "precise");
@@ -170,13 +170,14 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
   CHECK(table.find("(the baseline)") != std::string::npos);
   CHECK(table.find("no run was disturbed") != std::string::npos);
   CHECK(table.find("none crash run, repetition 1: outcome: the output stopped at the failure") != std::string::npos);
-  for (const char* a : {"none", "amnesia", "upstream", "passive", "active", "hybrid"}) CHECK(table.find(a) != std::string::npos);
+  for (const char* a : {"none", "amnesia", "upstream", "passive", "active", "hybrid", "checkpoint"})
+    CHECK(table.find(a) != std::string::npos);
   const std::string csv = read_text(dir + "/compare.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 7);  // header and one row per approach
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 8);  // header and one row per approach
   CHECK(csv.rfind("approach,crash_runs,failure_free_runs,disturbed,reruns,excluded,verdict,", 0) == 0);
   CHECK(csv.find("recovery_ms_median,recovery_ms_min,recovery_ms_max") != std::string::npos);
   const std::string runs_csv = read_text(dir + "/compare_runs.csv");
-  CHECK(std::count(runs_csv.begin(), runs_csv.end(), '\n') == 35);
+  CHECK(std::count(runs_csv.begin(), runs_csv.end(), '\n') == 41);
   CHECK(read_text(dir + "/compare.txt") == table);
   CHECK(read_text(dir + "/config.toml").find("operator_cost_us_per_tuple = 100") != std::string::npos);
   CHECK(std::filesystem::exists(dir + "/active_crash_rep3/summary.json"));

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "checkpoint/barrier_aligner.h"
-#include "checkpoint/checkpoint_store.h"
+#include "primary/checkpoint_store.h"
 #include "checkpoint/coordinator.h"
 #include "checkpoint/fragment_checkpointer.h"
 #include "checkpoint/global_snapshot.h"

@@ -183,6 +183,6 @@ TEST_CASE("a toy approach registered in the tests' folder runs end to end in the
     const auto problems = validate(t);  // the built-in catalog only
     REQUIRE(problems.size() == 1);
     CHECK(problems.front().find("ha = approach 200: not an approach of this build (allowed: none, amnesia, upstream, "
-                                "passive, active, hybrid)") != std::string::npos);
+                                "passive, active, hybrid, checkpoint)") != std::string::npos);
   }
 }

@@ -1,4 +1,4 @@
-#include "checkpoint/checkpoint_store.h"
+#include "primary/checkpoint_store.h"
 
 #include "protocols/check.h"
 

@@ -1,0 +1,365 @@
+#include "checkpoint/checkpoint_ends.h"
+
+#include <algorithm>
+#include <optional>
+#include <type_traits>
+
+#include "checkpoint/coordinator_node.h"
+#include "checkpoint/fragment_checkpointer.h"
+#include "primary/checkpoint_state.h"
+#include "primary/primary_role.h"
+#include "primary/standby_role.h"
+#include "primary/takeover.h"
+#include "protocols/check.h"
+
+namespace hapair {
+
+namespace {
+
+TimeUs ms(std::int64_t v) { return us_from_ms(static_cast<double>(v)); }
+
+// The inputs whose barrier the coordinator's trigger sets: those produced outside the checkpoint
+// (a source, or a fragment of another approach).
+std::vector<StreamId> outside_inputs(const Plan& plan, const PlanFragment& f) {
+  std::vector<StreamId> out;
+  for (StreamId s : f.inputs)
+    if (!plan.traits(plan.streams.at(s).producer).coordinator) out.push_back(s);
+  return out;
+}
+
+class CheckpointPrimarySide final : public StatelessPrimarySide {
+ public:
+  CheckpointPrimarySide(Server& server, const PrimaryOptions& options)
+      : StatelessPrimarySide(server),
+        checkpointer_(server.node().fragment_plan().inputs,
+                      outside_inputs(server.node().plan(), server.node().fragment_plan())),
+        coordinator_(server.node().plan().coordinator),
+        generation_(options.first_generation - 1) {
+    HAPAIR_CHECK_MSG(coordinator_ != kNoNode, "ha checkpoint at " << server.node().name() << " without a coordinator");
+  }
+
+  void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
+    next_heartbeat_us_ = server_.pair().own_heartbeats() ? now : kNever;
+    StatelessPrimarySide::on_start(now, standbys);
+  }
+
+  void on_tick(TimeUs now, Effects& eff) override {
+    if (now >= next_heartbeat_us_) {
+      // Any message of mine feeds the coordinator's detector; this is the one sent when
+      // nothing else goes to it.
+      server_.send(eff, now, coordinator_, Heartbeat{});
+      next_heartbeat_us_ = now + ms(server_.node().settings().heartbeat_interval_ms);
+    }
+    StatelessPrimarySide::on_tick(now, eff);
+  }
+
+  bool on_neighbour_message(TimeUs now, NodeId from, const Message& m, Effects& eff) override {
+    const bool from_coordinator = from == coordinator_;
+    if (const auto* t = std::get_if<CheckpointTrigger>(&m)) {
+      if (!from_coordinator) return false;
+      on_trigger(t->checkpoint_id);
+      return true;
+    }
+    if (const auto* b = std::get_if<CheckpointBarrier>(&m)) {
+      on_barrier(now, from, *b, eff);
+      return true;
+    }
+    if (const auto* c = std::get_if<CheckpointComplete>(&m)) {
+      if (!from_coordinator) return false;
+      on_complete(now, c->checkpoint_id, eff);
+      return true;
+    }
+    if (std::holds_alternative<Rollback>(m) || std::holds_alternative<Checkpoint>(m)) {
+      if (!from_coordinator) return false;
+      // A rollback of my own fragment reaches me when the coordinator found me failed but I
+      // live (a stall, a cut): my spare takes over and its Takeover fences me. Of another
+      // fragment (failover = full): not built, docs/CHECKPOINT.md.
+      server_.count(std::string("primary_") + message_kind_name(m) + "_ignored");
+      return true;
+    }
+    return false;
+  }
+
+  void after_processing(TimeUs now, Effects& eff) override {
+    for (const auto& [s, in] : server_.inputs())
+      if (in.eos_processed()) checkpointer_.input_ended(s, in.processed());
+    std::map<StreamId, TupleId> processed;
+    for (const auto& [s, in] : server_.inputs()) processed[s] = in.processed();
+    const std::optional<DueSnapshot> due = checkpointer_.due(processed, {});
+    if (due) snapshot(now, due->id, eff);
+  }
+
+  TimeUs retransmit(TimeUs now, Effects& eff) override {
+    if (!barriers_) return kNever;
+    if (now >= barriers_->resend_us) {
+      send_barriers(now, eff);
+      server_.count("checkpoint_barriers_repeated");
+    }
+    return barriers_->resend_us;
+  }
+
+  void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
+    // A spare holds nothing: what it will need at a takeover is in the coordinator's store.
+    StatelessPrimarySide::on_standby_joined(now, standby, eff);
+  }
+
+  TimeUs next_wakeup_us() const override {
+    TimeUs t = std::min(next_heartbeat_us_, StatelessPrimarySide::next_wakeup_us());
+    if (barriers_) t = std::min(t, barriers_->resend_us);
+    return t;
+  }
+
+ private:
+  struct SentBarriers {
+    CheckpointId id = 0;
+    std::vector<CheckpointBarrier> barriers;
+    std::vector<NodeId> to;  // per barrier
+    TimeUs resend_us = kNever;
+  };
+
+  void on_trigger(CheckpointId id) {
+    std::map<StreamId, TupleId> accepted;
+    for (const auto& [s, in] : server_.inputs()) accepted[s] = in.last_accepted();
+    if (!checkpointer_.trigger(id, accepted)) {
+      server_.count("stale_checkpoint_triggers");
+      return;
+    }
+    // A trigger behind what was processed cannot happen (accepted >= processed), so no overtaking.
+    sync_holds();
+  }
+
+  void on_barrier(TimeUs now, NodeId from, const CheckpointBarrier& b, Effects& eff) {
+    (void)eff;
+    const auto in = server_.inputs().find(b.stream);
+    const bool from_producer = in != server_.inputs().end() && server_.node().plan().runs_fragment(from) &&
+                               server_.node().plan().nodes[from].fragment == in->second.producer();
+    if (!from_producer || checkpointer_.is_outside(b.stream)) {
+      server_.count("unexpected_checkpoint_barrier_dropped");
+      return;
+    }
+    if (b.checkpoint_id <= abandoned_here_) {
+      server_.count("stale_checkpoint_barriers");
+      return;
+    }
+    if (in->second.processed() > b.after_id) {
+      // Tuples beyond the barrier overtook it (a reordering or a retransmission on the link):
+      // my snapshot could no longer be consistent. I abandon the checkpoint (it cannot complete;
+      // the coordinator abandons it at its timeout and triggers the next).
+      abandoned_here_ = b.checkpoint_id;
+      checkpointer_.abandon(b.checkpoint_id);
+      sync_holds();
+      server_.count("checkpoint_barriers_overtaken");
+      server_.trace(eff, now, TraceKind::checkpoint_abandoned).with(TraceKey::checkpoint, b.checkpoint_id).with(TraceKey::stream, b.stream);
+      return;
+    }
+    const BarrierAligner::Heard heard = checkpointer_.barrier(b.stream, b.checkpoint_id, b.after_id);
+    if (heard == BarrierAligner::Heard::stale) server_.count("stale_checkpoint_barriers");
+    sync_holds();
+  }
+
+  void on_complete(TimeUs now, CheckpointId id, Effects& eff) {
+    if (barriers_ && barriers_->id <= id) barriers_.reset();
+    const auto positions = checkpointer_.completed(id);
+    if (!positions) return;
+    // My producers may trim what checkpoint `id` covers: a rollback goes back at most to it.
+    ++generation_;
+    for (const auto& [s, done] : *positions) {
+      TupleId& last = level1_[s];
+      if (done <= last) continue;
+      last = done;
+      const FragmentId producer = server_.inputs().at(s).producer();
+      for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
+    }
+  }
+
+  // Holds every input at its barrier of the checkpoint being aligned, and releases the rest.
+  void sync_holds() {
+    for (const auto& [s, in] : server_.inputs()) {
+      const TupleId limit = checkpointer_.limit(s);
+      auto held = holds_.find(s);
+      if (held != holds_.end() && held->second == limit) continue;
+      if (held != holds_.end()) {
+        server_.inputs().release_input(s);
+        holds_.erase(held);
+      }
+      if (limit != BarrierAligner::kNoLimit) {
+        server_.inputs().hold_input(s, limit);
+        holds_[s] = limit;
+      }
+    }
+  }
+
+  void snapshot(TimeUs now, CheckpointId id, Effects& eff) {
+    const auto chunk_bytes = static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes);
+    CapturedCheckpoint captured = capture_checkpoint(server_, id, nullptr, chunk_bytes);
+    const auto count = static_cast<std::uint32_t>(captured.chunks.size());
+    for (std::uint32_t i = 0; i < count; ++i)
+      server_.send(eff, now, coordinator_, Checkpoint{id, false, 0, i, count, std::move(captured.chunks[i])});
+    // My barriers of `id`: after the last id I produced, on every stream to a coordinated consumer.
+    const Plan& plan = server_.node().plan();
+    SentBarriers sent;
+    sent.id = id;
+    for (const CheckpointOutput& o : captured.summary.outputs)
+      for (FragmentId f : plan.streams.at(o.stream).consumers) {
+        if (!plan.traits(f).coordinator) continue;
+        sent.barriers.push_back(CheckpointBarrier{o.stream, id, o.last_id});
+        sent.to.push_back(f);
+      }
+    barriers_ = std::move(sent);
+    send_barriers(now, eff);
+    sync_holds();
+    server_.count("checkpoint_snapshots");
+    server_.trace(eff, now, TraceKind::checkpoint_snapshot)
+        .with(TraceKey::checkpoint, id)
+        .with(TraceKey::bytes, static_cast<std::int64_t>(captured.payload_bytes));
+  }
+
+  void send_barriers(TimeUs now, Effects& eff) {
+    for (std::size_t i = 0; i < barriers_->barriers.size(); ++i) {
+      const NodeId to = server_.routes().route(barriers_->to[i]).primary;
+      if (to != kNoNode) server_.send(eff, now, to, barriers_->barriers[i]);
+    }
+    barriers_->resend_us = now + ms(server_.node().settings().retransmit_timeout_ms);
+  }
+
+  FragmentCheckpointer checkpointer_;
+  NodeId coordinator_;
+  std::uint64_t generation_;
+  TimeUs next_heartbeat_us_ = kNever;
+  std::map<StreamId, TupleId> holds_;
+  std::map<StreamId, TupleId> level1_;
+  std::optional<SentBarriers> barriers_;  // of my last snapshot, until it completes
+  CheckpointId abandoned_here_ = 0;
+};
+
+// The spare of a fragment under global checkpoints: holds nothing, takes over on the
+// coordinator's Rollback with the snapshot the coordinator sent.
+class CheckpointSpareRole final : public StandbyRole {
+ public:
+  explicit CheckpointSpareRole(Server& server) : StandbyRole(server) {}
+
+  void on_start(TimeUs now, Effects& eff) override {
+    watch_.start(now);
+    server_.trace(eff, now, TraceKind::start).with(TraceKey::role, Role::spare).with(TraceKey::ha, server_.node().mode());
+  }
+  void on_tick(TimeUs now, Effects& eff) override { watch_primary(now, eff); }
+  TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_wakeup_us(); }
+
+  void on_message(TimeUs now, const Envelope& env, Effects& eff) override {
+    if (on_election_message(now, env, eff)) return;
+    const NodeId from = env.header.sender;
+    const bool from_coordinator = from == server_.node().plan().coordinator;
+    watch_.heard_from(from, now);
+    std::visit(
+        [&](const auto& m) {
+          using T = std::decay_t<decltype(m)>;
+          if constexpr (std::is_same_v<T, Checkpoint>) {
+            if (from_coordinator) on_snapshot_chunk(m);
+            else server_.count("unexpected_checkpoint_dropped");
+          } else if constexpr (std::is_same_v<T, Rollback>) {
+            if (from_coordinator) on_rollback(now, m, eff);
+            else server_.count("unexpected_rollback_dropped");
+          } else if constexpr (std::is_same_v<T, Takeover>) {
+            if (auto next = learn_takeover(now, m, eff)) successor_ = std::move(next);
+          } else if constexpr (std::is_same_v<T, Heartbeat>) {
+          } else {
+            server_.count(std::string("unexpected_") + message_kind_name(env.body) + "_dropped");
+          }
+        },
+        env.body);
+  }
+
+ private:
+  // My own watch found the primary silent: the coordinator decides (it watches the primary too,
+  // and holds the state); I only say so, once per silence.
+  void primary_failed(TimeUs now, Effects& eff, Detector detector) override {
+    server_.count("spare_awaits_coordinator");
+    server_.trace(eff, now, TraceKind::detection)
+        .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
+        .with(TraceKey::detector, detector)
+        .with(TraceKey::silent_us, watch_.silence_us(now, detector))
+        .with_text("the coordinator rolls back");
+  }
+
+  void on_snapshot_chunk(const Checkpoint& chunk) {
+    auto payload = assembler_.add(chunk);
+    if (!payload) return;
+    auto content = parse_checkpoint(*payload, TupleParsing::unpack);
+    if (!content || content->delta || content->id != chunk.checkpoint_id) {
+      server_.count("corrupt_snapshot_dropped");
+      return;
+    }
+    snapshot_ = std::move(*content);
+  }
+
+  void on_rollback(TimeUs now, const Rollback& r, Effects& eff) {
+    const FragmentId own = server_.node().fragment_id();
+    if (successor_ || r.number <= last_rollback_ ||
+        std::find(r.fragments.begin(), r.fragments.end(), own) == r.fragments.end()) {
+      server_.count("rollbacks_not_mine");
+      return;
+    }
+    if (r.to != 0 && (!snapshot_ || snapshot_->id != r.to)) {
+      // The snapshot did not come whole before the order (a lost chunk): I cannot take over
+      // with it. Counted; the coordinator's order stays open (docs/CHECKPOINT.md, gaps).
+      server_.count("rollback_without_snapshot");
+      return;
+    }
+    last_rollback_ = r.number;
+    begin_takeover(server_, now, eff, watch_.silence_us(now, Detector::heartbeat), Detector::heartbeat);
+    std::string how = "state=empty (no checkpoint complete)";
+    if (r.to == 0) {
+      server_.workload().reset();
+    } else if (!install_checkpoint(server_, *snapshot_)) {
+      server_.count("checkpoint_install_failed");
+      server_.workload().reset();
+      how = "state=empty checkpoint_install_failed";
+    } else {
+      how = "from the coordinator's checkpoint";
+    }
+    server_.inputs().request_replay(now, eff, {}, 0);
+    server_.trace(eff, now, TraceKind::takeover)
+        .with(TraceKey::ha, server_.node().mode())
+        .with(TraceKey::exact_ids, true)
+        .with(TraceKey::checkpoint, r.to)
+        .with_text(how);
+    server_.send(eff, now, server_.node().plan().coordinator, Restored{r.number, own});
+    PrimaryOptions options;
+    options.took_over = true;
+    successor_ = std::make_unique<PrimaryRole>(server_, options, make_checkpoint_primary_side(server_, options));
+  }
+
+  CheckpointAssembler assembler_;
+  std::optional<CheckpointContent> snapshot_;
+  std::uint64_t last_rollback_ = 0;
+};
+
+std::unique_ptr<RoleBehaviour> make_checkpoint_spare_role(Server& server, bool /*rejoined*/) {
+  return std::make_unique<CheckpointSpareRole>(server);
+}
+
+std::unique_ptr<NodeCore> make_checkpoint_coordinator(std::shared_ptr<const Plan> plan, NodeId self, CheckpointStore& store) {
+  const Settings& s = plan->settings();
+  CoordinatorNodeOptions options;
+  options.checkpoints.interval_us = ms(s.checkpoint_interval_ms);
+  // An unfinished checkpoint is abandoned after ten intervals (at least a second): one whose
+  // barrier or trigger was lost, or whose fragment abandoned it, must not hold the next back
+  // for Flink's ten minutes.
+  options.checkpoints.timeout_us = std::max<TimeUs>(10 * options.checkpoints.interval_us, 1'000'000);
+  options.checkpoints.checkpoints_retained = static_cast<std::size_t>(s.checkpoints_retained);
+  options.failover = s.failover;
+  return std::make_unique<CoordinatorNode>(std::move(plan), self, options, store);
+}
+
+}  // namespace
+
+std::unique_ptr<PrimarySide> make_checkpoint_primary_side(Server& server, const PrimaryOptions& options) {
+  return std::make_unique<CheckpointPrimarySide>(server, options);
+}
+
+Approach global_checkpoints_approach() {
+  return Approach{HaMode::checkpoint, &make_checkpoint_primary_side, &make_checkpoint_spare_role,
+                  &make_checkpoint_coordinator};
+}
+
+}  // namespace hapair

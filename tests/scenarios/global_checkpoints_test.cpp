@@ -1,0 +1,88 @@
+// Global checkpoints (ha = checkpoint, src/checkpoint, docs/CHECKPOINT.md) in the simulator,
+// judged against the failure-free reference: barriers aligned at every fragment, snapshots in
+// the coordinator's store, checkpoints completed and producers trimming only what a completed
+// checkpoint covers; a crash of a fragment's primary (also in the middle of a checkpoint, and
+// before any checkpoint completed) is recovered precisely by its spare from the store, with its
+// region rolled back; a crash of the coordinator leaves the output precise.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "judged_run.h"
+
+using namespace hapair;
+using hapair::test::check_precise;
+using hapair::test::counter;
+using hapair::test::events_of;
+
+namespace {
+
+Topology checkpoint_network() {
+  Topology t = default_topology();
+  t.settings.ha = HaMode::checkpoint;
+  t.settings.duration_s = 3.0;
+  t.settings.checkpoint_interval_ms = 100;
+  return t;
+}
+
+FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+
+}  // namespace
+
+TEST_CASE("global checkpoints without a failure: every fragment aligns and snapshots, checkpoints complete, precise",
+          "[scenarios][checkpoint]") {
+  const auto r = test::judged_sim_run(checkpoint_network());
+  check_precise(r);
+  REQUIRE(r.plan->coordinator != kNoNode);
+  const auto completed = events_of(r, TraceKind::checkpoint_completed, kCoordinatorNodeName);
+  // One every 100 ms over 3 s of input (and the drain): most of them complete.
+  CHECK(completed.size() >= 20);
+  CHECK(counter(r, "filter", "checkpoint_snapshots") >= 20);
+  CHECK(counter(r, "aggregate", "checkpoint_snapshots") >= 20);
+  // The aggregate's barriers come from the filter, not from a trigger.
+  CHECK(counter(r, "aggregate", "stale_checkpoint_triggers") == 0);
+  CHECK(counter(r, kCoordinatorNodeName, "snapshots_received") >= 40);
+  CHECK(counter(r, kCoordinatorNodeName, "rollbacks") == 0);
+  // Producers trim only on a completed checkpoint's level-1 acks: the source trimmed.
+  CHECK(counter(r, "filter", "unexpected_checkpoint_barrier_dropped") == 0);
+  CHECK(counter(r, "aggregate", "unexpected_checkpoint_trigger_dropped") == 0);
+}
+
+TEST_CASE("global checkpoints: a crash of the aggregate's primary is recovered by its spare from the coordinator's store",
+          "[scenarios][checkpoint]") {
+  const double at = GENERATE(1.0, 1.55, 2.03);
+  INFO("crash at " << at);
+  const auto r = test::judged_sim_run(checkpoint_network(), {crash("aggregate", at)});
+  check_precise(r);
+  const auto rollbacks = events_of(r, TraceKind::checkpoint_rollback, kCoordinatorNodeName);
+  REQUIRE(rollbacks.size() == 1);
+  CHECK(rollbacks.front()->get(TraceKey::checkpoint).value_or(0) > 0);
+  CHECK(events_of(r, TraceKind::takeover, "aggregate.spare").size() == 1);
+  CHECK(events_of(r, TraceKind::checkpoint_restore, kCoordinatorNodeName).size() == 1);
+  // Checkpoints go on after the rollback, with the spare as the fragment's node.
+  CHECK(counter(r, "aggregate.spare", "checkpoint_snapshots") > 0);
+}
+
+TEST_CASE("global checkpoints: a crash of the filter's primary (a source reader) and one before any checkpoint completed",
+          "[scenarios][checkpoint]") {
+  SECTION("the filter at 1.2 s") {
+    const auto r = test::judged_sim_run(checkpoint_network(), {crash("filter", 1.2)});
+    check_precise(r);
+    CHECK(events_of(r, TraceKind::takeover, "filter.spare").size() == 1);
+    CHECK(counter(r, "filter.spare", "checkpoint_snapshots") > 0);
+  }
+  SECTION("the aggregate at 50 ms: rolled back to the start of the run") {
+    const auto r = test::judged_sim_run(checkpoint_network(), {crash("aggregate", 0.05)});
+    check_precise(r);
+    const auto rollbacks = events_of(r, TraceKind::checkpoint_rollback, kCoordinatorNodeName);
+    REQUIRE(rollbacks.size() == 1);
+    CHECK(rollbacks.front()->get(TraceKey::checkpoint).value_or(-1) == 0);
+  }
+}
+
+TEST_CASE("global checkpoints: a crash of the coordinator stops checkpoints, not the output", "[scenarios][checkpoint]") {
+  const auto r = test::judged_sim_run(checkpoint_network(), {crash(kCoordinatorNodeName, 1.0)});
+  check_precise(r);
+  for (const TraceEvent* e : events_of(r, TraceKind::checkpoint_completed)) CHECK(e->at_us <= 1'000'000);
+}
