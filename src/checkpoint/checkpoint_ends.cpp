@@ -29,8 +29,11 @@ std::vector<StreamId> outside_inputs(const Plan& plan, const PlanFragment& f) {
 
 class CheckpointPrimarySide final : public StatelessPrimarySide {
  public:
-  CheckpointPrimarySide(Server& server, const PrimaryOptions& options)
+  // `restored`: the coordinator's rollback order I took over with (0: none); a repetition of it
+  // is answered with Restored again.
+  CheckpointPrimarySide(Server& server, const PrimaryOptions& options, std::uint64_t restored = 0)
       : StatelessPrimarySide(server),
+        restored_(restored),
         checkpointer_(server.node().fragment_plan().inputs,
                       outside_inputs(server.node().plan(), server.node().fragment_plan())),
         coordinator_(server.node().plan().coordinator),
@@ -40,6 +43,13 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
 
   void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
     next_heartbeat_us_ = server_.pair().own_heartbeats() ? now : kNever;
+    // An arbitrary fragment (a Union in arrival order) would regenerate another interleaving
+    // under the same ids after a rollback: its output goes out only once a complete checkpoint
+    // covers it (a transactional sink's price, paid at the fragment). What a restored queue
+    // holds is covered already.
+    const Fragment* fragment = server_.workload().fragment();
+    hold_output_ = fragment != nullptr && fragment->klass() == OperatorClass::arbitrary;
+    if (hold_output_) server_.outputs().hold_all();
     StatelessPrimarySide::on_start(now, standbys);
   }
 
@@ -71,6 +81,12 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     }
     if (std::holds_alternative<Rollback>(m) || std::holds_alternative<Checkpoint>(m)) {
       if (!from_coordinator) return false;
+      if (const auto* r = std::get_if<Rollback>(&m); r != nullptr && restored_ != 0 && r->number == restored_) {
+        // The order I took over with, repeated: my Restored was lost.
+        server_.send(eff, now, coordinator_, Restored{restored_, server_.node().fragment_id()});
+        server_.count("restored_repeated");
+        return true;
+      }
       // A rollback of my own fragment reaches me when the coordinator found me failed but I
       // live (a stall, a cut): my spare takes over and its Takeover fences me. Of another
       // fragment (failover = full): not built, docs/CHECKPOINT.md.
@@ -161,6 +177,10 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     if (barriers_ && barriers_->id <= id) barriers_.reset();
     const auto positions = checkpointer_.completed(id);
     if (!positions) return;
+    if (auto out = taken_outputs_.find(id); out != taken_outputs_.end()) {
+      for (const auto& [s, last] : out->second) server_.outputs().release(s, last);
+      taken_outputs_.erase(taken_outputs_.begin(), std::next(out));
+    }
     // My producers may trim what checkpoint `id` covers: a rollback goes back at most to it.
     ++generation_;
     for (const auto& [s, done] : *positions) {
@@ -199,13 +219,25 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     const Plan& plan = server_.node().plan();
     SentBarriers sent;
     sent.id = id;
-    for (const CheckpointOutput& o : captured.summary.outputs)
+    for (const CheckpointOutput& o : captured.summary.outputs) {
+      // The barrier falls after what a consumer can get now: held output (an arbitrary
+      // fragment's, released at completion) would otherwise wait for a completion that waits
+      // for this consumer. What lies between the barrier and the last id is in my snapshot's
+      // output queue, the channel's state of the cut, and is re-sent from it after a rollback.
+      const ReleaseGate& gate = server_.outputs().at(o.stream).gate();
+      const TupleId after = gate.held() ? std::min(o.last_id, gate.limit()) : o.last_id;
       for (FragmentId f : plan.streams.at(o.stream).consumers) {
         if (!plan.traits(f).coordinator) continue;
-        sent.barriers.push_back(CheckpointBarrier{o.stream, id, o.last_id});
+        sent.barriers.push_back(CheckpointBarrier{o.stream, id, after});
         sent.to.push_back(f);
       }
+    }
     barriers_ = std::move(sent);
+    if (hold_output_) {
+      std::map<StreamId, TupleId>& outputs = taken_outputs_[id];
+      for (const CheckpointOutput& o : captured.summary.outputs) outputs[o.stream] = o.last_id;
+      while (taken_outputs_.size() > FragmentCheckpointer::kTakenMax) taken_outputs_.erase(taken_outputs_.begin());
+    }
     send_barriers(now, eff);
     sync_holds();
     server_.count("checkpoint_snapshots");
@@ -222,6 +254,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     barriers_->resend_us = now + ms(server_.node().settings().retransmit_timeout_ms);
   }
 
+  std::uint64_t restored_;
   FragmentCheckpointer checkpointer_;
   NodeId coordinator_;
   std::uint64_t generation_;
@@ -230,6 +263,9 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   std::map<StreamId, TupleId> level1_;
   std::optional<SentBarriers> barriers_;  // of my last snapshot, until it completes
   CheckpointId abandoned_here_ = 0;
+  bool hold_output_ = false;
+  // An arbitrary fragment: its output positions at each snapshot awaiting completion.
+  std::map<CheckpointId, std::map<StreamId, TupleId>> taken_outputs_;
 };
 
 // The spare of a fragment under global checkpoints: holds nothing, takes over on the
@@ -326,7 +362,7 @@ class CheckpointSpareRole final : public StandbyRole {
     server_.send(eff, now, server_.node().plan().coordinator, Restored{r.number, own});
     PrimaryOptions options;
     options.took_over = true;
-    successor_ = std::make_unique<PrimaryRole>(server_, options, make_checkpoint_primary_side(server_, options));
+    successor_ = std::make_unique<PrimaryRole>(server_, options, std::make_unique<CheckpointPrimarySide>(server_, options, r.number));
   }
 
   CheckpointAssembler assembler_;

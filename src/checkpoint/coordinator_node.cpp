@@ -86,6 +86,31 @@ TraceEvent& CoordinatorNode::trace(Effects& eff, TimeUs now, TraceKind kind) {
   return eff.traces.back();
 }
 
+void CoordinatorNode::order_rollback(TimeUs now, FragmentId f, const Rollback& r, Effects& eff) {
+  const std::optional<Bytes> snapshot = r.to != 0 ? store_.snapshot(r.to, plan_->fragments[f].name) : std::nullopt;
+  for (NodeId n : plan_->fragments[f].replicas()) {
+    if (snapshot && n != failed_node_[r.failed]) send_snapshot(now, n, r.to, *snapshot, eff);
+    send(now, n, r, eff);
+  }
+  rollback_resend_us_ = now + plan_->settings().retransmit_timeout_ms * 1000;
+}
+
+void CoordinatorNode::repeat_rollbacks(TimeUs now, Effects& eff) {
+  for (auto it = pending_rollbacks_.begin(); it != pending_rollbacks_.end();)
+    it = coordinator_.restoring(it->first) ? std::next(it) : pending_rollbacks_.erase(it);
+  if (pending_rollbacks_.empty()) {
+    rollback_resend_us_ = kNever;
+    return;
+  }
+  if (now < rollback_resend_us_) return;
+  // The order or a chunk of its snapshot was lost, or the Restored: the order again (a node
+  // that restored from it answers Restored again).
+  for (const auto& [f, r] : pending_rollbacks_) {
+    order_rollback(now, f, r, eff);
+    count("rollbacks_repeated");
+  }
+}
+
 void CoordinatorNode::send_snapshot(TimeUs now, NodeId to, CheckpointId id, const Bytes& snapshot, Effects& eff) {
   const auto chunk = static_cast<std::size_t>(std::max<std::int64_t>(plan_->settings().checkpoint_chunk_bytes, 1));
   const auto count = static_cast<std::uint32_t>(std::max<std::size_t>((snapshot.size() + chunk - 1) / chunk, 1));
@@ -117,6 +142,7 @@ Effects CoordinatorNode::handle(TimeUs now, const Event& event) {
             if (!w.restoring && w.detector.check(now)) failed(now, f, w.acting, Detector::heartbeat, out, eff);
           coordinator_.tick(now, out);
           apply(now, out, eff);
+          repeat_rollbacks(now, eff);
         } else if constexpr (std::is_same_v<T, PeerLost>) {
           const FragmentId f = coordinated_fragment_of(e.peer);
           if (f == kNoFragment || watched_[f].acting != e.peer || watched_[f].restoring) {
@@ -133,6 +159,7 @@ Effects CoordinatorNode::handle(TimeUs now, const Event& event) {
       event);
   if (started_) {
     eff.wake_at(coordinator_.next_wakeup_us());
+    if (!pending_rollbacks_.empty()) eff.wake_at(rollback_resend_us_);
     for (const auto& [f, w] : watched_)
       if (!w.restoring) eff.wake_at(w.detector.deadline_us());
   }
@@ -244,11 +271,8 @@ void CoordinatorNode::apply(TimeUs now, const CoordinatorOutput& out, Effects& e
       // replacement of a failed one (its spare, or its restarted process) takes over. The
       // snapshot goes first, in chunks, to every node but the failed one (one connection: it
       // arrives before the order).
-      const std::optional<Bytes> snapshot = r.to != 0 ? store_.snapshot(r.to, plan_->fragments[f].name) : std::nullopt;
-      for (NodeId n : plan_->fragments[f].replicas()) {
-        if (snapshot && n != failed_node_[r.failed]) send_snapshot(now, n, r.to, *snapshot, eff);
-        send(now, n, r, eff);
-      }
+      order_rollback(now, f, r, eff);
+      pending_rollbacks_[f] = r;
     }
   }
   for (CheckpointId id : out.triggered) {

@@ -79,6 +79,10 @@ class CoordinatorNode final : public NodeCore {
   void failed(TimeUs now, FragmentId f, NodeId node, Detector detector, CoordinatorOutput& out, Effects& eff);
   void apply(TimeUs now, const CoordinatorOutput& out, Effects& eff);
   void send(TimeUs now, NodeId to, Message body, Effects& eff);
+  // Sends fragment f's nodes the rollback order, its snapshot first (all but the failed node).
+  void order_rollback(TimeUs now, FragmentId f, const Rollback& r, Effects& eff);
+  // Repeats the orders of fragments that have not restored yet, every retransmit_timeout_ms.
+  void repeat_rollbacks(TimeUs now, Effects& eff);
   // A fragment's snapshot from the store, as Checkpoint chunks of checkpoint_chunk_bytes.
   void send_snapshot(TimeUs now, NodeId to, CheckpointId id, const Bytes& snapshot, Effects& eff);
   void count_bytes(const std::string& name, std::size_t n) { counters_[name] += static_cast<std::int64_t>(n); }
@@ -96,6 +100,8 @@ class CoordinatorNode final : public NodeCore {
   std::map<FragmentId, Watched> watched_;
   std::map<FragmentId, Reassembly> reassembly_;
   std::map<FragmentId, NodeId> failed_node_;  // for the rollback's trace
+  std::map<FragmentId, Rollback> pending_rollbacks_;  // ordered, not yet restored
+  TimeUs rollback_resend_us_ = kNever;
   bool started_ = false;
   Metrics counters_;
 };

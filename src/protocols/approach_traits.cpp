@@ -119,9 +119,9 @@ ApproachTraits hybrid_standby() {
 // Global checkpoints (src/checkpoint, docs/CHECKPOINT.md; Flink's asynchronous barrier
 // snapshots): no standby process that holds or processes anything, a spare per fragment that
 // takes over from the coordinator's store, and a coordinator node. Producers keep output for
-// its consumers until a completed checkpoint covers it (level-1 acks come only then). On a
-// network with an arbitrary operator a regenerated interleaving may differ from the delivered
-// one: a rollback, as Flink's without a transactional sink.
+// its consumers until a completed checkpoint covers it (level-1 acks come only then). An
+// arbitrary fragment's output waits for a completed checkpoint (as a transactional sink's
+// would), so a regenerated interleaving never differs from a delivered one: precise everywhere.
 ApproachTraits global_checkpoints() {
   ApproachTraits t;
   t.mode = HaMode::checkpoint;
@@ -133,7 +133,8 @@ ApproachTraits global_checkpoints() {
   t.standby_role = Role::spare;
   t.coordinator = true;
   t.consumers_retain = true;
-  t.promise = {R::precise, R::rollback, R::rollback};
+  t.output_waits_for_choices = ChoicesHeld::always;
+  t.promise = {R::precise, R::precise, R::precise};
   t.settings = {"checkpoint_interval_ms", "checkpoints_retained", "failover"};
   t.messages = {"checkpoint",          "checkpoint_trigger", "checkpoint_barrier",
                 "checkpoint_complete", "rollback",           "restored"};
