@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <type_traits>
 
 #include "checkpoint/coordinator_node.h"
@@ -42,6 +43,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   }
 
   void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
+    standbys_.insert(standbys.begin(), standbys.end());
     next_heartbeat_us_ = server_.pair().own_heartbeats() ? now : kNever;
     // An arbitrary fragment (a Union in arrival order) would regenerate another interleaving
     // under the same ids after a rollback: its output goes out only once a complete checkpoint
@@ -87,6 +89,16 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
         server_.count("restored_repeated");
         return true;
       }
+      const auto* r = std::get_if<Rollback>(&m);
+      const FragmentId own = server_.node().fragment_id();
+      if (r != nullptr && standbys_.empty() && std::find(r->fragments.begin(), r->fragments.end(), own) != r->fragments.end()) {
+        // The coordinator found me failed, but I live (a stall, a cut), and no spare of mine can
+        // take over: my state is whole, so my region needs no rollback. I answer for it.
+        restored_ = r->number;
+        server_.send(eff, now, coordinator_, Restored{restored_, own});
+        server_.count("rollbacks_answered_alive");
+        return true;
+      }
       // A rollback of my own fragment reaches me when the coordinator found me failed but I
       // live (a stall, a cut): my spare takes over and its Takeover fences me. Of another
       // fragment (failover = full): not built, docs/CHECKPOINT.md.
@@ -108,16 +120,24 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   TimeUs retransmit(TimeUs now, Effects& eff) override {
     if (!barriers_) return kNever;
     if (now >= barriers_->resend_us) {
+      // No completion yet: a barrier, a chunk of my snapshot or the completion may have been
+      // lost. Both again (the coordinator takes a repeated chunk as the same).
+      for (const Checkpoint& c : barriers_->chunks) server_.send(eff, now, coordinator_, c);
       send_barriers(now, eff);
-      server_.count("checkpoint_barriers_repeated");
+      server_.count("checkpoint_snapshots_repeated");
     }
     return barriers_->resend_us;
   }
 
   void on_standby_joined(TimeUs now, NodeId standby, Effects& eff) override {
     // A spare holds nothing: what it will need at a takeover is in the coordinator's store.
+    standbys_.insert(standby);
     StatelessPrimarySide::on_standby_joined(now, standby, eff);
   }
+  void on_standby_lost(NodeId standby) override { standbys_.erase(standby); }
+
+  // My held output waits for a complete checkpoint, not for my spare.
+  bool output_held_for_standby() const override { return false; }
 
   TimeUs next_wakeup_us() const override {
     TimeUs t = std::min(next_heartbeat_us_, StatelessPrimarySide::next_wakeup_us());
@@ -126,8 +146,10 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   }
 
  private:
+  // My last snapshot's chunks and barriers, kept until its checkpoint completes.
   struct SentBarriers {
     CheckpointId id = 0;
+    std::vector<Checkpoint> chunks;
     std::vector<CheckpointBarrier> barriers;
     std::vector<NodeId> to;  // per barrier
     TimeUs resend_us = kNever;
@@ -213,11 +235,11 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     const auto chunk_bytes = static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes);
     CapturedCheckpoint captured = capture_checkpoint(server_, id, nullptr, chunk_bytes);
     const auto count = static_cast<std::uint32_t>(captured.chunks.size());
-    for (std::uint32_t i = 0; i < count; ++i)
-      server_.send(eff, now, coordinator_, Checkpoint{id, false, 0, i, count, std::move(captured.chunks[i])});
+    SentBarriers sent;
+    for (std::uint32_t i = 0; i < count; ++i) sent.chunks.push_back(Checkpoint{id, false, 0, i, count, std::move(captured.chunks[i])});
+    for (const Checkpoint& c : sent.chunks) server_.send(eff, now, coordinator_, c);
     // My barriers of `id`: after the last id I produced, on every stream to a coordinated consumer.
     const Plan& plan = server_.node().plan();
-    SentBarriers sent;
     sent.id = id;
     for (const CheckpointOutput& o : captured.summary.outputs) {
       // The barrier falls after what a consumer can get now: held output (an arbitrary
@@ -255,6 +277,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   }
 
   std::uint64_t restored_;
+  std::set<NodeId> standbys_;  // my live spares
   FragmentCheckpointer checkpointer_;
   NodeId coordinator_;
   std::uint64_t generation_;
@@ -307,14 +330,9 @@ class CheckpointSpareRole final : public StandbyRole {
 
  private:
   // My own watch found the primary silent: the coordinator decides (it watches the primary too,
-  // and holds the state); I only say so, once per silence.
-  void primary_failed(TimeUs now, Effects& eff, Detector detector) override {
-    server_.count("spare_awaits_coordinator");
-    server_.trace(eff, now, TraceKind::detection)
-        .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)
-        .with(TraceKey::detector, detector)
-        .with(TraceKey::silent_us, watch_.silence_us(now, detector))
-        .with_text("the coordinator rolls back");
+  // and holds the state), and its detection is the one traced; I only count it.
+  void primary_failed(TimeUs /*now*/, Effects& /*eff*/, Detector /*detector*/) override {
+    server_.count("spare_suspected_primary");
   }
 
   void on_snapshot_chunk(const Checkpoint& chunk) {

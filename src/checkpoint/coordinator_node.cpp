@@ -66,7 +66,14 @@ CoordinatorNode::CoordinatorNode(std::shared_ptr<const Plan> plan, NodeId self, 
   HAPAIR_CHECK_MSG(self_ < plan_->nodes.size() && !plan_->runs_fragment(self_),
                    "the coordinator is node " << self_ << ", which runs a fragment or is not in the plan");
   HAPAIR_CHECK_MSG(!source_readers_.empty(), "no coordinated fragment reads a source: no checkpoint could begin");
-  const TimeUs timeout_us = plan_->settings().failure_timeout_ms * 1000;
+  // With detector = connection+heartbeat a crash arrives as PeerLost at once, and heartbeats only
+  // find hangs and cuts: they wait the hang timeout, as the runtime's ZMTP heartbeats do, so a
+  // fragment busy replaying after a rollback (silent to me for a while) is not taken for failed
+  // and rolled back again, and again.
+  const Settings& s = plan_->settings();
+  const TimeUs timeout_us = 1000 * (s.detector == DetectorKind::connection_heartbeat
+                                        ? std::max(s.hang_timeout_ms, s.failure_timeout_ms)
+                                        : s.failure_timeout_ms);
   for (FragmentId f : fragments_) watched_[f] = Watched{plan_->fragments[f].primary, FailureDetector(timeout_us), false};
 }
 

@@ -64,6 +64,10 @@ class PrimarySide {
   // What was held for a lost standby went out: nobody else can reproduce it.
   virtual void on_held_output_released(TimeUs /*now*/) {}
   virtual TimeUs next_wakeup_us() const = 0;
+  // Output this end holds back waits for my standby (it is released when the last standby is
+  // lost, as nobody else can reproduce it then). false: it waits for something else and stays
+  // held (global checkpoints: a complete checkpoint covering it).
+  virtual bool output_held_for_standby() const { return true; }
 };
 
 // One approach's registration: its HA mode and the factories of its two ends. What the rest of

@@ -343,7 +343,9 @@ void PrimaryRole::release_held_output(TimeUs now, Effects& eff) {
   dissolve_pending_ = false;
   // Nobody else can reproduce what was held (the standby that could is gone) and nobody else
   // acts for this fragment (every neighbour follows my epoch), so it goes out now.
-  const std::size_t released = server_.outputs().release_all_held();
+  // (An approach whose output waits for something else than its standby keeps it held: global
+  // checkpoints release on a complete checkpoint.)
+  const std::size_t released = side_->output_held_for_standby() ? server_.outputs().release_all_held() : 0;
   // A passive primary without a standby acknowledges what it processed, so upstream queues stay
   // bounded (as after a takeover); other modes' upstreams trim as before, now without the
   // standby (the announcement removed it from their consumers).
