@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "config/topology_file.h"
+#include "node/node_factory.h"
+#include "runtime/checkpoint_file_store.h"
 #include "runtime/node_host.h"
 
 namespace hapair::cli {
@@ -22,6 +25,7 @@ int node_command(const Args& args) {
   namespace po = boost::program_options;
   NodeProcessOptions options;
   std::string directory_timeout_text = "30";
+  std::string checkpoint_dir;
   po::options_description described("hapair node options");
   described.add_options()
       ("help,h", "show this help")
@@ -43,6 +47,9 @@ int node_command(const Args& args) {
       ("keys-from-stdin", po::bool_switch(&options.keys_from_stdin),
        "read the run's CURVE keys from the first line of stdin (the launcher writes them there with --secure or "
        "--hosts; never on a command line or in a file) and use CURVE on every socket")
+      ("checkpoint-dir", po::value<std::string>(&checkpoint_dir),
+       "the coordinator of global checkpoints (ha = checkpoint): the checkpoint store's directory (default: "
+       "checkpoints/ beside the topology file, the run's folder)")
       ("directory-timeout-s", po::value<std::string>(&directory_timeout_text)->default_value("30"),
        "how long to wait for the launcher's directory before giving up, > 0 and <= 86400 s");
 
@@ -89,6 +96,17 @@ int node_command(const Args& args) {
     return 2;
   }
   options.plan = std::make_shared<const Plan>(make_plan(*load.topology));
+  if (options.plan->coordinator != kNoNode && options.plan->node_id(options.node_name) == options.plan->coordinator) {
+    // The coordinator writes the run's checkpoints durably; a restarted one reads them back.
+    if (checkpoint_dir.empty())
+      checkpoint_dir = (std::filesystem::path(options.topology_path).parent_path() / "checkpoints").string();
+    try {
+      options.core_factory = run_node_cores(std::make_shared<FileCheckpointStore>(checkpoint_dir));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "hapair node: the checkpoint store %s: %s\n", checkpoint_dir.c_str(), e.what());
+      return 1;
+    }
+  }
   return run_node_process(options);
 }
 

@@ -177,12 +177,19 @@ class NodeHost {
   // partner: the primary of a standby, the standby of a primary) is watched by PartnerWatch.
   void watch_partner(zmq::context_t& context, const Directory& directory) {
     const Settings& s = plan_.settings();
-    // A node of no fragment (the coordinator of global checkpoints) watches no partner yet: the
-    // fragments it coordinates are not reported to it (docs/CHECKPOINT.md, "Status").
-    if (s.detector != DetectorKind::connection_heartbeat || !plan_.runs_fragment(self_)) return;
-    const PlanFragment& f = plan_.fragments.at(plan_.nodes.at(self_).fragment);
+    if (s.detector != DetectorKind::connection_heartbeat) return;
+    // The partners: the other nodes of my fragment; for the coordinator of global checkpoints (a
+    // node of no fragment), every node of every fragment it coordinates.
+    std::vector<NodeId> partners;
+    if (plan_.runs_fragment(self_)) {
+      partners = plan_.fragments.at(plan_.nodes.at(self_).fragment).replicas();
+    } else {
+      for (const PlanFragment& f : plan_.fragments)
+        if (f.kind == FragmentKind::operators && plan_.traits(f.id).coordinator)
+          for (NodeId n : f.replicas()) partners.push_back(n);
+    }
     watch_.emplace(context, PartnerWatchConfig::for_settings(s), options_.curve);
-    for (const NodeId partner : f.replicas()) {
+    for (const NodeId partner : partners) {
       if (partner == kNoNode || partner == self_ || directory.endpoints.at(partner).empty()) continue;
       const std::string line =
           partner < directory.crash_line_endpoints.size() ? directory.crash_line_endpoints[partner] : std::string();

@@ -1,0 +1,49 @@
+// Global checkpoints (ha = checkpoint, src/checkpoint, docs/CHECKPOINT.md) on real processes:
+// the coordinator is a process of its own writing the run's checkpoints durably (the file store),
+// a SIGKILLed fragment is detected on the coordinator's crash lines and rolled back by its spare
+// from the store; the coordinator itself SIGKILLed and restarted reads the store and goes on, so
+// a fragment killed afterwards is restored from a checkpoint the restarted coordinator completed.
+// Each run is checked against the failure-free reference.
+#include "e2e/e2e_support.h"
+
+using namespace hapair;
+using namespace hapair::e2e;
+
+namespace {
+
+std::int64_t checkpoint_of(const Plan& plan, const RunResult& r, const std::string& event) {
+  for (const TraceEvent& e : r.events)
+    if (e.node == plan.coordinator && std::string(to_string(e.kind)) == event) return e.get(TraceKey::checkpoint).value_or(-1);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("global checkpoints: SIGKILL of the aggregate's primary is rolled back by its spare from the store, precisely",
+          "[e2e][checkpoint]") {
+  auto plan = plan_of("", HaMode::checkpoint, 3.0, [](Topology&) {});
+  REQUIRE(plan->coordinator != kNoNode);
+  auto o = run_real(plan, {crash("aggregate", 1.5)});
+  check_precise(o);
+  CHECK(count_events(*plan, o.result, "takeover", "aggregate.spare") == 1);
+  // Checkpoints completed before the crash: the rollback goes to one of them, not to the start.
+  CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > 0);
+  CHECK(count_events(*plan, o.result, "checkpoint_restore", kCoordinatorNodeName) == 1);
+}
+
+TEST_CASE("global checkpoints: the coordinator SIGKILLed and restarted reads its store, and a fragment killed later is restored",
+          "[e2e][checkpoint]") {
+  auto plan = plan_of("", HaMode::checkpoint, 3.0, [](Topology&) {});
+  auto o = run_real(plan, {crash(kCoordinatorNodeName, 0.8), restart(kCoordinatorNodeName, 1.1), crash("filter", 2.0)});
+  check_precise(o);
+  CHECK(count_events(*plan, o.result, "start", kCoordinatorNodeName) == 2);
+  CHECK(count_events(*plan, o.result, "takeover", "filter.spare") == 1);
+  // The restarted coordinator numbered its checkpoints above its predecessor's (from the store)
+  // and completed some before the filter died: the rollback goes to one of its own.
+  std::int64_t last_before_crash = 0;
+  for (const TraceEvent& e : o.result.events)
+    if (e.node == plan->coordinator && e.kind == TraceKind::checkpoint_completed && e.at_us < 800'000)
+      last_before_crash = std::max(last_before_crash, e.get(TraceKey::checkpoint).value_or(0));
+  CHECK(last_before_crash > 0);
+  CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > last_before_crash);
+}
