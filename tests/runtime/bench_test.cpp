@@ -153,7 +153,7 @@ TEST_CASE("the chain bench in the simulator reports every approach with its rati
   const ChainBenchReport r = run_chain_bench(o);
   const std::string table = chain_bench_table(r);
   INFO(table);
-  REQUIRE(r.rows.size() == 5);  // none, upstream, passive, active, hybrid
+  REQUIRE(r.rows.size() == 6);  // none, upstream, passive, active, hybrid, checkpoint
   CHECK(r.runs.size() >= 10);
   for (const ChainBenchRun& run : r.runs) {
     INFO(run.label());
@@ -166,7 +166,8 @@ TEST_CASE("the chain bench in the simulator reports every approach with its rati
     CHECK(row.bytes_per_tuple.median > 0);
     if (row.approach != "none") CHECK(row.ratio_to_none.median > 0);
   }
-  for (const std::string a : {"none", "upstream", "passive", "active", "hybrid"}) CHECK(table.find(a) != std::string::npos);
+  for (const std::string a : {"none", "upstream", "passive", "active", "hybrid", "checkpoint"})
+    CHECK(table.find(a) != std::string::npos);
   CHECK(chain_bench_csv(r).find("approach") == 0);
   CHECK_THAT(chain_bench_csv(r), Catch::Contains(",ratio_to_none_ci95_low,ratio_to_none_ci95_high,verdict\n"));
   CHECK_THAT(table, Catch::Contains("95 % CI"));

@@ -86,3 +86,20 @@ TEST_CASE("global checkpoints: a crash of the coordinator stops checkpoints, not
   check_precise(r);
   for (const TraceEvent* e : events_of(r, TraceKind::checkpoint_completed)) CHECK(e->at_us <= 1'000'000);
 }
+
+TEST_CASE("global checkpoints: failover = full is refused with the reason and the valid choice, checkpoints_retained below 1 too",
+          "[scenarios][checkpoint]") {
+  Topology t = checkpoint_network();
+  t.settings.failover = FailoverMode::full;
+  t.settings.checkpoints_retained = 0;
+  const auto problems = validate(t);
+  REQUIRE(problems.size() == 2);
+  bool full_named = false;
+  bool retained_named = false;
+  for (const std::string& p : problems) {
+    full_named |= p.find("failover = full: not built yet") != std::string::npos && p.find("allowed values: region") != std::string::npos;
+    retained_named |= p.find("checkpoints_retained = 0: must be >= 1") != std::string::npos;
+  }
+  CHECK(full_named);
+  CHECK(retained_named);
+}
