@@ -111,6 +111,11 @@ void vary_network(Topology& t, Rng& rng, const std::string& driver) {
     // A latency trigger (or none) from a few batches' delay to a backlog's.
     s.hybrid_latency_ms = rng.chance(0.5) ? pick(rng, std::int64_t{5}, std::int64_t{200}) : 0;
   }
+  if (approach.reads_setting("failover")) {
+    // Global checkpoints: either failover strategy, one to three complete checkpoints kept.
+    s.failover = rng.chance(0.5) ? FailoverMode::full : FailoverMode::region;
+    s.checkpoints_retained = pick(rng, std::int64_t{1}, std::int64_t{3});
+  }
 }
 
 // ---- the case: the fault schedule --------------------------------------------------------
@@ -353,6 +358,7 @@ std::string describe_case(const ChaosCase& c) {
   if (approach.reads_setting("hybrid_switch_at_ms"))
     d << " switch_at_ms=" << s.hybrid_switch_at_ms << " stall_ms=" << s.hybrid_stall_ms << " calm_ms=" << s.hybrid_calm_ms
       << " latency_ms=" << s.hybrid_latency_ms;
+  if (approach.reads_setting("failover")) d << " failover=" << to_string(s.failover) << " retained=" << s.checkpoints_retained;
   if (n.loss_ratio > 0) d << " loss=" << shortest_text(std::round(n.loss_ratio * 1e4) / 1e4);
   if (n.duplication_ratio > 0) d << " dup=" << shortest_text(std::round(n.duplication_ratio * 1e4) / 1e4);
   d << " faults:";

@@ -81,7 +81,17 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
       on_complete(now, c->checkpoint_id, eff);
       return true;
     }
-    if (std::holds_alternative<Rollback>(m) || std::holds_alternative<Checkpoint>(m)) {
+    if (const auto* chunk = std::get_if<Checkpoint>(&m)) {
+      if (!from_coordinator) return false;
+      // My snapshot of the checkpoint a rollback goes to (failover = full), ahead of the order.
+      if (auto payload = assembler_.add(*chunk)) {
+        auto content = parse_checkpoint(*payload, TupleParsing::unpack);
+        if (content && !content->delta && content->id == chunk->checkpoint_id) snapshot_ = std::move(*content);
+        else server_.count("corrupt_snapshot_dropped");
+      }
+      return true;
+    }
+    if (std::holds_alternative<Rollback>(m)) {
       if (!from_coordinator) return false;
       if (const auto* r = std::get_if<Rollback>(&m); r != nullptr && restored_ != 0 && r->number == restored_) {
         // The order I took over with, repeated: my Restored was lost.
@@ -91,7 +101,13 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
       }
       const auto* r = std::get_if<Rollback>(&m);
       const FragmentId own = server_.node().fragment_id();
-      if (r != nullptr && standbys_.empty() && std::find(r->fragments.begin(), r->fragments.end(), own) != r->fragments.end()) {
+      const bool names_me = std::find(r->fragments.begin(), r->fragments.end(), own) != r->fragments.end();
+      if (names_me && r->failed != own && r->number > restored_) {
+        // failover = full: another fragment failed, and I roll back with everyone.
+        roll_back_in_place(now, *r, eff);
+        return true;
+      }
+      if (names_me && r->failed == own && standbys_.empty()) {
         // The coordinator found me failed, but I live (a stall, a cut), and no spare of mine can
         // take over: my state is whole, so my region needs no rollback. I answer for it.
         restored_ = r->number;
@@ -100,9 +116,8 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
         return true;
       }
       // A rollback of my own fragment reaches me when the coordinator found me failed but I
-      // live (a stall, a cut): my spare takes over and its Takeover fences me. Of another
-      // fragment (failover = full): not built, docs/CHECKPOINT.md.
-      server_.count(std::string("primary_") + message_kind_name(m) + "_ignored");
+      // live (a stall, a cut): my spare takes over and its Takeover fences me.
+      server_.count("primary_rollback_ignored");
       return true;
     }
     return false;
@@ -214,6 +229,45 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     }
   }
 
+  // failover = full: I install my snapshot of checkpoint r.to (empty state when it is 0) in
+  // place, start a new epoch so my neighbours re-route and ask me to replay (the takeover's
+  // announcement, with me as my own successor), ask my producers to replay after the snapshot's
+  // input positions, and tell the coordinator. Input queued or held, alignment, barriers and
+  // the outputs awaiting completion belong to the abandoned timeline and go.
+  void roll_back_in_place(TimeUs now, const Rollback& r, Effects& eff) {
+    if (r.to != 0 && (!snapshot_ || snapshot_->id != r.to)) {
+      server_.count("rollback_without_snapshot");  // a lost chunk: the order is repeated
+      return;
+    }
+    restored_ = r.number;
+    server_.inputs().reset_for_standby();
+    holds_.clear();
+    if (r.to == 0) {
+      server_.workload().reset();
+      std::vector<CheckpointInput> inputs;
+      for (StreamId s : server_.node().fragment_plan().inputs) inputs.push_back(CheckpointInput{s, 0, false});
+      std::vector<CheckpointOutput> outputs;
+      for (StreamId s : server_.node().fragment_plan().outputs) outputs.push_back(CheckpointOutput{s, 0, 0, 0, false, {}});
+      server_.inputs().restore(inputs);
+      server_.outputs().restore(outputs);
+    } else if (!install_checkpoint(server_, *snapshot_)) {
+      server_.count("checkpoint_install_failed");
+      return;
+    }
+    server_.outputs().reset_consumers_awaiting_replay_request();
+    server_.pair().renew_claim();
+    server_.pair().announce_takeover(now, eff, kNoNode);
+    server_.inputs().request_replay(now, eff, {}, 0);
+    checkpointer_ = FragmentCheckpointer(server_.node().fragment_plan().inputs,
+                                         outside_inputs(server_.node().plan(), server_.node().fragment_plan()));
+    barriers_.reset();
+    taken_outputs_.clear();
+    if (hold_output_) server_.outputs().hold_all();
+    server_.count("rollbacks_in_place");
+    server_.trace(eff, now, TraceKind::checkpoint_restore).with(TraceKey::checkpoint, r.to).with(TraceKey::count, r.number).with_text("in place");
+    server_.send(eff, now, coordinator_, Restored{r.number, server_.node().fragment_id()});
+  }
+
   // Holds every input at its barrier of the checkpoint being aligned, and releases the rest.
   void sync_holds() {
     for (const auto& [s, in] : server_.inputs()) {
@@ -278,6 +332,8 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
 
   std::uint64_t restored_;
   std::set<NodeId> standbys_;  // my live spares
+  CheckpointAssembler assembler_;              // the coordinator's chunks of my snapshot
+  std::optional<CheckpointContent> snapshot_;  // ... for a rollback in place
   FragmentCheckpointer checkpointer_;
   NodeId coordinator_;
   std::uint64_t generation_;
@@ -348,7 +404,9 @@ class CheckpointSpareRole final : public StandbyRole {
 
   void on_rollback(TimeUs now, const Rollback& r, Effects& eff) {
     const FragmentId own = server_.node().fragment_id();
-    if (successor_ || r.number <= last_rollback_ ||
+    // Only the failed fragment's spare takes over; under failover = full the others' primaries
+    // roll back in place.
+    if (successor_ || r.number <= last_rollback_ || r.failed != own ||
         std::find(r.fragments.begin(), r.fragments.end(), own) == r.fragments.end()) {
       server_.count("rollbacks_not_mine");
       return;

@@ -262,9 +262,6 @@ struct Validator {
     at_least("hybrid_calm_ms", s.hybrid_calm_ms, 1);
     at_least("hybrid_switch_at_ms", s.hybrid_switch_at_ms, -1);
     at_least("checkpoints_retained", s.checkpoints_retained, 1);
-    if (s.failover == FailoverMode::full)
-      add(w, "[network] failover = full: not built yet (global checkpoints roll back the failed fragment's region, "
-             "docs/CHECKPOINT.md); allowed values: region");
     if (!(s.operator_cost_us_per_tuple >= 0.0 && s.operator_cost_us_per_tuple <= kOperatorCostUsPerTupleMax))
       add(w, "[network] operator_cost_us_per_tuple = " + num(s.operator_cost_us_per_tuple) +
                  ": must be a number of microseconds in [0, " + num(kOperatorCostUsPerTupleMax) + "]");

@@ -1,7 +1,7 @@
 // Global checkpoints (ha = checkpoint, src/checkpoint, docs/CHECKPOINT.md) on real processes:
 // the coordinator is a process of its own writing the run's checkpoints durably (the file store),
 // a SIGKILLed fragment is detected on the coordinator's crash lines and rolled back by its spare
-// from the store; the coordinator itself SIGKILLed and restarted reads the store and goes on, so
+// from the store (failover = region), with the live fragments in place (failover = full); the coordinator itself SIGKILLed and restarted reads the store and goes on, so
 // a fragment killed afterwards is restored from a checkpoint the restarted coordinator completed.
 // Each run is checked against the failure-free reference.
 #include "e2e/e2e_support.h"
@@ -21,14 +21,18 @@ std::int64_t checkpoint_of(const Plan& plan, const RunResult& r, const std::stri
 
 TEST_CASE("global checkpoints: SIGKILL of the aggregate's primary is rolled back by its spare from the store, precisely",
           "[e2e][checkpoint]") {
-  auto plan = plan_of("", HaMode::checkpoint, 3.0, [](Topology&) {});
+  // Region failover (the default) and full: the filter then rolls back in place too.
+  const FailoverMode failover = GENERATE(FailoverMode::region, FailoverMode::full);
+  INFO("failover " << to_string(failover));
+  auto plan = plan_of("", HaMode::checkpoint, 3.0, [&](Topology& t) { t.settings.failover = failover; });
   REQUIRE(plan->coordinator != kNoNode);
   auto o = run_real(plan, {crash("aggregate", 1.5)});
   check_precise(o);
   CHECK(count_events(*plan, o.result, "takeover", "aggregate.spare") == 1);
   // Checkpoints completed before the crash: the rollback goes to one of them, not to the start.
   CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > 0);
-  CHECK(count_events(*plan, o.result, "checkpoint_restore", kCoordinatorNodeName) == 1);
+  CHECK(count_events(*plan, o.result, "checkpoint_restore", kCoordinatorNodeName) == (failover == FailoverMode::full ? 2 : 1));
+  CHECK(count_events(*plan, o.result, "checkpoint_restore", "filter") == (failover == FailoverMode::full ? 1 : 0));
 }
 
 TEST_CASE("global checkpoints: the coordinator SIGKILLed and restarted reads its store, and a fragment killed later is restored",

@@ -88,21 +88,47 @@ TEST_CASE("global checkpoints: a crash of the coordinator stops checkpoints, not
   for (const TraceEvent* e : events_of(r, TraceKind::checkpoint_completed)) CHECK(e->at_us <= 1'000'000);
 }
 
-TEST_CASE("global checkpoints: failover = full is refused with the reason and the valid choice, checkpoints_retained below 1 too",
+TEST_CASE("global checkpoints: checkpoints_retained below 1 is refused with the bound", "[scenarios][checkpoint]") {
+  Topology t = checkpoint_network();
+  t.settings.checkpoints_retained = 0;
+  const auto problems = validate(t);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems.front().find("checkpoints_retained = 0: must be >= 1") != std::string::npos);
+}
+
+TEST_CASE("global checkpoints, failover = full: every fragment rolls back, the live ones in place, precisely",
           "[scenarios][checkpoint]") {
   Topology t = checkpoint_network();
   t.settings.failover = FailoverMode::full;
-  t.settings.checkpoints_retained = 0;
-  const auto problems = validate(t);
-  REQUIRE(problems.size() == 2);
-  bool full_named = false;
-  bool retained_named = false;
-  for (const std::string& p : problems) {
-    full_named |= p.find("failover = full: not built yet") != std::string::npos && p.find("allowed values: region") != std::string::npos;
-    retained_named |= p.find("checkpoints_retained = 0: must be >= 1") != std::string::npos;
+  SECTION("the aggregate fails: the filter rolls back in place") {
+    const double at = GENERATE(1.0, 1.55);
+    INFO("crash at " << at);
+    const auto r = test::judged_sim_run(t, {crash("aggregate", at)});
+    check_precise(r);
+    const auto rollbacks = events_of(r, TraceKind::checkpoint_rollback, kCoordinatorNodeName);
+    REQUIRE(rollbacks.size() == 1);
+    CHECK(rollbacks.front()->get(TraceKey::count).value_or(0) == 2);  // both operator fragments
+    CHECK(events_of(r, TraceKind::takeover, "aggregate.spare").size() == 1);
+    CHECK(counter(r, "filter", "rollbacks_in_place") == 1);
+    CHECK(events_of(r, TraceKind::takeover, "filter.spare").empty());
+    CHECK(counter(r, "filter", "checkpoint_snapshots") > counter(r, "aggregate.spare", "checkpoint_snapshots"));
   }
-  CHECK(full_named);
-  CHECK(retained_named);
+  SECTION("the filter fails before any checkpoint completed: the aggregate goes back to empty state") {
+    const auto r = test::judged_sim_run(t, {crash("filter", 0.05)});
+    check_precise(r);
+    CHECK(counter(r, "aggregate", "rollbacks_in_place") == 1);
+  }
+  SECTION("on the Union network (an arbitrary fragment holding its output)") {
+    auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/union.toml");
+    REQUIRE(load.topology);
+    Topology u = *load.topology;
+    u.settings.ha = HaMode::checkpoint;
+    u.settings.failover = FailoverMode::full;
+    u.settings.duration_s = 3.0;
+    const auto r = test::judged_sim_run(u, {crash("filter", 1.3)});
+    check_precise(r);
+    CHECK(counter(r, "merge", "rollbacks_in_place") == 1);
+  }
 }
 
 TEST_CASE("global checkpoints with Flink's default heartbeat (10 s, 50 s): detection is nearly all of the recovery",
