@@ -278,6 +278,29 @@ ClaimCheck check_tradeoff(const std::vector<ExperimentRow>& rows) {
            "along passive standby's curve the recovery time grows as the interval grows (" + kMs(r_first) + " -> " +
                kMs(r_last) + ", " + fmt::format("{:.2f}", r_first > 0 ? r_last / r_first : 0) + "x, needs >= " +
                fmt::format("{:.2f}", kClaimGrowsFactor) + "x)");
+  // Global checkpoints (ha = checkpoint, issue 37), when the experiment runs them: Flink's
+  // recovery beside the process pairs. Each snapshot goes to the coordinator instead of a
+  // standby, so it pays passive standby's bytes; a failed fragment replays after its snapshot as
+  // passive standby's does, and its spare first gets the snapshot from the store.
+  Curve ck;
+  ck.recovery = series(rows, "checkpoint", sw, true, "recovery_ms");
+  ck.overhead = series(rows, "checkpoint", sw, false, "bandwidth_overhead_pct");
+  if (!ck.recovery.empty() || !ck.overhead.empty()) {
+    ck.mean_recovery = mean_median(ck.recovery);
+    ck.mean_overhead = mean_median(ck.overhead);
+    const std::string both = " (mean over intervals of the medians: checkpoint " + kMs(ck.mean_recovery) + " / " +
+                             kPct(ck.mean_overhead) + ", passive " + kMs(pas.mean_recovery) + " / " + kPct(pas.mean_overhead) +
+                             ", active " + kMs(act.mean_recovery) + " / " + kPct(act.mean_overhead) + ")";
+    c.expect(!ck.recovery.empty() && !ck.overhead.empty() &&
+                 std::abs(ck.mean_overhead - pas.mean_overhead) <= kClaimCheckpointBytesPct,
+             "global checkpoints pay about passive standby's bandwidth (within " +
+                 fmt::format("{:.0f}", kClaimCheckpointBytesPct) + " percentage points)" + both);
+    c.expect(!ck.recovery.empty() && ck.mean_recovery >= kClaimCheckpointNoFasterFactor * pas.mean_recovery &&
+                 ck.mean_recovery >= act.mean_recovery,
+             "the process pairs recover at least as fast as a global rollback at that bandwidth: passive standby no "
+             "slower than " + fmt::format("{:.2f}", 1.0 / kClaimCheckpointNoFasterFactor) +
+                 "x global checkpoints, active standby faster" + both);
+  }
   return c;
 }
 

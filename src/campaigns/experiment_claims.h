@@ -45,6 +45,12 @@ inline constexpr double kClaimCpuSlackPct = 5.0;
 // run's, within this range.
 inline constexpr double kClaimDoubleLowPct = 70.0;
 inline constexpr double kClaimDoubleHighPct = 130.0;
+// tradeoff with global checkpoints: "about passive standby's bandwidth" allows this many
+// percentage points between the two curves' mean overheads, and "no faster than passive
+// standby" lets global checkpoints' mean recovery be this fraction of passive standby's (both
+// replay after a snapshot; run-to-run spread).
+inline constexpr double kClaimCheckpointBytesPct = 10.0;
+inline constexpr double kClaimCheckpointNoFasterFactor = 0.9;
 // "smaller queues": the exact rule's retained queue at most this fraction of the conservative one.
 inline constexpr double kClaimSmallerFactor = 0.9;
 
