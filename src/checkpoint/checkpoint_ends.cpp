@@ -38,7 +38,8 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
         checkpointer_(server.node().fragment_plan().inputs,
                       outside_inputs(server.node().plan(), server.node().fragment_plan())),
         coordinator_(server.node().plan().coordinator),
-        generation_(options.first_generation - 1) {
+        generation_(options.first_generation - 1),
+        unaligned_(server.node().settings().checkpoint_alignment == CheckpointAlignment::unaligned) {
     HAPAIR_CHECK_MSG(coordinator_ != kNoNode, "ha checkpoint at " << server.node().name() << " without a coordinator");
   }
 
@@ -69,7 +70,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     const bool from_coordinator = from == coordinator_;
     if (const auto* t = std::get_if<CheckpointTrigger>(&m)) {
       if (!from_coordinator) return false;
-      on_trigger(t->checkpoint_id);
+      on_trigger(now, t->checkpoint_id, eff);
       return true;
     }
     if (const auto* b = std::get_if<CheckpointBarrier>(&m)) {
@@ -170,7 +171,11 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     TimeUs resend_us = kNever;
   };
 
-  void on_trigger(CheckpointId id) {
+  void on_trigger(TimeUs now, CheckpointId id, Effects& eff) {
+    if (unaligned_) {
+      snapshot_unaligned(now, id, eff);
+      return;
+    }
     std::map<StreamId, TupleId> accepted;
     for (const auto& [s, in] : server_.inputs()) accepted[s] = in.last_accepted();
     if (!checkpointer_.trigger(id, accepted)) {
@@ -188,6 +193,10 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
                                server_.node().plan().nodes[from].fragment == in->second.producer();
     if (!from_producer || checkpointer_.is_outside(b.stream)) {
       server_.count("unexpected_checkpoint_barrier_dropped");
+      return;
+    }
+    if (unaligned_) {
+      snapshot_unaligned(now, b.checkpoint_id, eff);
       return;
     }
     if (b.checkpoint_id <= abandoned_here_) {
@@ -212,7 +221,13 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
 
   void on_complete(TimeUs now, CheckpointId id, Effects& eff) {
     if (barriers_ && barriers_->id <= id) barriers_.reset();
-    const auto positions = checkpointer_.completed(id);
+    std::optional<std::map<StreamId, TupleId>> positions;
+    if (!unaligned_) {
+      positions = checkpointer_.completed(id);
+    } else if (auto it = unaligned_taken_.find(id); it != unaligned_taken_.end()) {
+      positions = std::move(it->second);
+      unaligned_taken_.erase(unaligned_taken_.begin(), std::next(it));
+    }
     if (!positions) return;
     if (auto out = taken_outputs_.find(id); out != taken_outputs_.end()) {
       for (const auto& [s, last] : out->second) server_.outputs().release(s, last);
@@ -227,6 +242,25 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
       const FragmentId producer = server_.inputs().at(s).producer();
       for (NodeId n : server_.routes().input_nodes_of(producer)) server_.send(eff, now, n, Level1Ack{s, done, generation_, {}, {}});
     }
+  }
+
+  // checkpoint_alignment = unaligned: the first barrier (or the trigger) of a checkpoint takes my
+  // snapshot at once, at whatever each input was processed to, and sends my barriers on; later
+  // barriers of it are stale. Consistent without holding input: my snapshot holds my output
+  // queues (the tuples in flight to my consumers, Flink's unaligned channel state), ids are
+  // deterministic, so a consumer whose snapshot went past my barrier drops what I regenerate up
+  // to its position as duplicates, and an arbitrary fragment released nothing beyond a complete
+  // checkpoint.
+  void snapshot_unaligned(TimeUs now, CheckpointId id, Effects& eff) {
+    if (id <= last_unaligned_) {
+      server_.count("stale_checkpoint_barriers");
+      return;
+    }
+    last_unaligned_ = id;
+    std::map<StreamId, TupleId>& inputs = unaligned_taken_[id];
+    for (const auto& [s, in] : server_.inputs()) inputs[s] = in.processed();
+    while (unaligned_taken_.size() > FragmentCheckpointer::kTakenMax) unaligned_taken_.erase(unaligned_taken_.begin());
+    snapshot(now, id, eff);
   }
 
   // failover = full: I install my snapshot of checkpoint r.to (empty state when it is 0) in
@@ -262,6 +296,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
                                          outside_inputs(server_.node().plan(), server_.node().fragment_plan()));
     barriers_.reset();
     taken_outputs_.clear();
+    unaligned_taken_.clear();
     if (hold_output_) server_.outputs().hold_all();
     server_.count("rollbacks_in_place");
     server_.trace(eff, now, TraceKind::checkpoint_restore).with(TraceKey::checkpoint, r.to).with(TraceKey::count, r.number).with_text("in place");
@@ -343,6 +378,10 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   std::optional<SentBarriers> barriers_;  // of my last snapshot, until it completes
   CheckpointId abandoned_here_ = 0;
   bool hold_output_ = false;
+  // checkpoint_alignment = unaligned: the input positions of each snapshot awaiting completion.
+  bool unaligned_;
+  CheckpointId last_unaligned_ = 0;
+  std::map<CheckpointId, std::map<StreamId, TupleId>> unaligned_taken_;
   // An arbitrary fragment: its output positions at each snapshot awaiting completion.
   std::map<CheckpointId, std::map<StreamId, TupleId>> taken_outputs_;
 };

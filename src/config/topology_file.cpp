@@ -395,7 +395,11 @@ std::vector<Knob> network_knobs(Topology& t) {
           approach_knob(t, "hybrid_switch_at_ms", s.hybrid_switch_at_ms, Settings{}.hybrid_switch_at_ms),
           approach_knob(t, "checkpoints_retained", s.checkpoints_retained, Settings{}.checkpoints_retained),
           approach_only(t, enum_knob("failover", s.failover, parse_failover_mode, allowed_failover_modes()),
-                        [&s] { return s.failover == Settings{}.failover; })};
+                        [&s] { return s.failover == Settings{}.failover; }),
+          approach_only(t,
+                        enum_knob("checkpoint_alignment", s.checkpoint_alignment, parse_checkpoint_alignment,
+                                  allowed_checkpoint_alignments()),
+                        [&s] { return s.checkpoint_alignment == Settings{}.checkpoint_alignment; })};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {

@@ -105,7 +105,8 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
   const NodeId node_id = plan ? plan->node_id(fault.node) : kNoNode;
   const FragmentId fragment = node_id == kNoNode ? kNoFragment : plan->nodes[node_id].fragment;
   auto in_fragment = [&](const TraceEvent& e) {
-    if (fragment == kNoFragment) return true;  // no plan: nothing to tell them apart by
+    if (node_id == kNoNode) return true;          // no plan: nothing to tell them apart by
+    if (fragment == kNoFragment) return e.node == node_id;  // the coordinator: its own events only
     return e.node != kNoNode && e.node < plan->nodes.size() && plan->nodes[e.node].fragment == fragment;
   };
   auto of_this_failure = [&](const TraceEvent& e) {

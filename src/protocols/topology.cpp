@@ -44,6 +44,8 @@ constexpr std::array<std::pair<CheckpointMode, const char*>, 2> kCheckpointModes
     {{CheckpointMode::full, "full"}, {CheckpointMode::delta, "delta"}}};
 constexpr std::array<std::pair<FailoverMode, const char*>, 2> kFailoverModes{
     {{FailoverMode::full, "full"}, {FailoverMode::region, "region"}}};
+constexpr std::array<std::pair<CheckpointAlignment, const char*>, 2> kAlignments{
+    {{CheckpointAlignment::aligned, "aligned"}, {CheckpointAlignment::unaligned, "unaligned"}}};
 constexpr std::array<std::pair<Field, const char*>, 2> kFields{{{Field::key, "key"}, {Field::value, "value"}}};
 constexpr std::array<std::pair<CompareOp, const char*>, 6> kCompareOps{{{CompareOp::lt, "<"},
                                                                         {CompareOp::le, "<="},
@@ -90,6 +92,7 @@ const char* to_string(OperatorClass v) { return name_of(kOperatorClasses, v); }
 const char* to_string(QueueFullPolicy v) { return name_of(kPolicies, v); }
 const char* to_string(CheckpointMode v) { return name_of(kCheckpointModes, v); }
 const char* to_string(FailoverMode v) { return name_of(kFailoverModes, v); }
+const char* to_string(CheckpointAlignment v) { return name_of(kAlignments, v); }
 const char* to_string(Field v) { return name_of(kFields, v); }
 const char* to_string(CompareOp v) { return name_of(kCompareOps, v); }
 const char* to_string(AggregateFunction v) { return name_of(kFunctions, v); }
@@ -105,6 +108,7 @@ const char* to_string(NexmarkEvent v) { return name_of(kNexmarkEvents, v); }
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string& s) { return parse_from(kPolicies, s); }
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string& s) { return parse_from(kCheckpointModes, s); }
 std::optional<FailoverMode> parse_failover_mode(const std::string& s) { return parse_from(kFailoverModes, s); }
+std::optional<CheckpointAlignment> parse_checkpoint_alignment(const std::string& s) { return parse_from(kAlignments, s); }
 std::optional<Field> parse_field(const std::string& s) { return parse_from(kFields, s); }
 std::optional<CompareOp> parse_compare_op(const std::string& s) { return parse_from(kCompareOps, s); }
 std::optional<AggregateFunction> parse_aggregate_function(const std::string& s) { return parse_from(kFunctions, s); }
@@ -119,6 +123,7 @@ std::optional<NexmarkEvent> parse_nexmark_event(const std::string& s) { return p
 std::string allowed_queue_full_policies() { return allowed(kPolicies); }
 std::string allowed_checkpoint_modes() { return allowed(kCheckpointModes); }
 std::string allowed_failover_modes() { return allowed(kFailoverModes); }
+std::string allowed_checkpoint_alignments() { return allowed(kAlignments); }
 std::string allowed_fields() { return allowed(kFields); }
 std::string allowed_compare_ops() { return allowed(kCompareOps); }
 std::string allowed_aggregate_functions() { return allowed(kFunctions); }

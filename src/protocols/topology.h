@@ -25,6 +25,9 @@ enum class CheckpointMode { full, delta };
 // Which fragments roll back when one fails under global checkpoints (ha = checkpoint,
 // docs/CHECKPOINT.md): Flink's failover strategies, the whole job or the failed fragment's region.
 enum class FailoverMode : std::uint8_t { full, region };
+// Whether a fragment under global checkpoints holds each input at its barrier until all are
+// there (aligned: Flink's exactly-once default) or snapshots at the first barrier (unaligned).
+enum class CheckpointAlignment : std::uint8_t { aligned, unaligned };
 enum class Field { key, value };
 enum class CompareOp { lt, le, gt, ge, eq, ne };
 enum class AggregateFunction { count, sum, avg, min, max };
@@ -56,6 +59,7 @@ const char* to_string(FragmentKind);
 const char* to_string(QueueFullPolicy);
 const char* to_string(CheckpointMode);
 const char* to_string(FailoverMode);
+const char* to_string(CheckpointAlignment);
 const char* to_string(Field);
 const char* to_string(CompareOp);
 const char* to_string(AggregateFunction);
@@ -72,6 +76,7 @@ const char* to_string(NexmarkEvent);
 std::optional<QueueFullPolicy> parse_queue_full_policy(const std::string&);
 std::optional<CheckpointMode> parse_checkpoint_mode(const std::string&);
 std::optional<FailoverMode> parse_failover_mode(const std::string&);
+std::optional<CheckpointAlignment> parse_checkpoint_alignment(const std::string&);
 std::optional<Field> parse_field(const std::string&);
 std::optional<CompareOp> parse_compare_op(const std::string&);
 std::optional<AggregateFunction> parse_aggregate_function(const std::string&);
@@ -86,6 +91,7 @@ std::optional<NexmarkEvent> parse_nexmark_event(const std::string&);
 std::string allowed_queue_full_policies();
 std::string allowed_checkpoint_modes();
 std::string allowed_failover_modes();
+std::string allowed_checkpoint_alignments();
 std::string allowed_fields();
 std::string allowed_compare_ops();
 std::string allowed_aggregate_functions();
@@ -311,6 +317,9 @@ struct Settings {
   // every checkpoint_interval_ms.
   std::int64_t checkpoints_retained = 2;
   FailoverMode failover = FailoverMode::region;
+  // Aligned (hold each input at its barrier) or unaligned (snapshot at the first barrier; the
+  // snapshot's output queues carry the in-flight tuples): Flink's execution.checkpointing.unaligned.
+  CheckpointAlignment checkpoint_alignment = CheckpointAlignment::aligned;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };

@@ -6,7 +6,8 @@
 //   3. both side by side (one kill hits each side's aggregate primary), then a rewind to 1.5 s
 //      that replays the recorded kill, and single steps;
 //   4. the guided tour of passive standby, sped up, told from the events; then hybrid standby's
-//      (a stall makes the standby active before the crash).
+//      (a stall makes the standby active before the crash) and global checkpoints' (checkpoints
+//      complete, the crash, the coordinator's rollback, the spare restored).
 // Any console error fails. Prints the measured frame rate of the live view (not asserted) and
 // keeps screenshots.
 //
@@ -228,6 +229,22 @@ try {
   log(`hybrid tour: "${nH[switched].text}"`);
   await pg.evaluate(() => window.hapairDemo.endTour());
   assertNoErrors(pg, 'hybrid tour');
+
+  // ---- 4c. the guided tour of global checkpoints: checkpoints complete, the crash, the rollback ----
+  await pg.evaluate(() => window.hapairDemo.tour('checkpoint', { auto: true, dwellMs: 150, speedScale: 40 }));
+  await poll(pg, 'the global checkpoints tour reaches its last step', () => {
+    const t = window.hapairDemo.state().tour;
+    return t && t.step === t.steps - 1 && t.waiting;
+  }, null, 120000);
+  const nC = await narration(pg);
+  const ckText = nC.map((it) => it.text).join('\n');
+  for (const kind of ['checkpoint_rollback', 'takeover', 'checkpoint_restore'])
+    if (!nC.some((it) => it.kind === kind)) throw new TestFailure(`global checkpoints tour: nothing told about ${kind}:\n${ckText}`);
+  const stC = await pg.evaluate(() => window.hapairDemo.status());
+  if (!/declares global checkpoint \d+ complete/.test(stC.checkpoint || '')) throw new TestFailure(`global checkpoints tour: no completed checkpoint in the status: ${JSON.stringify(stC)}`);
+  log(`global checkpoints tour: "${nC.find((it) => it.kind === 'checkpoint_rollback').text}"`);
+  await pg.evaluate(() => window.hapairDemo.endTour());
+  assertNoErrors(pg, 'global checkpoints tour');
 
   // ---- 5. real processes (served by hapair demo only): start, SIGKILL aggregate, its timeline ----
   if (backend === 'http' && !args.includes('--no-real')) {

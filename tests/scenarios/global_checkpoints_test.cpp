@@ -86,6 +86,11 @@ TEST_CASE("global checkpoints: a crash of the coordinator stops checkpoints, not
   const auto r = test::judged_sim_run(checkpoint_network(), {crash(kCoordinatorNodeName, 1.0)});
   check_precise(r);
   for (const TraceEvent* e : events_of(r, TraceKind::checkpoint_completed)) CHECK(e->at_us <= 1'000'000);
+  // Nobody takes over a coordinator: the failure's metrics name no takeover (a fragment's
+  // events are not the coordinator's).
+  REQUIRE(r.outcome.metrics.recovery.has_value());
+  CHECK_FALSE(r.outcome.metrics.recovery->takeover_ms.has_value());
+  CHECK_FALSE(r.outcome.metrics.recovery->detection_ms.has_value());
 }
 
 TEST_CASE("global checkpoints: checkpoints_retained below 1 is refused with the bound", "[scenarios][checkpoint]") {
@@ -150,4 +155,35 @@ TEST_CASE("global checkpoints with Flink's default heartbeat (10 s, 50 s): detec
   CHECK(*m.detection_ms > 40'000.0);
   CHECK(*m.detection_ms <= 50'000.0);
   CHECK(*m.recovery_ms - *m.detection_ms < 1'000.0);
+}
+
+TEST_CASE("global checkpoints, unaligned: snapshots at the first barrier, nothing held, precise after a crash under both failovers",
+          "[scenarios][checkpoint]") {
+  // Every fragment snapshots at the trigger or its first barrier, at what it processed, and never
+  // holds an input; the in-flight tuples are in its producers' snapshots.
+  Topology t = checkpoint_network();
+  t.settings.checkpoint_alignment = CheckpointAlignment::unaligned;
+  t.settings.failover = GENERATE(FailoverMode::region, FailoverMode::full);
+  INFO("failover " << to_string(t.settings.failover));
+  SECTION("failure free") {
+    const auto r = test::judged_sim_run(t);
+    check_precise(r);
+    CHECK(events_of(r, TraceKind::checkpoint_completed, kCoordinatorNodeName).size() >= 20);
+  }
+  SECTION("a crash of the aggregate") {
+    const auto r = test::judged_sim_run(t, {crash("aggregate", 1.55)});
+    check_precise(r);
+    CHECK(events_of(r, TraceKind::checkpoint_rollback, kCoordinatorNodeName).size() == 1);
+  }
+  SECTION("a crash of the filter on the Union network") {
+    auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/union.toml");
+    REQUIRE(load.topology);
+    Topology u = *load.topology;
+    u.settings.ha = HaMode::checkpoint;
+    u.settings.duration_s = 3.0;
+    u.settings.failover = t.settings.failover;
+    u.settings.checkpoint_alignment = CheckpointAlignment::unaligned;
+    const auto r = test::judged_sim_run(u, {crash("filter", 1.3)});
+    check_precise(r);
+  }
 }

@@ -47,7 +47,8 @@
 
   H.HA_WORDS = {
     none: 'no HA', amnesia: 'amnesia', upstream: 'upstream backup',
-    passive: 'passive standby', active: 'active standby',
+    passive: 'passive standby', active: 'active standby', hybrid: 'hybrid standby',
+    checkpoint: 'global checkpoints',
   };
   H.haWords = (ha) => H.HA_WORDS[ha] || String(ha);
 

@@ -182,7 +182,7 @@
         ? items.map((it) => `<li class="${it.updated > fresh && app.running ? 'new' : ''}"><span class="t">${E(H.fmtTime(it.t, 1))}</span> ${E(it.text)}${it.since ? `<span class="since"> (${E(it.since)})</span>` : ''}</li>`).join('')
         : '<li class="muted">Nothing has gone wrong yet. Use the buttons on a node to kill, pause or cut it off.</li>';
       const st = this.narrator.status;
-      this.statusEl.textContent = [st.checkpoint, st.trim].filter(Boolean).join('  ·  ');
+      this.statusEl.textContent = [st.snapshot, st.checkpoint, st.trim].filter(Boolean).join('  ·  ');
     }
 
     renderFaults() {
@@ -618,7 +618,7 @@
     const lines = items.map((it) => `<li><span class="t">${E(H.fmtTime(it.t, 1))}</span> ${E(it.text)}</li>`);
     if (s.showStatus) {
       const st = p.narrator.status;
-      for (const x of [st.checkpoint, st.ack, st.trim]) if (x) lines.push(`<li class="status">${E(x)}</li>`);
+      for (const x of [st.snapshot, st.checkpoint, st.ack, st.trim]) if (x) lines.push(`<li class="status">${E(x)}</li>`);
     }
     if (s.summary && app.ended) {
       const c = p.view.model.counts();

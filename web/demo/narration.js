@@ -107,6 +107,20 @@
           if (c) for (const k of [...this.checkpoints.keys()]) if (k.startsWith(`${c.node}|`) && Number(k.split('|')[1]) < e.checkpoint) this.checkpoints.delete(k);
           break;
         }
+        case 'checkpoint_completed':
+          this.status.checkpoint = `${n} declares global checkpoint ${e.checkpoint} complete: every fragment's snapshot is in its store.`;
+          break;
+        case 'checkpoint_snapshot':
+          this.status.snapshot = `${n} aligned its inputs on the barriers of checkpoint ${e.checkpoint} and sends its snapshot (${H.fmtBytes(e.bytes || 0)}) to the coordinator.`;
+          break;
+        case 'checkpoint_rollback':
+          this.put(null, e.t_us, e.kind, `${n} orders a rollback to checkpoint ${e.checkpoint} (${plural(e.count || 0, 'fragment')}): the snapshot goes from its store to the failed fragment's spare.`, 'major');
+          break;
+        case 'checkpoint_restore':
+          this.put(null, e.t_us, e.kind, n === 'coordinator'
+            ? `${e.peer} restored checkpoint ${e.checkpoint}: the coordinator watches it as the fragment's node from now on.`
+            : `${n} rolls back to checkpoint ${e.checkpoint} in place (failover = full).`, 'major');
+          break;
         case 'trimmed':
           this.status.trim = `${n} trims its output queue of ${e.stream} up to id ${e.position} (${plural(e.count, 'tuple')} freed).`;
           break;
@@ -268,6 +282,7 @@
     upstream: 'Upstream backup: each fragment has an idle spare. Producers keep in their output queue every tuple the consumer may still need to rebuild its state (the consumer\'s restart point, level-1 ack), and trim only before it.',
     passive: 'Passive standby: every few milliseconds the primary sends a checkpoint of its state to its standby. Once the standby installed it, the primary tells its producer (level-1 ack) that the input the checkpoint covers is no longer needed, and the producer trims its queue.',
     active: 'Active standby: the standby receives the same input as its primary and processes it as well; it only holds its output back. The producer trims once both copies acknowledged.',
+    checkpoint: 'Global checkpoints (Flink): every 100 ms the coordinator triggers a checkpoint. The filter notes its position on the source stream, snapshots its state and sends the aggregate a barrier ("the checkpoint falls after this id"); the aggregate processes up to the barrier, snapshots too, and both snapshots go to the coordinator, which stores them and declares the checkpoint complete. Only then do the producers trim what it covers. The spares hold nothing.',
     hybrid: 'Hybrid standby: a passive standby (checkpoints) until its primary stalls, its input piles up or a command comes; then the primary sends it a bootstrap checkpoint and its producers send it the input too, so it runs as an active standby until things are calm again.',
   };
   const FAILOVER = {
@@ -276,6 +291,7 @@
     upstream: 'The spare detects the failure, asks the filter to re-send its kept queue and rebuilds the state.',
     passive: 'The standby detects the failure, takes over from its last checkpoint and asks the filter for what came after.',
     active: 'The standby detects the failure and takes over: it already has the state.',
+    checkpoint: 'The coordinator detects the failure and orders a rollback: the spare gets the aggregate\'s snapshot of the newest complete checkpoint from the store, installs it and asks the filter for what came after.',
     hybrid: 'The standby detects the failure and takes over: from its live state if it was active, else from its last checkpoint, asking the filter for what came after.',
   };
 
@@ -311,7 +327,7 @@
     if (ha !== 'none') {
       steps.push(
         { title: 'Detection', text: 'Someone has to notice: the partner, by its closed connection or by missing heartbeats.', speed: 0.01,
-          until: { event: (e) => e.kind === 'detection' && inFrag(e), orT: o.killAt + 500000 } },
+          until: { event: (e) => e.kind === 'detection' && (inFrag(e) || e.node === 'coordinator'), orT: o.killAt + 500000 } },
         { title: 'Takeover', text: 'The standby (or spare) becomes the primary of the fragment and tells its neighbours.', speed: 0.01,
           until: { event: (e) => e.kind === 'takeover' && inFrag(e), orT: o.killAt + 500000 } },
         { title: 'Replay', text: 'Tuples the old primary had received but whose effect is lost are asked for again; the producers re-send them from their output queues (blue dots).', speed: 0.01,
