@@ -247,7 +247,9 @@ Json DemoSession::state_json() {
     // still believe an older one: the highest epoch is the fragment's).
     n["epoch"] = metric("epoch");
     Json queues = Json::object(), trimmed = Json::object(), last = Json::object();
-    for (StreamId s : plan_->fragments[pn.fragment].outputs) {
+    // A node of no fragment (the coordinator of global checkpoints) has no output streams.
+    const std::vector<StreamId> none;
+    for (StreamId s : plan_->runs_fragment(pn.id) ? plan_->fragments[pn.fragment].outputs : none) {
       const std::string& stream = plan_->streams[s].name;
       queues[stream] = crashed ? 0 : metric("output_queue_tuples." + stream);
       auto t = trimmed_.find({pn.id, s});
