@@ -88,6 +88,8 @@ class OutputSide {
   // A consumer fragment was taken over: its old nodes no longer consume; the new ones tell me
   // where to resume (they hold trimming back until then).
   void follow_consumer_takeover(const Takeover& t);
+  // My fragment's approach changed (a live switch; NodeIdentity::mode is the new one).
+  void follow_own_approach();
   // After the route of consumer fragment d changed: a replay request refused since its last
   // change, from the node it now names primary (its claim was refused, then won in a newer
   // epoch), is served now; the other requests refused from d's nodes are forgotten.
