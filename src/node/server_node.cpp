@@ -53,8 +53,12 @@ void ServerNode::follow_switches(TimeUs now, Effects& eff) {
   // input) keeps what its node had, a live copy when it was an active standby: until upstream
   // servers retain what the new approach needs, that copy is the one that can take over
   // (docs/ARCHITECTURE.md "Live switching").
-  if (server_.node().traits().standby_holds_state) server_.become_standby(server_.node().standby_role());
-  else server_.set_role(server_.node().standby_role());
+  if (server_.node().traits().standby_holds_state) {
+    server_.become_standby(server_.node().standby_role());
+  } else {
+    role_->leave_copy_in_node();
+    server_.set_role(server_.node().standby_role());
+  }
   server_.count("approach_switches_followed");
   server_.trace(eff, now, TraceKind::approach_switch)
       .with(TraceKey::ha, r.mode)

@@ -336,10 +336,14 @@ void OutputChannel::restore(TupleId offset, TupleId trimmed_up_to, TupleId last_
   gate_.open();
 }
 
-void OutputChannel::reset_for_standby() {
+void OutputChannel::clear_log() {
   queue_.reset(0, 0, false);
   offset_ = 0;
   gate_.open();
+}
+
+void OutputChannel::reset_for_standby() {
+  clear_log();
   for (ConsumerState& c : consumers_) {
     c.sends = false;
     c.ready = true;

@@ -190,6 +190,8 @@ class OutputChannel {
   // Installs a checkpoint's output queue (the gate opens).
   void restore(TupleId offset, TupleId trimmed_up_to, TupleId last_id, bool ended, const Tuples& tuples);
   // A fresh standby's view: empty queue, consumers tracked and not sent to.
+  // Empties the log (nothing retained, ids from the start, nothing held); consumers unchanged.
+  void clear_log();
   void reset_for_standby();
 
  private:

@@ -344,6 +344,10 @@ void OutputSide::track_consumers_without_sending() {
   for (auto& [s, o] : channels_) o.set_sending_all(false);
 }
 
+void OutputSide::clear_logs() {
+  for (auto& [s, o] : channels_) o.clear_log();
+}
+
 void OutputSide::reset_for_standby() {
   for (auto& [s, o] : channels_) o.reset_for_standby();
 }

@@ -103,6 +103,9 @@ class OutputSide {
   // A standby installed its primary's state: it tracks its consumers' acks and sends nothing.
   void track_consumers_without_sending();
   // A fresh standby's view: empty queues, consumers tracked and not sent to.
+  // A recovery node that restarts from a restart point although its node held a copy (kept across
+  // a live switch): its logs start empty, as a spare's (consumers unchanged).
+  void clear_logs();
   void reset_for_standby();
   // A standby whose consumers do not acknowledge it (hybrid standby) trims stream s's log up to
   // where its primary's log began at a checkpoint: every consumer acknowledged what came before.

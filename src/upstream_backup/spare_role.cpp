@@ -189,6 +189,9 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     for (const auto& p : o.points) newest = std::max(newest, p.generation);
   }
   if (continue_live_copy(now, eff, offers, newest)) return;
+  // A copy kept across a live switch that does not take over: restart as an empty spare would.
+  server_.inputs().reset_for_standby();
+  server_.outputs().clear_logs();
   server_.workload().reset();
   std::map<StreamId, TupleId> after;
   std::uint64_t generation = 0;
@@ -296,9 +299,11 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
 
 bool SpareRole::continue_live_copy(TimeUs now, Effects& eff, const std::vector<RestartPoints>& offers, std::uint64_t newest) {
   const Fragment* fragment = server_.workload().fragment();
-  if (fragment == nullptr || server_.workload().operator_work_done() == 0 ||
-      server_.node().settings().trimming == TrimmingRule::conservative)
-    return false;
+  // Only a copy left by the standby role a live switch replaced (it accepted input, or a
+  // checkpoint installed says it did): a spare's own fragment is empty.
+  bool holds_copy = server_.workload().operator_work_done() > 0;
+  for (const auto& [s, in] : server_.inputs()) holds_copy = holds_copy || in.last_accepted() > 0;
+  if (fragment == nullptr || !holds_copy || server_.node().settings().trimming == TrimmingRule::conservative) return false;
   // The restart point every upstream holds, and whether its input is all still there.
   bool point_restarts = false;
   if (auto g = choose_generation(offers))
@@ -309,8 +314,9 @@ bool SpareRole::continue_live_copy(TimeUs now, Effects& eff, const std::vector<R
           if (auto it = positions->find(s); it == positions->end() || it->second < o.trimmed_up_to) point_restarts = false;
       }
   if (point_restarts) return false;
-  // The live copy (an active standby's, kept across a live switch) has accepted at least what
-  // every upstream trimmed: its replay after what it accepted is all there.
+  // The copy (an active standby's live one, or a passive standby's last checkpoint, kept across a
+  // live switch) has accepted at least what every upstream trimmed: its replay after what it
+  // accepted is all there.
   for (const auto& [s, o] : offers_)
     if (server_.inputs().at(s).last_accepted() < o.trimmed_up_to) return false;
   server_.count("takeovers_from_live_copy");

@@ -94,6 +94,19 @@ TEST_CASE("live switch: a crash of the primary right after each switch is recove
   }
 }
 
+TEST_CASE("live switch passive to upstream backup: right after it the spare continues from the last checkpoint",
+          "[scenarios][live_switch]") {
+  // Upstream servers trimmed to the acknowledged checkpoints until the switch: the restart point
+  // of the windows open then needs input they no longer hold, so the passive standby's last
+  // checkpoint is left in the node and the spare continues from it.
+  Topology t = switching_network();
+  t.switches = {SwitchSpec{"aggregate", mode_named("upstream"), 2.0, ""}};
+  const auto r = test::judged_sim_run(t, {crash("aggregate", 2.05)});
+  check_precise(r);
+  CHECK(counter(r, "aggregate.backup", "checkpoint_left_in_node") == 1);
+  CHECK(counter(r, "aggregate.backup", "takeovers_from_live_copy") == 1);
+}
+
 TEST_CASE("live switch: a crash of the primary during a switch is recovered precisely", "[scenarios][live_switch]") {
   SECTION("before its announcement reached the standby: the standby takes over as it was and switches itself") {
     // 10 us after the switch to active standby: the announcement and the bootstrap are still on
