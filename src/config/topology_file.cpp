@@ -1011,8 +1011,8 @@ std::optional<SwitchSpec> parse_switch_option(const std::string& text, std::stri
   const std::string approach = text.substr(eq + 1, at - eq - 1);
   const auto mode = parse_ha_mode(approach);
   if (!mode) {
-    error = "'" + text + "': unknown approach '" + approach + "'; allowed: " + allowed_ha_modes() +
-            " (validate() says which can be switched live)";
+    error = "'" + text + "': unknown approach '" + approach + "'; live switching allows: " +
+            switchable_mode_names(ApproachCatalog::builtin());
     return std::nullopt;
   }
   s.to = *mode;

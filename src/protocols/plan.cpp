@@ -172,13 +172,6 @@ struct Producer {
   std::optional<std::size_t> op;  // index into the fragment's operators; nullopt: the source
 };
 
-// An approach a fragment can be switched to and from live: one standby that it brings up to
-// date by itself (no coordinator), precise on a deterministic network, exact ids (no rebasing).
-bool switchable_mode(const ApproachCatalog& approaches, HaMode m) {
-  const ApproachTraits* a = approaches.find(m);
-  return a != nullptr && a->has_standby() && !a->coordinator && a->promise.deterministic_network == RecoveryType::precise;
-}
-
 struct Validator {
   const Topology& t;
   const ApproachCatalog& approaches;
@@ -784,12 +777,7 @@ struct Validator {
       if (++at[{s.fragment, s.at_s}] == 2) add(s.where, what + ": two switches of one fragment at " + shortest(s.at_s) + " s");
     }
   }
-  std::string switchable_names() const {
-    std::vector<std::string> names;
-    for (const ApproachTraits& a : approaches.all())
-      if (switchable(a.mode)) names.push_back(a.name);
-    return join_names(names);
-  }
+  std::string switchable_names() const { return switchable_mode_names(approaches); }
   bool switchable(HaMode m) const { return switchable_mode(approaches, m); }
   static std::string join_names(const std::vector<std::string>& names) {
     std::string out;
@@ -929,12 +917,15 @@ TimeUs Plan::next_switch_us(FragmentId f, TimeUs now) const {
   return kNever;
 }
 
-bool Plan::switchable(HaMode mode) const { return switchable_mode(approaches, mode); }
+bool switchable_mode(const ApproachCatalog& approaches, HaMode mode) {
+  const ApproachTraits* a = approaches.find(mode);
+  return a != nullptr && a->has_standby() && !a->coordinator && a->promise.deterministic_network == RecoveryType::precise;
+}
 
-std::string Plan::switchable_modes() const {
+std::string switchable_mode_names(const ApproachCatalog& approaches) {
   std::string out;
   for (const ApproachTraits& a : approaches.all())
-    if (switchable(a.mode)) out += (out.empty() ? "" : ", ") + a.name;
+    if (switchable_mode(approaches, a.mode)) out += (out.empty() ? "" : ", ") + a.name;
   return out;
 }
 

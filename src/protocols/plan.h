@@ -110,10 +110,13 @@ struct Plan {
   std::optional<HaMode> scheduled_mode(FragmentId f, TimeUs now) const;
   // When fragment f's next switch after `now` is due (kNever: none).
   TimeUs next_switch_us(FragmentId f, TimeUs now) const;
-  // The approaches that can be switched to and from live, for errors ("upstream, passive, ...").
-  std::string switchable_modes() const;
-  bool switchable(HaMode mode) const;
 };
+
+// An approach a fragment can be switched to and from live (docs/ARCHITECTURE.md "Live
+// switching"): one with a standby and no coordinator, precise on a deterministic network.
+bool switchable_mode(const ApproachCatalog& approaches, HaMode mode);
+// Their names, for errors: "upstream, passive, active, hybrid".
+std::string switchable_mode_names(const ApproachCatalog& approaches);
 
 // The name of a fragment's standby number `index` (0 first): "aggregate.backup",
 // "aggregate.backup2", "aggregate.backup3".
