@@ -36,6 +36,14 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
       env.body);
 }
 
+void PassiveStandbyRole::leave_copy_in_node() {
+  if (awaiting_first_checkpoint_ || checkpoints_.installed().id == 0) return;
+  std::string how;
+  server_.inputs().reset_for_standby();
+  checkpoints_.install_into(server_, how);
+  server_.count("checkpoint_left_in_node");
+}
+
 void PassiveStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   HAPAIR_CHECK_MSG(!successor_, "passive standby " << server_.node().self() << " takes over twice");
   if (awaiting_first_checkpoint_) {

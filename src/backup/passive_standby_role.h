@@ -29,6 +29,8 @@ class PassiveStandbyRole : public StandbyRole {
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
   TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_wakeup_us(); }
+  // A live switch to a standby without state: my last checkpoint goes into the node.
+  void leave_copy_in_node() override;
 
  private:
   // Installs the last checkpoint and becomes the primary (with k standbys: the election's winner,

@@ -26,7 +26,7 @@ int run_command(const Args& args) {
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
   std::string duration_text, rate_text, cost_text, trace_text, links_text, standbys_text;
   bool manual = false;
-  std::vector<std::string> fails, pauses, restarts, partitions, losses, host_pauses, limits;
+  std::vector<std::string> fails, pauses, restarts, partitions, losses, host_pauses, limits, switches;
   po::options_description described("hapair run options");
   described.add_options()
       ("help,h", "show this help")
@@ -40,6 +40,9 @@ int run_command(const Args& args) {
       ("fail", po::value<std::vector<std::string>>(&fails), "NODE@SECONDS: SIGKILL that node at that time (repeatable)")
       ("pause", po::value<std::vector<std::string>>(&pauses), "NODE@SECONDS+DURATION: SIGSTOP, then SIGCONT (repeatable)")
       ("restart", po::value<std::vector<std::string>>(&restarts), "NODE@SECONDS: start a crashed node again; it rejoins as the standby (repeatable)")
+      ("switch", po::value<std::vector<std::string>>(&switches),
+       "NODE=APPROACH@SECONDS: switch the approach of NODE's fragment live at that time, without losing or duplicating "
+       "output (a [[switch]] of the topology; docs/ARCHITECTURE.md \"Live switching\"; repeatable)")
       ("lose-host", po::value<std::vector<std::string>>(&losses),
        "HOST@SECONDS or host-of:NODE@SECONDS (the host that holds NODE): with --hosts, as root on that host: drop "
        "every link of the host (nftables, all but ssh), then SIGKILL its nodes, so peers learn of it only by silence "
@@ -108,6 +111,11 @@ int run_command(const Args& args) {
     if (auto k = whole_number("--standbys", standbys_text, 1, kStandbysMax, problems)) overrides.standbys = static_cast<std::int64_t>(*k);
   if (vm.count("operator-cost-us"))
     overrides.operator_cost_us_per_tuple = real_number("--operator-cost-us", cost_text, kOperatorCostRange, problems);
+  for (const auto& w : switches) {
+    std::string error;
+    if (auto s = parse_switch_option(w, error)) overrides.switches.push_back(*s);
+    else problems.push_back("--switch " + error);
+  }
   RunRequest request;
   request.driver = driver;
   request.out_dir = out_dir;

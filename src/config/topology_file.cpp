@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -472,6 +473,12 @@ std::vector<Knob> link_spec_knobs(LinkSpec& l) {
           optional_knob(int_knob, "queue_bytes_max", o.queue_bytes_max)};
 }
 
+// [[switch]]: a live switch of a fragment's approach (docs/TOPOLOGY.md "Live switching").
+std::vector<Knob> switch_knobs(SwitchSpec& w) {
+  return {text_knob("fragment", w.fragment), enum_knob("to", w.to, parse_ha_mode, allowed_ha_modes()),
+          double_knob("at_s", w.at_s)};
+}
+
 // generator = "nexmark" | "ysb"; a uniform source (the default) does not write it, so the files
 // written before there were generators stay as they were.
 Knob generator_knob(SourceGeneratorKind& field) {
@@ -654,7 +661,7 @@ std::string key_list(const std::vector<Knob>& knobs) {
 // ---- the reader -----------------------------------------------------------------------------
 
 const char* const kTablesAllowed =
-    "[network], [sim], [links], [[link]], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]], "
+    "[network], [sim], [links], [[link]], [[source]], [[fragment]] (with its [[fragment.operator]]), [[sink]], [[switch]], "
     "[placement] (written by the launcher)";
 
 class Reader {
@@ -683,6 +690,12 @@ class Reader {
           LinkSpec& l = t.links.links.emplace_back();
           l.where = problems_.at(*table);
           apply(*table, "[[link]]", link_spec_knobs(l));
+        }
+      } else if (k == "switch") {
+        for (const toml::table* table : tables_of(key, node, k)) {
+          SwitchSpec& w = t.switches.emplace_back();
+          w.where = problems_.at(*table);
+          apply(*table, "[[switch]]", switch_knobs(w));
         }
       } else if (k == "placement") {
         // Written by the launcher of a run on several hosts: node = "host" (docs/HOSTS.md).
@@ -955,6 +968,7 @@ std::string write_topology(const Topology& topology) {
   // Written only when used, so the effective config of a run without emulation reads as before.
   if (t.links.defaults != LinkSettings{}) write_table(out, "[links]", link_knobs(t.links.defaults));
   for (LinkSpec& l : t.links.links) write_table(out, "[[link]]", link_spec_knobs(l));
+  for (SwitchSpec& w : t.switches) write_table(out, "[[switch]]", switch_knobs(w));
   if (!t.placement.empty()) {
     out += "\n[placement]\n";
     for (const auto& [node, host] : t.placement) out += "\"" + node + "\" = \"" + host + "\"\n";
@@ -994,6 +1008,36 @@ std::vector<std::string> parse_links_option(const std::string& text, LinkSetting
   return problems;
 }
 
+std::optional<SwitchSpec> parse_switch_option(const std::string& text, std::string& error) {
+  const std::string shape = "'" + text + "' is not NODE=APPROACH@SECONDS (e.g. aggregate=active@2.5)";
+  const auto eq = text.find('=');
+  const auto at = text.rfind('@');
+  if (eq == std::string::npos || at == std::string::npos || eq == 0 || at < eq + 2 || at + 1 >= text.size()) {
+    error = shape;
+    return std::nullopt;
+  }
+  SwitchSpec s;
+  s.fragment = text.substr(0, eq);
+  s.where = "--switch " + text;
+  const std::string approach = text.substr(eq + 1, at - eq - 1);
+  const auto mode = parse_ha_mode(approach);
+  if (!mode) {
+    error = "'" + text + "': unknown approach '" + approach + "'; live switching allows: " +
+            switchable_mode_names(ApproachCatalog::builtin());
+    return std::nullopt;
+  }
+  s.to = *mode;
+  const std::string seconds = text.substr(at + 1);
+  const char* first = seconds.data();
+  const char* last = first + seconds.size();
+  const auto [end, ec] = std::from_chars(first, last, s.at_s);
+  if (ec != std::errc() || end != last || !std::isfinite(s.at_s)) {
+    error = shape;
+    return std::nullopt;
+  }
+  return s;
+}
+
 std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides& overrides) {
   if (overrides.links) {
     std::vector<std::string> problems = parse_links_option(*overrides.links, topology.links.defaults);
@@ -1016,10 +1060,11 @@ std::vector<std::string> apply_overrides(Topology& topology, const RunOverrides&
     topology.settings.standbys = *overrides.standbys;
     for (FragmentSpec& f : topology.fragments) f.standbys = 0;
   }
+  for (const SwitchSpec& s : overrides.switches) topology.switches.push_back(s);
   std::vector<std::string> problems = validate(topology);
   const bool any = overrides.ha || overrides.duration_s || overrides.rate_tps || overrides.seed ||
                    overrides.operator_cost_us_per_tuple || overrides.detector || overrides.trace_level ||
-                   overrides.links || overrides.standbys;
+                   overrides.links || overrides.standbys || !overrides.switches.empty();
   if (any)
     for (std::string& p : problems) p += " (after the command-line overrides)";
   return problems;

@@ -49,7 +49,15 @@ struct RunOverrides {
   std::optional<std::int64_t> standbys;
   // --links KEY=VALUE,...: the [links] keys to set for every link (docs/LINKS.md).
   std::optional<std::string> links;
+  // --switch NODE=APPROACH@SECONDS: live switches added to the topology's [[switch]] schedule
+  // (parse_switch_option).
+  std::vector<SwitchSpec> switches;
 };
+
+// Reads --switch text ("aggregate=active@2.5": the fragment's primary node, an approach, a time
+// in seconds) into a switch; nullopt with `error` set when malformed (an unknown approach
+// names the valid ones). Whether the fragment and time fit the run is validate()'s.
+std::optional<SwitchSpec> parse_switch_option(const std::string& text, std::string& error);
 
 // Reads --links text ("latency_ms=20,jitter_ms=5,loss_ratio=0.01": the [links] keys) into
 // `defaults`; the problems (empty: accepted). The ranges are validate()'s.

@@ -108,6 +108,14 @@ bool HybridStandbyRole::live_is_ahead() const {
   return true;
 }
 
+void HybridStandbyRole::leave_copy_in_node() {
+  if (live_is_ahead() || checkpoints_.installed().id == 0) return;
+  std::string how;
+  server_.inputs().reset_for_standby();
+  checkpoints_.install_into(server_, how);
+  server_.count("checkpoint_left_in_node");
+}
+
 void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {
   HAPAIR_CHECK_MSG(!successor_, "hybrid standby " << server_.node().self() << " takes over twice");
   if (awaiting_first_checkpoint_ && !live_) {

@@ -41,6 +41,9 @@ class HybridStandbyRole : public StandbyRole {
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
+  // A live switch to a standby without state: the copy I would take over with stays in the node
+  // (the live one when it is ahead, else my last checkpoint, installed).
+  void leave_copy_in_node() override;
 
  private:
   void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);

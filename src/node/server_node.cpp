@@ -10,19 +10,68 @@
 
 namespace hapair {
 
-ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const Approach& approach)
-    : server_(std::move(plan), self), approach_(approach) {
-  HAPAIR_CHECK_MSG(approach_.mode == server_.node().mode(), "node " << server_.node().name() << " of ha "
-                                                                    << static_cast<int>(server_.node().mode())
-                                                                    << " given the approach of mode " << static_cast<int>(approach_.mode));
+ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const ApproachRegistry& approaches)
+    : server_(std::move(plan), self), approaches_(approaches) {
+  const Approach& a = approach();
   if (server_.role() == Role::primary) {
     const PrimaryOptions options;
-    role_ = std::make_unique<PrimaryRole>(server_, options, make_primary_side(approach_, server_, options));
+    role_ = std::make_unique<PrimaryRole>(server_, options, make_primary_side(a, server_, options));
   } else {
     // A planned standby (the plan names one only for modes whose approach has a standby role).
-    HAPAIR_CHECK_MSG(approach_.standby_role != nullptr, "no standby role for ha " << to_string(approach_.mode));
-    role_ = approach_.standby_role(server_, false);
+    HAPAIR_CHECK_MSG(a.standby_role != nullptr, "no standby role for ha " << to_string(a.mode));
+    role_ = a.standby_role(server_, false);
   }
+}
+
+const Approach& ServerNode::approach() const { return approaches_.of(server_.node().mode()); }
+
+void ServerNode::follow_switches(TimeUs now, Effects& eff) {
+  if (!server_.node().plan().runs_fragment(server_.node().self()) || server_.node().plan().switches.empty()) return;
+  const FragmentId f = server_.node().fragment_id();
+  if (server_.role() == Role::primary) {
+    // The schedule names the approach from its time on; a primary that took over after a switch
+    // was due (its old primary failed first) switches too.
+    if (auto mode = server_.node().plan().scheduled_mode(f, now); mode && *mode != server_.node().mode())
+      role_->switch_approach(now, approaches_.of(*mode), eff);
+    return;
+  }
+  // A standby (not one rejoining or fenced: those become a standby first) named by a route
+  // whose approach is no longer mine: my primary switched. I become the new approach's standby
+  // with a fresh fragment, as a rejoined one, and my primary's new end brings me up to date.
+  const Route& r = server_.routes().route(f);
+  const Role role = server_.role();
+  if (r.mode == server_.node().mode() || r.standby(server_.node().self()) == nullptr || role == Role::rejoining ||
+      role == Role::fenced || role == Role::coordinator)
+    return;
+  const HaMode from = server_.node().mode();
+  server_.switch_approach(r.mode);
+  const Approach& a = approach();
+  HAPAIR_CHECK_MSG(a.standby_role != nullptr, "node " << server_.node().name() << " switched to ha " << to_string(a.mode)
+                                                      << ", which has no standby");
+  // A standby that holds state gets a fresh fragment: its primary gives it the new approach's
+  // state. One that holds none (upstream backup's spare restarts from upstream's retained
+  // input) keeps what its node had, a live copy when it was an active standby: until upstream
+  // servers retain what the new approach needs, that copy is the one that can take over
+  // (docs/ARCHITECTURE.md "Live switching").
+  if (server_.node().traits().standby_holds_state) {
+    server_.become_standby(server_.node().standby_role());
+  } else {
+    role_->leave_copy_in_node();
+    server_.set_role(server_.node().standby_role());
+  }
+  server_.count("approach_switches_followed");
+  server_.trace(eff, now, TraceKind::approach_switch)
+      .with(TraceKey::ha, r.mode)
+      .with(TraceKey::from_ha, from)
+      .with(TraceKey::epoch, r.epoch)
+      .with(TraceKey::fragment_primary, r.primary);
+  role_ = a.standby_role(server_, true);
+  role_->on_start(now, eff);
+}
+
+TimeUs ServerNode::next_switch_us(TimeUs now) const {
+  if (server_.role() != Role::primary || !server_.node().plan().runs_fragment(server_.node().self())) return kNever;
+  return server_.node().plan().next_switch_us(server_.node().fragment_id(), now);
 }
 
 Effects ServerNode::handle(TimeUs now, const Event& event) {
@@ -32,7 +81,7 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, Start>) {
           server_.pair().set_driver_watches_partner(e.driver_watches_partner);
-          if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_, approach_);
+          if (e.restarted) role_ = std::make_unique<RejoiningRole>(server_, approach());
           role_->on_start(now, eff);
         } else if constexpr (std::is_same_v<T, Tick>) {
           role_->on_tick(now, eff);
@@ -78,8 +127,11 @@ Effects ServerNode::handle(TimeUs now, const Event& event) {
       },
       event);
   swap_roles(now, eff);
+  follow_switches(now, eff);
+  swap_roles(now, eff);
   server_.end_event(now, eff);
   eff.wake_at(role_->next_wakeup_us());
+  eff.wake_at(next_switch_us(now));
   return eff;
 }
 
@@ -92,7 +144,7 @@ void ServerNode::swap_roles(TimeUs now, Effects& eff) {
     // A fenced primary (paused, or cut off, while its standby took over) holds only stale
     // state: it rejoins its fragment as the new standby, restoring the pair.
     if (server_.role() == Role::fenced) {
-      role_ = std::make_unique<RejoiningRole>(server_, approach_);
+      role_ = std::make_unique<RejoiningRole>(server_, approach());
       role_->on_start(now, eff);
     }
   }
@@ -118,8 +170,7 @@ std::unique_ptr<NodeCore> make_node_core_from(const ApproachRegistry& approaches
     }
     HAPAIR_CHECK_MSG(false, "node " << plan->nodes[node].name << " runs no fragment and no approach of the plan has a coordinator");
   }
-  const Approach& approach = approaches.of(plan->fragments.at(plan->nodes[node].fragment).ha);
-  return std::make_unique<ServerNode>(std::move(plan), node, approach);
+  return std::make_unique<ServerNode>(std::move(plan), node, approaches);
 }
 
 std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeId node) {

@@ -1,9 +1,13 @@
 // A node core: a Server (the shared state) plus the role it currently runs, swapped on
-// takeover. This is the NodeCore every driver hosts.
+// takeover. This is the NodeCore every driver hosts. It also runs the live switches of its
+// fragment's approach (docs/ARCHITECTURE.md "Live switching"): as primary, the plan's schedule
+// (RoleBehaviour::switch_approach); as a standby, its route's approach (the primary's
+// announcement): it becomes the new approach's standby, rejoined, with a fresh fragment.
 #pragma once
 
 #include <memory>
 
+#include "node/approaches.h"
 #include "primary/approach.h"
 #include "primary/role.h"
 #include "protocols/core.h"
@@ -12,7 +16,8 @@ namespace hapair {
 
 class ServerNode : public NodeCore {
  public:
-  ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const Approach& approach);
+  // `approaches` (the registry every approach of the plan is found in) outlives me.
+  ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const ApproachRegistry& approaches);
   Effects handle(TimeUs now, const Event& event) override;
   Metrics metrics() const override;
   const Server& server() const { return server_; }
@@ -20,9 +25,15 @@ class ServerNode : public NodeCore {
 
  private:
   void swap_roles(TimeUs now, Effects& eff);
+  // My fragment's approach now (it changes at a live switch).
+  const Approach& approach() const;
+  // The live switches: the schedule at the primary, the route's approach at a standby.
+  void follow_switches(TimeUs now, Effects& eff);
+  // When I am next due to look at the schedule (kNever: not the primary, or no switch ahead).
+  TimeUs next_switch_us(TimeUs now) const;
 
   Server server_;
-  const Approach& approach_;  // my fragment's (node/approaches.h), outlives me
+  const ApproachRegistry& approaches_;  // node/approaches.h, outlives me
   std::unique_ptr<RoleBehaviour> role_;
 };
 

@@ -44,6 +44,12 @@ void OutputChannel::keep_only_live(FragmentId f, const std::vector<NodeId>& live
   });
 }
 
+void OutputChannel::follow_consumer_approach(FragmentId f, bool retention, bool recovers_from_restart_points) {
+  for (ConsumerState& c : consumers_)
+    if (c.fragment == f) c.retention = retention;
+  restart_points_.follow_consumer_approach(f, recovers_from_restart_points);
+}
+
 bool OutputChannel::all_ready() const {
   return std::all_of(consumers_.begin(), consumers_.end(), [](const ConsumerState& c) { return c.ready; });
 }
@@ -330,10 +336,14 @@ void OutputChannel::restore(TupleId offset, TupleId trimmed_up_to, TupleId last_
   gate_.open();
 }
 
-void OutputChannel::reset_for_standby() {
+void OutputChannel::clear_log() {
   queue_.reset(0, 0, false);
   offset_ = 0;
   gate_.open();
+}
+
+void OutputChannel::reset_for_standby() {
+  clear_log();
   for (ConsumerState& c : consumers_) {
     c.sends = false;
     c.ready = true;

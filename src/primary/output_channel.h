@@ -124,6 +124,13 @@ class OutputChannel {
   void remove_consumer(NodeId n);
   // Drops the consumers of fragment f that are not among `live`.
   void keep_only_live(FragmentId f, const std::vector<NodeId>& live);
+  // A live switch of consumer fragment f's approach: its nodes trim on level-1 acks (`retention`)
+  // or on level-0 acks from now on, and it recovers from restart points or not.
+  void follow_consumer_approach(FragmentId f, bool retention, bool recovers_from_restart_points);
+  // A live switch of my own fragment's approach.
+  void follow_own_approach(const Plan& plan, FragmentId self, bool recovers_from_restart_points) {
+    restart_points_.follow_own_approach(plan, self, recovers_from_restart_points);
+  }
   void replace_consumers(std::vector<ConsumerState> consumers) { consumers_ = std::move(consumers); }
   bool all_ready() const;
   // Consumer n tells where to resume (a ReplayRequest after a takeover, or a joining standby):
@@ -183,6 +190,8 @@ class OutputChannel {
   // Installs a checkpoint's output queue (the gate opens).
   void restore(TupleId offset, TupleId trimmed_up_to, TupleId last_id, bool ended, const Tuples& tuples);
   // A fresh standby's view: empty queue, consumers tracked and not sent to.
+  // Empties the log (nothing retained, ids from the start, nothing held); consumers unchanged.
+  void clear_log();
   void reset_for_standby();
 
  private:

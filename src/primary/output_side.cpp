@@ -47,7 +47,7 @@ ConsumerState OutputSide::make_consumer(NodeId node, FragmentId consumer_fragmen
   ConsumerState c;
   c.node = node;
   c.fragment = consumer_fragment;
-  c.retention = node_.plan().traits(consumer_fragment).consumers_retain;
+  c.retention = pair_.routes().traits(consumer_fragment).consumers_retain;
   return c;
 }
 
@@ -272,6 +272,10 @@ TimeUs OutputSide::retransmit(TimeUs now) {
 void OutputSide::follow_consumer_takeover(const Takeover& t) {
   for (auto& [s, o] : channels_) {
     if (!consumes(node_.plan(), s, t.fragment)) continue;
+    // The route names the consumer's approach in the new epoch (a live switch may change it):
+    // what its nodes need kept follows it.
+    const ApproachTraits& traits = pair_.routes().traits(t.fragment);
+    o.follow_consumer_approach(t.fragment, traits.consumers_retain, traits.recovers_from_restart_points);
     const auto live = pair_.routes().input_nodes_of(t.fragment);
     o.keep_only_live(t.fragment, live);
     for (NodeId n : live) {
@@ -285,6 +289,11 @@ void OutputSide::follow_consumer_takeover(const Takeover& t) {
       o.add_consumer(c);
     }
   }
+}
+
+void OutputSide::follow_own_approach() {
+  const bool recovers = node_.traits().recovers_from_restart_points;
+  for (auto& [s, o] : channels_) o.follow_own_approach(node_.plan(), node_.fragment_id(), recovers);
 }
 
 void OutputSide::serve_refused_replay_requests(TimeUs now, FragmentId d, Effects& eff) {
@@ -333,6 +342,10 @@ void OutputSide::reset_consumers_awaiting_replay_request() {
 
 void OutputSide::track_consumers_without_sending() {
   for (auto& [s, o] : channels_) o.set_sending_all(false);
+}
+
+void OutputSide::clear_logs() {
+  for (auto& [s, o] : channels_) o.clear_log();
 }
 
 void OutputSide::reset_for_standby() {

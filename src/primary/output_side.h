@@ -88,6 +88,8 @@ class OutputSide {
   // A consumer fragment was taken over: its old nodes no longer consume; the new ones tell me
   // where to resume (they hold trimming back until then).
   void follow_consumer_takeover(const Takeover& t);
+  // My fragment's approach changed (a live switch; NodeIdentity::mode is the new one).
+  void follow_own_approach();
   // After the route of consumer fragment d changed: a replay request refused since its last
   // change, from the node it now names primary (its claim was refused, then won in a newer
   // epoch), is served now; the other requests refused from d's nodes are forgotten.
@@ -101,6 +103,9 @@ class OutputSide {
   // A standby installed its primary's state: it tracks its consumers' acks and sends nothing.
   void track_consumers_without_sending();
   // A fresh standby's view: empty queues, consumers tracked and not sent to.
+  // A recovery node that restarts from a restart point although its node held a copy (kept across
+  // a live switch): its logs start empty, as a spare's (consumers unchanged).
+  void clear_logs();
   void reset_for_standby();
   // A standby whose consumers do not acknowledge it (hybrid standby) trims stream s's log up to
   // where its primary's log began at a checkpoint: every consumer acknowledged what came before.

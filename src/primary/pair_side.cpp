@@ -97,6 +97,11 @@ void PairSide::dissolve_pair() { routes_.dissolve_pair(); }
 
 void PairSide::renew_claim() { routes_.renew_claim(); }
 
+void PairSide::switch_approach(HaMode mode) {
+  before_epoch_ends_();
+  routes_.switch_approach(mode);
+}
+
 void PairSide::announce_takeover(TimeUs now, Effects& eff, NodeId old_primary) {
   const Takeover t = routes_.statement_of(node_.fragment_id());
   for (NodeId n : routes_.neighbour_nodes()) outbox_.send(eff, now, n, t);

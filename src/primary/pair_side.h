@@ -75,6 +75,9 @@ class PairSide {
   void drop_standby(NodeId standby);
   // Another node claimed my epoch after every neighbour followed mine: a newer one says so.
   void renew_claim();
+  // A live switch of my fragment's approach (I am the primary): the same pair, in a new epoch
+  // whose route names `mode` (announced like a takeover, announce_takeover).
+  void switch_approach(HaMode mode);
 
   // Sends Takeover for my fragment (my route in my epoch) to every neighbour and to the other
   // node of my fragment, and repeats it (repeat_announcement) until every neighbour answered.

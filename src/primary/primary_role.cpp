@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "protocols/check.h"
+#include "protocols/wire_size.h"
 
 
 namespace hapair {
@@ -119,6 +120,45 @@ void PrimaryRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
       },
       env.body);
   if (!successor_) after_event(now, eff);
+}
+
+namespace {
+// What a live switch sent at once: its announcement and the new end's state for the standbys.
+std::size_t switch_bytes(const Effects& eff, std::size_t sends_before) {
+  std::size_t bytes = 0;
+  for (std::size_t i = sends_before; i < eff.sends.size(); ++i)
+    if (wire_size_known(eff.sends[i].envelope.body)) bytes += wire_bytes(eff.sends[i].envelope);
+  return bytes;
+}
+}  // namespace
+
+bool PrimaryRole::switch_approach(TimeUs now, const Approach& to, Effects& eff) {
+  const HaMode from = server_.node().mode();
+  if (server_.node().kind() != FragmentKind::operators || to.mode == from || successor_) return false;
+  const std::vector<NodeId> standbys = live_standbys();
+  const std::size_t sends_before = eff.sends.size();
+  for (NodeId s : standbys) side_->on_standby_lost(s);
+  server_.switch_approach(to.mode);
+  const Epoch epoch = server_.routes().epoch();
+  // The announcement goes out before any state is captured (as when a standby rejoins): every
+  // producer retains for the new approach before the new end fixes a position, and each
+  // standby becomes the new approach's standby before that state reaches it.
+  server_.pair().announce_takeover(now, eff, kNoNode);
+  PrimaryOptions options = options_;
+  // Level-1 generations continue above what upstream servers hold from an earlier epoch.
+  options.first_generation = (static_cast<std::uint64_t>(epoch) << 32) + 1;
+  side_ = make_primary_side(to, server_, options);
+  side_->on_start(now, {});
+  for (NodeId s : standbys) side_->on_standby_joined(now, s, eff);
+  server_.count("approach_switches");
+  server_.trace(eff, now, TraceKind::approach_switch)
+      .with(TraceKey::ha, to.mode)
+      .with(TraceKey::from_ha, from)
+      .with(TraceKey::epoch, epoch)
+      .with(TraceKey::count, standbys.size())
+      .with(TraceKey::bytes, switch_bytes(eff, sends_before));
+  after_event(now, eff);
+  return true;
 }
 
 void PrimaryRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {

@@ -42,6 +42,13 @@ class PrimaryRole : public RoleBehaviour {
   void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
   std::unique_ptr<RoleBehaviour> take_successor() override { return std::move(successor_); }
+  // A live switch (docs/ARCHITECTURE.md "Live switching"), at the boundary between two events,
+  // so between two tuples: my old end lets its standbys go (on_standby_lost), a new epoch names
+  // the new approach and the same standbys (announced to every neighbour and to them: each
+  // standby becomes the new approach's standby, rejoined, and producers retain and route as
+  // the new approach needs), and the new end starts and is joined by every standby
+  // (on_standby_joined: the full state a rejoining standby gets). Traced as approach_switch.
+  bool switch_approach(TimeUs now, const Approach& to, Effects& eff) override;
 
   // My standby is gone: its connection closed (PeerLost, detector=connection: at once), or it
   // was silent for kStandbyLossFailureTimeouts failure timeouts (my heartbeats, or the driver's

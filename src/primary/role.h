@@ -12,6 +12,8 @@
 
 namespace hapair {
 
+struct Approach;
+
 class RoleBehaviour {
  public:
   virtual ~RoleBehaviour() = default;
@@ -30,6 +32,15 @@ class RoleBehaviour {
   // must act on (the driver reports a loss once; an orphaned rejoining node hands its partner's
   // loss to the standby role it becomes). Given to the successor's on_peer_lost after its on_start.
   virtual std::optional<PeerLost> take_partner_loss() { return std::nullopt; }
+  // A live switch of my fragment's approach to `to` (docs/ARCHITECTURE.md "Live switching"): the
+  // primary changes its end in a new epoch and gives its standbys the new approach's state.
+  // False: this role does not switch (a standby follows its primary's announcement instead).
+  virtual bool switch_approach(TimeUs /*now*/, const Approach& /*to*/, Effects& /*eff*/) { return false; }
+  // A live switch replaces this standby role with one that holds no state of its own (a spare
+  // that restarts from upstream's retained input): leave in the node the copy I could take over
+  // with, for the spare to continue while upstream servers still lack what its restart point
+  // needs (they retained for my approach). Default: my copy is the node's already, or I have none.
+  virtual void leave_copy_in_node() {}
 };
 
 }  // namespace hapair

@@ -13,6 +13,7 @@ RouteTable::RouteTable(const Plan& plan, NodeId self) : plan_(&plan), self_(self
   for (const auto& pf : plan.fragments) {
     Route& r = routes_[pf.id];
     r.primary = pf.primary;
+    r.mode = pf.ha;
     for (NodeId s : pf.standbys) r.standbys.push_back(StandbyRef{s, 0});
   }
 }
@@ -24,14 +25,16 @@ const Route& RouteTable::route(FragmentId f) const {
 
 Takeover RouteTable::statement_of(FragmentId f) const {
   const Route& r = route(f);
-  return Takeover{f, r.primary, r.epoch, r.standbys};
+  return Takeover{f, r.primary, r.epoch, r.standbys, r.mode};
 }
+
+const ApproachTraits& RouteTable::traits(FragmentId f) const { return plan_->approaches.of(route(f).mode); }
 
 std::vector<NodeId> RouteTable::input_nodes_of(FragmentId f) const {
   std::vector<NodeId> out;
   const Route& r = route(f);
   if (r.primary != kNoNode) out.push_back(r.primary);
-  if (plan_->traits(f).standby_processes_input)
+  if (traits(f).standby_processes_input)
     for (const StandbyRef& s : r.standbys) out.push_back(s.node);
   return out;
 }
@@ -81,11 +84,11 @@ std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   // input's producers): what it sends them does not make it the primary. Inside the pair any
   // message in a newer epoch does: the partner's heartbeat tells a resumed standby that its pair
   // was dissolved.
-  if (f != own_ && plan_->traits(f).standby_processes_input && !only_a_primary_sends(e.body)) return std::nullopt;
+  if (f != own_ && traits(f).standby_processes_input && !only_a_primary_sends(e.body)) return std::nullopt;
   const Route& r = routes_[f];
   if (e.header.epoch <= r.epoch) return std::nullopt;
   // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
-  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standbys : std::vector<StandbyRef>{}};
+  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standbys : std::vector<StandbyRef>{}, std::nullopt};
 }
 
 bool RouteTable::newer_epoch_without_route(const Envelope& e) const {
@@ -102,9 +105,14 @@ bool RouteTable::old_statement_of_mine(const Envelope& e) const {
 
 TakeoverNews RouteTable::classify(const Takeover& t) const {
   if (t.fragment >= plan_->fragments.size() || t.new_primary >= plan_->nodes.size() ||
-      plan_->nodes[t.new_primary].fragment != t.fragment || t.epoch > kEpochFollowMax)
+      plan_->nodes[t.new_primary].fragment != t.fragment || t.epoch > kEpochFollowMax ||
+      (t.mode && plan_->approaches.find(*t.mode) == nullptr))
     return TakeoverNews::malformed;
   const Route& r = routes_[t.fragment];
+  // The announcement of an epoch I follow from an implied takeover (which cannot know the
+  // approach) tells me its approach: followed once more, for its mode.
+  if (t.epoch == r.epoch && t.new_primary == r.primary && t.fragment != own_ && t.mode && *t.mode != r.mode)
+    return TakeoverNews::newer;
   const bool repeat = t.epoch == r.epoch && t.new_primary == r.primary && t.fragment != own_;
   if (repeat) return TakeoverNews::repeat;
   if (t.epoch == r.epoch && t.fragment != own_) return TakeoverNews::epoch_tie;
@@ -115,7 +123,8 @@ TakeoverNews RouteTable::classify(const Takeover& t) const {
 void RouteTable::follow(const Takeover& t) {
   HAPAIR_CHECK_MSG(classify(t) == TakeoverNews::newer,
                    "fragment " << t.fragment << " epoch " << t.epoch << " followed " << routes_.at(t.fragment).epoch);
-  routes_[t.fragment] = Route{t.new_primary, t.standbys, t.epoch};
+  const HaMode mode = t.mode.value_or(routes_[t.fragment].mode);
+  routes_[t.fragment] = Route{t.new_primary, t.standbys, t.epoch, mode};
 }
 
 void RouteTable::advance_own_epoch() {
@@ -160,6 +169,15 @@ void RouteTable::drop_standby(NodeId standby) {
 }
 
 void RouteTable::renew_claim() { advance_own_epoch(); }
+
+void RouteTable::switch_approach(HaMode mode) {
+  Route& r = routes_[own_];
+  HAPAIR_CHECK_MSG(r.primary == self_, "node " << self_ << " switches fragment " << own_ << " led by " << r.primary);
+  HAPAIR_CHECK_MSG(plan_->approaches.find(mode) != nullptr && mode != r.mode, "fragment " << own_ << " switches from mode "
+                                                                               << static_cast<int>(r.mode) << " to " << static_cast<int>(mode));
+  r.mode = mode;
+  advance_own_epoch();
+}
 
 void RouteTable::announced(TimeUs now, NodeId old_primary) {
   announce_pending_ = true;

@@ -26,6 +26,9 @@ struct Route {
   // Empty once the standby took over or was lost (or the approach has none).
   std::vector<StandbyRef> standbys;
   Epoch epoch = 0;
+  // The fragment's approach in this epoch: the plan's, until a live switch announced another
+  // (Takeover::mode, docs/ARCHITECTURE.md "Live switching").
+  HaMode mode = kNoHa;
   // The route's entry of node n, or null when n is not one of its standbys.
   const StandbyRef* standby(NodeId n) const {
     for (const StandbyRef& s : standbys)
@@ -51,6 +54,9 @@ class RouteTable {
   const Route& route(FragmentId f) const;
   // My own fragment's epoch.
   Epoch epoch() const { return route(own_).epoch; }
+  // What fragment f's approach is in the epoch I follow (its route's mode): what its producers
+  // retain for it and whether its standbys get its input follow a live switch.
+  const ApproachTraits& traits(FragmentId f) const;
   // The Takeover that states the route followed for fragment f.
   Takeover statement_of(FragmentId f) const;
   // The nodes that receive a fragment's input (its primary, and its standbys when they process
@@ -91,6 +97,9 @@ class RouteTable {
   void drop_standby(NodeId standby);
   // Another node claimed my epoch after every neighbour followed mine: a newer one says so.
   void renew_claim();
+  // A live switch of my fragment's approach (I am the primary): the same pair, in a new epoch
+  // whose route names `mode`.
+  void switch_approach(HaMode mode);
 
   // ---- the announcement of my fragment's takeover ---------------------------------------------
   void announced(TimeUs now, NodeId old_primary);

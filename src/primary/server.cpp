@@ -51,6 +51,15 @@ bool Server::on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answe
   return false;
 }
 
+void Server::switch_approach(HaMode mode) {
+  if (role_ == Role::primary) pair_.switch_approach(mode);
+  HAPAIR_CHECK_MSG(routes_.route(node_.fragment_id()).mode == mode,
+                   "node " << node_.name() << " switches to mode " << static_cast<int>(mode) << ", its route names "
+                           << static_cast<int>(routes_.route(node_.fragment_id()).mode));
+  node_.set_mode(mode);
+  outputs_.follow_own_approach();
+}
+
 void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
   if (role_ == Role::primary) outputs_.offer_restart_points(now, t, eff);
   // An upstream fragment moved: ask its new primary to continue after what I accepted.

@@ -88,6 +88,11 @@ class Server {
   // answer=false: only learn the route (a standby still installing its primary's state has no
   // input positions to answer with; its primary subscribes it).
   bool on_takeover(TimeUs now, const Takeover& t, Effects& eff, bool answer = true);
+  // A live switch of my fragment's approach (docs/ARCHITECTURE.md "Live switching"). As its
+  // primary: a new epoch whose route names `mode` (the caller announces it). As a standby that
+  // learned such an epoch: my identity follows the route's mode. Either way what my output
+  // queues keep for my own recovery follows the new approach.
+  void switch_approach(HaMode mode);
   // Lost messages: rewinds every consumer that made no progress for retransmit_timeout_ms to its
   // last acknowledged position, and repeats takeover announcements (a primary's) and replay
   // requests (a primary's or an active standby's) that got no answer. Returns when it next needs

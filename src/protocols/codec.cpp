@@ -219,6 +219,7 @@ void put(Body::Builder body, const Takeover& m) {
   b.setFragment(m.fragment);
   b.setNewPrimary(m.new_primary);
   b.setEpoch(m.epoch);
+  if (m.mode) b.setMode(static_cast<std::uint8_t>(*m.mode));
   HAPAIR_CHECK_MSG(m.standbys.size() <= kStandbysMax,
                    "a Takeover names " << m.standbys.size() << " standbys; the wire carries " << kStandbysMax);
   // No standby is kNoNode on the wire, with incarnation 0: a standby naming no node is written

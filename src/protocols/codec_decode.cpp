@@ -201,6 +201,9 @@ class Converter {
       }
     }
     if (m.epoch > kEpochMax) return refuse("value out of range", "Takeover.epoch " + std::to_string(m.epoch));
+    // Which modes a plan knows is the route table's to check (a mode no approach registered is
+    // a malformed takeover there); the wire keeps 0xff for "not known".
+    if (r.getMode() != 0xff) m.mode = static_cast<HaMode>(r.getMode());
     return true;
   }
   bool get(wire::Candidacy::Reader r, Candidacy& m) {

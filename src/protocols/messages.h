@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "protocols/approach_traits.h"
 #include "protocols/bytes.h"
 #include "protocols/ids.h"
 #include "protocols/trace.h"
@@ -142,6 +144,10 @@ struct Takeover {
   NodeId new_primary = kNoNode;
   Epoch epoch = 0;
   std::vector<StandbyRef> standbys;
+  // The fragment's approach in this epoch (live switching, docs/ARCHITECTURE.md "Live
+  // switching"); none: not known to the sender (a takeover implied by a message), the follower
+  // keeps the approach it knew.
+  std::optional<HaMode> mode = std::nullopt;
   bool names_standby(NodeId n) const {
     for (const StandbyRef& s : standbys)
       if (s.node == n) return true;

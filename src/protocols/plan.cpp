@@ -743,6 +743,50 @@ struct Validator {
     add(f.operators[oo.cycle.front()].where, "the operators of " + describe(f) + " form a cycle: " + path);
   }
 
+  // [[switch]]: an operator fragment of the network, an approach that can be switched live (and
+  // the fragment's own one too), one standby, no arbitrary operator (its standby could not
+  // replay the operator's choices across the switch), a time inside the run, one switch of a
+  // fragment at a time.
+  void switches() {
+    const std::string allowed = switchable_names();
+    std::map<std::pair<std::string, double>, int> at;
+    for (const SwitchSpec& s : t.switches) {
+      const std::string what = "switch of '" + s.fragment + "'";
+      const auto it = std::find_if(t.fragments.begin(), t.fragments.end(), [&](const FragmentSpec& f) { return f.name == s.fragment; });
+      if (it == t.fragments.end() || it->kind != FragmentKind::operators) {
+        std::vector<std::string> names;
+        for (const FragmentSpec& f : t.fragments)
+          if (f.kind == FragmentKind::operators) names.push_back(f.name);
+        add(s.where, what + ": no operator fragment of that name; the network's: " + join_names(names));
+        continue;
+      }
+      if (!switchable(s.to))
+        add(s.where, what + ": approach '" + name_of(s.to) + "' cannot be switched to live; allowed: " + allowed);
+      const HaMode own = effective_ha(t, *it);
+      if (!switchable(own))
+        add(s.where, what + ": its approach '" + name_of(own) + "' cannot be switched live; allowed: " + allowed);
+      const ApproachTraits* a = approaches.find(own);
+      if (a != nullptr && switchable(own) && requested_standbys(t, *it, a) != 1)
+        add(s.where, what + ": live switching needs standbys = 1, the fragment has " + std::to_string(requested_standbys(t, *it, a)));
+      for (const OperatorSpec& o : it->operators)
+        if (class_of(o) == OperatorClass::arbitrary) {
+          add(s.where, what + ": its operator '" + o.name + "' is arbitrary; live switching needs a deterministic fragment");
+          break;
+        }
+      if (!(s.at_s > 0.0) || !(s.at_s < t.settings.duration_s))
+        add(s.where, what + ": at_s = " + shortest(s.at_s) + " must be after 0 and before duration_s = " + shortest(t.settings.duration_s));
+      if (++at[{s.fragment, s.at_s}] == 2) add(s.where, what + ": two switches of one fragment at " + shortest(s.at_s) + " s");
+    }
+  }
+  std::string switchable_names() const { return switchable_mode_names(approaches); }
+  bool switchable(HaMode m) const { return switchable_mode(approaches, m); }
+  static std::string join_names(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  }
+  static std::string shortest(double v) { return shortest_text(v); }
+
   void run() {
     known_approaches();
     settings();
@@ -769,6 +813,7 @@ struct Validator {
     for (const FragmentSpec& f : t.fragments) fragment(f);
     nexmark_sequence();
     endpoints();
+    switches();
     streams();
     serializing_unions();
   }
@@ -859,6 +904,31 @@ std::map<std::string, bool> ordered_streams(const Topology& t) {
 }
 
 const ApproachTraits& Plan::traits(FragmentId f) const { return approaches.of(fragments.at(f).ha); }
+
+std::optional<HaMode> Plan::scheduled_mode(FragmentId f, TimeUs now) const {
+  std::optional<HaMode> mode;
+  for (const PlanSwitch& s : switches)
+    if (s.fragment == f && s.at_us <= now) mode = s.to;
+  return mode;
+}
+
+TimeUs Plan::next_switch_us(FragmentId f, TimeUs now) const {
+  for (const PlanSwitch& s : switches)
+    if (s.fragment == f && s.at_us > now) return s.at_us;
+  return kNever;
+}
+
+bool switchable_mode(const ApproachCatalog& approaches, HaMode mode) {
+  const ApproachTraits* a = approaches.find(mode);
+  return a != nullptr && a->has_standby() && !a->coordinator && a->promise.deterministic_network == RecoveryType::precise;
+}
+
+std::string switchable_mode_names(const ApproachCatalog& approaches) {
+  std::string out;
+  for (const ApproachTraits& a : approaches.all())
+    if (switchable_mode(approaches, a.mode)) out += (out.empty() ? "" : ", ") + a.name;
+  return out;
+}
 
 std::string standby_node_name(const std::string& fragment, const std::string& suffix, std::size_t index) {
   return fragment + suffix + (index == 0 ? std::string() : std::to_string(index + 1));
@@ -982,6 +1052,10 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
       pf.standbys.push_back(node.id);
       plan.nodes.push_back(node);
     }
+
+  for (const SwitchSpec& s : t.switches)
+    plan.switches.push_back(PlanSwitch{plan.fragment_id(s.fragment), s.to, static_cast<TimeUs>(s.at_s * 1e6)});
+  std::stable_sort(plan.switches.begin(), plan.switches.end(), [](const PlanSwitch& a, const PlanSwitch& b) { return a.at_us < b.at_us; });
 
   // The coordinator, last, so that every fragment's nodes keep the ids they always had.
   bool needs_coordinator = false;

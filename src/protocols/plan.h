@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,13 @@ struct PlanFragment {
   }
 };
 
+// A live switch of a fragment's approach, resolved (Topology::switches).
+struct PlanSwitch {
+  FragmentId fragment = kNoFragment;
+  HaMode to = kNoHa;
+  TimeUs at_us = 0;
+};
+
 struct Plan {
   Topology topology;
   std::vector<PlanNode> nodes;
@@ -91,9 +99,24 @@ struct Plan {
   // fragment's approach needs one (ApproachTraits::coordinator); kNoNode otherwise.
   NodeId coordinator = kNoNode;
   bool runs_fragment(NodeId n) const { return n < nodes.size() && nodes[n].fragment != kNoFragment; }
-  // The traits of a fragment's approach (sources and sinks: the baseline's).
+  // The traits of a fragment's approach (sources and sinks: the baseline's). The approach the
+  // plan gives it at the start: a live switch changes it during the run (switches below; who
+  // follows which is the route table's, RouteTable::traits).
   const ApproachTraits& traits(FragmentId f) const;
+  // Live switches (docs/ARCHITECTURE.md "Live switching"), in time order (ties in file order).
+  std::vector<PlanSwitch> switches;
+  // The approach fragment f's schedule gives it at `now`: the last switch due by then (nullopt:
+  // none due yet).
+  std::optional<HaMode> scheduled_mode(FragmentId f, TimeUs now) const;
+  // When fragment f's next switch after `now` is due (kNever: none).
+  TimeUs next_switch_us(FragmentId f, TimeUs now) const;
 };
+
+// An approach a fragment can be switched to and from live (docs/ARCHITECTURE.md "Live
+// switching"): one with a standby and no coordinator, precise on a deterministic network.
+bool switchable_mode(const ApproachCatalog& approaches, HaMode mode);
+// Their names, for errors: "upstream, passive, active, hybrid".
+std::string switchable_mode_names(const ApproachCatalog& approaches);
 
 // The name of a fragment's standby number `index` (0 first): "aggregate.backup",
 // "aggregate.backup2", "aggregate.backup3".

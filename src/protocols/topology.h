@@ -407,6 +407,19 @@ struct LinkTable {
   friend bool operator==(const LinkTable&, const LinkTable&) = default;
 };
 
+// [[switch]] (and `hapair run --switch NODE=APPROACH@SECONDS`): a live switch of an operator
+// fragment's approach at a time of the run (docs/ARCHITECTURE.md "Live switching",
+// docs/TOPOLOGY.md). Between upstream backup, passive, active and hybrid standby, one standby.
+struct SwitchSpec {
+  std::string fragment;
+  HaMode to = kNoHa;
+  double at_s = 0.0;
+  std::string where;  // file:line, for errors
+  friend bool operator==(const SwitchSpec& a, const SwitchSpec& b) {
+    return a.fragment == b.fragment && a.to == b.to && a.at_s == b.at_s;
+  }
+};
+
 struct Topology {
   std::string name = "default";
   std::string source_file;  // empty: built in
@@ -419,6 +432,8 @@ struct Topology {
   // so [[link]] tables by host (from_host, to_host) match where the nodes really run; empty
   // otherwise (then they match the pins, `host` and `standby_host`).
   std::map<std::string, std::string> placement;
+  // Live switches of approaches, in the order written (the plan orders them by time).
+  std::vector<SwitchSpec> switches;
   friend bool operator==(const Topology&, const Topology&) = default;
 };
 

@@ -25,7 +25,7 @@ constexpr const char* kKindNames[] = {
     "rejoin_accepted", "rejoined",      "pair_restored",    "hybrid_switch",
     "candidacy",       "elected",       "follows",
     "checkpoint_triggered", "checkpoint_snapshot", "checkpoint_completed", "checkpoint_abandoned",
-    "checkpoint_rollback", "checkpoint_restore"};
+    "checkpoint_rollback", "checkpoint_restore", "approach_switch"};
 static_assert(std::size(kKindNames) == kTraceKindCount);
 
 struct KeyInfo {
@@ -48,7 +48,7 @@ constexpr KeyInfo kKeys[] = {
     {"ha", TraceValueType::ha},              {"mode", TraceValueType::mode},
     {"reason", TraceValueType::reason},      {"replay", TraceValueType::flag},
     {"exact_ids", TraceValueType::flag},     {"claim_lost", TraceValueType::flag},
-    {"determinants", TraceValueType::flag}};
+    {"determinants", TraceValueType::flag},  {"from_ha", TraceValueType::ha}};
 static_assert(std::size(kKeys) == kTraceKeyCount);
 
 }  // namespace

@@ -105,8 +105,11 @@ enum class TraceKind : std::uint8_t {
   checkpoint_rollback,   // checkpoint (rolled back to; 0: the start), failed, count (fragments): the
                          // coordinator's rollback decision
   checkpoint_restore,    // checkpoint, count (rollback number): a fragment installed its snapshot
+  // ---- live switching (docs/ARCHITECTURE.md "Live switching") ----
+  approach_switch,       // ha (from now), from_ha, epoch, count (standbys), bytes: the primary
+                         // switched its fragment's approach; bytes: what it sent for it at once
 };
-inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::checkpoint_restore) + 1;
+inline constexpr std::size_t kTraceKindCount = static_cast<std::size_t>(TraceKind::approach_switch) + 1;
 const char* to_string(TraceKind);
 std::optional<TraceKind> trace_kind_from(const std::string& name);
 // Data-plane kinds are recorded only at trace level data (Settings::trace_level).
@@ -144,8 +147,9 @@ enum class TraceKey : std::uint8_t {
   exact_ids,         // 0/1: the takeover regenerates the same ids (1) or rebased them (0)
   claim_lost,        // 0/1
   determinants,      // 0/1: an active standby follows its primary's determinants
+  from_ha,           // HaMode: the approach a live switch left
 };
-inline constexpr std::size_t kTraceKeyCount = static_cast<std::size_t>(TraceKey::determinants) + 1;
+inline constexpr std::size_t kTraceKeyCount = static_cast<std::size_t>(TraceKey::from_ha) + 1;
 const char* to_string(TraceKey);
 std::optional<TraceKey> trace_key_from(const std::string& name);
 

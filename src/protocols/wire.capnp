@@ -89,6 +89,8 @@ struct Takeover {
   standbyIncarnation @4 :UInt64;
   # The standbys after the first (k standbys; empty for one).
   moreStandbys @5 :List(StandbyRef);
+  # The fragment's approach in this epoch (live switching); 0xff: not known to the sender.
+  mode @6 :UInt8 = 0xff;
 }
 
 struct Redirect {

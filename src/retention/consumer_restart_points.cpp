@@ -8,18 +8,26 @@ namespace hapair {
 
 ConsumerRestartPoints ConsumerRestartPoints::for_stream(const Plan& plan, FragmentId producer, StreamId stream) {
   ConsumerRestartPoints c;
-  const PlanFragment& me = plan.fragments[producer];
   // A source never fails and recovers, and a consumer with one producer restarts from whatever
   // my recovery node installs (docs/FAULTS.md): only an operator fragment recovered exactly by
   // upstream backup (an approach that recovers from restart points, under the exact rule) makes a
   // consumer with several producers wait for its upstream.
-  c.held_waits_for_upstream_ = me.kind == FragmentKind::operators && plan.traits(producer).recovers_from_restart_points &&
-                               plan.settings().trimming != TrimmingRule::conservative;
+  c.follow_own_approach(plan, producer, plan.traits(producer).recovers_from_restart_points);
   for (FragmentId d : plan.streams[stream].consumers) {
     if (plan.traits(d).recovers_from_restart_points) c.upstream_backup_consumers_.insert(d);
     if (plan.fragments[d].upstream.size() >= 2) c.several_producers_.insert(d);
   }
   return c;
+}
+
+void ConsumerRestartPoints::follow_own_approach(const Plan& plan, FragmentId producer, bool recovers_from_restart_points) {
+  held_waits_for_upstream_ = plan.fragments.at(producer).kind == FragmentKind::operators && recovers_from_restart_points &&
+                             plan.settings().trimming != TrimmingRule::conservative;
+}
+
+void ConsumerRestartPoints::follow_consumer_approach(FragmentId d, bool recovers_from_restart_points) {
+  if (recovers_from_restart_points) upstream_backup_consumers_.insert(d);
+  else upstream_backup_consumers_.erase(d);
 }
 
 bool ConsumerRestartPoints::add(FragmentId d, const Level1Ack& ack) {

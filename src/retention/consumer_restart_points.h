@@ -44,6 +44,11 @@ class ConsumerRestartPoints {
   // producers, and whether I recover exactly by upstream backup myself (an operator fragment
   // with cause functions), so that their held generation waits for my upstream.
   static ConsumerRestartPoints for_stream(const Plan& plan, FragmentId producer, StreamId stream);
+  // A live switch (docs/ARCHITECTURE.md "Live switching"): consumer d recovers from restart
+  // points from now on, or no longer does (it is offered my points at its takeover only then).
+  void follow_consumer_approach(FragmentId d, bool recovers_from_restart_points);
+  // A live switch of my own fragment: whether I recover exactly from restart points now.
+  void follow_own_approach(const Plan& plan, FragmentId producer, bool recovers_from_restart_points);
 
   // A level-1 ack from consumer fragment d; true when it brought a newer generation (its
   // sender is owed a batch that says I hold it).

@@ -26,7 +26,7 @@ void SpareRole::on_tick(TimeUs now, Effects& eff) {
       if (offers_.count(s)) continue;
       const Route& r = server_.routes().route(server_.node().fragment_id());
       server_.send(eff, now, server_.routes().route(in.producer()).primary,
-                   Takeover{server_.node().fragment_id(), server_.node().self(), r.epoch, r.standbys});
+                   Takeover{server_.node().fragment_id(), server_.node().self(), r.epoch, r.standbys, r.mode});
       server_.count("restart_point_requests_repeated");
     }
     next_offer_request_us_ = now + server_.node().retransmit_us();
@@ -112,7 +112,7 @@ void SpareRole::on_takeover_while_collecting(TimeUs now, const Takeover& t, Effe
   if (upstream) {
     const Route& mine = server_.routes().route(server_.node().fragment_id());
     server_.send(eff, now, t.new_primary,
-                 Takeover{server_.node().fragment_id(), server_.node().self(), mine.epoch, mine.standbys});
+                 Takeover{server_.node().fragment_id(), server_.node().self(), mine.epoch, mine.standbys, mine.mode});
     server_.count("restart_point_requests_repeated");
     return;
   }
@@ -188,6 +188,10 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
     offers.push_back(o);
     for (const auto& p : o.points) newest = std::max(newest, p.generation);
   }
+  if (continue_live_copy(now, eff, offers, newest)) return;
+  // A copy kept across a live switch that does not take over: restart as an empty spare would.
+  server_.inputs().reset_for_standby();
+  server_.outputs().clear_logs();
   server_.workload().reset();
   std::map<StreamId, TupleId> after;
   std::uint64_t generation = 0;
@@ -291,6 +295,45 @@ void SpareRole::finish_upstream_backup_takeover(TimeUs now, Effects& eff) {
   for (const auto& [f, t] : deferred_takeovers_) server_.on_takeover(now, t, eff);
   deferred_takeovers_.clear();
   successor_ = std::make_unique<PrimaryRole>(server_, options, make_level1_sender(server_, options));
+}
+
+bool SpareRole::continue_live_copy(TimeUs now, Effects& eff, const std::vector<RestartPoints>& offers, std::uint64_t newest) {
+  const Fragment* fragment = server_.workload().fragment();
+  // Only a copy left by the standby role a live switch replaced (it accepted input, or a
+  // checkpoint installed says it did): a spare's own fragment is empty.
+  bool holds_copy = server_.workload().operator_work_done() > 0;
+  for (const auto& [s, in] : server_.inputs()) holds_copy = holds_copy || in.last_accepted() > 0;
+  if (fragment == nullptr || !holds_copy || server_.node().settings().trimming == TrimmingRule::conservative) return false;
+  // The restart point every upstream holds, and whether its input is all still there.
+  bool point_restarts = false;
+  if (auto g = choose_generation(offers))
+    if (const auto point = find_generation(offers, *g))
+      if (const auto positions = Fragment::replay_positions(point->restart_point)) {
+        point_restarts = true;
+        for (const auto& [s, o] : offers_)
+          if (auto it = positions->find(s); it == positions->end() || it->second < o.trimmed_up_to) point_restarts = false;
+      }
+  if (point_restarts) return false;
+  // The copy (an active standby's live one, or a passive standby's last checkpoint, kept across a
+  // live switch) has accepted at least what every upstream trimmed: its replay after what it
+  // accepted is all there.
+  for (const auto& [s, o] : offers_)
+    if (server_.inputs().at(s).last_accepted() < o.trimmed_up_to) return false;
+  server_.count("takeovers_from_live_copy");
+  server_.inputs().request_replay(now, eff, {}, 0);
+  server_.trace(eff, now, TraceKind::takeover)
+      .with(TraceKey::ha, server_.node().mode())
+      .with(TraceKey::exact_ids, fragment->klass() != OperatorClass::arbitrary)
+      .with_text("from the live copy kept across a live switch: the restart point needs input upstream trimmed");
+  PrimaryOptions options;
+  options.took_over = true;
+  options.rebase_when_consumers_ready = fragment->klass() == OperatorClass::arbitrary;
+  options.first_generation = newest + 1;
+  collecting_ = false;
+  for (const auto& [f, t] : deferred_takeovers_) server_.on_takeover(now, t, eff);
+  deferred_takeovers_.clear();
+  successor_ = std::make_unique<PrimaryRole>(server_, options, make_level1_sender(server_, options));
+  return true;
 }
 
 namespace {

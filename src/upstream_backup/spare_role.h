@@ -39,6 +39,11 @@ class SpareRole : public StandbyRole {
   // upstream's restart points (finish_upstream_backup_takeover). Once only.
   void primary_failed(TimeUs now, Effects& eff, Detector detector) override;
   void finish_upstream_backup_takeover(TimeUs now, Effects& eff);
+  // A spare that was an active standby until a live switch to upstream backup keeps that live
+  // copy (node/server_node.cpp): while the restart point every upstream holds needs input they
+  // trimmed for the earlier approach, the copy takes over instead (its replay after what it
+  // accepted is still retained). True when it did.
+  bool continue_live_copy(TimeUs now, Effects& eff, const std::vector<RestartPoints>& offers, std::uint64_t newest);
   void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
   // My old primary, fenced by my claim, asks to rejoin while some neighbour still follows its
   // claim of the same epoch: mine is renewed in a newer epoch (see on_message).

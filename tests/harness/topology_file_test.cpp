@@ -674,3 +674,48 @@ TEST_CASE("the option --links sets the keys of the links table and is validated 
   o.links = "latency_ms=";
   CHECK(has_problem(apply_overrides(w, o), {"--links 'latency_ms=': expected KEY=VALUE pairs"}));
 }
+
+TEST_CASE("a live switch schedule: [[switch]] tables and --switch, written back, bad input named with the valid choices") {
+  const std::string ha = "[network]\nha = \"passive\"\nduration_s = 4.0\n";
+  const std::string text = ha + kMinimal + "\n[[switch]]\nfragment = \"work\"\nto = \"active\"\nat_s = 1.5\n";
+  const auto load = parse(text);
+  INFO((load.problems.empty() ? std::string() : load.problems.front()));
+  REQUIRE(load.topology);
+  REQUIRE(load.topology->switches.size() == 1);
+  CHECK(load.topology->switches[0].fragment == "work");
+  CHECK(load.topology->switches[0].to == HaMode::active);
+  CHECK(load.topology->switches[0].at_s == 1.5);
+  // The effective config carries the schedule to every node.
+  const auto again = parse(write_topology(*load.topology));
+  REQUIRE(again.topology);
+  CHECK(again.topology->switches == load.topology->switches);
+  const Plan plan = make_plan(*again.topology);
+  REQUIRE(plan.switches.size() == 1);
+  CHECK(plan.switches[0].at_us == 1'500'000);
+  CHECK(plan.scheduled_mode(plan.fragment_id("work"), 1'499'999) == std::nullopt);
+  CHECK(plan.scheduled_mode(plan.fragment_id("work"), 1'500'000) == HaMode::active);
+  CHECK(plan.next_switch_us(plan.fragment_id("work"), 0) == 1'500'000);
+
+  // --switch NODE=APPROACH@SECONDS joins the same schedule.
+  std::string error;
+  const auto s = parse_switch_option("work=upstream@2.5", error);
+  REQUIRE(s);
+  CHECK(s->to == HaMode::upstream);
+  CHECK(s->at_s == 2.5);
+  CHECK_FALSE(parse_switch_option("work=fastest@2", error));
+  CHECK(error.find("unknown approach 'fastest'") != std::string::npos);
+  CHECK(error.find("passive") != std::string::npos);
+  CHECK_FALSE(parse_switch_option("work@2", error));
+  CHECK(error.find("NODE=APPROACH@SECONDS") != std::string::npos);
+
+  // What validate() refuses: an approach that cannot be switched live (the valid ones named), a
+  // fragment that does not exist, a time outside the run.
+  Topology t = *load.topology;
+  t.switches = {SwitchSpec{"work", HaMode::amnesia, 1.0, "--switch work=amnesia@1"}, SwitchSpec{"nowhere", HaMode::active, 1.0, ""},
+                SwitchSpec{"work", HaMode::active, 9.0, ""}};
+  const auto problems = validate(t);
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].find("approach 'amnesia' cannot be switched to live; allowed: upstream, passive, active, hybrid") != std::string::npos);
+  CHECK(problems[1].find("no operator fragment of that name; the network's: work") != std::string::npos);
+  CHECK(problems[2].find("before duration_s = 4") != std::string::npos);
+}

@@ -137,7 +137,7 @@ TEST_CASE("every change of my own fragment's route opens a new epoch", "[roles][
   // A standby that restarted is named again, with its new incarnation, not twice.
   routes.form_pair(plan->node_id("aggregate"), 42);
   CHECK(routes.route(agg).standbys.size() == 1);
-  CHECK(routes.statement_of(agg) == Takeover{agg, backup, 3, {{plan->node_id("aggregate"), 42}}});
+  CHECK(routes.statement_of(agg) == Takeover{agg, backup, 3, {{plan->node_id("aggregate"), 42}}, plan->fragments[agg].ha});
   routes.dissolve_pair();
   CHECK(routes.route(agg).standbys.empty());
   CHECK(routes.epoch() == 4);
@@ -145,6 +145,44 @@ TEST_CASE("every change of my own fragment's route opens a new epoch", "[roles][
   CHECK(routes.epoch() == 5);
   // My own fragment's repeated epoch is stale, not a repeat (only a newer one replaces me).
   CHECK(routes.classify(routes.statement_of(agg)) == TakeoverNews::stale);
+}
+
+TEST_CASE("a live switch opens a new epoch whose route names the approach, and neighbours follow it", "[roles][route_table]") {
+  auto plan = default_plan(HaMode::passive);
+  const NodeId aggregate = plan->node_id("aggregate");
+  const NodeId backup = plan->node_id("aggregate.backup");
+  const FragmentId agg = plan->fragment_id("aggregate");
+  RouteTable primary(*plan, aggregate);
+  CHECK(primary.route(agg).mode == HaMode::passive);
+  primary.switch_approach(HaMode::active);
+  CHECK(primary.epoch() == 1);
+  CHECK(primary.route(agg).primary == aggregate);
+  CHECK(primary.route(agg).standbys == std::vector<StandbyRef>{{backup, 0}});
+  const Takeover t = primary.statement_of(agg);
+  CHECK(t.mode == HaMode::active);
+  // A producer follows it: the aggregate's standby processes input now (active standby).
+  RouteTable filter(*plan, plan->node_id("filter"));
+  CHECK(filter.input_nodes_of(agg) == std::vector<NodeId>{aggregate});
+  REQUIRE(filter.classify(t) == TakeoverNews::newer);
+  filter.follow(t);
+  CHECK(filter.traits(agg).mode == HaMode::active);
+  CHECK(filter.input_nodes_of(agg) == std::vector<NodeId>{aggregate, backup});
+  // An implied takeover cannot know the approach: the one followed is kept, and the real
+  // announcement of that epoch is then followed once more for its mode.
+  RouteTable sink(*plan, plan->node_id("sink"));
+  Takeover implied = t;
+  implied.mode.reset();
+  sink.follow(implied);
+  CHECK(sink.route(agg).mode == HaMode::passive);
+  CHECK(sink.classify(t) == TakeoverNews::newer);
+  sink.follow(t);
+  CHECK(sink.route(agg).mode == HaMode::active);
+  CHECK(sink.classify(t) == TakeoverNews::repeat);
+  // A mode the plan's catalog does not hold is malformed.
+  Takeover odd = t;
+  odd.epoch = 2;
+  odd.mode = static_cast<HaMode>(200);
+  CHECK(sink.classify(odd) == TakeoverNews::malformed);
 }
 
 TEST_CASE("an announcement stays pending until it is answered", "[roles][route_table]") {

@@ -44,3 +44,25 @@ TEST_CASE("the simulator with the same seed writes byte-identical summary.json, 
     CHECK(a[i] == b[i]);
   }
 }
+
+TEST_CASE("the simulator with the same seed gives byte-identical files across live switches and a crash right after one", "[scenarios]") {
+  Topology t = default_topology();
+  t.settings.ha = HaMode::passive;
+  t.settings.duration_s = 2.0;
+  t.switches = {SwitchSpec{"aggregate", HaMode::active, 0.5, ""}, SwitchSpec{"aggregate", HaMode::upstream, 1.0, ""}};
+  auto plan = std::make_shared<const Plan>(make_plan(t));
+  SimOptions options;
+  options.faults = {FaultSpec{FaultKind::crash, "aggregate", "", 1.05, 0}};
+  auto files = [&] {
+    RunResult r = run_simulation(plan, options);
+    return std::vector<std::string>{output_csv(r), events_csv(r), metrics_csv(r)};
+  };
+  const auto a = files();
+  const auto b = files();
+  REQUIRE(a.size() == b.size());
+  CHECK(a[1].find("approach_switch") != std::string::npos);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].size() > 100);
+    CHECK(a[i] == b[i]);
+  }
+}

@@ -28,6 +28,7 @@
     bootstrap_installed:  M('circle', OI.green, 'medium', null),
     pair_restored:        M('doubleRing', OI.green, 'major', 'pair restored (a standby again)'),
     hybrid_switch:        M('diamond', OI.blue, 'major', 'hybrid standby switched (active or passive)'),
+    approach_switch:      M('diamond', OI.purple, 'major', "live switch of the fragment's approach"),
     candidacy:            M('dot', OI.orange, 'minor', null),
     elected:              M('star', OI.orange, 'medium', 'elected: the most advanced of k standbys takes over'),
     follows:              M('circle', OI.blue, 'medium', null),
@@ -144,6 +145,9 @@
       case 'hybrid_switch': return e.role === 'active_backup'
         ? `${who} makes its standby ${n(e.standby)} active (${e.reason}): a bootstrap checkpoint${e.checkpoint !== undefined ? ` ${e.checkpoint}` : ''} and its input redirected to it.`
         : `${who} makes its standby ${n(e.standby)} passive again (${e.reason}): its producers stop sending it input.`;
+      case 'approach_switch': return e.bytes !== undefined
+        ? `${who} switches its fragment from ${H.haWords(e.from_ha)} to ${H.haWords(e.ha)} (epoch ${n(e.epoch)}), sending ${n(e.bytes)} bytes for it at once.`
+        : `${who} follows its primary's switch from ${H.haWords(e.from_ha)} to ${H.haWords(e.ha)}: it is the new approach's standby (epoch ${n(e.epoch)}).`;
       case 'candidacy': return `${who} found ${n(e.failed)} failed and tells the other standbys its position ${n(e.position)} (epoch ${n(e.epoch)}).`;
       case 'elected': return `${who} is the most advanced of ${n(e.count)} standbys heard (position ${n(e.position)}, epoch ${n(e.epoch)}) and takes over from ${n(e.failed)}.`;
       case 'follows': return `${who} lost the election and follows ${n(e.fragment_primary)} as its standby (epoch ${n(e.epoch)}).`;
