@@ -11,6 +11,7 @@
 
 #include "operators/operator.h"
 #include "operators/state_io.h"
+#include "protocols/check.h"
 
 namespace hapair {
 
@@ -42,8 +43,37 @@ class StatelessOperator : public Operator {
   // Computes the output of one input; false drops the tuple. Must keep in.id.
   virtual bool transform(const Tuple& in, Tuple& out) const = 0;
 
+  // process_run with `fn(in, out)` as the transform: a final operator passes its own transform,
+  // which the compiler inlines into the loop, where the virtual one costs a call per tuple. The
+  // same checks and results as process() on each tuple: at most one output per input, so the
+  // run stops as soon as `out` reaches out_max.
+  template <typename Transform>
+  std::size_t process_run_with(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                               std::size_t out_max, Transform&& fn) {
+    HAPAIR_CHECK_MSG(port == 0, "port=" << port);
+    HAPAIR_CHECK_MSG(!ended_ || count == 0, "tuple id=" << tuples[0].id << " after end of stream");
+    out.reserve(out.size() + count);
+    // Outputs until `out` holds out_max (at least one more: a run that starts full stops at its
+    // first output), counted down rather than measured per tuple.
+    std::size_t room = out_max > out.size() ? out_max - out.size() : 1;
+    for (std::size_t i = 0; i < count; ++i)
+      if (take(tuples[i], out, fn) && --room == 0) return i + 1;
+    return count;
+  }
+
  private:
-  bool take(const Tuple& t, Tuples& out);
+  // One input: its checks, then its output (if the transform keeps it). True when it made one.
+  template <typename Transform>
+  bool take(const Tuple& t, Tuples& out, Transform& fn) {
+    HAPAIR_CHECK_MSG(t.id > last_input_id_, "id=" << t.id << " last_input_id=" << last_input_id_);
+    last_input_id_ = t.id;
+    Tuple result;
+    if (!fn(t, result)) return false;
+    HAPAIR_CHECK_MSG(result.id == t.id, "transform changed id " << t.id << " to " << result.id);
+    last_output_id_ = result.id;
+    out.push_back(result);
+    return true;
+  }
 
   BlobTag tag_;
   TupleId last_input_id_ = 0;
