@@ -48,17 +48,12 @@ bool Filter::transform(const Tuple& in, Tuple& out) const {
 // the operator's settings.
 std::size_t Filter::process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
                                 std::size_t out_max) {
-  if (modulo_ > 0) {
-    return process_run_with(port, tuples, count, out, out_max,
-                            [this](const Tuple& in, Tuple& result) { return Filter::transform(in, result); });
-  }
+  if (modulo_ > 0) return process_run_keeping(port, tuples, count, out, out_max, [this](const Tuple& in) { return keeps(in); });
   const bool on_key = field_ == Field::key;
   const double constant = constant_;
   auto run = [&](auto compare) {
-    return process_run_with(port, tuples, count, out, out_max, [&](const Tuple& in, Tuple& result) {
-      if (!compare(on_key ? static_cast<double>(in.key) : in.value, constant)) return false;
-      result = in;
-      return true;
+    return process_run_keeping(port, tuples, count, out, out_max, [&](const Tuple& in) {
+      return compare(on_key ? static_cast<double>(in.key) : in.value, constant);
     });
   };
   switch (op_) {

@@ -45,23 +45,42 @@ class StatelessOperator : public Operator {
 
   // process_run with `fn(in, out)` as the transform: a final operator passes its own transform,
   // which the compiler inlines into the loop, where the virtual one costs a call per tuple. The
-  // same checks and results as process() on each tuple: at most one output per input, so the
-  // run stops as soon as `out` reaches out_max.
+  // same checks and results as process() on each tuple.
   template <typename Transform>
   std::size_t process_run_with(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
                                std::size_t out_max, Transform&& fn) {
-    HAPAIR_CHECK_MSG(port == 0, "port=" << port);
-    HAPAIR_CHECK_MSG(!ended_ || count == 0, "tuple id=" << tuples[0].id << " after end of stream");
-    out.reserve(out.size() + count);
-    // Outputs until `out` holds out_max (at least one more: a run that starts full stops at its
-    // first output), counted down rather than measured per tuple.
-    std::size_t room = out_max > out.size() ? out_max - out.size() : 1;
-    for (std::size_t i = 0; i < count; ++i)
-      if (take(tuples[i], out, fn) && --room == 0) return i + 1;
-    return count;
+    return run_loop(port, tuples, count, out, out_max, [&](const Tuple& t) { return take(t, out, fn); });
+  }
+  // process_run_with for an operator whose output is its input unchanged when `keeps(in)` holds
+  // (Filter): the same checks, and each kept tuple copied once, straight into `out`.
+  template <typename Predicate>
+  std::size_t process_run_keeping(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                                  std::size_t out_max, Predicate&& keeps) {
+    return run_loop(port, tuples, count, out, out_max, [&](const Tuple& t) {
+      HAPAIR_CHECK_MSG(t.id > last_input_id_, "id=" << t.id << " last_input_id=" << last_input_id_);
+      last_input_id_ = t.id;
+      if (!keeps(t)) return false;
+      last_output_id_ = t.id;
+      out.push_back(t);
+      return true;
+    });
   }
 
  private:
+  // The run's loop: `take_one(t)` takes one input and says whether it made an output; at most one
+  // output per input, so the run stops as soon as `out` reaches out_max (a run that starts with
+  // `out` there already stops at its first output), counted down rather than measured per tuple.
+  template <typename TakeOne>
+  std::size_t run_loop(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out, std::size_t out_max,
+                       TakeOne&& take_one) {
+    HAPAIR_CHECK_MSG(port == 0, "port=" << port);
+    HAPAIR_CHECK_MSG(!ended_ || count == 0, "tuple id=" << tuples[0].id << " after end of stream");
+    out.reserve(out.size() + count);
+    std::size_t room = out_max > out.size() ? out_max - out.size() : 1;
+    for (std::size_t i = 0; i < count; ++i)
+      if (take_one(tuples[i]) && --room == 0) return i + 1;
+    return count;
+  }
   // One input: its checks, then its output (if the transform keeps it). True when it made one.
   template <typename Transform>
   bool take(const Tuple& t, Tuples& out, Transform& fn) {
