@@ -52,18 +52,41 @@ class StatelessOperator : public Operator {
     return run_loop(port, tuples, count, out, out_max, [&](const Tuple& t) { return take(t, out, fn); });
   }
   // process_run_with for an operator whose output is its input unchanged when `keeps(in)` holds
-  // (Filter): the same checks, and each kept tuple copied once, straight into `out`.
+  // (Filter): the same checks, and each stretch of kept tuples copied once, in one insert,
+  // straight into `out`.
   template <typename Predicate>
   std::size_t process_run_keeping(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
                                   std::size_t out_max, Predicate&& keeps) {
-    return run_loop(port, tuples, count, out, out_max, [&](const Tuple& t) {
-      HAPAIR_CHECK_MSG(t.id > last_input_id_, "id=" << t.id << " last_input_id=" << last_input_id_);
-      last_input_id_ = t.id;
-      if (!keeps(t)) return false;
-      last_output_id_ = t.id;
-      out.push_back(t);
-      return true;
-    });
+    HAPAIR_CHECK_MSG(port == 0, "port=" << port);
+    HAPAIR_CHECK_MSG(!ended_ || count == 0, "tuple id=" << tuples[0].id << " after end of stream");
+    std::size_t room = out_max > out.size() ? out_max - out.size() : 1;
+    TupleId last_input = last_input_id_;  // kept in a register, stored once
+    std::size_t i = 0;
+    while (i < count) {
+      // A stretch of kept tuples from `begin`, ended by a dropped tuple, the end of the run or the
+      // output that uses the last of the room.
+      const std::size_t begin = i;
+      bool dropped = false;
+      while (i < count && room > 0) {
+        const Tuple& t = tuples[i];
+        HAPAIR_CHECK_MSG(t.id > last_input, "id=" << t.id << " last_input_id=" << last_input);
+        last_input = t.id;
+        if (!keeps(t)) {
+          dropped = true;
+          break;
+        }
+        ++i;
+        --room;
+      }
+      if (i > begin) {
+        out.insert(out.end(), tuples + begin, tuples + i);
+        last_output_id_ = tuples[i - 1].id;
+      }
+      if (room == 0) break;
+      if (dropped) ++i;  // checked and dropped
+    }
+    last_input_id_ = last_input;
+    return i;
   }
 
  private:
