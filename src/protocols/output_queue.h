@@ -238,6 +238,9 @@ class OutputQueue {
   // hundreds of slots off).
   std::size_t search(TupleId after, TupleId first, TupleId last) const {
     std::size_t lo = 0, hi = size_ - 1;
+    // Gap-free ids at the end (a source's, a Filter that kept every tuple): `after` itself sits
+    // last - after slots before the newest, and one probe finds it.
+    if (const TupleId back = last - after; back <= hi && slot(hi - back).id == after) return hi - back + 1;
     const double fraction = static_cast<double>(after - first) / static_cast<double>(last - first);
     const std::size_t guess = last - after <= kNearEndIds
                                   ? hi
