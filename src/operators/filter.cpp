@@ -43,4 +43,28 @@ bool Filter::transform(const Tuple& in, Tuple& out) const {
   return true;
 }
 
+// The stateless loop with this operator's own predicate inlined (no virtual call per tuple) and,
+// without a modulo, its comparison chosen once per run: what keeps() computes, branch-free of
+// the operator's settings.
+std::size_t Filter::process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                                std::size_t out_max) {
+  if (modulo_ > 0) return process_run_keeping(port, tuples, count, out, out_max, [this](const Tuple& in) { return keeps(in); });
+  const bool on_key = field_ == Field::key;
+  const double constant = constant_;
+  auto run = [&](auto compare) {
+    return process_run_keeping(port, tuples, count, out, out_max, [&](const Tuple& in) {
+      return compare(on_key ? static_cast<double>(in.key) : in.value, constant);
+    });
+  };
+  switch (op_) {
+    case CompareOp::lt: return run([](double x, double c) { return x < c; });
+    case CompareOp::le: return run([](double x, double c) { return x <= c; });
+    case CompareOp::gt: return run([](double x, double c) { return x > c; });
+    case CompareOp::ge: return run([](double x, double c) { return x >= c; });
+    case CompareOp::eq: return run([](double x, double c) { return x == c; });
+    case CompareOp::ne: return run([](double x, double c) { return x != c; });
+  }
+  return run([](double, double) { return false; });
+}
+
 }  // namespace hapair

@@ -18,6 +18,9 @@ class Filter final : public StatelessOperator {
   // Whether `t` passes the predicate.
   bool keeps(const Tuple& t) const;
 
+ std::size_t process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                          std::size_t out_max) override;
+
  protected:
   bool transform(const Tuple& in, Tuple& out) const override;
 

@@ -135,13 +135,18 @@ struct Fragment::Impl {
     std::size_t skipped = 0;
     while (skipped < count && tuples[skipped].id <= st.skip[op][port]) ++skipped;
     if (skipped == count) return count;
-    Tuples& produced = produced_by[op];
-    produced.clear();
-    const std::size_t room = exported[op] == kNoStream ? std::numeric_limits<std::size_t>::max() : out_limit - out.size();
-    const std::size_t taken = ops[op]->process_run(port, tuples + skipped, count - skipped, produced, room);
+    std::size_t taken = 0;
     if (exported[op] != kNoStream) {
-      out.reserve(out.size() + produced.size());
-      for (const Tuple& t : produced) out.push_back(FragmentOutput{exported[op], t});
+      // Straight into the outputs' buffer, which holds out_limit tuples when the operator stops
+      // for want of room (the room of an empty buffer of its own, out_limit - out.size(), as before).
+      Tuples& buffer = out.buffer();
+      const std::size_t from = buffer.size();
+      taken = ops[op]->process_run(port, tuples + skipped, count - skipped, buffer, out_limit);
+      out.end_stretch(exported[op], from);
+    } else {
+      Tuples& produced = produced_by[op];
+      produced.clear();
+      taken = ops[op]->process_run(port, tuples + skipped, count - skipped, produced, std::numeric_limits<std::size_t>::max());
     }
     notify_if_finished(op, out);
     return skipped + taken;

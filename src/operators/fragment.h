@@ -9,12 +9,15 @@
 // replay position, so a replay from the fragment-level (minimum) position is harmless.
 #pragma once
 
+#include <cstddef>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "operators/operator.h"
+#include "protocols/check.h"
 #include "protocols/plan.h"
 
 namespace hapair {
@@ -22,8 +25,111 @@ namespace hapair {
 struct FragmentOutput {
   StreamId stream = kNoStream;  // an exported (plan) stream
   Tuple tuple;
+  friend bool operator==(const FragmentOutput&, const FragmentOutput&) = default;
 };
-using FragmentOutputs = std::vector<FragmentOutput>;
+
+// The outputs of a fragment's calls, in order: the tuples in one buffer and the exported stream
+// of each stretch of them (consecutive outputs to one stream share a stretch). A run of a
+// stateless operator's outputs is written once, straight into the buffer, and reaches its output
+// queue as one stretch (OutputSide::append), where a list of (stream, tuple) pairs copied every
+// tuple twice more. Read as a sequence of FragmentOutput values (iteration, operator[]).
+class FragmentOutputs {
+ public:
+  struct Stretch {
+    StreamId stream = kNoStream;
+    std::size_t count = 0;
+    friend bool operator==(const Stretch&, const Stretch&) = default;
+  };
+
+  void push_back(const FragmentOutput& o) { push(o.stream, o.tuple); }
+  void push(StreamId stream, const Tuple& t) {
+    tuples_.push_back(t);
+    note(stream, 1);
+  }
+  // The buffer to write a stretch into directly: append tuples to it, then end_stretch() with the
+  // size it had before.
+  Tuples& buffer() { return tuples_; }
+  // The tuples appended to buffer() since it held `from` are outputs on `stream`.
+  void end_stretch(StreamId stream, std::size_t from) {
+    HAPAIR_CHECK_MSG(from <= tuples_.size(), "stretch from " << from << " of " << tuples_.size());
+    note(stream, tuples_.size() - from);
+  }
+
+  std::size_t size() const { return tuples_.size(); }
+  bool empty() const { return tuples_.empty(); }
+  void clear() {
+    tuples_.clear();
+    stretches_.clear();
+  }
+  void reserve(std::size_t n) { tuples_.reserve(n); }
+  // Calls fn(StreamId, const Tuple* first, std::size_t count) for each stretch, in order.
+  template <typename Fn>
+  void for_each_stretch(Fn&& fn) const {
+    std::size_t at = 0;
+    for (const Stretch& s : stretches_) {
+      fn(s.stream, tuples_.data() + at, s.count);
+      at += s.count;
+    }
+  }
+
+  // Output i (walks the stretches: for inspection).
+  FragmentOutput operator[](std::size_t i) const {
+    HAPAIR_CHECK_MSG(i < tuples_.size(), "output " << i << " of " << tuples_.size());
+    std::size_t at = 0;
+    for (const Stretch& s : stretches_) {
+      if (i < at + s.count) return FragmentOutput{s.stream, tuples_[i]};
+      at += s.count;
+    }
+    HAPAIR_CHECK_MSG(false, "stretches hold fewer outputs than the buffer");
+    return {};
+  }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = FragmentOutput;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = FragmentOutput;
+    const_iterator(const FragmentOutputs* outs, std::size_t index, std::size_t stretch, std::size_t left)
+        : outs_(outs), index_(index), stretch_(stretch), left_(left) {}
+    FragmentOutput operator*() const { return FragmentOutput{outs_->stretches_[stretch_].stream, outs_->tuples_[index_]}; }
+    const_iterator& operator++() {
+      ++index_;
+      if (--left_ == 0 && ++stretch_ < outs_->stretches_.size()) left_ = outs_->stretches_[stretch_].count;
+      return *this;
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.index_ == b.index_; }
+
+   private:
+    const FragmentOutputs* outs_;
+    std::size_t index_;
+    std::size_t stretch_;
+    std::size_t left_;  // outputs of the current stretch from index_ on
+  };
+  const_iterator begin() const {
+    return const_iterator(this, 0, 0, stretches_.empty() ? 0 : stretches_.front().count);
+  }
+  const_iterator end() const { return const_iterator(this, tuples_.size(), stretches_.size(), 0); }
+
+  friend bool operator==(const FragmentOutputs& a, const FragmentOutputs& b) {
+    // Stretches are canonical (never empty, neighbours on different streams): equal sequences
+    // of outputs have equal stretches.
+    return a.tuples_ == b.tuples_ && a.stretches_ == b.stretches_;
+  }
+
+ private:
+  void note(StreamId stream, std::size_t count) {
+    if (count == 0) return;
+    if (!stretches_.empty() && stretches_.back().stream == stream)
+      stretches_.back().count += count;
+    else
+      stretches_.push_back(Stretch{stream, count});
+  }
+
+  Tuples tuples_;
+  std::vector<Stretch> stretches_;  // no empty stretch; their counts add up to tuples_.size()
+};
 
 class Fragment {
  public:

@@ -19,6 +19,9 @@ class Map final : public StatelessOperator {
 
   Tuple apply(const Tuple& t) const;
 
+ std::size_t process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
+                          std::size_t out_max) override;
+
  protected:
   bool transform(const Tuple& in, Tuple& out) const override;
 

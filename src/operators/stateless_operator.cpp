@@ -4,34 +4,17 @@
 
 namespace hapair {
 
-// One input: its checks, then its output (if the transform keeps it). True when it made one.
-bool StatelessOperator::take(const Tuple& t, Tuples& out) {
-  HAPAIR_CHECK_MSG(t.id > last_input_id_, "id=" << t.id << " last_input_id=" << last_input_id_);
-  last_input_id_ = t.id;
-  Tuple result;
-  if (!transform(t, result)) return false;
-  HAPAIR_CHECK_MSG(result.id == t.id, "transform changed id " << t.id << " to " << result.id);
-  last_output_id_ = result.id;
-  out.push_back(result);
-  return true;
-}
-
 void StatelessOperator::process(std::size_t port, const Tuple& t, Tuples& out) {
   HAPAIR_CHECK_MSG(port == 0, "port=" << port);
   HAPAIR_CHECK_MSG(!ended_, "tuple id=" << t.id << " after end of stream");
-  take(t, out);
+  auto virtual_transform = [this](const Tuple& in, Tuple& result) { return transform(in, result); };
+  take(t, out, virtual_transform);
 }
 
-// The same checks and results as process() on each tuple, in one loop: at most one output per
-// input, so the run stops as soon as `out` reaches out_max.
 std::size_t StatelessOperator::process_run(std::size_t port, const Tuple* tuples, std::size_t count, Tuples& out,
                                            std::size_t out_max) {
-  HAPAIR_CHECK_MSG(port == 0, "port=" << port);
-  HAPAIR_CHECK_MSG(!ended_ || count == 0, "tuple id=" << tuples[0].id << " after end of stream");
-  out.reserve(out.size() + count);
-  for (std::size_t i = 0; i < count; ++i)
-    if (take(tuples[i], out) && out.size() >= out_max) return i + 1;
-  return count;
+  return process_run_with(port, tuples, count, out, out_max,
+                          [this](const Tuple& in, Tuple& result) { return transform(in, result); });
 }
 
 void StatelessOperator::end_of_stream(std::size_t port, Tuples& /*out*/) {

@@ -73,7 +73,8 @@ class InputQueue {
         if (count == 0) return;
       }
     }
-    if (runs_.empty() || !same_run(runs_.back(), stream, from, replayed)) runs_.push_back(Run{stream, from, replayed, false, false, {}, 0, 0});
+    if (runs_.empty() || !same_run(runs_.back(), stream, from, replayed))
+      runs_.push_back(Run{stream, from, replayed, false, false, take_spare(), 0, 0});
     runs_.back().tuples.insert(runs_.back().tuples.end(), first, first + count);
     size_ += count;
   }
@@ -116,6 +117,7 @@ class InputQueue {
     HAPAIR_CHECK_MSG(n >= 1 && n <= r.items(), "pop " << n << " of a run of " << r.items());
     size_ -= n;
     if (n == r.items()) {
+      give_back(std::move(r.tuples));
       runs_.pop_front();
     } else {
       r.next += n;
@@ -218,6 +220,23 @@ class InputQueue {
     runs.push_back(std::move(r));
   }
 
+  // A taken run's buffer is kept for the next run (a run per accepted batch: an allocation of a
+  // batch's size per message otherwise), up to kSpareRunsMax of them, none above
+  // kSpareRunTuplesMax (a replay's large run is given back to the allocator).
+  static constexpr std::size_t kSpareRunsMax = 4;
+  static constexpr std::size_t kSpareRunTuplesMax = 4096;
+  Tuples take_spare() {
+    if (spare_.empty()) return {};
+    Tuples t = std::move(spare_.back());
+    spare_.pop_back();
+    return t;
+  }
+  void give_back(Tuples&& t) {
+    if (spare_.size() >= kSpareRunsMax || t.capacity() == 0 || t.capacity() > kSpareRunTuplesMax) return;
+    t.clear();
+    spare_.push_back(std::move(t));
+  }
+
   struct Hold {
     TupleId after_id = 0;
     std::deque<Run> aside;  // in arrival order
@@ -226,6 +245,7 @@ class InputQueue {
   std::deque<Run> runs_;
   std::size_t size_ = 0;
   std::map<StreamId, Hold> holds_;
+  std::vector<Tuples> spare_;  // emptied buffers of taken runs
 };
 
 }  // namespace hapair

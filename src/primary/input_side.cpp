@@ -56,7 +56,7 @@ std::size_t InputSide::accept_batch(TimeUs now, NodeId from, const TupleBatch& b
   }
   if (a.overflow_dropped > 0) outbox_.count("input_overflow_dropped", a.overflow_dropped);
   if (a.replay_batches) outbox_.count("replayed_tuples_received", a.replayed_tuples);
-  if (!batch.tuples.empty()) {
+  if (!batch.tuples.empty() && outbox_.records(TraceKind::batch_received)) {
     outbox_.trace(eff, now, TraceKind::batch_received)
         .with(TraceKey::peer, from)
         .with(TraceKey::stream, batch.stream)

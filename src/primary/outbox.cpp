@@ -33,6 +33,7 @@ void Outbox::send(Effects& eff, TimeUs now, NodeId to, Message body) {
 }
 
 void Outbox::trace_sent(Effects& eff, TimeUs now, NodeId to, const Message& body) {
+  if (!trace_data_plane_ && !std::holds_alternative<ReplayRequest>(body)) return;  // data-plane kinds only
   if (const auto* b = std::get_if<TupleBatch>(&body)) {
     if (b->tuples.empty()) return;
     trace(eff, now, TraceKind::batch_sent)

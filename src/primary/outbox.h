@@ -41,6 +41,9 @@ class Outbox {
 
   // Whether data-plane trace kinds are recorded (trace_level = data).
   bool traces_data_plane() const { return trace_data_plane_; }
+  // Whether trace(kind) records: callers on the data path skip building an event that would be
+  // dropped (a batch's and an ack's details, at every message).
+  bool records(TraceKind kind) const { return trace_data_plane_ || !is_data_plane(kind); }
   const Metrics& counters() const { return counters_; }
 
  private:

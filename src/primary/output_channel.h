@@ -105,6 +105,8 @@ class OutputChannel {
     t.id += offset_;
     queue_.append(t);
   }
+  // Appends n operator outputs (internal ids) in one go, applying the offset.
+  void append_run(const Tuple* first, std::size_t n) { queue_.append_run(first, n, offset_); }
   // A source's stream: appends its ids up to `last` (never rebased: the offset stays 0).
   void extend_to(TupleId last) {
     HAPAIR_CHECK_MSG(offset_ == 0, "stream " << stream_ << " is recomputed and rebased");

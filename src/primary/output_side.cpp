@@ -83,16 +83,8 @@ std::size_t OutputSide::room() const {
 }
 
 void OutputSide::append(const FragmentOutputs& outs) {
-  // One channel lookup per stretch of outputs to the same stream.
-  OutputChannel* o = nullptr;
-  StreamId stream = kNoStream;
-  for (const FragmentOutput& out : outs) {
-    if (o == nullptr || out.stream != stream) {
-      stream = out.stream;
-      o = &channel(stream);
-    }
-    o->append(out.tuple);
-  }
+  // One channel lookup and one append per stretch of outputs to the same stream.
+  outs.for_each_stretch([this](StreamId stream, const Tuple* first, std::size_t n) { channel(stream).append_run(first, n); });
 }
 
 void OutputSide::extend_source(StreamId s, TupleId last) { channel(s).extend_to(last); }
@@ -109,7 +101,7 @@ void OutputSide::end_stream(StreamId s) {
 void OutputSide::pump(TimeUs now, Effects& eff) {
   const auto batch_max = static_cast<std::size_t>(node_.settings().batch_tuples);
   const auto inflight_max = static_cast<std::size_t>(node_.settings().inflight_tuples_max);
-  std::vector<OutgoingBatch> out;
+  std::vector<OutgoingBatch>& out = pumped_;
   for (auto& [s, o] : channels_) {
     out.clear();
     const PumpReport r = o.pump(now, batch_max, inflight_max, out);
@@ -119,6 +111,7 @@ void OutputSide::pump(TimeUs now, Effects& eff) {
     if (r.boundaries > 0) outbox_.count("boundary_batches", r.boundaries);
     for (auto& b : out) outbox_.send(eff, now, b.to, std::move(b.batch));
   }
+  out.clear();
 }
 
 void OutputSide::trim_all() {

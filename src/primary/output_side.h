@@ -167,6 +167,7 @@ class OutputSide {
     std::uint64_t count = 0;
   };
   std::map<StreamId, PendingTrim> trims_this_event_;
+  std::vector<OutgoingBatch> pumped_;  // pump()'s batches of one channel, reused (empty between calls)
 };
 
 }  // namespace hapair

@@ -62,6 +62,36 @@ class OutputQueue {
     push(t);
     last_id_ = t.id;
   }
+  // Appends first[0 .. n), each with `id_offset` added to its id: what append() does for each,
+  // with the queue's checks once and each chunk's part written in one loop.
+  void append_run(const Tuple* first, std::size_t n, TupleId id_offset) {
+    if (n == 0) return;
+    HAPAIR_CHECK_MSG(!recipe_, "append to a recomputed queue (use extend_to), id=" << first->id + id_offset);
+    HAPAIR_CHECK_MSG(!ended_, "append after end of stream, id=" << first->id + id_offset);
+    if (size_ == 0) first_id_ = first->id + id_offset;
+    TupleId last = last_id_;
+    while (n > 0) {
+      const std::size_t at = head_ + size_;
+      const std::size_t in_chunk = at % kChunkTuples;
+      if (in_chunk == 0) {
+        HAPAIR_CHECK_MSG(at / kChunkTuples == chunks_.size(), "slot " << at << " with " << chunks_.size() << " chunks");
+        chunks_.push_back(acquire());
+      }
+      const std::size_t run = std::min(n, kChunkTuples - in_chunk);
+      Tuple* slot = chunks_.back().get() + in_chunk;
+      for (std::size_t i = 0; i < run; ++i) {
+        Tuple t = first[i];
+        t.id += id_offset;
+        HAPAIR_CHECK_MSG(t.id > last, "ids must grow: id=" << t.id << " last=" << last);
+        last = t.id;
+        slot[i] = t;
+      }
+      size_ += run;
+      first += run;
+      n -= run;
+    }
+    last_id_ = last;
+  }
   // A recomputed queue: appends the ids last_id() + 1 .. last.
   void extend_to(TupleId last) {
     HAPAIR_CHECK_MSG(recipe_, "extend_to on a stored queue");
@@ -208,6 +238,9 @@ class OutputQueue {
   // hundreds of slots off).
   std::size_t search(TupleId after, TupleId first, TupleId last) const {
     std::size_t lo = 0, hi = size_ - 1;
+    // Gap-free ids at the end (a source's, a Filter that kept every tuple): `after` itself sits
+    // last - after slots before the newest, and one probe finds it.
+    if (const TupleId back = last - after; back <= hi && slot(hi - back).id == after) return hi - back + 1;
     const double fraction = static_cast<double>(after - first) / static_cast<double>(last - first);
     const std::size_t guess = last - after <= kNearEndIds
                                   ? hi

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <memory>
+
 #include "operators/filter.h"
 #include "operators/map.h"
 #include "operators/support.h"
@@ -96,4 +98,58 @@ TEST_CASE("filter restart point: the acked output when outputs are unacked, the 
   CHECK(f.restart_point(4).replay_after == std::vector<TupleId>{6});
   CHECK(f.restart_point(9).replay_after == std::vector<TupleId>{6});
   CHECK(f.restart_point(4).resume.empty());
+}
+
+TEST_CASE("a filter's and a map's run give what process gives tuple by tuple, and stop once their room is used", "[filter]") {
+  // Operator::process_run's contract, for the loops Filter and Map run with their own transform
+  // (every comparison, on the value and on the key, with and without a modulo).
+  Tuples input;
+  for (TupleId id = 1; id <= 60; ++id)
+    input.push_back(tup(id * 2, static_cast<TimeUs>(id) * 100, static_cast<std::int64_t>(id % 9) - 4, static_cast<double>(id % 13) - 6.5));
+  std::vector<OperatorSpec> specs;
+  for (const CompareOp op : {CompareOp::lt, CompareOp::le, CompareOp::gt, CompareOp::ge, CompareOp::eq, CompareOp::ne})
+    for (const Field field : {Field::value, Field::key})
+      for (const std::int64_t modulo : {std::int64_t{0}, std::int64_t{3}}) {
+        OperatorSpec s = filter_spec(field, op, field == Field::key || modulo > 0 ? 1.0 : 0.5);
+        s.filter_modulo = modulo;
+        specs.push_back(s);
+      }
+  specs.push_back(map_spec(2.0, 1.0, 5));
+  for (const OperatorSpec& spec : specs) {
+    auto make = [&spec]() -> std::unique_ptr<Operator> {
+      if (spec.kind == OperatorKind::map) return std::make_unique<Map>(spec);
+      return std::make_unique<Filter>(spec);
+    };
+    std::unique_ptr<Operator> reference = make();
+    Tuples expected;
+    for (const Tuple& t : input) reference->process(0, t, expected);
+    REQUIRE(!expected.empty());
+    // The whole run at once, with room to spare.
+    std::unique_ptr<Operator> whole = make();
+    Tuples out;
+    CHECK(whole->process_run(0, input.data(), input.size(), out, 1'000) == input.size());
+    CHECK(out == expected);
+    // In pieces that stop at a room of 3 outputs, after 2 outputs already in `out`: each call stops
+    // right after the input that made its third output, and the pieces add up to the whole.
+    std::unique_ptr<Operator> pieces = make();
+    Tuples all;
+    std::size_t at = 0;
+    while (at < input.size()) {
+      Tuples part{tup(1, 0, 0, 0.0), tup(1, 0, 0, 0.0)};
+      const std::size_t taken = pieces->process_run(0, input.data() + at, input.size() - at, part, 5);
+      REQUIRE(taken >= 1);
+      REQUIRE(part.size() <= 5);
+      if (at + taken < input.size()) CHECK(part.size() == 5);
+      all.insert(all.end(), part.begin() + 2, part.end());
+      at += taken;
+    }
+    CHECK(all == expected);
+    // A run that starts with `out` beyond its room stops at its first output.
+    std::unique_ptr<Operator> full = make();
+    Tuples crowded{tup(1, 0, 0, 0.0), tup(1, 0, 0, 0.0), tup(1, 0, 0, 0.0)};
+    const std::size_t taken = full->process_run(0, input.data(), input.size(), crowded, 2);
+    CHECK(crowded.size() == 4);
+    CHECK(crowded.back() == expected.front());
+    CHECK(input[taken - 1].id == expected.front().id);
+  }
 }

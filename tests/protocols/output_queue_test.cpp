@@ -263,3 +263,34 @@ TEST_CASE("a stored output queue's remembered positions stay right as it grows, 
     }
   }
 }
+
+TEST_CASE("a stored output queue appends a run across chunks with an id offset as append does tuple by tuple", "[output_queue]") {
+  // append_run is the operators' path (OutputChannel::append_run); append the reference.
+  OutputQueue run_queue(100'000), one_by_one(100'000);
+  std::deque<Tuple> model;
+  const TupleId offset = 1'000;
+  Tuples input;
+  for (TupleId id = 1; id <= 9'000; ++id) input.push_back(tuple_of(id * 3));
+  // Lengths that start and end inside chunks and one that spans two chunk boundaries (4096 each).
+  std::size_t at = 0;
+  for (const std::size_t length : {std::size_t{1}, std::size_t{99}, std::size_t{0}, std::size_t{4'500}, std::size_t{4'400}}) {
+    run_queue.append_run(input.data() + at, length, offset);
+    for (std::size_t i = at; i < at + length; ++i) {
+      Tuple t = input[i];
+      t.id += offset;
+      one_by_one.append(t);
+      model.push_back(t);
+    }
+    at += length;
+    require_same(run_queue, model);
+    CHECK(run_queue.last_id() == one_by_one.last_id());
+  }
+  REQUIRE(at == input.size());
+  // Trimmed to empty, a run starts the queue again at its first id.
+  CHECK(run_queue.trim_up_to(run_queue.last_id()) == input.size());
+  const Tuple next{40'000, 1, 2, 3.0, 4};
+  run_queue.append_run(&next, 1, 0);
+  CHECK(run_queue.at(0) == next);
+  CHECK(run_queue.index_after(39'999) == 0);
+  CHECK(run_queue.last_id() == 40'000);
+}
