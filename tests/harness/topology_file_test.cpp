@@ -675,7 +675,7 @@ TEST_CASE("the option --links sets the keys of the links table and is validated 
   CHECK(has_problem(apply_overrides(w, o), {"--links 'latency_ms=': expected KEY=VALUE pairs"}));
 }
 
-TEST_CASE("a live switch schedule: [[switch]] tables and --switch, written back, bad input named with the valid choices") {
+TEST_CASE("a live switch schedule: the switch tables and --switch, written back, bad input named with the valid choices") {
   const std::string ha = "[network]\nha = \"passive\"\nduration_s = 4.0\n";
   const std::string text = ha + kMinimal + "\n[[switch]]\nfragment = \"work\"\nto = \"active\"\nat_s = 1.5\n";
   const auto load = parse(text);
