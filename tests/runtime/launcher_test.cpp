@@ -67,9 +67,16 @@ LaunchOptions test_options(const TempDir& dir) {
 
 bool process_gone(pid_t pid) { return kill(pid, 0) == -1 && errno == ESRCH; }
 
+// Empty when the file cannot be read: a /proc file of a process that exits while it is read
+// fails with ESRCH, which libstdc++ throws from the stream buffer (CI saw it once); that process
+// is gone, which is what the callers look for.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return std::string();
+  }
 }
 
 // The live children of this process, with their command lines (from /proc).
