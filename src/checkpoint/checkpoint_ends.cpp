@@ -28,6 +28,32 @@ std::vector<StreamId> outside_inputs(const Plan& plan, const PlanFragment& f) {
   return out;
 }
 
+// A fragment's checkpointer with nothing heard yet: its inputs, those outside the checkpoint.
+FragmentCheckpointer fresh_checkpointer(const Server& server) {
+  return FragmentCheckpointer(server.node().fragment_plan().inputs,
+                              outside_inputs(server.node().plan(), server.node().fragment_plan()));
+}
+
+// The coordinator's chunks of a fragment's snapshot, ahead of its rollback order (both ends
+// restore from it: the spare at a takeover, a live primary in place under failover = full).
+class SnapshotFromStore {
+ public:
+  // A chunk from the coordinator; keeps the snapshot once it is whole, full and of its checkpoint.
+  void add(Server& server, const Checkpoint& chunk) {
+    auto payload = assembler_.add(chunk);
+    if (!payload) return;
+    auto content = parse_checkpoint(*payload, TupleParsing::unpack);
+    if (content && !content->delta && content->id == chunk.checkpoint_id) snapshot_ = std::move(*content);
+    else server.count("corrupt_snapshot_dropped");
+  }
+  // The snapshot of checkpoint `id`, when it came whole.
+  const CheckpointContent* of(CheckpointId id) const { return snapshot_ && snapshot_->id == id ? &*snapshot_ : nullptr; }
+
+ private:
+  CheckpointAssembler assembler_;
+  std::optional<CheckpointContent> snapshot_;
+};
+
 class CheckpointPrimarySide final : public StatelessPrimarySide {
  public:
   // `restored`: the coordinator's rollback order I took over with (0: none); a repetition of it
@@ -35,8 +61,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   CheckpointPrimarySide(Server& server, const PrimaryOptions& options, std::uint64_t restored = 0)
       : StatelessPrimarySide(server),
         restored_(restored),
-        checkpointer_(server.node().fragment_plan().inputs,
-                      outside_inputs(server.node().plan(), server.node().fragment_plan())),
+        checkpointer_(fresh_checkpointer(server)),
         coordinator_(server.node().plan().coordinator),
         generation_(options.first_generation - 1),
         unaligned_(server.node().settings().checkpoint_alignment == CheckpointAlignment::unaligned) {
@@ -85,11 +110,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     if (const auto* chunk = std::get_if<Checkpoint>(&m)) {
       if (!from_coordinator) return false;
       // My snapshot of the checkpoint a rollback goes to (failover = full), ahead of the order.
-      if (auto payload = assembler_.add(*chunk)) {
-        auto content = parse_checkpoint(*payload, TupleParsing::unpack);
-        if (content && !content->delta && content->id == chunk->checkpoint_id) snapshot_ = std::move(*content);
-        else server_.count("corrupt_snapshot_dropped");
-      }
+      snapshot_.add(server_, *chunk);
       return true;
     }
     if (std::holds_alternative<Rollback>(m)) {
@@ -269,7 +290,8 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   // input positions, and tell the coordinator. Input queued or held, alignment, barriers and
   // the outputs awaiting completion belong to the abandoned timeline and go.
   void roll_back_in_place(TimeUs now, const Rollback& r, Effects& eff) {
-    if (r.to != 0 && (!snapshot_ || snapshot_->id != r.to)) {
+    const CheckpointContent* snapshot = snapshot_.of(r.to);
+    if (r.to != 0 && snapshot == nullptr) {
       server_.count("rollback_without_snapshot");  // a lost chunk: the order is repeated
       return;
     }
@@ -284,7 +306,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
       for (StreamId s : server_.node().fragment_plan().outputs) outputs.push_back(CheckpointOutput{s, 0, 0, 0, false, {}});
       server_.inputs().restore(inputs);
       server_.outputs().restore(outputs);
-    } else if (!install_checkpoint(server_, *snapshot_)) {
+    } else if (!install_checkpoint(server_, *snapshot)) {
       server_.count("checkpoint_install_failed");
       return;
     }
@@ -292,8 +314,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     server_.pair().renew_claim();
     server_.pair().announce_takeover(now, eff, kNoNode);
     server_.inputs().request_replay(now, eff, {}, 0);
-    checkpointer_ = FragmentCheckpointer(server_.node().fragment_plan().inputs,
-                                         outside_inputs(server_.node().plan(), server_.node().fragment_plan()));
+    checkpointer_ = fresh_checkpointer(server_);
     barriers_.reset();
     taken_outputs_.clear();
     unaligned_taken_.clear();
@@ -367,8 +388,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
 
   std::uint64_t restored_;
   std::set<NodeId> standbys_;  // my live spares
-  CheckpointAssembler assembler_;              // the coordinator's chunks of my snapshot
-  std::optional<CheckpointContent> snapshot_;  // ... for a rollback in place
+  SnapshotFromStore snapshot_;  // for a rollback in place
   FragmentCheckpointer checkpointer_;
   NodeId coordinator_;
   std::uint64_t generation_;
@@ -408,7 +428,7 @@ class CheckpointSpareRole final : public StandbyRole {
         [&](const auto& m) {
           using T = std::decay_t<decltype(m)>;
           if constexpr (std::is_same_v<T, Checkpoint>) {
-            if (from_coordinator) on_snapshot_chunk(m);
+            if (from_coordinator) snapshot_.add(server_, m);
             else server_.count("unexpected_checkpoint_dropped");
           } else if constexpr (std::is_same_v<T, Rollback>) {
             if (from_coordinator) on_rollback(now, m, eff);
@@ -430,17 +450,6 @@ class CheckpointSpareRole final : public StandbyRole {
     server_.count("spare_suspected_primary");
   }
 
-  void on_snapshot_chunk(const Checkpoint& chunk) {
-    auto payload = assembler_.add(chunk);
-    if (!payload) return;
-    auto content = parse_checkpoint(*payload, TupleParsing::unpack);
-    if (!content || content->delta || content->id != chunk.checkpoint_id) {
-      server_.count("corrupt_snapshot_dropped");
-      return;
-    }
-    snapshot_ = std::move(*content);
-  }
-
   void on_rollback(TimeUs now, const Rollback& r, Effects& eff) {
     const FragmentId own = server_.node().fragment_id();
     // Only the failed fragment's spare takes over; under failover = full the others' primaries
@@ -450,7 +459,8 @@ class CheckpointSpareRole final : public StandbyRole {
       server_.count("rollbacks_not_mine");
       return;
     }
-    if (r.to != 0 && (!snapshot_ || snapshot_->id != r.to)) {
+    const CheckpointContent* snapshot = snapshot_.of(r.to);
+    if (r.to != 0 && snapshot == nullptr) {
       // The snapshot did not come whole before the order (a lost chunk): I cannot take over
       // with it. Counted; the coordinator's order stays open (docs/CHECKPOINT.md, gaps).
       server_.count("rollback_without_snapshot");
@@ -461,7 +471,7 @@ class CheckpointSpareRole final : public StandbyRole {
     std::string how = "state=empty (no checkpoint complete)";
     if (r.to == 0) {
       server_.workload().reset();
-    } else if (!install_checkpoint(server_, *snapshot_)) {
+    } else if (!install_checkpoint(server_, *snapshot)) {
       server_.count("checkpoint_install_failed");
       server_.workload().reset();
       how = "state=empty checkpoint_install_failed";
@@ -480,8 +490,7 @@ class CheckpointSpareRole final : public StandbyRole {
     successor_ = std::make_unique<PrimaryRole>(server_, options, std::make_unique<CheckpointPrimarySide>(server_, options, r.number));
   }
 
-  CheckpointAssembler assembler_;
-  std::optional<CheckpointContent> snapshot_;
+  SnapshotFromStore snapshot_;
   std::uint64_t last_rollback_ = 0;
 };
 
