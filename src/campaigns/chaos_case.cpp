@@ -117,6 +117,7 @@ void vary_network(Topology& t, Rng& rng, const std::string& driver) {
     s.checkpoints_retained = pick(rng, std::int64_t{1}, std::int64_t{3});
   }
   if (approach.reads_setting("checkpoint_alignment") && rng.chance(0.5)) s.checkpoint_alignment = CheckpointAlignment::unaligned;
+  if (approach.reads_setting("local_recovery")) s.local_recovery = rng.chance(0.5);
 }
 
 // ---- the case: the fault schedule --------------------------------------------------------
@@ -361,6 +362,7 @@ std::string describe_case(const ChaosCase& c) {
       << " latency_ms=" << s.hybrid_latency_ms;
   if (approach.reads_setting("failover")) d << " failover=" << to_string(s.failover) << " retained=" << s.checkpoints_retained;
   if (approach.reads_setting("checkpoint_alignment")) d << " " << to_string(s.checkpoint_alignment);
+  if (approach.reads_setting("local_recovery") && s.local_recovery) d << " local_recovery";
   if (n.loss_ratio > 0) d << " loss=" << shortest_text(std::round(n.loss_ratio * 1e4) / 1e4);
   if (n.duplication_ratio > 0) d << " dup=" << shortest_text(std::round(n.duplication_ratio * 1e4) / 1e4);
   d << " faults:";

@@ -225,7 +225,7 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
     }
     row.excluded += options.repeat - used(row.approach, false).size();
     row.excluded += (ha == baseline ? 1 : options.repeat) - used(row.approach, true).size();
-    std::vector<double> lost, dups, detection, takeover, recovery, catchup, replay;
+    std::vector<double> lost, dups, detection, takeover, recovery, catchup, replay, rollback, restored;
     std::map<std::string, std::size_t> detectors;
     for (const auto& [rep, r] : used(row.approach, true)) {
       ++row.crash_runs;
@@ -243,6 +243,8 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
         else ++row.not_recovered;
         if (rec->catchup_ms && rec->recovered) catchup.push_back(*rec->catchup_ms);
         if (rec->replay_ms) replay.push_back(*rec->replay_ms);
+        if (rec->rollback_ms) rollback.push_back(*rec->rollback_ms);
+        if (rec->state_restored_ms) restored.push_back(*rec->state_restored_ms);
       }
     }
     row.verdict = tally_text(row.verdicts);
@@ -271,6 +273,8 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
     row.recovery_ms = spread_of(recovery);
     row.catchup_ms = spread_of(catchup);
     row.replay_ms = spread_of(replay);
+    row.rollback_ms = spread_of(rollback);
+    row.state_restored_ms = spread_of(restored);
 
     std::vector<double> bandwidth, cpu, p99, measured;
     for (const auto& [rep, r] : used(row.approach, false)) {
@@ -336,6 +340,17 @@ std::string compare_table(const CompareReport& report) {
   for (const auto& r : report.rows)
     if (r.approach == "none" && report.repeat > 1)
       out += "(none's crash run is in the first repetition only: its output stops at the crash)\n";
+  // The recovery broken into its phases, each from the failure (medians): a process pair's
+  // standby detects and takes over; global checkpoints detect at the coordinator, roll back,
+  // restore the state and replay; then the first new output.
+  out += "\nrecovery phases, median ms after the failure (replay: its duration): detect -> takeover or "
+         "rollback -> state restored -> replay -> first new output\n";
+  constexpr const char* kPhaseRow = "{:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n";
+  out += fmt::format(kPhaseRow, "approach", "detect", "takeover", "rollback", "restored", "replay", "recover");
+  auto median = [](const CompareSpread& sp) { return sp.count ? fmt::format("{:.1f}", sp.median) : std::string("-"); };
+  for (const auto& r : report.rows)
+    out += fmt::format(kPhaseRow, r.approach, median(r.detection_ms), median(r.takeover_ms), median(r.rollback_ms),
+                       median(r.state_restored_ms), median(r.replay_ms), median(r.recovery_ms));
   // Every run that stopped or did not give its approach's result, on its own line.
   for (const CompareRun& r : report.runs)
     if (r.guarantee.stopped || r.guarantee.status != RunStatus::result)
@@ -370,7 +385,8 @@ std::string compare_table(const CompareReport& report) {
 std::string compare_csv(const CompareReport& report) {
   std::string out = "approach,crash_runs,failure_free_runs,disturbed,reruns,excluded,verdict,note,not_recovered";
   for (const char* f : {"lost", "duplicates", "detection_ms", "takeover_ms", "recovery_ms", "catchup_ms", "replay_ms",
-                        "bandwidth_overhead_pct", "cpu_overhead_pct", "added_latency_p99_ms"})
+                        "bandwidth_overhead_pct", "cpu_overhead_pct", "added_latency_p99_ms", "rollback_ms",
+                        "state_restored_ms"})
     out += std::string(",") + f + "_median," + f + "_min," + f + "_max";
   out += ",detector,planned_cpu_pct,measured_cpu_pct_median,measured_cpu_pct_min,measured_cpu_pct_max,repeat,seed,network,victim,fail_at_s,crash_duration_s,failure_free_duration_s,"
          "driver\n";
@@ -380,7 +396,7 @@ std::string compare_csv(const CompareReport& report) {
     row.number(r.excluded).field(r.verdict).field(r.note).number(r.not_recovered);
     for (const CompareSpread* s : {&r.lost, &r.duplicates, &r.detection_ms, &r.takeover_ms, &r.recovery_ms,
                                    &r.catchup_ms, &r.replay_ms, &r.bandwidth_overhead_pct, &r.cpu_overhead_pct,
-                                   &r.added_latency_p99_ms})
+                                   &r.added_latency_p99_ms, &r.rollback_ms, &r.state_restored_ms})
       csv_spread(row, *s);
     row.field(r.detector).fixed(r.load.utilisation_pct, 1);
     csv_spread(row, r.measured_load_pct);
@@ -396,7 +412,7 @@ std::string compare_runs_csv(const CompareReport& report) {
   std::string out =
       "order,approach,run,repetition,attempt,used,disturbed,verdict,lost,duplicates,differing,detector,detection_ms,"
       "takeover_ms,recovery_ms,catchup_ms,replay_ms,bytes_total,cpu_s,latency_p99_ms,planned_cpu_pct,"
-      "measured_cpu_pct,completed,outcome,note,disturbance,run_dir\n";
+      "measured_cpu_pct,completed,outcome,note,disturbance,run_dir,rollback_ms,state_restored_ms\n";
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
     const CompareRun& r = report.runs[i];
     const RunOutcome& o = r.outcome;
@@ -413,6 +429,8 @@ std::string compare_runs_csv(const CompareReport& report) {
     row.number(o.metrics.overhead.bytes_total).fixed(o.metrics.overhead.cpu_s, 6).fixed(o.metrics.latency.p99_ms, 3);
     row.fixed(o.load.utilisation_pct, 1).fixed(o.measured_load_pct, 1).flag(o.result.completed);
     row.field(to_string(r.guarantee.status)).field(compare_note(r.guarantee)).field(r.disturbance).field(r.run_dir);
+    csv_number(row, rec ? rec->rollback_ms : std::nullopt);
+    csv_number(row, rec ? rec->state_restored_ms : std::nullopt);
     out += row.line();
   }
   return out;
@@ -432,6 +450,10 @@ std::string compare_columns_help() {
          "  recover ms   SIGKILL to the first new output tuple at the sink (one the reference has, not delivered\n"
          "               before the failure) after the detection\n"
          "  catchup ms   SIGKILL to the first new output whose latency is back at the pre-failure p99\n"
+         "  phases       (the second table) detect, takeover (the standby or spare acts for the fragment), rollback\n"
+         "               (global checkpoints: the coordinator's rollback decision), restored (the last fragment of\n"
+         "               the rollback installed its snapshot), replay (duration of the replay from producers),\n"
+         "               recover: each a median in ms after the SIGKILL; '-' where the approach has no such phase\n"
          "  bandwidth %  data-plane bytes of a failure-free run of the approach over those of the failure-free\n"
          "               ha=none run of the same repetition, minus 100 (no recovery traffic in it)\n"
          "  cpu %        the same for the CPU seconds of every process\n"

@@ -123,6 +123,8 @@ struct CompareRow {
   CompareSpread lost, duplicates;
   std::string detector;               // which detector fired, e.g. "heartbeat", "connection 2, heartbeat 1"
   CompareSpread detection_ms, takeover_ms, recovery_ms, catchup_ms, replay_ms;
+  // Global checkpoints' phases (metrics.h): the rollback decision and the state restored, after F.
+  CompareSpread rollback_ms, state_restored_ms;
   std::size_t not_recovered = 0;      // used crash runs with no new output after the failure
   // What the crash runs' outcome means (compare_note): "stopped at the crash" (none: no
   // standby, the stop is the row's result), "as promised", "gap expected (amnesia)", or

@@ -197,6 +197,15 @@ ClaimCheck check_recovery_vs_interval(const std::vector<ExperimentRow>& rows) {
   c.expect(amnesia_runs > 0 && amnesia_lossy == amnesia_runs,
            "amnesia is lossy: lost > 0 in " + std::to_string(amnesia_lossy) + " of " + std::to_string(amnesia_runs) +
                " runs (needs all)");
+  // Global checkpoints (ha = checkpoint, issue 37), when the experiment runs them: a rollback
+  // replays from the last complete checkpoint, so like passive standby its recovery grows with
+  // the interval, and active standby stays the fastest.
+  const Series checkpoint = series(rows, "checkpoint", sw, true, "recovery_ms");
+  if (!checkpoint.empty()) {
+    expect_grows(c, "global checkpoints' recovery grows with the interval", sw, checkpoint, kMs);
+    expect_at_most(c, "active standby recovers no slower than global checkpoints", sw, "active", active, "checkpoint",
+                   checkpoint, kClaimSlackMs, kMs);
+  }
   return c;
 }
 
@@ -233,6 +242,14 @@ ClaimCheck check_overhead_vs_interval(const std::vector<ExperimentRow>& rows) {
              "passive standby's bandwidth overhead falls as the interval grows: " + kPct(first) + " at " + sw + "=" +
                  x_text(passive.begin()->first) + " -> " + kPct(last) + " at " + x_text(passive.rbegin()->first) +
                  " (needs <= " + fmt::format("{:.2f}", kClaimFallsFactor) + "x; all: " + listing(passive, kPct) + ")");
+  }
+  // Global checkpoints, when run: snapshots go to the coordinator once an interval, so upstream
+  // backup stays cheaper in bytes and active standby processes more.
+  if (const Series checkpoint = bw("checkpoint"); !checkpoint.empty()) {
+    expect_at_most(c, "upstream backup has a lower bandwidth overhead than global checkpoints", sw, "upstream",
+                   bw("upstream"), "checkpoint", checkpoint, kClaimSlackPct, kPct);
+    expect_at_most(c, "active standby processes more than global checkpoints", sw, "checkpoint", proc("checkpoint"),
+                   "active", proc("active"), kClaimSlackPct, kPct);
   }
   return c;
 }

@@ -1,6 +1,7 @@
 #include "checkpoint/checkpoint_ends.h"
 
 #include <algorithm>
+#include <exception>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -53,6 +54,47 @@ class SnapshotFromStore {
   CheckpointAssembler assembler_;
   std::optional<CheckpointContent> snapshot_;
 };
+
+// Local recovery (Settings::local_recovery): my host's copy of my fragment's snapshot of
+// checkpoint `id`, when the host holds it whole and complete (a copy is completed when its
+// checkpoint is; the coordinator's order names a complete one).
+std::optional<CheckpointContent> local_copy(Server& server, CheckpointId id) {
+  CheckpointStore* copies = server.local_snapshots();
+  if (copies == nullptr || id == 0) return std::nullopt;
+  std::optional<Bytes> bytes;
+  try {
+    bytes = copies->snapshot(id, server.node().fragment_plan().name);
+  } catch (const std::exception&) {
+    server.count("local_copy_unreadable");
+    return std::nullopt;
+  }
+  if (!bytes) {
+    server.count("local_copy_missing");
+    return std::nullopt;
+  }
+  auto content = parse_checkpoint(*bytes, TupleParsing::unpack);
+  if (!content || content->delta || content->id != id) {
+    server.count("local_copy_corrupt");
+    return std::nullopt;
+  }
+  server.count("local_copy_restored");
+  return content;
+}
+
+// The snapshot a rollback to `id` installs: the coordinator's, when its chunks came whole before
+// the order, else my host's copy under local recovery (the coordinator then sends none with its
+// first order). nullptr for checkpoint 0 or when neither is here (the order is repeated with
+// the coordinator's chunks). `source` says which.
+const CheckpointContent* rollback_snapshot(Server& server, const SnapshotFromStore& sent, CheckpointId id,
+                                           std::optional<CheckpointContent>& local, const char*& source) {
+  if (const CheckpointContent* c = sent.of(id)) {
+    source = "from the coordinator's checkpoint";
+    return c;
+  }
+  local = local_copy(server, id);
+  source = "from its host's local copy";
+  return local ? &*local : nullptr;
+}
 
 class CheckpointPrimarySide final : public StatelessPrimarySide {
  public:
@@ -242,6 +284,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
 
   void on_complete(TimeUs now, CheckpointId id, Effects& eff) {
     if (barriers_ && barriers_->id <= id) barriers_.reset();
+    complete_local_copy(id);
     std::optional<std::map<StreamId, TupleId>> positions;
     if (!unaligned_) {
       positions = checkpointer_.completed(id);
@@ -290,7 +333,9 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   // input positions, and tell the coordinator. Input queued or held, alignment, barriers and
   // the outputs awaiting completion belong to the abandoned timeline and go.
   void roll_back_in_place(TimeUs now, const Rollback& r, Effects& eff) {
-    const CheckpointContent* snapshot = snapshot_.of(r.to);
+    std::optional<CheckpointContent> local;
+    const char* source = "";
+    const CheckpointContent* snapshot = r.to == 0 ? nullptr : rollback_snapshot(server_, snapshot_, r.to, local, source);
     if (r.to != 0 && snapshot == nullptr) {
       server_.count("rollback_without_snapshot");  // a lost chunk: the order is repeated
       return;
@@ -320,7 +365,10 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
     unaligned_taken_.clear();
     if (hold_output_) server_.outputs().hold_all();
     server_.count("rollbacks_in_place");
-    server_.trace(eff, now, TraceKind::checkpoint_restore).with(TraceKey::checkpoint, r.to).with(TraceKey::count, r.number).with_text("in place");
+    server_.trace(eff, now, TraceKind::checkpoint_restore)
+        .with(TraceKey::checkpoint, r.to)
+        .with(TraceKey::count, r.number)
+        .with_text(std::string("in place ") + (r.to == 0 ? "(empty: no checkpoint complete)" : source));
     server_.send(eff, now, coordinator_, Restored{r.number, server_.node().fragment_id()});
   }
 
@@ -344,6 +392,7 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   void snapshot(TimeUs now, CheckpointId id, Effects& eff) {
     const auto chunk_bytes = static_cast<std::size_t>(server_.node().settings().checkpoint_chunk_bytes);
     CapturedCheckpoint captured = capture_checkpoint(server_, id, nullptr, chunk_bytes);
+    keep_local_copy(id, captured.chunks);
     const auto count = static_cast<std::uint32_t>(captured.chunks.size());
     SentBarriers sent;
     for (std::uint32_t i = 0; i < count; ++i) sent.chunks.push_back(Checkpoint{id, false, 0, i, count, std::move(captured.chunks[i])});
@@ -378,6 +427,36 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
         .with(TraceKey::bytes, static_cast<std::int64_t>(captured.payload_bytes));
   }
 
+  // Local recovery: my host keeps my snapshot too (completed with its checkpoint, on_complete).
+  // A store that fails (a full disk) costs the copy, not the run: a replacement then restores
+  // from the coordinator's store.
+  void keep_local_copy(CheckpointId id, const std::vector<Bytes>& chunks) {
+    CheckpointStore* copies = server_.local_snapshots();
+    if (copies == nullptr) return;
+    Bytes whole;
+    for (const Bytes& c : chunks) whole.insert(whole.end(), c.begin(), c.end());
+    try {
+      copies->put_snapshot(id, server_.node().fragment_plan().name, whole);
+      local_copies_.insert(id);
+      while (local_copies_.size() > FragmentCheckpointer::kTakenMax) local_copies_.erase(local_copies_.begin());
+      server_.count("local_copies_written");
+    } catch (const std::exception&) {
+      server_.count("local_copy_write_failed");
+    }
+  }
+
+  void complete_local_copy(CheckpointId id) {
+    CheckpointStore* copies = server_.local_snapshots();
+    if (copies == nullptr || local_copies_.count(id) == 0) return;
+    try {
+      copies->complete(id, {server_.node().fragment_plan().name},
+                       static_cast<std::size_t>(server_.node().settings().checkpoints_retained));
+    } catch (const std::exception&) {
+      server_.count("local_copy_write_failed");
+    }
+    local_copies_.erase(local_copies_.begin(), local_copies_.upper_bound(id));
+  }
+
   void send_barriers(TimeUs now, Effects& eff) {
     for (std::size_t i = 0; i < barriers_->barriers.size(); ++i) {
       const NodeId to = server_.routes().route(barriers_->to[i]).primary;
@@ -404,6 +483,8 @@ class CheckpointPrimarySide final : public StatelessPrimarySide {
   std::map<CheckpointId, std::map<StreamId, TupleId>> unaligned_taken_;
   // An arbitrary fragment: its output positions at each snapshot awaiting completion.
   std::map<CheckpointId, std::map<StreamId, TupleId>> taken_outputs_;
+  // Local recovery: the checkpoints whose snapshot I put in my host's store, awaiting completion.
+  std::set<CheckpointId> local_copies_;
 };
 
 // The spare of a fragment under global checkpoints: holds nothing, takes over on the
@@ -459,10 +540,13 @@ class CheckpointSpareRole final : public StandbyRole {
       server_.count("rollbacks_not_mine");
       return;
     }
-    const CheckpointContent* snapshot = snapshot_.of(r.to);
+    std::optional<CheckpointContent> local;
+    const char* source = "";
+    const CheckpointContent* snapshot = r.to == 0 ? nullptr : rollback_snapshot(server_, snapshot_, r.to, local, source);
     if (r.to != 0 && snapshot == nullptr) {
-      // The snapshot did not come whole before the order (a lost chunk): I cannot take over
-      // with it. Counted; the coordinator's order stays open (docs/CHECKPOINT.md, gaps).
+      // The snapshot did not come whole before the order (a lost chunk, or under local recovery
+      // my host holds no copy): I cannot take over with it. Counted; the coordinator repeats
+      // its order with its snapshot's chunks.
       server_.count("rollback_without_snapshot");
       return;
     }
@@ -476,7 +560,7 @@ class CheckpointSpareRole final : public StandbyRole {
       server_.workload().reset();
       how = "state=empty checkpoint_install_failed";
     } else {
-      how = "from the coordinator's checkpoint";
+      how = source;
     }
     server_.inputs().request_replay(now, eff, {}, 0);
     server_.trace(eff, now, TraceKind::takeover)

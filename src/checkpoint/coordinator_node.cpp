@@ -93,13 +93,32 @@ TraceEvent& CoordinatorNode::trace(Effects& eff, TimeUs now, TraceKind kind) {
   return eff.traces.back();
 }
 
-void CoordinatorNode::order_rollback(TimeUs now, FragmentId f, const Rollback& r, Effects& eff) {
+void CoordinatorNode::order_rollback(TimeUs now, FragmentId f, const Rollback& r, bool first, Effects& eff) {
+  const Settings& s = plan_->settings();
+  const NodeId failed = failed_node_[r.failed];
+  // Under local recovery the first order goes without the snapshot to a node whose host should
+  // hold a copy: the failed node's replacement on the failed node's host, or a live primary
+  // rolling back in place (it took the snapshots). It is repeated soon (a heartbeat interval)
+  // with the snapshot, for a host that had no complete copy after all.
+  const auto local_expected = [&](NodeId n) {
+    if (!first || !s.local_recovery) return false;
+    return f == r.failed ? host_of(*plan_, n) == host_of(*plan_, failed) : n == watched_[f].acting;
+  };
+  bool waits_for_local = false;
   const std::optional<Bytes> snapshot = r.to != 0 ? store_.snapshot(r.to, plan_->fragments[f].name) : std::nullopt;
+  // The snapshot goes to the nodes that install it: the failed fragment's nodes but the failed
+  // one (its replacement is among them), another fragment's acting node (it rolls back in
+  // place; its spares ignore the order).
+  const auto installs = [&](NodeId n) { return f == r.failed ? n != failed : n == watched_[f].acting; };
   for (NodeId n : plan_->fragments[f].replicas()) {
-    if (snapshot && n != failed_node_[r.failed]) send_snapshot(now, n, r.to, *snapshot, eff);
+    if (snapshot && installs(n)) {
+      if (local_expected(n)) waits_for_local = true;
+      else send_snapshot(now, n, r.to, *snapshot, eff);
+    }
     send(now, n, r, eff);
   }
-  rollback_resend_us_ = now + plan_->settings().retransmit_timeout_ms * 1000;
+  const TimeUs resend_us = now + 1000 * (waits_for_local ? s.heartbeat_interval_ms : s.retransmit_timeout_ms);
+  rollback_resend_us_ = first ? std::min(rollback_resend_us_, resend_us) : resend_us;
 }
 
 void CoordinatorNode::repeat_rollbacks(TimeUs now, Effects& eff) {
@@ -113,7 +132,7 @@ void CoordinatorNode::repeat_rollbacks(TimeUs now, Effects& eff) {
   // The order or a chunk of its snapshot was lost, or the Restored: the order again (a node
   // that restored from it answers Restored again).
   for (const auto& [f, r] : pending_rollbacks_) {
-    order_rollback(now, f, r, eff);
+    order_rollback(now, f, r, false, eff);
     count("rollbacks_repeated");
   }
 }
@@ -271,6 +290,7 @@ void CoordinatorNode::apply(TimeUs now, const CoordinatorOutput& out, Effects& e
         .with(TraceKey::failed, failed_node_[r.failed])
         .with(TraceKey::count, r.fragments.size());
     count("rollbacks");
+    rollback_resend_us_ = kNever;  // each first order below sets when its repetition is due
     for (FragmentId f : r.fragments) {
       watched_[f].restoring = true;
       reassembly_.erase(f);
@@ -278,7 +298,7 @@ void CoordinatorNode::apply(TimeUs now, const CoordinatorOutput& out, Effects& e
       // replacement of a failed one (its spare, or its restarted process) takes over. The
       // snapshot goes first, in chunks, to every node but the failed one (one connection: it
       // arrives before the order).
-      order_rollback(now, f, r, eff);
+      order_rollback(now, f, r, true, eff);
       pending_rollbacks_[f] = r;
     }
   }

@@ -79,8 +79,9 @@ class CoordinatorNode final : public NodeCore {
   void failed(TimeUs now, FragmentId f, NodeId node, Detector detector, CoordinatorOutput& out, Effects& eff);
   void apply(TimeUs now, const CoordinatorOutput& out, Effects& eff);
   void send(TimeUs now, NodeId to, Message body, Effects& eff);
-  // Sends fragment f's nodes the rollback order, its snapshot first (all but the failed node).
-  void order_rollback(TimeUs now, FragmentId f, const Rollback& r, Effects& eff);
+  // Sends fragment f's nodes the rollback order, its snapshot first to those that install it
+  // (under local recovery not with the `first` order to those whose host holds a copy).
+  void order_rollback(TimeUs now, FragmentId f, const Rollback& r, bool first, Effects& eff);
   // Repeats the orders of fragments that have not restored yet, every retransmit_timeout_ms.
   void repeat_rollbacks(TimeUs now, Effects& eff);
   // A fragment's snapshot from the store, as Checkpoint chunks of checkpoint_chunk_bytes.

@@ -96,12 +96,18 @@ int node_command(const Args& args) {
     return 2;
   }
   options.plan = std::make_shared<const Plan>(make_plan(*load.topology));
-  if (options.plan->coordinator != kNoNode && options.plan->node_id(options.node_name) == options.plan->coordinator) {
+  if (options.plan->coordinator != kNoNode) {
     // The coordinator writes the run's checkpoints durably; a restarted one reads them back.
-    if (checkpoint_dir.empty())
-      checkpoint_dir = (std::filesystem::path(options.topology_path).parent_path() / "checkpoints").string();
+    // Under local recovery every fragment's node keeps its snapshots' copies in its host's
+    // directory beside the run's topology, where a replacement on the same host finds them.
+    const std::filesystem::path run_dir = std::filesystem::path(options.topology_path).parent_path();
+    if (checkpoint_dir.empty()) checkpoint_dir = (run_dir / "checkpoints").string();
+    const bool coordinator = options.plan->node_id(options.node_name) == options.plan->coordinator;
     try {
-      options.core_factory = run_node_cores(std::make_shared<FileCheckpointStore>(checkpoint_dir));
+      std::shared_ptr<CheckpointStore> store = coordinator ? std::shared_ptr<CheckpointStore>(std::make_shared<FileCheckpointStore>(checkpoint_dir))
+                                                           : std::make_shared<MemoryCheckpointStore>();  // not used
+      options.core_factory =
+          run_node_cores(std::move(store), std::make_shared<FileLocalSnapshots>((run_dir / "local-snapshots").string()));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "hapair node: the checkpoint store %s: %s\n", checkpoint_dir.c_str(), e.what());
       return 1;

@@ -400,7 +400,9 @@ std::vector<Knob> network_knobs(Topology& t) {
           approach_only(t,
                         enum_knob("checkpoint_alignment", s.checkpoint_alignment, parse_checkpoint_alignment,
                                   allowed_checkpoint_alignments()),
-                        [&s] { return s.checkpoint_alignment == Settings{}.checkpoint_alignment; })};
+                        [&s] { return s.checkpoint_alignment == Settings{}.checkpoint_alignment; }),
+          approach_only(t, bool_knob("local_recovery", s.local_recovery),
+                        [&s] { return s.local_recovery == Settings{}.local_recovery; })};
 }
 
 std::vector<Knob> sim_knobs(SimSettings& s) {

@@ -68,15 +68,8 @@ LinkDecision LinkModel::decide(TimeUs now_us, std::size_t bytes, std::size_t que
 
 namespace {
 
-// The host a node runs on: where a run on several hosts placed it ([placement], written by the
-// launcher), else the host it is pinned to: its fragment's host, or standby_host for a standby.
-const std::string& pinned_host(const Plan& plan, const PlanNode& n) {
-  if (const auto placed = plan.topology.placement.find(n.name); placed != plan.topology.placement.end()) return placed->second;
-  static const std::string kUnpinned;
-  if (!plan.runs_fragment(n.id)) return kUnpinned;  // the coordinator of global checkpoints
-  const FragmentSpec& spec = plan.spec(n.fragment);
-  return n.standby ? spec.standby_host : spec.host;
-}
+// The host a node runs on (protocols/plan.h).
+const std::string& pinned_host(const Plan& plan, const PlanNode& n) { return host_of(plan, n.id); }
 
 bool names(const Plan& plan, const std::string& name, const PlanNode& n) {
   return n.name == name || (plan.runs_fragment(n.id) && plan.fragments.at(n.fragment).name == name);

@@ -153,6 +153,25 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
     }
     if (last_end != nullptr) m.replay_ms = ms_between(start->at_us, last_end->at_us);
   }
+  // Global checkpoints: the coordinator's rollback decision for this failure, then the last
+  // fragment of that rollback that answered Restored (before the next rollback or fault).
+  const TraceEvent* rollback = nullptr;
+  for (const TraceEvent& e : result.events)
+    if (e.kind == TraceKind::checkpoint_rollback && e.at_us >= f && node_id != kNoNode &&
+        e.node_of(TraceKey::failed) == node_id && e.at_us < std::min(next_failure_us, next_fault_us)) {
+      rollback = &e;
+      break;
+    }
+  if (rollback != nullptr) {
+    m.rollback_ms = ms_between(f, rollback->at_us);
+    const TraceEvent* restored = nullptr;
+    for (const TraceEvent& e : result.events) {
+      if (e.at_us < rollback->at_us || &e == rollback || e.node != rollback->node) continue;
+      if (e.at_us >= std::min(next_failure_us, next_fault_us) || e.kind == TraceKind::checkpoint_rollback) break;
+      if (e.kind == TraceKind::checkpoint_restore) restored = &e;
+    }
+    if (restored != nullptr) m.state_restored_ms = ms_between(f, restored->at_us);
+  }
   if (const TraceEvent* rejoin = first_event_after(result.events, TraceKind::rejoin_requested, f))
     if (const TraceEvent* restored = first_event_after(result.events, TraceKind::pair_restored, rejoin->at_us))
       m.restore_ms = ms_between(rejoin->at_us, restored->at_us);

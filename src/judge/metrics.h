@@ -35,6 +35,13 @@
 //   failure count: events at nodes of the failed node's fragment or naming a stream that fragment
 //   produces, before the next fault's instant (a later failure's replay is its own, and so is a
 //   restart's: the rejoined standby's bootstrap replays its input too).
+// - rollback_ms (global checkpoints, ha = checkpoint): the coordinator's first
+//   "checkpoint_rollback" decision at or after F that names the failed node, minus F (detection,
+//   then the coordinator abandons the checkpoint in flight and orders the rollback).
+// - state_restored_ms: the last "checkpoint_restore" the coordinator traces (a fragment answered
+//   Restored: its snapshot installed, its replay asked for) after that decision and before the next
+//   rollback or fault, minus F: when every fragment of the rollback holds its checkpoint's state
+//   again. Absent without a rollback. Replay (replay_ms) and the first new output follow.
 // - recoveries: these figures for every fault that is not a restart, in fault order; recovery is
 //   the first of them.
 // - disturbance: find_disturbances() (disturbance.h): takeovers and detections the faults did
@@ -88,6 +95,8 @@ struct RecoveryMetrics {
   std::optional<double> catchup_ms;
   bool catchup_reached_normal = false;
   std::optional<double> replay_ms;
+  std::optional<double> rollback_ms;        // global checkpoints: F to the rollback decision
+  std::optional<double> state_restored_ms;  // global checkpoints: F to the last fragment restored
   // Restoring the pair: from the first rejoin request after F (a restarted or fenced node) to the
   // primary's first "pair_restored" after it; absent when the pair was not restored.
   std::optional<double> restore_ms;

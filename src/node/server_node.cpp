@@ -10,8 +10,9 @@
 
 namespace hapair {
 
-ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const ApproachRegistry& approaches)
-    : server_(std::move(plan), self), approaches_(approaches) {
+ServerNode::ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const ApproachRegistry& approaches,
+                       CheckpointStore* local_snapshots)
+    : server_(std::move(plan), self, local_snapshots), approaches_(approaches) {
   const Approach& a = approach();
   if (server_.role() == Role::primary) {
     const PrimaryOptions options;
@@ -157,7 +158,7 @@ Metrics ServerNode::metrics() const {
 }
 
 std::unique_ptr<NodeCore> make_node_core_from(const ApproachRegistry& approaches, std::shared_ptr<const Plan> plan,
-                                              NodeId node, CheckpointStore* store) {
+                                              NodeId node, CheckpointStore* store, LocalSnapshots* local) {
   HAPAIR_CHECK_MSG(plan != nullptr && node < plan->nodes.size(), "node " << node);
   if (!plan->runs_fragment(node)) {
     // The coordinator: built by the first fragment's approach that has one (a plan gets one
@@ -170,7 +171,13 @@ std::unique_ptr<NodeCore> make_node_core_from(const ApproachRegistry& approaches
     }
     HAPAIR_CHECK_MSG(false, "node " << plan->nodes[node].name << " runs no fragment and no approach of the plan has a coordinator");
   }
-  return std::make_unique<ServerNode>(std::move(plan), node, approaches);
+  // Local recovery: the node's host keeps its fragment's snapshot copies.
+  CheckpointStore* copies = nullptr;
+  const PlanNode& n = plan->nodes[node];
+  if (local != nullptr && plan->fragments[n.fragment].kind == FragmentKind::operators &&
+      plan->settings().local_recovery)
+    copies = &local->of(host_of(*plan, node), plan->fragments[n.fragment].name);
+  return std::make_unique<ServerNode>(std::move(plan), node, approaches, copies);
 }
 
 std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeId node) {
@@ -178,15 +185,15 @@ std::unique_ptr<NodeCore> make_node_core(std::shared_ptr<const Plan> plan, NodeI
 }
 
 std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)> run_node_cores(
-    std::shared_ptr<CheckpointStore> store) {
-  HAPAIR_CHECK(store != nullptr);
-  return [store](std::shared_ptr<const Plan> plan, NodeId node) {
-    return make_node_core_from(ApproachRegistry::builtin(), std::move(plan), node, store.get());
+    std::shared_ptr<CheckpointStore> store, std::shared_ptr<LocalSnapshots> local) {
+  HAPAIR_CHECK(store != nullptr && local != nullptr);
+  return [store, local](std::shared_ptr<const Plan> plan, NodeId node) {
+    return make_node_core_from(ApproachRegistry::builtin(), std::move(plan), node, store.get(), local.get());
   };
 }
 
 std::function<std::unique_ptr<NodeCore>(std::shared_ptr<const Plan>, NodeId)> run_node_cores() {
-  return run_node_cores(std::make_shared<MemoryCheckpointStore>());
+  return run_node_cores(std::make_shared<MemoryCheckpointStore>(), std::make_shared<MemoryLocalSnapshots>());
 }
 
 }  // namespace hapair

@@ -17,7 +17,9 @@ namespace hapair {
 class ServerNode : public NodeCore {
  public:
   // `approaches` (the registry every approach of the plan is found in) outlives me.
-  ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const ApproachRegistry& approaches);
+  // `local_snapshots`: my host's copies of my fragment's snapshots (local recovery), or null.
+  ServerNode(std::shared_ptr<const Plan> plan, NodeId self, const ApproachRegistry& approaches,
+             CheckpointStore* local_snapshots = nullptr);
   Effects handle(TimeUs now, const Event& event) override;
   Metrics metrics() const override;
   const Server& server() const { return server_; }

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocols/bytes.h"
@@ -60,6 +61,28 @@ class MemoryCheckpointStore final : public CheckpointStore {
   };
   std::map<CheckpointId, Entry> checkpoints_;
   CheckpointId highest_started_ = 0;
+};
+
+// Local recovery (Settings::local_recovery; Flink's state.backend.local-recovery): each host's own
+// copies of the snapshots its fragments took, a store per (host, fragment). A fragment's node puts
+// its snapshot there when it takes it and completes it when the coordinator declares the
+// checkpoint complete; a replacement on the same host restores from it. Host "" is the one machine
+// of a run that places nothing. Copies survive a process's crash (they are the host's, not the
+// process's), not the loss of the host. Implementations: MemoryLocalSnapshots (the simulator's)
+// and the runtime's files beside the run (runtime/checkpoint_file_store.h).
+class LocalSnapshots {
+ public:
+  virtual ~LocalSnapshots() = default;
+  // The store of `fragment`'s copies on `host`; the same one for the same pair, outliving the cores.
+  virtual CheckpointStore& of(const std::string& host, const std::string& fragment) = 0;
+};
+
+class MemoryLocalSnapshots final : public LocalSnapshots {
+ public:
+  CheckpointStore& of(const std::string& host, const std::string& fragment) override { return stores_[{host, fragment}]; }
+
+ private:
+  std::map<std::pair<std::string, std::string>, MemoryCheckpointStore> stores_;
 };
 
 }  // namespace hapair

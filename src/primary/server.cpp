@@ -4,7 +4,7 @@
 
 namespace hapair {
 
-Server::Server(std::shared_ptr<const Plan> plan, NodeId self)
+Server::Server(std::shared_ptr<const Plan> plan, NodeId self, CheckpointStore* local_snapshots)
     : node_(std::move(plan), self),
       role_(node_.planned_standby() ? node_.standby_role() : Role::primary),
       reported_role_(role_),
@@ -13,7 +13,8 @@ Server::Server(std::shared_ptr<const Plan> plan, NodeId self)
       pair_(node_, routes_, outbox_, [this] { workload_.collect_merge_order(); }),
       inputs_(node_, outbox_, pair_),
       outputs_(node_, role_, outbox_, pair_),
-      workload_(node_, role_, routes_, outbox_, inputs_, outputs_) {}
+      workload_(node_, role_, routes_, outbox_, inputs_, outputs_),
+      local_snapshots_(local_snapshots) {}
 
 void Server::set_role(Role r) {
   workload_.collect_merge_order();

@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "primary/checkpoint_store.h"
 #include "primary/input_side.h"
 #include "primary/node_identity.h"
 #include "primary/outbox.h"
@@ -46,7 +47,9 @@ namespace hapair {
 
 class Server {
  public:
-  Server(std::shared_ptr<const Plan> plan, NodeId self);
+  // `local_snapshots`: my host's store of my fragment's own snapshot copies under local recovery
+  // (primary/checkpoint_store.h), outliving me; null when the run keeps none.
+  Server(std::shared_ptr<const Plan> plan, NodeId self, CheckpointStore* local_snapshots = nullptr);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -72,6 +75,8 @@ class Server {
   const OutputSide& outputs() const { return outputs_; }
   Workload& workload() { return workload_; }
   const Workload& workload() const { return workload_; }
+  // My host's copies of my fragment's snapshots (local recovery); null without.
+  CheckpointStore* local_snapshots() const { return local_snapshots_; }
 
   // ---- what needs several parts ------------------------------------------------------------------
   // A new role: merge orders logged so far are tagged with the role they were chosen in, and a
@@ -117,6 +122,7 @@ class Server {
   InputSide inputs_;
   OutputSide outputs_;
   Workload workload_;
+  CheckpointStore* local_snapshots_;
   // The work counters as the last end_event reported them.
   std::uint64_t work_reported_ = 0;
   std::uint64_t operator_work_reported_ = 0;

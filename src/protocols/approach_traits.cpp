@@ -135,7 +135,7 @@ ApproachTraits global_checkpoints() {
   t.consumers_retain = true;
   t.output_waits_for_choices = ChoicesHeld::always;
   t.promise = {R::precise, R::precise, R::precise};
-  t.settings = {"checkpoint_interval_ms", "checkpoints_retained", "failover", "checkpoint_alignment"};
+  t.settings = {"checkpoint_interval_ms", "checkpoints_retained", "failover", "checkpoint_alignment", "local_recovery"};
   t.messages = {"checkpoint",          "checkpoint_trigger", "checkpoint_barrier",
                 "checkpoint_complete", "rollback",           "restored"};
   return t;

@@ -1116,4 +1116,13 @@ Plan make_plan(const Topology& t, const ApproachCatalog& approaches) {
   return plan;
 }
 
+const std::string& host_of(const Plan& plan, NodeId node) {
+  const PlanNode& n = plan.nodes.at(node);
+  if (const auto placed = plan.topology.placement.find(n.name); placed != plan.topology.placement.end()) return placed->second;
+  static const std::string kUnpinned;
+  if (!plan.runs_fragment(n.id)) return kUnpinned;  // the coordinator of global checkpoints
+  const FragmentSpec& spec = plan.spec(n.fragment);
+  return n.standby ? spec.standby_host : spec.host;
+}
+
 }  // namespace hapair

@@ -147,6 +147,11 @@ inline constexpr std::int64_t kLinkQueueBytesMax = std::int64_t{1} << 34;  // 16
 // `approaches`: the approaches the topology may name.
 std::vector<std::string> validate(const Topology&, const ApproachCatalog& approaches = ApproachCatalog::builtin());
 
+// The host a node runs on: where a run on several hosts placed it ([placement], written by the
+// launcher), else the host it is pinned to (its fragment's host, or standby_host for a standby);
+// "" when neither says (a run on one machine, or the coordinator of global checkpoints).
+const std::string& host_of(const Plan& plan, NodeId node);
+
 // Builds the plan of a topology that validate() accepted.
 Plan make_plan(const Topology&, const ApproachCatalog& approaches = ApproachCatalog::builtin());
 

@@ -320,6 +320,10 @@ struct Settings {
   // Aligned (hold each input at its barrier) or unaligned (snapshot at the first barrier; the
   // snapshot's output queues carry the in-flight tuples): Flink's execution.checkpointing.unaligned.
   CheckpointAlignment checkpoint_alignment = CheckpointAlignment::aligned;
+  // Local recovery (Flink's state.backend.local-recovery): every fragment also keeps its own
+  // snapshots on its host, and a replacement on the same host restores from that copy instead of
+  // the coordinator's (which it still gets when the host holds no copy of the checkpoint).
+  bool local_recovery = false;
   std::string where;  // "file:line" of the [network] section, for error messages
   friend bool operator==(const Settings&, const Settings&) = default;
 };

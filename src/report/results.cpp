@@ -133,6 +133,8 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
     rec["catchup_ms"] = number(r.catchup_ms);
     rec["replay_ms"] = number(r.replay_ms);
     rec["restore_ms"] = number(r.restore_ms);
+    rec["rollback_ms"] = number(r.rollback_ms);
+    rec["state_restored_ms"] = number(r.state_restored_ms);
     rec["recovered"] = r.recovered;
     rec["catchup_reached_normal"] = r.catchup_reached_normal;
     rec["failure_us"] = r.failure_us;
@@ -367,6 +369,8 @@ std::string format_summary(const RunResult& result, const SemanticsReport& seman
       << " s)\n";
     s << "  detection " << ms_or_none(r.detection_ms);
     if (r.detection_ms) s << " (" << r.detector << " detector, by " << r.detected_by << ")";
+    if (r.rollback_ms) s << ", rollback " << ms_or_none(r.rollback_ms);
+    if (r.state_restored_ms) s << ", state restored " << ms_or_none(r.state_restored_ms);
     s << ", takeover " << ms_or_none(r.takeover_ms);
     if (r.replay_ms) s << ", replay " << ms_or_none(r.replay_ms);
     if (r.restore_ms) s << ", pair restored in " << ms_or_none(r.restore_ms);

@@ -6,7 +6,7 @@
 //   summary.json  keys: ha, driver, seed, version, network, tuples_in, tuples_out,
 //                 throughput_tps, latency_ms {p50, p99, max}, failure (null or {node, at_s,
 //                 kind}), recovery (null or {detection_ms, detector, detected_by, takeover_ms,
-//                 recovery_ms, catchup_ms, replay_ms, recovered, ...}), disturbance {disturbed,
+//                 recovery_ms, catchup_ms, replay_ms, rollback_ms, state_restored_ms, recovered, ...}), disturbance {disturbed,
 //                 text, items [{kind, at_us, node, detail}], detections [{at_us, by, failed,
 //                 detector, of_standby}]} (disturbance.h), semantics {verdict, lost, duplicates, differing,
 //                 reference_tuples, delivered_tuples, order_matches, multiset_compare, note,

@@ -69,8 +69,8 @@ std::vector<CheckpointId> ids_in(const std::string& dir) {
 
 }  // namespace
 
-FileCheckpointStore::FileCheckpointStore(std::string dir, BeforeRename before_rename)
-    : dir_(std::move(dir)), before_rename_(std::move(before_rename)) {
+FileCheckpointStore::FileCheckpointStore(std::string dir, BeforeRename before_rename, Durability durability)
+    : dir_(std::move(dir)), before_rename_(std::move(before_rename)), durable_(durability == Durability::fsync) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_)) throw std::runtime_error("checkpoint store: cannot create directory " + dir_ + ": " + ec.message());
@@ -96,14 +96,14 @@ void FileCheckpointStore::write_durably(const std::string& path, const Bytes& da
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (durable_ && ::fsync(fd) != 0) {
     ::close(fd);
     fail("cannot fsync", tmp);
   }
   if (::close(fd) != 0) fail("cannot close", tmp);
   if (before_rename_) before_rename_(path);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename into", path);
-  fsync_path(fs::path(path).parent_path().string(), O_RDONLY | O_DIRECTORY);
+  if (durable_) fsync_path(fs::path(path).parent_path().string(), O_RDONLY | O_DIRECTORY);
 }
 
 void FileCheckpointStore::put_snapshot(CheckpointId id, const std::string& fragment, const Bytes& snapshot) {
@@ -113,7 +113,7 @@ void FileCheckpointStore::put_snapshot(CheckpointId id, const std::string& fragm
   std::error_code ec;
   if (!fs::is_directory(d)) {
     if (!fs::create_directory(d, ec) && !fs::is_directory(d)) fail("cannot create directory", d);
-    fsync_path(dir_, O_RDONLY | O_DIRECTORY);
+    if (durable_) fsync_path(dir_, O_RDONLY | O_DIRECTORY);
   }
   write_durably((fs::path(d) / snapshot_file(fragment)).string(), snapshot);
   if (id > highest_started_) highest_started_ = id;
@@ -144,7 +144,7 @@ void FileCheckpointStore::complete(CheckpointId id, const std::vector<std::strin
     std::error_code ec;
     fs::remove_all(checkpoint_dir(other), ec);
   }
-  fsync_path(dir_, O_RDONLY | O_DIRECTORY);
+  if (durable_) fsync_path(dir_, O_RDONLY | O_DIRECTORY);
 }
 
 std::optional<std::vector<std::pair<std::string, std::uint64_t>>> FileCheckpointStore::manifest(CheckpointId id) const {
@@ -197,6 +197,20 @@ std::optional<Bytes> FileCheckpointStore::snapshot(CheckpointId id, const std::s
 CheckpointId FileCheckpointStore::highest_started() const {
   const std::vector<CheckpointId> ids = ids_in(dir_);
   return std::max(highest_started_, ids.empty() ? CheckpointId{0} : ids.back());
+}
+
+FileLocalSnapshots::FileLocalSnapshots(std::string dir) : dir_(std::move(dir)) {}
+
+CheckpointStore& FileLocalSnapshots::of(const std::string& host, const std::string& fragment) {
+  auto it = stores_.find({host, fragment});
+  if (it == stores_.end()) {
+    const fs::path d = fs::path(dir_) / (host.empty() ? std::string(kThisHost) : host) / fragment;
+    it = stores_.emplace(std::make_pair(host, fragment),
+                         std::make_unique<FileCheckpointStore>(d.string(), FileCheckpointStore::BeforeRename{},
+                                                               FileCheckpointStore::Durability::page_cache))
+             .first;
+  }
+  return *it->second;
 }
 
 }  // namespace hapair

@@ -17,7 +17,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "primary/checkpoint_store.h"
 
@@ -29,8 +32,14 @@ class FileCheckpointStore final : public CheckpointStore {
   // before the rename: a test kills the process there.
   using BeforeRename = std::function<void(const std::string& path)>;
 
+  // fsync: every file and directory change is fsync'd (the coordinator's store: it must survive
+  // the loss of power). page_cache: written and renamed the same way but not fsync'd (a host's
+  // local snapshot copies: they serve a process's crash, which the page cache survives; the
+  // copy of a host that lost power is gone with the host anyway).
+  enum class Durability { fsync, page_cache };
+
   // Opens the store in `dir`, creating it when missing.
-  explicit FileCheckpointStore(std::string dir, BeforeRename before_rename = {});
+  explicit FileCheckpointStore(std::string dir, BeforeRename before_rename = {}, Durability durability = Durability::fsync);
 
   void put_snapshot(CheckpointId id, const std::string& fragment, const Bytes& snapshot) override;
   void complete(CheckpointId id, const std::vector<std::string>& fragments, std::size_t retained) override;
@@ -51,7 +60,23 @@ class FileCheckpointStore final : public CheckpointStore {
 
   std::string dir_;
   BeforeRename before_rename_;
+  bool durable_;
   CheckpointId highest_started_ = 0;
+};
+
+// Local recovery on real processes (Settings::local_recovery): a host's copies of each
+// fragment's snapshots in `<dir>/<host>/<fragment>/` (host "this-host" for a run on one machine),
+// each a FileCheckpointStore without fsync. The hosts of a run each see their own directory: a
+// replacement placed on another host finds no copy there and restores from the coordinator's.
+class FileLocalSnapshots final : public LocalSnapshots {
+ public:
+  static constexpr const char* kThisHost = "this-host";
+  explicit FileLocalSnapshots(std::string dir);
+  CheckpointStore& of(const std::string& host, const std::string& fragment) override;
+
+ private:
+  std::string dir_;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<FileCheckpointStore>> stores_;
 };
 
 }  // namespace hapair

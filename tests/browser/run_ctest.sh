@@ -5,7 +5,8 @@
 #   tests/browser/run_ctest.sh CASE HAPAIR_BINARY OUT_DIR
 #
 # CASE: unit (inline, view API, the fixture), timeline-sim (a simulated 10 s passive-standby
-# run with a crash, trace level data), timeline-real (a real 4 s run with a SIGKILL), demo (the
+# run with a crash, trace level data), timeline-checkpoint (a simulated global-checkpoint run
+# with a crash: barriers, snapshots, rollback), timeline-real (a real 4 s run with a SIGKILL), demo (the
 # page of `hapair demo`), demo-static (the WebAssembly page of scripts/build_wasm.sh).
 # Screenshots are kept in OUT_DIR. Exit 77 (CTest: skipped) with a message when Chromium, Node
 # or the test's npm packages are missing, 0 when the test passed, 1 otherwise.
@@ -39,6 +40,13 @@ case "$case_name" in
   timeline-sim)
     "$hapair" run --driver sim --ha passive --fail aggregate@5 --duration-s 10 --trace data --out "$work/run" >/dev/null
     node "$here/timeline_test.mjs" "$work/run" --screenshot "$out/timeline-sim.png"
+    ;;
+  timeline-checkpoint)
+    # Global checkpoints: barriers (the coordinator's triggers), every fragment's snapshots,
+    # completions, the rollback and the restore are markers.
+    "$hapair" run --driver sim --ha checkpoint --fail aggregate@1.5 --duration-s 3 --out "$work/run" >/dev/null
+    grep -q '"checkpoint_rollback"' "$work/run/trace.jsonl" || { echo "the checkpoint run has no rollback"; exit 1; }
+    node "$here/timeline_test.mjs" "$work/run" --screenshot "$out/timeline-checkpoint.png"
     ;;
   timeline-real)
     "$hapair" run --ha passive --fail aggregate@2 --duration-s 4 --out "$work/run" >/dev/null

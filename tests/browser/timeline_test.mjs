@@ -109,7 +109,10 @@ async function main() {
     // Markers and faults against the trace: every event of the kinds docs/TIMELINE.md lists
     // has its marker (a node's, not the launcher's).
     const MARKED = ['takeover', 'detection', 'replay_request', 'replay_start', 'replay_end', 'checkpoint',
-                    'checkpoint_installed', 'pair_restored', 'fenced', 'standby_lost', 'held_output_released'];
+                    'checkpoint_installed', 'pair_restored', 'fenced', 'standby_lost', 'held_output_released',
+                    // global checkpoints: barriers from the coordinator, snapshots, completion, rollback, restore
+                    'checkpoint_triggered', 'checkpoint_snapshot', 'checkpoint_completed', 'checkpoint_rollback',
+                    'checkpoint_restore'];
     for (const kind of MARKED) {
       const want = trace.filter((e) => e.kind === kind && e.node !== 'launcher').length;
       const have = got.markers[kind] || 0;

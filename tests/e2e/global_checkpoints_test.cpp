@@ -4,6 +4,8 @@
 // from the store (failover = region), with the live fragments in place (failover = full); the coordinator itself SIGKILLed and restarted reads the store and goes on, so
 // a fragment killed afterwards is restored from a checkpoint the restarted coordinator completed.
 // Each run is checked against the failure-free reference.
+#include <set>
+
 #include "e2e/e2e_support.h"
 
 using namespace hapair;
@@ -54,4 +56,54 @@ TEST_CASE("global checkpoints: the coordinator SIGKILLed and restarted reads its
       last_before_crash = std::max(last_before_crash, e.get(TraceKey::checkpoint).value_or(0));
   CHECK(last_before_crash > 0);
   CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > last_before_crash);
+}
+
+TEST_CASE("global checkpoints, local recovery: SIGKILL of the aggregate's primary, its spare restores from the host's copy",
+          "[e2e][checkpoint]") {
+  auto plan = plan_of("", HaMode::checkpoint, 3.0, [](Topology& t) { t.settings.local_recovery = true; });
+  auto o = run_real(plan, {crash("aggregate", 1.5)});
+  check_precise(o);
+  CHECK(count_events(*plan, o.result, "takeover", "aggregate.spare") == 1);
+  CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > 0);
+  // The copy was the primary's file in this host's directory beside the run; the coordinator's
+  // first order carried no snapshot.
+  const auto& spare = o.result.counters.at("aggregate.spare");
+  REQUIRE(spare.count("local_copy_restored") == 1);
+  CHECK(spare.at("local_copy_restored") == 1);
+  CHECK(o.result.counters.at(kCoordinatorNodeName).count("snapshot_bytes_restored") == 0);
+}
+
+TEST_CASE("global checkpoints: a fragment SIGKILLed during a checkpoint (after its producer's snapshot, before its own) is restored precisely",
+          "[e2e][checkpoint]") {
+  // The aggregate is paused (SIGSTOP) for 0.5 s: checkpoints triggered meanwhile reach the
+  // filter, which snapshots and sends its barrier, but cannot complete; 0.2 s into the pause it
+  // is killed. The hang timeout is longer than that, so the kill, not the pause, is the failure.
+  auto plan = plan_of("", HaMode::checkpoint, 3.5, [](Topology& t) { t.settings.hang_timeout_ms = 1000; });
+  auto o = run_real(plan, {pause("aggregate", 1.3, 0.5), crash("aggregate", 1.5)});
+  check_precise(o);
+  CHECK(count_events(*plan, o.result, "takeover", "aggregate.spare") == 1);
+  // Some checkpoint was in flight at the kill: triggered, the filter's snapshot of it taken,
+  // not complete.
+  const NodeId filter = plan->node_id("filter");
+  const NodeId aggregate = plan->node_id("aggregate");
+  TimeUs killed = kNever;
+  for (const TraceEvent& e : o.result.events)
+    if (e.kind == TraceKind::failure && e.node == aggregate && e.enum_of<FaultKind>(TraceKey::fault) == FaultKind::crash)
+      killed = std::min(killed, e.at_us);
+  REQUIRE(killed != kNever);
+  std::set<std::int64_t> filter_snapshots, aggregate_snapshots, completed;
+  for (const TraceEvent& e : o.result.events) {
+    if (e.at_us >= killed) continue;
+    const std::int64_t c = e.get(TraceKey::checkpoint).value_or(-1);
+    if (e.kind == TraceKind::checkpoint_snapshot && e.node == filter) filter_snapshots.insert(c);
+    if (e.kind == TraceKind::checkpoint_snapshot && e.node == aggregate) aggregate_snapshots.insert(c);
+    if (e.kind == TraceKind::checkpoint_completed && e.node == plan->coordinator) completed.insert(c);
+  }
+  std::int64_t in_flight = 0;
+  for (std::int64_t c : filter_snapshots)
+    if (completed.count(c) == 0 && aggregate_snapshots.count(c) == 0) in_flight = c;
+  INFO("checkpoints the filter snapshotted before the kill: " << filter_snapshots.size() << ", completed " << completed.size());
+  CHECK(in_flight > 0);
+  // The rollback went to a complete checkpoint before it.
+  CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") < in_flight);
 }

@@ -53,6 +53,29 @@ int crash_during_second_checkpoint(const std::string& dir, const std::string& vi
 
 }  // namespace
 
+TEST_CASE("local snapshot copies: a host's copy is seen by another process on that host, not on another host",
+          "[runtime][checkpoint]") {
+  const std::string dir = fresh_dir("local");
+  FileLocalSnapshots writer(dir);  // the primary's process
+  FileLocalSnapshots reader(dir);  // its spare's, started before any copy was written
+  CheckpointStore& mine = writer.of("", "aggregate");
+  CHECK(&mine == &writer.of("", "aggregate"));  // one store per (host, fragment)
+  for (CheckpointId id = 1; id <= 3; ++id) {
+    mine.put_snapshot(id, "aggregate", state_of(id, 7));
+    CHECK(!reader.of("", "aggregate").snapshot(id, "aggregate"));  // not complete yet
+    mine.complete(id, {"aggregate"}, 2);
+  }
+  mine.put_snapshot(4, "aggregate", state_of(4, 7));  // taken, its checkpoint not complete
+  CHECK(reader.of("", "aggregate").snapshot(3, "aggregate") == state_of(3, 7));
+  CHECK(reader.of("", "aggregate").completed() == std::vector<CheckpointId>{2, 3});
+  CHECK(!reader.of("", "aggregate").snapshot(4, "aggregate"));
+  // The one machine's directory, and another host's that holds nothing.
+  CHECK(fs::is_directory(fs::path(dir) / FileLocalSnapshots::kThisHost / "aggregate"));
+  CHECK(!reader.of("host-b", "aggregate").snapshot(3, "aggregate"));
+  CHECK(!reader.of("", "filter").snapshot(3, "filter"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("the file checkpoint store keeps complete checkpoints across processes and only the newest N",
           "[runtime][checkpoint]") {
   const std::string dir = fresh_dir("keep");

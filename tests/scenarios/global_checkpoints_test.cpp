@@ -27,6 +27,14 @@ Topology checkpoint_network() {
   return t;
 }
 
+// The same under a failover mode (said in a failure's message).
+Topology checkpoint_network(FailoverMode failover) {
+  UNSCOPED_INFO("failover " << to_string(failover));
+  Topology t = checkpoint_network();
+  t.settings.failover = failover;
+  return t;
+}
+
 FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
 
 }  // namespace
@@ -63,6 +71,40 @@ TEST_CASE("global checkpoints: a crash of the aggregate's primary is recovered b
   CHECK(events_of(r, TraceKind::checkpoint_restore, kCoordinatorNodeName).size() == 1);
   // Checkpoints go on after the rollback, with the spare as the fragment's node.
   CHECK(counter(r, "aggregate.spare", "checkpoint_snapshots") > 0);
+}
+
+TEST_CASE("global checkpoints: the recovery breaks into detection, rollback, state restored, replay and first output",
+          "[scenarios][checkpoint]") {
+  const auto failover = GENERATE(FailoverMode::region, FailoverMode::full);
+  Topology t = checkpoint_network(failover);
+  const auto r = test::judged_sim_run(t, {crash("aggregate", 1.55)});
+  check_precise(r);
+  REQUIRE(r.outcome.metrics.recovery);
+  const RecoveryMetrics& m = *r.outcome.metrics.recovery;
+  REQUIRE(m.detection_ms);
+  REQUIRE(m.rollback_ms);
+  REQUIRE(m.state_restored_ms);
+  REQUIRE(m.recovery_ms);
+  // Each phase after the one before it, as the trace has them.
+  CHECK(*m.detection_ms <= *m.rollback_ms);
+  CHECK(*m.rollback_ms <= *m.state_restored_ms);
+  CHECK(*m.state_restored_ms <= *m.recovery_ms);
+  const auto rollbacks = events_of(r, TraceKind::checkpoint_rollback, kCoordinatorNodeName);
+  const auto restores = events_of(r, TraceKind::checkpoint_restore, kCoordinatorNodeName);
+  REQUIRE(rollbacks.size() == 1);
+  REQUIRE(!restores.empty());
+  CHECK(*m.rollback_ms == Approx((rollbacks.front()->at_us - m.failure_us) / 1e3));
+  // Full failover restores every fragment: the last Restored ends the phase.
+  CHECK(*m.state_restored_ms == Approx((restores.back()->at_us - m.failure_us) / 1e3));
+  CHECK(restores.size() == (failover == FailoverMode::full ? 2u : 1u));
+  // A process pair has no rollback phase.
+  Topology passive = checkpoint_network();
+  passive.settings.ha = HaMode::passive;
+  const auto p = test::judged_sim_run(passive, {crash("aggregate", 1.55)});
+  check_precise(p);
+  REQUIRE(p.outcome.metrics.recovery);
+  CHECK(!p.outcome.metrics.recovery->rollback_ms);
+  CHECK(!p.outcome.metrics.recovery->state_restored_ms);
 }
 
 TEST_CASE("global checkpoints: a crash of the filter's primary (a source reader) and one before any checkpoint completed",
@@ -186,4 +228,84 @@ TEST_CASE("global checkpoints, unaligned: snapshots at the first barrier, nothin
     const auto r = test::judged_sim_run(u, {crash("filter", 1.3)});
     check_precise(r);
   }
+}
+
+TEST_CASE("global checkpoints, local recovery: a spare on the crashed primary's host restores from the host's copy",
+          "[scenarios][checkpoint]") {
+  const auto failover = GENERATE(FailoverMode::region, FailoverMode::full);
+  Topology t = checkpoint_network(failover);
+  t.settings.local_recovery = true;
+  const auto r = test::judged_sim_run(t, {crash("aggregate", 1.55)});
+  check_precise(r);
+  // Every fragment kept copies; the spare restored from its host's (one machine: the same host).
+  CHECK(counter(r, "aggregate", "local_copies_written") >= 10);
+  CHECK(counter(r, "aggregate.spare", "local_copy_restored") == 1);
+  CHECK(counter(r, "aggregate.spare", "local_copy_missing") == 0);
+  const auto takeovers = events_of(r, TraceKind::takeover, "aggregate.spare");
+  REQUIRE(takeovers.size() == 1);
+  CHECK(takeovers.front()->text == "from its host's local copy");
+  // The coordinator sent no snapshot bytes for the restore: the order went without them.
+  CHECK(counter(r, kCoordinatorNodeName, "snapshot_bytes_restored") == 0);
+  // Under full failover the live filter rolled back in place from its own copy too.
+  CHECK(counter(r, "filter", "local_copy_restored") == (failover == FailoverMode::full ? 1 : 0));
+  // Without local recovery the same crash ships the snapshot from the coordinator.
+  t.settings.local_recovery = false;
+  const auto remote = test::judged_sim_run(t, {crash("aggregate", 1.55)});
+  check_precise(remote);
+  CHECK(counter(remote, kCoordinatorNodeName, "snapshot_bytes_restored") > 0);
+  CHECK(counter(remote, "aggregate.spare", "local_copy_restored") == 0);
+}
+
+TEST_CASE("global checkpoints, local recovery: a spare on another host has no copy and restores from the coordinator's",
+          "[scenarios][checkpoint]") {
+  Topology t = checkpoint_network();
+  t.settings.local_recovery = true;
+  for (FragmentSpec& f : t.fragments)
+    if (f.name == "aggregate") {
+      f.host = "host-a";
+      f.standby_host = "host-b";
+    }
+  const auto r = test::judged_sim_run(t, {crash("aggregate", 1.55)});
+  check_precise(r);
+  CHECK(counter(r, "aggregate", "local_copies_written") >= 10);
+  // The coordinator knows the placement: the spare's host holds no copy, so the first order
+  // carried the snapshot.
+  CHECK(counter(r, "aggregate.spare", "local_copy_restored") == 0);
+  CHECK(counter(r, "aggregate.spare", "local_copy_missing") == 0);
+  CHECK(counter(r, kCoordinatorNodeName, "snapshot_bytes_restored") > 0);
+  const auto takeovers = events_of(r, TraceKind::takeover, "aggregate.spare");
+  REQUIRE(takeovers.size() == 1);
+  CHECK(takeovers.front()->text == "from the coordinator's checkpoint");
+}
+
+TEST_CASE("global checkpoints, local recovery: a primary killed before it heard of the completion left no complete copy, and the repeated order brings the snapshot",
+          "[scenarios][checkpoint]") {
+  Topology t = checkpoint_network();
+  t.settings.local_recovery = true;
+  // The instant a checkpoint completed in the failure-free run (the simulator is deterministic):
+  // the aggregate dies 50 us later, before the coordinator's CheckpointComplete (0.1 ms away)
+  // reaches it, so its host's copy of that checkpoint was never completed.
+  const auto clean = test::judged_sim_run(t);
+  const auto completions = events_of(clean, TraceKind::checkpoint_completed, kCoordinatorNodeName);
+  const TraceEvent* chosen = nullptr;
+  for (const TraceEvent* e : completions)
+    if (e->at_us > 1'500'000) {
+      chosen = e;
+      break;
+    }
+  REQUIRE(chosen != nullptr);
+  const auto r = test::judged_sim_run(t, {crash("aggregate", static_cast<double>(chosen->at_us + 50) / 1e6)});
+  check_precise(r);
+  const auto rollbacks = events_of(r, TraceKind::checkpoint_rollback, kCoordinatorNodeName);
+  REQUIRE(rollbacks.size() == 1);
+  CHECK(rollbacks.front()->get(TraceKey::checkpoint).value_or(0) == chosen->get(TraceKey::checkpoint).value_or(-1));
+  CHECK(counter(r, "aggregate.spare", "local_copy_missing") >= 1);
+  CHECK(counter(r, "aggregate.spare", "local_copy_restored") == 0);
+  CHECK(counter(r, kCoordinatorNodeName, "rollbacks_repeated") >= 1);
+  CHECK(counter(r, kCoordinatorNodeName, "snapshot_bytes_restored") > 0);
+  const auto takeovers = events_of(r, TraceKind::takeover, "aggregate.spare");
+  REQUIRE(takeovers.size() == 1);
+  CHECK(takeovers.front()->text == "from the coordinator's checkpoint");
+  // The repetition came a heartbeat interval after the first order, not a retransmit timeout.
+  CHECK(takeovers.front()->at_us - rollbacks.front()->at_us < 1000 * t.settings.retransmit_timeout_ms);
 }

@@ -33,7 +33,7 @@
     elected:              M('star', OI.orange, 'medium', 'elected: the most advanced of k standbys takes over'),
     follows:              M('circle', OI.blue, 'medium', null),
     checkpoint_triggered: M('tick', '#8c8c8c', 'light', 'global checkpoint triggered (barriers)'),
-    checkpoint_snapshot:  M('dot', '#8c8c8c', 'light', null),
+    checkpoint_snapshot:  M('dot', OI.blue, 'light', "snapshot: a fragment's barriers aligned, its state sent to the coordinator"),
     checkpoint_completed: M('circle', OI.green, 'medium', 'global checkpoint complete'),
     checkpoint_abandoned: M('square', OI.orange, 'minor', null),
     checkpoint_rollback:  M('triangleDown', OI.vermillion, 'major', 'rollback to the last complete checkpoint'),
