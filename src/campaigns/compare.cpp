@@ -331,7 +331,7 @@ std::string compare_table(const CompareReport& report) {
 
   out += fmt::format("\nrecovery: {} {} at {:.1f} s in {:.1f} s runs; median (min..max) over the used runs\n",
                      report.failure, report.victim, report.fail_at_s, report.crash_duration_s);
-  constexpr const char* kRecoveryRow = "{:<9} {:>4} {:<16} {:<15} {:<10} {:<20} {:<20} {:<20} {}\n";
+  constexpr const char* kRecoveryRow = "{:<10} {:>4} {:<16} {:<15} {:<10} {:<20} {:<20} {:<20} {}\n";
   out += fmt::format(kRecoveryRow, "approach", "runs", "verdict", "lost", "detector", "detect ms", "recover ms",
                      "catchup ms", "note");
   for (const auto& r : report.rows)
@@ -345,7 +345,7 @@ std::string compare_table(const CompareReport& report) {
   // restore the state and replay; then the first new output.
   out += "\nrecovery phases, median ms after the failure (replay: its duration): detect -> takeover or "
          "rollback -> state restored -> replay -> first new output\n";
-  constexpr const char* kPhaseRow = "{:<9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n";
+  constexpr const char* kPhaseRow = "{:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n";
   out += fmt::format(kPhaseRow, "approach", "detect", "takeover", "rollback", "restored", "replay", "recover");
   auto median = [](const CompareSpread& sp) { return sp.count ? fmt::format("{:.1f}", sp.median) : std::string("-"); };
   for (const auto& r : report.rows)
@@ -358,7 +358,7 @@ std::string compare_table(const CompareReport& report) {
   out += fmt::format("\nruntime overhead during normal operation: failure-free {:.1f} s runs against ha=none of the same "
                      "repetition\n",
                      report.failure_free_duration_s);
-  constexpr const char* kOverheadRow = "{:<9} {:>4} {:<22} {:<22} {:<22}\n";
+  constexpr const char* kOverheadRow = "{:<10} {:>4} {:<22} {:<22} {:<22}\n";
   out += fmt::format(kOverheadRow, "approach", "runs", "bandwidth %", "cpu %", "+p99 ms");
   for (const auto& r : report.rows) {
     const bool baseline = r.approach == "none";

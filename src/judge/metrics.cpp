@@ -164,11 +164,12 @@ RecoveryMetrics measure_recovery(const RunResult& result, const FaultSpec& fault
     }
   if (rollback != nullptr) {
     m.rollback_ms = ms_between(f, rollback->at_us);
+    // Installed at the fragments: the replacement's takeover, each in-place rollback's restore.
     const TraceEvent* restored = nullptr;
     for (const TraceEvent& e : result.events) {
-      if (e.at_us < rollback->at_us || &e == rollback || e.node != rollback->node) continue;
+      if (e.at_us < rollback->at_us || &e == rollback || e.node == rollback->node) continue;
       if (e.at_us >= std::min(next_failure_us, next_fault_us) || e.kind == TraceKind::checkpoint_rollback) break;
-      if (e.kind == TraceKind::checkpoint_restore) restored = &e;
+      if (e.kind == TraceKind::checkpoint_restore || e.kind == TraceKind::takeover) restored = &e;
     }
     if (restored != nullptr) m.state_restored_ms = ms_between(f, restored->at_us);
   }

@@ -38,10 +38,11 @@
 // - rollback_ms (global checkpoints, ha = checkpoint): the coordinator's first
 //   "checkpoint_rollback" decision at or after F that names the failed node, minus F (detection,
 //   then the coordinator abandons the checkpoint in flight and orders the rollback).
-// - state_restored_ms: the last "checkpoint_restore" the coordinator traces (a fragment answered
-//   Restored: its snapshot installed, its replay asked for) after that decision and before the next
-//   rollback or fault, minus F: when every fragment of the rollback holds its checkpoint's state
-//   again. Absent without a rollback. Replay (replay_ms) and the first new output follow.
+// - state_restored_ms: the last state installed at a fragment after that decision (the
+//   replacement's "takeover", a live primary's in-place "checkpoint_restore": its snapshot
+//   installed, its replay asked for) and before the next rollback or fault, minus F: when every
+//   fragment of the rollback holds its checkpoint's state again (the coordinator hears of it a
+//   message later). Absent without a rollback. Replay (replay_ms) and the first new output follow.
 // - recoveries: these figures for every fault that is not a restart, in fault order; recovery is
 //   the first of them.
 // - disturbance: find_disturbances() (disturbance.h): takeovers and detections the faults did
