@@ -45,10 +45,11 @@ void HybridStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
             if (live_) trim_live_log();
           }
         } else if constexpr (std::is_same_v<T, TupleBatch>) {
-          // Input redirected to me while I am active; before my first bootstrap is installed it
-          // is dropped (asked for again, a gap, once it is).
-          if (live_) server_.inputs().accept_batch(now, from, m, eff);
-          else server_.count("hybrid_passive_batches_dropped");
+          // Input redirected to me while I am active; before my current primary's bootstrap is
+          // installed it is dropped (asked for again, a gap, once it is): a new primary's
+          // redirection starts after its bootstrap's positions, not after my old live copy's.
+          if (live_ && live_input_open_) server_.inputs().accept_batch(now, from, m, eff);
+          else server_.count(live_ ? "hybrid_stale_live_batches_dropped" : "hybrid_passive_batches_dropped");
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (auto next = learn_takeover(now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {
@@ -86,6 +87,7 @@ void HybridStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   // node queues it and processes nothing).
   server_.set_role(Role::active_backup);  // traced as a role event at the end of the event
   live_ = true;
+  live_input_open_ = true;
   trim_live_log();
   server_.count("hybrid_bootstraps_installed");
   server_.trace(eff, now, TraceKind::bootstrap_installed).with(TraceKey::checkpoint, content->id);
@@ -145,6 +147,16 @@ void HybridStandbyRole::primary_failed(TimeUs now, Effects& eff, Detector detect
   options.took_over = true;
   successor_ = std::make_unique<PrimaryRole>(server_, options, make_hybrid_primary_side(server_, options));
   HAPAIR_CHECK(server_.role() == Role::primary);
+}
+
+void HybridStandbyRole::on_followed(TimeUs /*now*/, Effects& /*eff*/) {
+  // Chaos case 7373 of seed 1 (10,000 runs): the winner's first bootstrap had the id the old
+  // primary's had, so my assembler took it for a repeat and dropped it, while the producers, asked
+  // to send me input after the winner's bootstrap, filled my old live copy's hole with a gap (they
+  // had trimmed it); I then took over with that copy and lost output.
+  bootstrap_ = CheckpointAssembler{};
+  if (live_ && live_input_open_) server_.count("hybrid_live_input_closed_on_follow");
+  live_input_open_ = false;
 }
 
 std::uint64_t HybridStandbyRole::election_position() const {

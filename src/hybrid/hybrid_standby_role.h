@@ -56,10 +56,18 @@ class HybridStandbyRole : public StandbyRole {
   // with (the live one when it is ahead of the installed checkpoint, else the checkpoint),
   // summed over the input streams.
   std::uint64_t election_position() const override;
+  // k standbys: I follow a new primary (the election's winner). Its bootstraps are numbered on
+  // their own, and the redirection of my input ended with the old epoch: my live copy keeps what
+  // it accepted (it may still be the copy I take over with) but accepts nothing more until the
+  // new primary's bootstrap replaces it.
+  void on_followed(TimeUs now, Effects& eff) override;
 
   CheckpointReceiver checkpoints_;     // the passive copy
   CheckpointAssembler bootstrap_;      // the bootstrap of the live copy
   bool live_ = false;                  // a bootstrap is installed into the node: it processes
+  // My current primary's bootstrap is installed, so the input its producers send me continues my
+  // live copy (false after following a new primary until its bootstrap is installed).
+  bool live_input_open_ = false;
   bool awaiting_first_checkpoint_;     // rejoined, and neither copy of the new pair's state yet
   TimeUs next_retransmit_us_ = kNever;
 };

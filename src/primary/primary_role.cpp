@@ -45,6 +45,7 @@ void PrimaryRole::on_start(TimeUs now, Effects& eff) {
 }
 
 void PrimaryRole::on_tick(TimeUs now, Effects& eff) {
+  discount_own_stall(now);
   if (confirming_epoch_ != 0 && now >= next_confirmation_request_us_) request_confirmations(now, eff);
   for (NodeId n : live_standbys()) {
     WatchedStandby* w = watched(n);
@@ -244,6 +245,13 @@ void PrimaryRole::on_rejoin(TimeUs now, NodeId from, const Rejoin& r, Effects& e
     server_.count("rejoins_deferred_while_suspecting");
     return;
   }
+  // I did not run for a failure timeout or more (discount_own_stall): a standby may have taken
+  // over meanwhile, in the epoch a new pair would open now. Its fencing notice answers my first
+  // heartbeats; the rejoiner repeats its request.
+  if (now < stalled_until_us_) {
+    server_.count("rejoins_deferred_after_own_stall");
+    return;
+  }
   const Route& route = server_.routes().route(server_.node().fragment_id());
   const StandbyRef* known = route.standby(from);
   if (known != nullptr && r.incarnation == known->incarnation) {
@@ -331,6 +339,23 @@ void PrimaryRole::on_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detecto
       .with_text(dissolve_pending_ ? "held output waits until every neighbour follows this epoch"
                                    : "running unprotected until a standby rejoins");
   if (!dissolve_pending_) release_held_output(now, eff);
+}
+
+void PrimaryRole::discount_own_stall(TimeUs now) {
+  const TimeUs timeout_us = us_from_ms(static_cast<double>(server_.node().settings().failure_timeout_ms));
+  if (standbys_.empty() || next_heartbeat_us_ == kNever || now - next_heartbeat_us_ < timeout_us) return;
+  // My heartbeat was due a failure timeout ago or more: I did not run (paused, starved). My
+  // standbys' silence is mine, and a standby may have taken over: I watch them afresh and form
+  // no new pair for one failure timeout, by which my first heartbeats have been answered (chaos
+  // case 6148 of seed 1, 10,000 runs: a primary paused past its standby's takeover accepted a
+  // Rejoin at once, in the epoch its standby had claimed, and took the fragment back with stale
+  // state; its producer had trimmed for the standby).
+  for (WatchedStandby& w : standbys_) {
+    w.detector.heard(now);
+    w.loss_due_us = kNever;
+  }
+  stalled_until_us_ = now + timeout_us;
+  server_.count("own_stalls_discounted");
 }
 
 TraceEvent& PrimaryRole::trace_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detector detector, TimeUs silent_us) {

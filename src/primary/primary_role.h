@@ -72,6 +72,9 @@ class PrimaryRole : public RoleBehaviour {
   // The standby was found failed, by my heartbeat detector or the driver's (PeerLost): lost at
   // once after a closed connection, after one more failure timeout of silence otherwise.
   void standby_suspected(TimeUs now, Effects& eff, NodeId standby, Detector detector);
+  // My heartbeat to my standbys was due a failure timeout ago or more: I did not run meanwhile.
+  // Their silence is not counted against them, and no Rejoin is accepted until stalled_until_us_.
+  void discount_own_stall(TimeUs now);
   // Counts and traces the loss of a standby (in the epoch that dropped it).
   TraceEvent& trace_standby_lost(TimeUs now, Effects& eff, NodeId lost, Detector detector, TimeUs silent_us);
   // After a standby loss declared on silence: every producer echoed my route and every consumer
@@ -135,6 +138,7 @@ class PrimaryRole : public RoleBehaviour {
   NodeId deferred_claimant_ = kNoNode;
   TimeUs next_confirmation_request_us_ = kNever;
   TimeUs next_heartbeat_us_ = kNever;
+  TimeUs stalled_until_us_ = 0;  // after a stall of my own: no new pair before then
   TimeUs next_source_us_ = kNever;
   TimeUs next_retransmit_us_ = kNever;
   bool rebase_pending_ = false;

@@ -17,9 +17,22 @@ void PrimaryWatch::start(TimeUs now) {
 
 void PrimaryWatch::send_heartbeat(TimeUs now, Effects& eff) {
   if (now < next_heartbeat_us_) return;
+  discount_own_stall(now);
   const NodeId primary = server_.routes().route(server_.node().fragment_id()).primary;
   if (primary != kNoNode && primary != server_.node().self()) server_.send(eff, now, primary, Heartbeat{static_cast<std::uint64_t>(now)});
   next_heartbeat_us_ = now + us_from_ms(static_cast<double>(server_.node().settings().heartbeat_interval_ms));
+}
+
+void PrimaryWatch::discount_own_stall(TimeUs now) {
+  if (detector_.disabled() || !detector_.started() || detector_.suspected() || next_heartbeat_us_ <= 0) return;
+  const TimeUs timeout_us = us_from_ms(static_cast<double>(server_.node().settings().failure_timeout_ms));
+  if (now - next_heartbeat_us_ < timeout_us) return;
+  // My heartbeat was due a failure timeout ago or more: I did not run (paused, starved), and
+  // what the primary sent me meanwhile is still to be read. The silence is mine, not the
+  // primary's: the watch starts again now, so what arrived first decides (a newer epoch that
+  // dropped me fences me), and a primary that is really gone is found one failure timeout later.
+  detector_.heard(now);
+  server_.count("own_stalls_discounted");
 }
 
 bool PrimaryWatch::heard_from(NodeId sender, TimeUs now) {

@@ -80,15 +80,37 @@ std::optional<Takeover> RouteTable::implied_takeover(const Envelope& e) const {
   const NodeId n = e.header.sender;
   if (n >= plan_->nodes.size()) return std::nullopt;
   const FragmentId f = plan_->nodes[n].fragment;
-  // Only a standby that processes input (active standby) talks to nodes outside its pair (its
-  // input's producers): what it sends them does not make it the primary. Inside the pair any
-  // message in a newer epoch does: the partner's heartbeat tells a resumed standby that its pair
-  // was dissolved.
-  if (f != own_ && traits(f).standby_processes_input && !only_a_primary_sends(e.body)) return std::nullopt;
+  // Only a standby that processes input (active standby, hybrid standby while it is active)
+  // talks to nodes outside its pair (its input's producers): what it sends them does not make it
+  // the primary (chaos case 3863 of seed 1, 10,000 runs: a hybrid standby's level-0 ack in its
+  // primary's new epoch made a producer cut off from that primary follow the standby). Inside
+  // the pair any message in a newer epoch does: the partner's heartbeat tells a resumed standby
+  // that its pair was dissolved.
+  if (f != own_ && traits(f).standby_talks_to_producers() && !only_a_primary_sends(e.body)) return std::nullopt;
   const Route& r = routes_[f];
   if (e.header.epoch <= r.epoch) return std::nullopt;
   // Only a node that took over (or renewed its pair) speaks in a newer epoch than we know.
-  return Takeover{f, n, e.header.epoch, r.primary == n ? r.standbys : std::vector<StandbyRef>{}, std::nullopt};
+  return Takeover{f, n, e.header.epoch, implied_standbys(f, n), std::nullopt};
+}
+
+std::vector<StandbyRef> RouteTable::implied_standbys(FragmentId f, NodeId n) const {
+  const Route& r = routes_[f];
+  if (r.primary == n) return r.standbys;
+  // Another node of my own fragment speaks in a newer epoch: a standby took over. What it sends
+  // a node of its own fragment (heartbeats, checkpoints, determinants: Takeovers and candidacies
+  // imply nothing) it sends only to the standbys its route names, so I am one of them; with k
+  // standbys, the election's winner names every standby it heard (StandbyRole::followers), and
+  // I take the others to be among them until its own announcement says. Following it with no
+  // standby would fence me, and a winner that fails before its announcement reaches me would
+  // then leave nobody to take over (chaos case 5189 of seed 1, 10,000 runs: its announcement to
+  // the other standby was lost, its heartbeat arrived, and it crashed 1.5 ms after taking over).
+  if (f == own_) {
+    std::vector<StandbyRef> out;
+    for (const StandbyRef& s : r.standbys)
+      if (s.node != n) out.push_back(s);
+    return out;
+  }
+  return {};
 }
 
 bool RouteTable::newer_epoch_without_route(const Envelope& e) const {

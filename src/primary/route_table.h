@@ -119,6 +119,8 @@ class RouteTable {
 
  private:
   void advance_own_epoch();
+  // The standbys of fragment f that a message from node n in a newer epoch implies.
+  std::vector<StandbyRef> implied_standbys(FragmentId f, NodeId n) const;
 
   const Plan* plan_;
   NodeId self_;

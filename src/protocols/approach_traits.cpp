@@ -106,6 +106,7 @@ ApproachTraits hybrid_standby() {
   t.standbys_max = kStandbysMax;
   t.standby_suffix = ".backup";
   t.standby_role = Role::passive_backup;
+  t.standby_processes_input_when_switched = true;
   t.standby_holds_state = true;
   t.consumers_retain = true;
   t.output_waits_for_choices = ChoicesHeld::always;
@@ -181,7 +182,7 @@ ApproachCatalog ApproachCatalog::with(ApproachTraits extra) const {
                    "approach " << extra.name << ": a standby needs a name suffix, and only a standby has one");
   HAPAIR_CHECK_MSG(!extra.baseline || (!extra.has_standby() && extra.promise == Promise{}),
                    "approach " << extra.name << ": the baseline has no standby and promises nothing");
-  HAPAIR_CHECK_MSG(!extra.standby_processes_input || extra.has_standby(),
+  HAPAIR_CHECK_MSG((!extra.standby_processes_input && !extra.standby_processes_input_when_switched) || extra.has_standby(),
                    "approach " << extra.name << ": a standby that processes input needs a standby");
   for (const ApproachTraits& t : traits_)
     HAPAIR_CHECK_MSG(t.standby_suffix != extra.standby_suffix || t.standby_holds_state == extra.standby_holds_state,

@@ -91,6 +91,10 @@ struct ApproachTraits {
   // Producers send the fragment's input to its standby too, which processes it (active standby):
   // two processes do the fragment's work.
   bool standby_processes_input = false;
+  // Its standby processes input only after a switch (hybrid standby while it is active): then,
+  // as an active standby's, it acknowledges its input, asks its producers to replay and
+  // heartbeats them.
+  bool standby_processes_input_when_switched = false;
   // The standby holds (or gets) the primary's state. When it does not (amnesia, upstream backup),
   // a restarted node whose partner is lost too can take over its fragment like a standby would:
   // nothing of its partner's is needed.
@@ -128,6 +132,10 @@ struct ApproachTraits {
   std::vector<ApproachVariant> variants;
 
   bool has_standby() const { return standbys > 0; }
+  // Whether its standby may talk to the fragment's producers (level-0 acks, replay requests,
+  // heartbeats), now or after a switch: none of these says who is primary, so from another
+  // fragment they never imply a takeover (RouteTable::implied_takeover).
+  bool standby_talks_to_producers() const { return standby_processes_input || standby_processes_input_when_switched; }
   bool reads_setting(std::string_view setting) const;
   bool exchanges(std::string_view message_kind) const;
   // Processes doing the fragment's work when all is well.

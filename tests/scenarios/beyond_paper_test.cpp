@@ -298,6 +298,9 @@ TEST_CASE("an upstream-backup spare that won an epoch tie renews its claim when 
   // it, s1 and the sink follow the primary's claim, heard first. The primary, its dissolution
   // unconfirmed, loses and rejoins; but the spare, collecting restart points, never got s1's
   // (s1 answers its claim with the other one) and dropped every Rejoin: the output went quiet.
+  // Since the fix of chaos case 7192 of 10,000 runs the resumed spare discounts its own stall
+  // (PrimaryWatch::discount_own_stall): it reads the primary's dissolution before it suspects
+  // the primary and rejoins without claiming epoch 1, so no tie is left to renew over.
   auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/tests/scenarios/data/union_join_chaos_case12.toml");
   REQUIRE(load.topology.has_value());
   const auto plan = std::make_shared<const Plan>(make_plan(*load.topology));
@@ -310,6 +313,9 @@ TEST_CASE("an upstream-backup spare that won an epoch tie renews its claim when 
   o.report = judge_run(judge_against(*plan, reference, o.result), reference);
   require_precise(o);
   CHECK(o.report.lost == 0);
-  CHECK(o.count("claim_renewed") >= 1);
+  auto spare = o.result.counters.find("pair.spare");
+  REQUIRE(spare != o.result.counters.end());
+  CHECK(spare->second["own_stalls_discounted"] >= 1);
+  CHECK(o.count("claim_renewed") == 0);
   CHECK(o.has("pair_restored"));
 }
