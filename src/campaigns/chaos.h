@@ -90,6 +90,10 @@ struct ChaosOptions {
   // `hosts_arguments` is how the reproduce command names it (" --hosts FILE --remote-binary P").
   HostsLaunch hosts;
   std::string hosts_arguments;
+  // Live switches (issue 36): some cases of a fragment that may switch get one or two switches
+  // of its approach at random times, and some a crash around one (chaos_case.cpp,
+  // pick_switches). false (--no-switches): none, the cases drawn before switches existed.
+  bool switches = true;
 
   // ---- what runs ----
   std::size_t runs = 100;               // cases 0 .. runs-1
@@ -128,6 +132,9 @@ struct ChaosCase {
   // With hosts: the host losses ("host-of:NODE" at a time); with the crashes they imply, the
   // schedule still passes validate_run_faults.
   std::vector<HostLossSpec> host_losses;
+  // Whether the schedule is a crash around one of the live switches (topology.switches; both
+  // drawn by pick_switches) rather than the usual one.
+  bool faults_around_switch = false;
   std::string description;        // the picks on one line
 };
 

@@ -159,6 +159,70 @@ TEST_CASE("chaos cases have valid schedules of every kind, inside the run, on ev
   CHECK(seen_approaches.size() == ApproachCatalog::builtin().all().size());
 }
 
+TEST_CASE("chaos draws live switches among the switchable approaches, with crashes around them, from a stream of their own", "[chaos]") {
+  ChaosOptions o = sim_options(11, 0);
+  ChaosOptions without = o;
+  without.switches = false;
+  const auto nets = networks(o);
+  int switched = 0, two = 0, around = 0, around_standby = 0, during = 0, to_upstream = 0;
+  std::set<HaMode> from_seen, to_seen;
+  for (std::size_t i = 0; i < 400; ++i) {
+    const ChaosCase c = chaos_case(o, nets, i);
+    const ChaosCase plain = chaos_case(without, nets, i);
+    INFO("case " << i << ": " << c.description);
+    REQUIRE(validate(c.topology).empty());
+    // Everything but the switches (and a schedule around one) is what --no-switches draws.
+    CHECK(plain.topology.switches.empty());
+    CHECK_FALSE(plain.faults_around_switch);
+    Topology same = c.topology;
+    same.switches.clear();
+    CHECK(same == plain.topology);
+    if (!c.faults_around_switch) CHECK(c.faults == plain.faults);
+    CHECK(c.description.rfind(plain.description.substr(0, plain.description.find(" faults:")), 0) == 0);
+    // The same case again, and as `--case i` would draw it.
+    CHECK(chaos_case(o, nets, i).description == c.description);
+    if (c.topology.switches.empty()) {
+      CHECK_FALSE(c.faults_around_switch);
+      CHECK(c.description.find("switches:") == std::string::npos);
+      continue;
+    }
+    ++switched;
+    two += c.topology.switches.size() == 2;
+    const Plan plan = make_plan(c.topology);
+    CHECK(validate_run_faults(plan, c.faults).empty());
+    std::map<std::string, HaMode> now;
+    for (const SwitchSpec& w : c.topology.switches) {
+      const FragmentId f = plan.fragment_id(w.fragment);
+      REQUIRE(f != kNoFragment);
+      if (!now.count(w.fragment)) now[w.fragment] = plan.fragments[f].ha;
+      CHECK(w.to != now[w.fragment]);  // a switch to another approach
+      CHECK(switchable_mode(plan.approaches, w.to));
+      from_seen.insert(now[w.fragment]);
+      to_seen.insert(w.to);
+      to_upstream += std::string(to_string(w.to)) == "upstream";
+      now[w.fragment] = w.to;
+      CHECK(c.description.find(w.fragment + "=" + to_string(w.to) + "@" + shortest_text(w.at_s)) != std::string::npos);
+    }
+    if (c.faults_around_switch) {
+      ++around;
+      REQUIRE_FALSE(c.faults.empty());
+      const FaultSpec& first = c.faults.front();
+      CHECK(first.kind == FaultKind::crash);
+      around_standby += first.node.find('.') != std::string::npos;
+      for (const SwitchSpec& w : c.topology.switches)
+        during += first.at_s >= w.at_s - 0.001 && first.at_s <= w.at_s + 0.005;
+    }
+  }
+  CHECK(switched > 100);
+  CHECK(two > 20);
+  CHECK(around > 40);
+  CHECK(around_standby > 10);
+  CHECK(during > 20);
+  CHECK(to_upstream > 10);
+  CHECK(to_seen.size() == 4);  // upstream, passive, active, hybrid
+  CHECK(from_seen.size() == 4);
+}
+
 TEST_CASE("the real driver draws only crash, pause and restart by default, and no network loss", "[chaos]") {
   ChaosOptions o = sim_options(3, 0);
   o.driver = "real";
