@@ -22,6 +22,7 @@
 #include "proc/net_isolation.h"
 #include "run/run_once.h"
 #include "config/topology_file.h"
+#include "protocols/number_text.h"
 #include "protocols/plan.h"
 #include "sim/faults.h"
 #include "support/trace_read.h"
@@ -166,7 +167,7 @@ TEST_CASE("chaos draws live switches among the switchable approaches, with crash
   const auto nets = networks(o);
   int switched = 0, two = 0, around = 0, around_standby = 0, during = 0, to_upstream = 0;
   std::set<HaMode> from_seen, to_seen;
-  for (std::size_t i = 0; i < 400; ++i) {
+  for (std::size_t i = 0; i < 1000; ++i) {
     const ChaosCase c = chaos_case(o, nets, i);
     const ChaosCase plain = chaos_case(without, nets, i);
     INFO("case " << i << ": " << c.description);
@@ -177,7 +178,12 @@ TEST_CASE("chaos draws live switches among the switchable approaches, with crash
     Topology same = c.topology;
     same.switches.clear();
     CHECK(same == plain.topology);
-    if (!c.faults_around_switch) CHECK(c.faults == plain.faults);
+    auto schedule = [](const std::vector<FaultSpec>& faults) {
+      std::string out;
+      for (const FaultSpec& f : faults) out += describe(f) + "; ";
+      return out;
+    };
+    if (!c.faults_around_switch) CHECK(schedule(c.faults) == schedule(plain.faults));
     CHECK(c.description.rfind(plain.description.substr(0, plain.description.find(" faults:")), 0) == 0);
     // The same case again, and as `--case i` would draw it.
     CHECK(chaos_case(o, nets, i).description == c.description);
@@ -213,12 +219,14 @@ TEST_CASE("chaos draws live switches among the switchable approaches, with crash
         during += first.at_s >= w.at_s - 0.001 && first.at_s <= w.at_s + 0.005;
     }
   }
+  // About 1 case in 7 switches (4 of the 7 approaches can, with k = 1 and a network where a
+  // fragment may), half of those with a crash around a switch (seed 1: 143 and 71 of 1000).
   CHECK(switched > 100);
-  CHECK(two > 20);
+  CHECK(two > 30);
   CHECK(around > 40);
-  CHECK(around_standby > 10);
+  CHECK(around_standby > 12);
   CHECK(during > 20);
-  CHECK(to_upstream > 10);
+  CHECK(to_upstream > 15);
   CHECK(to_seen.size() == 4);  // upstream, passive, active, hybrid
   CHECK(from_seen.size() == 4);
 }
