@@ -12,8 +12,8 @@
 // guarantees under it, and the classification rules implemented here.
 //
 // Invariants: case i of seed S is a pure function of (S, i) and of the options that shape the
-// case space (driver, approaches, pick rule, fault kinds, networks, duration), drawn from its own
-// Rng stream; it never depends on --runs or on other cases, so `--case i` repeats exactly run i
+// case space (driver, approaches, pick rule, fault kinds, networks, duration, whether live
+// switches are drawn), drawn from its own Rng streams; it never depends on --runs or on other cases, so `--case i` repeats exactly run i
 // of a campaign. A run is a violation only when its schedule stayed within the guarantee of its
 // approach and the verdict (or completion) broke that guarantee; a schedule that left a fragment
 // without any node holding its state is "beyond the guarantee" and is reported on its own.
