@@ -242,9 +242,14 @@ ChaosRun run_chaos_case(const ChaosOptions& options, const ChaosCase& c) {
   for (const DetectionSeen& d : outcome.metrics.disturbance.detections) ++detectors[d.detector];
   for (const auto& [name, n] : detectors)
     r.detectors += (r.detectors.empty() ? "" : " ") + name + "=" + std::to_string(n);
+  // A case with live switches ran every approach its switches name: it is held to the least
+  // promise among them (a switch to upstream backup on an arbitrary network: rollback).
+  const ApproachTraits* judged = &plan->approaches.of(c.approach);
+  for (const PlanSwitch& w : plan->switches)
+    if (plan->approaches.of(w.to).promise < judged->promise) judged = &plan->approaches.of(w.to);
   const GuaranteeJudgement j =
-      judge_guarantee(plan->approaches.of(c.approach), c.topology.settings.determinants,
-                      !reference.arbitrary_operators.empty() || rebases_ids(plan->approaches.of(c.approach), c.topology.settings), s,
+      judge_guarantee(*judged, c.topology.settings.determinants,
+                      !reference.arbitrary_operators.empty() || rebases_ids(*judged, c.topology.settings), s,
                          outcome.result.completed, outcome.result.errors, beyond_guarantee(*plan, outcome.result));
   r.klass = j.klass;
   r.reason = j.reason;

@@ -12,8 +12,8 @@
 // guarantees under it, and the classification rules implemented here.
 //
 // Invariants: case i of seed S is a pure function of (S, i) and of the options that shape the
-// case space (driver, approaches, pick rule, fault kinds, networks, duration), drawn from its own
-// Rng stream; it never depends on --runs or on other cases, so `--case i` repeats exactly run i
+// case space (driver, approaches, pick rule, fault kinds, networks, duration, whether live
+// switches are drawn), drawn from its own Rng streams; it never depends on --runs or on other cases, so `--case i` repeats exactly run i
 // of a campaign. A run is a violation only when its schedule stayed within the guarantee of its
 // approach and the verdict (or completion) broke that guarantee; a schedule that left a fragment
 // without any node holding its state is "beyond the guarantee" and is reported on its own.
@@ -90,6 +90,10 @@ struct ChaosOptions {
   // `hosts_arguments` is how the reproduce command names it (" --hosts FILE --remote-binary P").
   HostsLaunch hosts;
   std::string hosts_arguments;
+  // Live switches (issue 36): some cases of a fragment that may switch get one or two switches
+  // of its approach at random times, and some a crash around one (chaos_case.cpp,
+  // pick_switches). false (--no-switches): none, the cases drawn before switches existed.
+  bool switches = true;
 
   // ---- what runs ----
   std::size_t runs = 100;               // cases 0 .. runs-1
@@ -128,6 +132,9 @@ struct ChaosCase {
   // With hosts: the host losses ("host-of:NODE" at a time); with the crashes they imply, the
   // schedule still passes validate_run_faults.
   std::vector<HostLossSpec> host_losses;
+  // Whether the schedule is a crash around one of the live switches (topology.switches; both
+  // drawn by pick_switches) rather than the usual one.
+  bool faults_around_switch = false;
   std::string description;        // the picks on one line
 };
 

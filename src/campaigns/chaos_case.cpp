@@ -345,6 +345,73 @@ std::vector<FaultSpec> pick_k_standby_schedule(const Plan& plan, Rng& rng, const
   return faults;
 }
 
+// Live switches (issue 36), drawn from the case's own stream for them ("chaos.switches"), so the
+// network, settings and schedule drawn above stay what they were. Half the cases whose network
+// has a fragment that may switch (an approach among switchable_mode's, one standby, no arbitrary
+// operator: what [[switch]] accepts) get one switch (30 %) or two (20 %) at random times, each to
+// another switchable approach than the fragment's at that moment. Half of those replace the
+// schedule with a crash around a switch: the primary or the standby of the switching fragment,
+// 1 ms before to 5 ms after it (during the switch: the announcement, the checkpoint or the
+// bootstrap in flight) or 10 to 300 ms after it (the new approach just settling), which may
+// restart, and then the other replica may crash once the pair was restored.
+struct SwitchDraw {
+  std::vector<SwitchSpec> switches;
+  std::vector<FaultSpec> faults;  // empty: the usual schedule stands
+};
+
+SwitchDraw pick_switches(const Plan& plan, Rng& rng, const std::vector<ChaosFault>& kinds, double duration_s) {
+  SwitchDraw out;
+  std::vector<const PlanFragment*> eligible;
+  for (const PlanFragment& f : plan.fragments)
+    if (f.kind == FragmentKind::operators && switchable_mode(plan.approaches, f.ha) && f.standbys.size() == 1 &&
+        f.klass != OperatorClass::arbitrary)
+      eligible.push_back(&f);
+  std::vector<HaMode> targets;
+  for (const ApproachTraits& a : plan.approaches.all())
+    if (switchable_mode(plan.approaches, a.mode)) targets.push_back(a.mode);
+  const auto shape = rng.below(10);
+  if (eligible.empty() || targets.size() < 2 || shape < 5) return out;
+  const std::size_t count = shape < 8 ? 1 : 2;
+  std::map<FragmentId, HaMode> now;
+  for (const PlanFragment* f : eligible) now[f->id] = f->ha;
+  double t = pick_ms(rng, 0.15 * duration_s, 0.6 * duration_s);
+  std::vector<FragmentId> switched;
+  for (std::size_t i = 0; i < count && t < 0.85 * duration_s; ++i) {
+    const PlanFragment& f = *eligible[rng.below(eligible.size())];
+    std::vector<HaMode> others;
+    for (HaMode m : targets)
+      if (m != now[f.id]) others.push_back(m);
+    const HaMode to = pick_one(rng, others);
+    out.switches.push_back(SwitchSpec{f.name, to, t, "chaos"});
+    switched.push_back(f.id);
+    now[f.id] = to;
+    t = whole_ms(t + pick_ms(rng, 0.1 * duration_s, 0.3 * duration_s));
+  }
+  if (!contains(kinds, ChaosFault::crash) || !rng.chance(0.5)) return out;
+
+  // A crash around one of the switches (no fault before it, so the plan's primary still acts).
+  const std::size_t which = rng.below(out.switches.size());
+  const SwitchSpec& s = out.switches[which];
+  const PlanFragment& f = plan.fragments[switched[which]];
+  const bool standby = rng.chance(0.4);
+  const std::string victim = plan.nodes[standby ? f.standbys.front() : f.primary].name;
+  const std::string other = plan.nodes[standby ? f.primary : f.standbys.front()].name;
+  // -1 ms to +5 ms in tenths of a millisecond, or 10 to 300 ms after.
+  const double at_s = rng.chance(0.6) ? std::round((s.at_s + static_cast<double>(pick(rng, -10, 50)) / 10'000.0) * 10'000.0) / 10'000.0
+                                      : whole_ms(s.at_s + pick_ms(rng, 0.01, 0.3));
+  std::vector<FaultSpec> faults{{FaultKind::crash, victim, "", at_s, 0.0}};
+  if (contains(kinds, ChaosFault::restart) && rng.chance(0.6)) {
+    const double back_s = whole_ms(at_s + pick_ms(rng, 0.15, 0.5));
+    faults.push_back({FaultKind::restart, victim, "", back_s, 0.0});
+    // The survivor (the acting primary now) crashes once the restarted node rejoined.
+    if (rng.chance(0.4)) faults.push_back({FaultKind::crash, other, "", whole_ms(back_s + pick_ms(rng, 0.2, 0.5)), 0.0});
+  }
+  faults.erase(std::remove_if(faults.begin(), faults.end(), [&](const FaultSpec& x) { return x.at_s > 0.9 * duration_s; }),
+               faults.end());
+  if (!faults.empty() && validate_run_faults(plan, faults).empty()) out.faults = std::move(faults);
+  return out;
+}
+
 std::string describe_case(const ChaosCase& c) {
   const Settings& s = c.topology.settings;
   const SimSettings& n = c.topology.sim;
@@ -365,6 +432,13 @@ std::string describe_case(const ChaosCase& c) {
   if (approach.reads_setting("local_recovery") && s.local_recovery) d << " local_recovery";
   if (n.loss_ratio > 0) d << " loss=" << shortest_text(std::round(n.loss_ratio * 1e4) / 1e4);
   if (n.duplication_ratio > 0) d << " dup=" << shortest_text(std::round(n.duplication_ratio * 1e4) / 1e4);
+  if (!c.topology.switches.empty()) {
+    d << " switches:";
+    for (std::size_t i = 0; i < c.topology.switches.size(); ++i) {
+      const SwitchSpec& w = c.topology.switches[i];
+      d << (i == 0 ? " " : ", ") << w.fragment << "=" << to_string(w.to) << "@" << shortest_text(w.at_s);
+    }
+  }
   d << " faults:";
   if (c.faults.empty() && c.host_losses.empty()) d << " none";
   for (std::size_t i = 0; i < c.faults.size(); ++i) d << (i == 0 ? " " : "; ") << describe(c.faults[i]);
@@ -520,6 +594,21 @@ ChaosCase chaos_case(const ChaosOptions& options, const std::map<std::string, To
   if (auto k_faults = pick_k_standby_schedule(plan, k_rng, kinds, duration_s); !k_faults.empty()) {
     c.faults = std::move(k_faults);
     c.host_losses.clear();
+  }
+  if (options.switches) {
+    // Live switches from their own stream (the draws above stay what they were; pick_switches).
+    Rng switch_rng = Rng::derive(c.seed, hash_name("chaos.switches"));
+    SwitchDraw draw = pick_switches(plan, switch_rng, kinds, duration_s);
+    if (!draw.switches.empty()) {
+      c.topology.switches = std::move(draw.switches);
+      const auto switch_problems = validate(c.topology);
+      HAPAIR_CHECK_MSG(switch_problems.empty(), "chaos case " << index << " drew an invalid switch: " << switch_problems.front());
+    }
+    if (!draw.faults.empty()) {
+      c.faults = std::move(draw.faults);
+      c.host_losses.clear();
+      c.faults_around_switch = true;
+    }
   }
   c.description = describe_case(c);
   return c;

@@ -30,6 +30,7 @@ std::string chaos_reproduce_command(const ChaosOptions& o, std::size_t index) {
     cmd += " --networks " + fmt::format("{}", fmt::join(o.networks, ","));
   if (!o.networks_dir.empty()) cmd += " --networks-dir " + o.networks_dir;
   if (o.duration_s) cmd += " --duration-s " + shortest_text(*o.duration_s);
+  if (!o.switches) cmd += " --no-switches";
   return cmd + o.hosts_arguments;
 }
 
@@ -94,6 +95,25 @@ std::string tally_header(bool with_violations, bool with_hosts) {
          (with_hosts ? "  hostl" : "") + (with_violations ? "  violations" : "") + "\n";
 }
 
+// Live switches drawn (issue 36): in how many runs, to which approaches, how many with a crash
+// around a switch, and the violations among them. Empty when no run switched.
+std::string switches_line(const ChaosReport& report) {
+  std::size_t runs = 0, around = 0, violations = 0;
+  std::map<std::string, std::size_t> to;
+  for (const auto& r : report.runs) {
+    if (r.c.topology.switches.empty()) continue;
+    ++runs;
+    around += r.c.faults_around_switch;
+    violations += r.klass == GuaranteeClass::violation;
+    for (const SwitchSpec& w : r.c.topology.switches) ++to[to_string(w.to)];
+  }
+  if (runs == 0) return "";
+  std::string targets;
+  for (const auto& [name, n] : to) targets += (targets.empty() ? "" : ", ") + std::to_string(n) + " to " + name;
+  return "live switches in " + std::to_string(runs) + " run(s) (" + targets + "); " + std::to_string(around) +
+         " with a crash around a switch; violations among them: " + std::to_string(violations) + "\n";
+}
+
 }  // namespace
 
 std::string chaos_table(const ChaosReport& report) {
@@ -117,6 +137,7 @@ std::string chaos_table(const ChaosReport& report) {
   for (HaMode m : o.approaches)
     if (within.count(m)) out += tally_line(to_string(m), within[m], true, hosts);
   out += tally_line("all", all, true, hosts);
+  out += switches_line(report);
   std::map<std::string, std::pair<std::size_t, std::string>> unjudged;  // runs, the first reason
   for (const auto& r : report.runs)
     for (const auto& n : r.unjudged) {

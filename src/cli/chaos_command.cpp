@@ -51,7 +51,7 @@ int chaos_command(const Args& args) {
   ChaosOptions options;
   std::vector<std::string> approaches, faults, networks;
   std::string pick = "turn", runs_text = "100", seed_text = "1", case_text, duration_text, timeout_text = "900", jobs_text;
-  bool no_isolate = false;
+  bool no_isolate = false, no_switches = false;
   po::options_description described("hapair chaos options");
   described.add_options()
       ("help,h", "show this help")
@@ -73,6 +73,10 @@ int chaos_command(const Args& args) {
       ("duration-s", po::value<std::string>(&duration_text), "seconds the sources emit per run, 0.5 .. 600 (default: 3 sim, 2 real)")
       ("run-timeout-s", po::value<std::string>(&timeout_text)->default_value("900"),
        "wall-clock bound of one run, > 0 and <= 86400 s; a run over it counts as hung")
+      ("no-switches", po::bool_switch(&no_switches),
+       ("draw no live switches (default: half the cases whose network has a fragment that may switch get one or two "
+        "switches of its approach, among " + switchable_mode_names(ApproachCatalog::builtin()) +
+        ", half of those a crash of its primary or standby around one)").c_str())
       ("no-isolate", po::bool_switch(&no_isolate), "run every case in this process (default: each in a forked child)")
       ("jobs", po::value<std::string>(&jobs_text),
        "cases run at once, 1 .. 256 (default: every core with --driver sim, 1 with --driver real)")
@@ -128,6 +132,7 @@ int chaos_command(const Args& args) {
     options.duration_s = real_number("--duration-s", duration_text, NumberRange{0.5, true, 600.0, "seconds"}, problems);
   if (auto t = real_number("--run-timeout-s", timeout_text, kTimeoutRange, problems)) options.run_timeout_s = *t;
   options.isolate = !no_isolate;
+  options.switches = !no_switches;
   if (vm.count("jobs")) {
     if (auto j = whole_number("--jobs", jobs_text, 1, 256, problems)) options.jobs = *j;
   } else if (options.driver == "sim" && options.isolate) {

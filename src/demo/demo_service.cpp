@@ -108,6 +108,35 @@ Json fault_json(const FaultSpec& f) {
   return j;
 }
 
+// A live switch from a request (create's switches[], or the switch op): a fragment and the
+// approach to switch it to; `at_needed`: its at_us is read too.
+bool switch_of(const nlohmann::json& j, bool at_needed, SwitchSpec& s, std::string& what) {
+  if (!j.is_object()) {
+    what = "a switch must be an object";
+    return false;
+  }
+  if (!text(j, "fragment", s.fragment, what)) return false;
+  std::string to;
+  if (!text(j, "to", to, what)) return false;
+  const auto mode = parse_ha_mode(to);
+  if (!mode) {
+    what = "unknown approach '" + to + "'; live switching allows: " + DemoSession::switchable_names();
+    return false;
+  }
+  s.to = *mode;
+  if (at_needed) {
+    std::int64_t at = 0;
+    if (!whole(j, "at_us", 1, 3'600'000'000, at, what)) return false;
+    s.at_s = static_cast<double>(at) / 1e6;
+  }
+  s.where = "switch";
+  return true;
+}
+
+Json switch_json(const SwitchSpec& s) {
+  return Json{{"fragment", s.fragment}, {"to", to_string(s.to)}, {"at_us", static_cast<std::int64_t>(std::llround(s.at_s * 1e6))}};
+}
+
 }  // namespace
 
 DemoService::DemoService(std::size_t sessions_max) : sessions_max_(sessions_max == 0 ? 1 : sessions_max) {}
@@ -130,11 +159,15 @@ Json DemoService::handle(const nlohmann::json& request, bool& error) {
     for (const DemoNetwork& n : demo_networks())
       networks.push_back(Json{{"name", n.name}, {"title", n.title}, {"description", n.description}});
     Json approaches = Json::array();
-    for (const ApproachTraits& a : ApproachCatalog::builtin().all()) approaches.push_back(a.name);
-    return Json{{"networks", networks}, {"approaches", approaches}};
+    Json switchable = Json::array();
+    for (const ApproachTraits& a : ApproachCatalog::builtin().all()) {
+      approaches.push_back(a.name);
+      if (switchable_mode(ApproachCatalog::builtin(), a.mode)) switchable.push_back(a.name);
+    }
+    return Json{{"networks", networks}, {"approaches", approaches}, {"switchable", switchable}};
   }
   if (op == "create") return create(request, error);
-  if (op == "advance" || op == "step" || op == "fault" || op == "close") {
+  if (op == "advance" || op == "step" || op == "fault" || op == "switch" || op == "close") {
     Json answer;
     DemoSession* s = find(request, answer, error);
     if (s == nullptr) return answer;
@@ -151,8 +184,16 @@ Json DemoService::handle(const nlohmann::json& request, bool& error) {
       if (!whole(request, "to_us", 0, 3'600'000'000, to, what)) return failure(error, what);
       return s->advance(to);
     }
-    FaultSpec f;
     std::string what;
+    if (op == "switch") {
+      SwitchSpec w;
+      if (!switch_of(request, false, w, what)) return failure(error, what);
+      const auto problems = s->switch_approach(w);
+      if (!problems.empty()) return failure(error, problems.front());
+      w.at_s = static_cast<double>(s->now_us() + 1) / 1e6;
+      return Json{{"ok", true}, {"switch", switch_json(w)}};
+    }
+    FaultSpec f;
     if (!fault_of(request, &s->plan(), false, f, what)) return failure(error, what);
     const auto problems = s->inject(f);
     if (!problems.empty()) return failure(error, problems.front());
@@ -164,7 +205,7 @@ Json DemoService::handle(const nlohmann::json& request, bool& error) {
     return real_handler(request, error);
   }
   return failure(error, "unknown op '" + op +
-                            "'; allowed: networks, create, advance, step, fault, close, real_start, real_kill, real_status");
+                            "'; allowed: networks, create, advance, step, fault, switch, close, real_start, real_kill, real_status");
 }
 
 Json DemoService::create(const nlohmann::json& request, bool& error) {
@@ -195,6 +236,14 @@ Json DemoService::create(const nlohmann::json& request, bool& error) {
       FaultSpec f;
       if (!fault_of(j, nullptr, true, f, what)) return failure(error, what);
       spec.faults.push_back(f);
+    }
+  }
+  if (request.contains("switches")) {
+    if (!request["switches"].is_array()) return failure(error, "'switches' must be an array");
+    for (const auto& j : request["switches"]) {
+      SwitchSpec w;
+      if (!switch_of(j, true, w, what)) return failure(error, what);
+      spec.switches.push_back(w);
     }
   }
   auto session = DemoSession::create(spec, what);

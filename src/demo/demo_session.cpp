@@ -44,9 +44,10 @@ std::unique_ptr<DemoSession> DemoSession::create(const DemoRunSpec& spec, std::s
     for (const DemoNetwork& n : demo_networks()) error += " " + n.name;
     return nullptr;
   }
+  topology->switches = spec.switches;
   const auto problems = validate(*topology);
   if (!problems.empty()) {
-    error = "the network does not validate: " + problems.front();
+    error = topology->switches.empty() ? "the network does not validate: " + problems.front() : problems.front();
     return nullptr;
   }
   std::unique_ptr<DemoSession> s(new DemoSession());
@@ -57,11 +58,7 @@ std::unique_ptr<DemoSession> DemoSession::create(const DemoRunSpec& spec, std::s
     error = fault_problems.front();
     return nullptr;
   }
-  SimOptions options;
-  options.faults = spec.faults;
-  DemoSession* self = s.get();
-  options.on_send = [self](const SentMessage& m) { self->note_sent(m); };
-  s->sim_ = std::make_unique<Simulator>(s->plan_, std::move(options), run_node_cores());
+  s->sim_ = s->make_sim(s->plan_, spec.faults);
   s->twin_ = std::make_unique<Simulator>(s->plan_, SimOptions{}, run_node_cores());
   s->reference_ = reference_run(*s->plan_).deliveries;
   s->classifier_ = std::make_unique<OutputClassifier>(s->reference_);
@@ -69,6 +66,44 @@ std::unique_ptr<DemoSession> DemoSession::create(const DemoRunSpec& spec, std::s
 }
 
 DemoSession::~DemoSession() = default;
+
+std::unique_ptr<Simulator> DemoSession::make_sim(std::shared_ptr<const Plan> plan, const std::vector<FaultSpec>& faults) {
+  SimOptions options;
+  options.faults = faults;
+  options.on_send = [this](const SentMessage& m) { note_sent(m); };
+  return std::make_unique<Simulator>(std::move(plan), std::move(options), run_node_cores());
+}
+
+std::string DemoSession::switchable_names() { return switchable_mode_names(ApproachCatalog::builtin()); }
+
+std::vector<std::string> DemoSession::switch_approach(SwitchSpec change) {
+  if (sim_->ended()) return {"the run has ended"};
+  const TimeUs now = sim_->now_us();
+  change.at_s = static_cast<double>(now + 1) / 1e6;
+  change.where = "switch";
+  DemoRunSpec spec = spec_;
+  spec.switches.push_back(change);
+  auto topology = demo_topology(spec.network, spec.ha, spec.seed, spec.duration_s);
+  HAPAIR_CHECK(topology.has_value());  // the session was created from it
+  topology->switches = spec.switches;
+  const auto problems = validate(*topology);
+  if (!problems.empty()) return problems;
+  auto plan = std::make_shared<const Plan>(make_plan(*topology));
+  // The messages in flight come again from the replay.
+  in_flight_.clear();
+  auto sim = make_sim(plan, spec.faults);
+  sim->run_until(now);
+  // The same run so far: the replay recorded what the page was shown, no more, no less.
+  HAPAIR_CHECK_MSG(sim->now_us() == now && sim->events().size() == sim_->events().size() &&
+                       sim->deliveries().size() == sim_->deliveries().size(),
+                   "the replay up to a live switch at " << now << " us differs: " << sim->events().size() << " events and "
+                                                        << sim->deliveries().size() << " deliveries, the run had "
+                                                        << sim_->events().size() << " and " << sim_->deliveries().size());
+  sim_ = std::move(sim);
+  plan_ = std::move(plan);
+  spec_ = std::move(spec);
+  return {};
+}
 
 TimeUs DemoSession::now_us() const { return sim_->now_us(); }
 
@@ -137,7 +172,9 @@ std::vector<std::string> DemoSession::inject(FaultSpec fault) {
   // At the next microsecond: everything at `now` has been handled already.
   fault.at_s = static_cast<double>(sim_->now_us() + 1) / 1e6;
   if (sim_->ended()) return {"the run has ended"};
-  return sim_->add_fault(fault);
+  auto problems = sim_->add_fault(fault);
+  if (problems.empty()) spec_.faults.push_back(fault);  // a later switch's replay injects it too
+  return problems;
 }
 
 Json DemoSession::answer() {

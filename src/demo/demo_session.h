@@ -34,6 +34,9 @@ struct DemoRunSpec {
   std::uint64_t seed = 1;
   double duration_s = 8.0;
   std::vector<FaultSpec> faults;  // to replay (a rewind), in time order
+  // Live switches of a fragment's approach (docs/ARCHITECTURE.md "Live switching"), to replay
+  // (a rewind) like the faults; at_s of each is when it was made.
+  std::vector<SwitchSpec> switches;
 };
 
 inline constexpr TimeUs kMissingGraceUs = 300'000;
@@ -52,6 +55,16 @@ class DemoSession {
   OrderedJson step();
   // Injects `fault` at the current time (its at_s is set here). Empty, or the problems.
   std::vector<std::string> inject(FaultSpec fault);
+  // Switches fragment `fragment` to approach `to` live, at the next microsecond (its at_s is set
+  // here). The plan's switch schedule is fixed when its nodes start, so the session runs a new
+  // simulator whose plan has the switch, with the same faults, up to now: the simulator is
+  // deterministic and the switch not yet due, so it is the same run so far (checked: the same
+  // trace events and deliveries), and from now on it switches. Empty, or the problems (an
+  // approach that cannot switch live, a fragment without standby: what [[switch]] refuses, with
+  // the valid choices).
+  std::vector<std::string> switch_approach(SwitchSpec change);
+  // The approaches a fragment may be switched to live (switchable_mode_names).
+  static std::string switchable_names();
   TimeUs now_us() const;
   const Plan& plan() const { return *plan_; }
 
@@ -60,10 +73,13 @@ class DemoSession {
   struct InFlight;
   OrderedJson answer();
   OrderedJson state_json();
+  // A simulator of `plan` with `faults`, its sends noted (note_sent); the plan of spec_ and the
+  // faults the session replays, or one with a new switch.
+  std::unique_ptr<Simulator> make_sim(std::shared_ptr<const Plan> plan, const std::vector<FaultSpec>& faults);
   void note_sent(const SentMessage& m);
 
   std::shared_ptr<const Plan> plan_;
-  DemoRunSpec spec_;
+  DemoRunSpec spec_;  // with every fault injected and switch made since (what a rebuild replays)
   std::unique_ptr<Simulator> sim_;
   std::unique_ptr<Simulator> twin_;
   std::vector<Delivery> reference_;

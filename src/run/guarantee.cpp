@@ -40,10 +40,17 @@ HaMode judged_approach(const Plan& plan, const std::vector<FaultSpec>& faults) {
     for (const PlanFragment& f : plan.fragments)
       if (f.kind == FragmentKind::operators) hit.push_back(f.id);
   if (hit.empty()) return plan.settings().ha;
-  FragmentId weakest = hit.front();
-  for (FragmentId f : hit)
-    if (plan.traits(f).promise < plan.traits(weakest).promise) weakest = f;
-  return plan.fragments[weakest].ha;
+  HaMode weakest = plan.fragments[hit.front()].ha;
+  auto weaken = [&](HaMode m) {
+    if (plan.approaches.of(m).promise < plan.approaches.of(weakest).promise) weakest = m;
+  };
+  for (FragmentId f : hit) {
+    weaken(plan.fragments[f].ha);
+    // A fragment switched live ran each approach its schedule names (docs/ARCHITECTURE.md).
+    for (const PlanSwitch& s : plan.switches)
+      if (s.fragment == f) weaken(s.to);
+  }
+  return weakest;
 }
 
 GuaranteeCheck check_guarantee(const Plan& plan, const RunOutcome& outcome, const Reference& reference) {

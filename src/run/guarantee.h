@@ -52,8 +52,8 @@ struct GuaranteeCheck {
 std::vector<std::string> harness_errors(const RunResult& result);
 
 // The approach a run is judged by: the mode of the operator fragments its faults hit (those of
-// every operator fragment in a failure-free run); when they differ, the one that promises least
-// (Promise's order: none, amnesia, upstream, active, passive).
+// every operator fragment in a failure-free run) and those their live switches name; when they
+// differ, the one that promises least (Promise's order: none, amnesia, upstream, active, passive).
 HaMode judged_approach(const Plan& plan, const std::vector<FaultSpec>& faults);
 
 // The run's outcome against its approach's guarantee (docs/FAULTS.md, the same rules as

@@ -2,6 +2,9 @@
 // The live demo page (web/demo/, docs/DEMO.md) in a real browser:
 //   1. passive standby on the default network, `aggregate` (the primary) killed at 2 s virtual:
 //      a takeover follows, and 1 s of virtual time after it the output strip shows 0 missing;
+//   1c. a live switch of the aggregate from passive to active standby from the page's control (a
+//      refused choice explained first), told in the story and marked on the timeline, then a
+//      kill: the output stays precise to the end;
 //   2. the same with amnesia (killed with the node's Kill button): missing > 0;
 //   3. both side by side (one kill hits each side's aggregate primary), then a rewind to 1.5 s
 //      that replays the recorded kill, and single steps;
@@ -138,6 +141,45 @@ try {
   const want = ['pause aggregate.backup 300000us', 'partition filter-aggregate 300000us', 'crash aggregate', 'restart aggregate'];
   if (JSON.stringify(fb) !== JSON.stringify(want)) throw new TestFailure(`buttons: recorded faults ${JSON.stringify(fb)}, expected ${JSON.stringify(want)}`);
   assertNoErrors(pg, 'node buttons');
+
+  // ---- 1c. a live switch from the page: the aggregate from passive to active standby at 1 s
+  //          (a refused choice first, explained), then a kill at 2 s; the output stays precise ----
+  await pg.evaluate(() => window.hapairDemo.start({ network: 'default', approach: 'passive', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));
+  await pg.evaluate(() => window.hapairDemo.runTo(1000000));
+  await pg.select('select[data-fragment="aggregate"]', 'amnesia');
+  await pg.click('button[data-act="switch"][data-fragment="aggregate"]');
+  const refusal = await poll(pg, 'switch: the refusal shown on the page', () => {
+    const n = document.querySelector('.pane-switch .switch-note');
+    return n && n.textContent ? n.textContent : null;
+  }, null, 10000);
+  if (!/amnesia.*cannot be switched to live; allowed: upstream, passive, active, hybrid/.test(refusal)) throw new TestFailure(`switch: the refusal of amnesia does not explain the valid choices: "${refusal}"`);
+  if ((await pg.evaluate(() => window.hapairDemo.state().switches[0])).length !== 0) throw new TestFailure('switch: a refused switch was recorded');
+  await pg.select('select[data-fragment="aggregate"]', 'active');
+  await pg.click('button[data-act="switch"][data-fragment="aggregate"]');
+  const made = await poll(pg, 'switch: recorded', () => { const w = window.hapairDemo.state().switches[0]; return w.length ? w : null; }, null, 10000);
+  if (made.length !== 1 || made[0].fragment !== 'aggregate' || made[0].to !== 'active' || Math.abs(made[0].at_us - 1000000) > 1000)
+    throw new TestFailure(`switch: recorded ${JSON.stringify(made)}`);
+  await pg.evaluate(() => window.hapairDemo.runTo(1300000));
+  const nSw = await narration(pg);
+  const switchTold = nSw.filter((it) => it.kind === 'approach_switch');
+  log(`switch: ${switchTold.map((it) => `${(it.t / 1e6).toFixed(6)} ${it.text}`).join(' | ')}`);
+  if (switchTold.length < 2 || !switchTold.some((it) => /aggregate switches its fragment/.test(it.text)) || !switchTold.some((it) => /aggregate\.backup follows/.test(it.text)))
+    throw new TestFailure(`switch: the story does not tell the primary's switch and its standby following: ${JSON.stringify(switchTold)}`);
+  const nowShown = await pg.evaluate(() => document.querySelector('.pane-switch .switch-now[data-fragment="aggregate"]').textContent);
+  if (!/active/i.test(nowShown)) throw new TestFailure(`switch: the page shows the aggregate's approach as "${nowShown}"`);
+  const sSw = (await summary(pg))[0];
+  if (!(sSw.markers.approach_switch >= 2)) throw new TestFailure(`switch: no switch marks on the timeline: ${JSON.stringify(sSw.markers)}`);
+  await pg.evaluate(() => window.hapairDemo.runTo(2000000));
+  await pg.evaluate(() => window.hapairDemo.kill('aggregate'));
+  await pg.evaluate(() => window.hapairDemo.runTo(8000000));
+  await poll(pg, 'switch: the run ends', () => window.hapairDemo.state().ended || null, null, 60000);
+  const endSw = (await summary(pg))[0];
+  log(`switch then kill: strip ${JSON.stringify(endSw.strip)}; markers ${JSON.stringify(endSw.markers)}`);
+  if (!(endSw.markers.takeover >= 1)) throw new TestFailure(`switch: no takeover after the kill: ${JSON.stringify(endSw.markers)}`);
+  if (endSw.strip.missing !== 0 || endSw.strip.duplicate !== 0 || endSw.strip.differing !== 0 || !(endSw.strip.exact > 0))
+    throw new TestFailure(`switch: the output is not precise after a live switch and a kill: ${JSON.stringify(endSw.strip)}`);
+  assertNoErrors(pg, 'live switch');
+  await screenshot(pg, path.join(shots, 'hapair-demo-switch.png'));
 
   // ---- 2. amnesia: kill with the node's own button, tuples go missing ----
   await pg.evaluate(() => window.hapairDemo.start({ approach: 'amnesia', compare: '', seed: 1, duration_s: 6, speed: 1, running: false }));

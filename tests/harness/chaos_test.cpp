@@ -22,6 +22,7 @@
 #include "proc/net_isolation.h"
 #include "run/run_once.h"
 #include "config/topology_file.h"
+#include "protocols/number_text.h"
 #include "protocols/plan.h"
 #include "sim/faults.h"
 #include "support/trace_read.h"
@@ -157,6 +158,77 @@ TEST_CASE("chaos cases have valid schedules of every kind, inside the run, on ev
   CHECK(duplicating > 50);
   CHECK(seen_networks.size() == std::size(kChaosNetworks));
   CHECK(seen_approaches.size() == ApproachCatalog::builtin().all().size());
+}
+
+TEST_CASE("chaos draws live switches among the switchable approaches, with crashes around them, from a stream of their own", "[chaos]") {
+  ChaosOptions o = sim_options(11, 0);
+  ChaosOptions without = o;
+  without.switches = false;
+  const auto nets = networks(o);
+  int switched = 0, two = 0, around = 0, around_standby = 0, during = 0, to_upstream = 0;
+  std::set<HaMode> from_seen, to_seen;
+  for (std::size_t i = 0; i < 1000; ++i) {
+    const ChaosCase c = chaos_case(o, nets, i);
+    const ChaosCase plain = chaos_case(without, nets, i);
+    INFO("case " << i << ": " << c.description);
+    REQUIRE(validate(c.topology).empty());
+    // Everything but the switches (and a schedule around one) is what --no-switches draws.
+    CHECK(plain.topology.switches.empty());
+    CHECK_FALSE(plain.faults_around_switch);
+    Topology same = c.topology;
+    same.switches.clear();
+    CHECK(same == plain.topology);
+    auto schedule = [](const std::vector<FaultSpec>& faults) {
+      std::string out;
+      for (const FaultSpec& f : faults) out += describe(f) + "; ";
+      return out;
+    };
+    if (!c.faults_around_switch) CHECK(schedule(c.faults) == schedule(plain.faults));
+    CHECK(c.description.rfind(plain.description.substr(0, plain.description.find(" faults:")), 0) == 0);
+    // The same case again, and as `--case i` would draw it.
+    CHECK(chaos_case(o, nets, i).description == c.description);
+    if (c.topology.switches.empty()) {
+      CHECK_FALSE(c.faults_around_switch);
+      CHECK(c.description.find("switches:") == std::string::npos);
+      continue;
+    }
+    ++switched;
+    two += c.topology.switches.size() == 2;
+    const Plan plan = make_plan(c.topology);
+    CHECK(validate_run_faults(plan, c.faults).empty());
+    std::map<std::string, HaMode> now;
+    for (const SwitchSpec& w : c.topology.switches) {
+      const FragmentId f = plan.fragment_id(w.fragment);
+      REQUIRE(f != kNoFragment);
+      if (!now.count(w.fragment)) now[w.fragment] = plan.fragments[f].ha;
+      CHECK(w.to != now[w.fragment]);  // a switch to another approach
+      CHECK(switchable_mode(plan.approaches, w.to));
+      from_seen.insert(now[w.fragment]);
+      to_seen.insert(w.to);
+      to_upstream += std::string(to_string(w.to)) == "upstream";
+      now[w.fragment] = w.to;
+      CHECK(c.description.find(w.fragment + "=" + to_string(w.to) + "@" + shortest_text(w.at_s)) != std::string::npos);
+    }
+    if (c.faults_around_switch) {
+      ++around;
+      REQUIRE_FALSE(c.faults.empty());
+      const FaultSpec& first = c.faults.front();
+      CHECK(first.kind == FaultKind::crash);
+      around_standby += first.node.find('.') != std::string::npos;
+      for (const SwitchSpec& w : c.topology.switches)
+        during += first.at_s >= w.at_s - 0.001 && first.at_s <= w.at_s + 0.005;
+    }
+  }
+  // About 1 case in 7 switches (4 of the 7 approaches can, with k = 1 and a network where a
+  // fragment may), half of those with a crash around a switch (seed 1: 143 and 71 of 1000).
+  CHECK(switched > 100);
+  CHECK(two > 30);
+  CHECK(around > 40);
+  CHECK(around_standby > 12);
+  CHECK(during > 20);
+  CHECK(to_upstream > 15);
+  CHECK(to_seen.size() == 4);  // upstream, passive, active, hybrid
+  CHECK(from_seen.size() == 4);
 }
 
 TEST_CASE("the real driver draws only crash, pause and restart by default, and no network loss", "[chaos]") {

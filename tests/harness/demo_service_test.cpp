@@ -4,7 +4,9 @@
 // session (created with the faults) is the same run; bad requests change nothing and say why.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "demo/demo_service.h"
 
@@ -17,6 +19,7 @@ Json call(DemoService& s, const Json& request) { return Json::parse(s.handle(req
 
 struct Totals {
   std::size_t events = 0, outputs = 0, missing = 0, exact = 0, duplicate = 0, differing = 0, takeovers = 0;
+  std::vector<std::string> switches;  // approach_switch events: "node ha"
   std::size_t in_flight_seen = 0;
   bool in_time_order = true;
   bool ended = false;
@@ -35,6 +38,7 @@ void run(DemoService& s, std::int64_t id, std::int64_t until_us, std::int64_t sl
       last_event_us = at;
       ++t.events;
       t.takeovers += e["kind"] == "takeover";
+      if (e["kind"] == "approach_switch") t.switches.push_back(e["node"].get<std::string>() + " " + e["ha"].get<std::string>());
       t.all_events += e.dump() + "\n";
     }
     for (const auto& o : a["outputs"]) {
@@ -107,6 +111,74 @@ TEST_CASE("demo: a session created with the faults is the same run as one that g
   run(s, rewound, 3'000'000, 250'000, b, last);  // other slices: the same events
   CHECK(b.all_events == a.all_events);
   CHECK(b.outputs == a.outputs);
+}
+
+TEST_CASE("demo: a live switch of the aggregate from the page replays the run so far, switches both ends, and stays precise through a crash", "[demo]") {
+  DemoService s;
+  const std::int64_t id = create(s, "passive");
+  Totals t;
+  std::int64_t last = 0;
+  run(s, id, 1'000'000, 50'000, t, last);
+  const std::string before = t.all_events;
+  const Json w = call(s, {{"op", "switch"}, {"session", id}, {"fragment", "aggregate"}, {"to", "active"}});
+  INFO(w.dump());
+  REQUIRE(w["ok"] == true);
+  CHECK(w["switch"]["at_us"] == 1'000'001);
+  CHECK(w["switch"]["to"] == "active");
+  run(s, id, 2'000'000, 50'000, t, last);
+  // Both ends traced the switch to active (the primary, then its standby that followed it).
+  REQUIRE(t.switches.size() >= 2);
+  CHECK(t.switches[0] == "aggregate active");
+  CHECK(std::find(t.switches.begin(), t.switches.end(), "aggregate.backup active") != t.switches.end());
+  CHECK(t.all_events.rfind(before, 0) == 0);  // the events before the switch were not told again
+  const Json f = call(s, {{"op", "fault"}, {"session", id}, {"kind", "crash"}, {"node", "aggregate"}});
+  REQUIRE(f["ok"] == true);
+  run(s, id, 3'000'000, 50'000, t, last);
+  const Totals at_3s = t;  // the rewind below compares up to here (the end depends on the slices)
+  run(s, id, 60'000'000, 50'000, t, last);
+  REQUIRE(t.ended);
+  CHECK(t.in_time_order);
+  CHECK(t.takeovers == 1);
+  CHECK(t.missing == 0);
+  CHECK(t.duplicate == 0);
+  CHECK(t.differing == 0);
+  CHECK(t.exact == t.outputs);
+
+  // A rewind replays the switch like a fault: the same run.
+  const Json a = call(s, {{"op", "create"}, {"network", "default"}, {"ha", "passive"}, {"seed", 3}, {"duration_s", 4},
+                          {"faults", Json::array({f["fault"]})}, {"switches", Json::array({w["switch"]})}});
+  REQUIRE(a.contains("session"));
+  Totals r;
+  last = 0;
+  run(s, a["session"].get<std::int64_t>(), 3'000'000, 250'000, r, last);  // other slices: the same events
+  CHECK(r.all_events == at_3s.all_events);
+  CHECK(r.outputs == at_3s.outputs);
+  CHECK(r.switches == at_3s.switches);
+}
+
+TEST_CASE("demo: a switch the network refuses says why and which approaches may switch, and changes nothing", "[demo]") {
+  DemoService s;
+  const std::int64_t id = create(s, "passive");
+  Totals t;
+  std::int64_t last = 0;
+  run(s, id, 500'000, 50'000, t, last);
+  const std::string amnesia =
+      call(s, {{"op", "switch"}, {"session", id}, {"fragment", "aggregate"}, {"to", "amnesia"}})["error"].get<std::string>();
+  CHECK(amnesia.find("cannot be switched to live; allowed: upstream, passive, active, hybrid") != std::string::npos);
+  const std::string sink =
+      call(s, {{"op", "switch"}, {"session", id}, {"fragment", "sink"}, {"to", "active"}})["error"].get<std::string>();
+  CHECK(sink.find("no operator fragment of that name; the network's: filter, aggregate") != std::string::npos);
+  CHECK(call(s, {{"op", "switch"}, {"session", id}, {"fragment", "aggregate"}, {"to", "warm"}})["error"].get<std::string>().find(
+            "unknown approach 'warm'; live switching allows: upstream, passive, active, hybrid") != std::string::npos);
+  const std::int64_t none = create(s, "none");
+  CHECK(call(s, {{"op", "switch"}, {"session", none}, {"fragment", "aggregate"}, {"to", "active"}})["error"].get<std::string>().find(
+            "its approach 'none' cannot be switched live") != std::string::npos);
+  CHECK(call(s, {{"op", "networks"}})["switchable"] == Json::array({"upstream", "passive", "active", "hybrid"}));
+  // The refused session runs on as before, unswitched.
+  run(s, id, 60'000'000, 100'000, t, last);
+  CHECK(t.ended);
+  CHECK(t.switches.empty());
+  CHECK(t.missing == 0);
 }
 
 TEST_CASE("demo: single steps advance to the next event and never go back", "[demo]") {

@@ -22,7 +22,7 @@
   const STORY_LINES = 5;
 
   const app = {
-    backend: null, networks: [], approaches: [],
+    backend: null, networks: [], approaches: [], switchable: [],
     panes: [], running: false, speed: 1, now: 0, ended: false, busy: 0,
     pendingUs: 0, stopAt: null, stopWaiters: [], lastFrame: null, frameTimes: [], fps: 0,
     config: null, tour: null, lastFlush: 0, real: null, scrubbing: false, toastTimer: 0,
@@ -69,6 +69,7 @@
       this.el.className = 'pane';
       this.el.innerHTML =
         '<div class="pane-head"><h2></h2><span class="counts"></span><span class="pane-faults"></span></div>' +
+        '<div class="pane-switch"></div>' +
         '<div class="net"></div>' +
         '<div class="story" aria-live="polite"><ol></ol></div>' +
         '<div class="status-line"></div>' +
@@ -78,6 +79,7 @@
       this.title = this.el.querySelector('h2');
       this.countsEl = this.el.querySelector('.counts');
       this.faultsEl = this.el.querySelector('.pane-faults');
+      this.switchEl = this.el.querySelector('.pane-switch');
       this.storyEl = this.el.querySelector('.story ol');
       this.statusEl = this.el.querySelector('.status-line');
       this.net = new H.NetworkView(this.el.querySelector('.net'), { onAction: (a) => nodeAction(this.index, a) });
@@ -87,6 +89,8 @@
       this.momentsEl = this.el.querySelector('.hp-moments-panel');
       this.session = null;
       this.faults = [];
+      this.switches = [];  // live switches made ({fragment, to, at_us}), replayed by a rewind like the faults
+      this.switchNote = '';  // why the last switch was refused
       this.buf = { events: [], outputs: [], missing: [] };
       this.narrator = new H.Narrator({}, {});
       this.meta = { nodes: [], fragments: [], streams: [] };
@@ -97,7 +101,7 @@
 
     destroy() { this.el.remove(); }
 
-    async create(cfg, approach, faults) {
+    async create(cfg, approach, faults, switches) {
       if (this.session !== null) {
         const old = this.session;
         this.session = null;
@@ -105,12 +109,15 @@
       }
       const req = { op: 'create', network: cfg.network, ha: approach, seed: cfg.seed, duration_s: cfg.duration_s };
       if (faults && faults.length) req.faults = faults.map((f) => Object.assign({}, f));
+      if (switches && switches.length) req.switches = switches.map((w) => Object.assign({}, w));
       const r = await call(req);
       if (r.error) throw new Error(`create (${approach}): ${r.error}`);
       this.approach = approach;
       this.session = r.session;
       this.meta = r.meta;
       this.faults = (faults || []).slice();
+      this.switches = (switches || []).slice();
+      this.switchNote = '';
       this.now = 0;
       this.next = 0;
       this.ended = false;
@@ -128,6 +135,7 @@
       this.view.select(null);
       this.setSpan(true);
       this.renderFaults();
+      this.renderSwitches();
     }
 
     durationUs() { return (this.meta && this.meta.run && this.meta.run.duration_us) || 6e6; }
@@ -189,6 +197,66 @@
       this.faultsEl.textContent = this.faults.length
         ? `faults: ${this.faults.map((f) => `${f.kind} ${f.node}${f.peer ? `–${f.peer}` : ''} at ${H.fmtTime(f.at_us, 1000)}${f.duration_us ? ` for ${H.fmtDuration(f.duration_us)}` : ''}`).join('; ')}`
         : '';
+    }
+
+    // The approach fragment `frag` runs now: its last live switch's, else the plan's.
+    approachOf(frag) {
+      let a = (this.fragment(frag) || {}).ha || this.approach;
+      for (const w of this.switches) if (w.fragment === frag) a = w.to;
+      return a;
+    }
+
+    // Live switching (docs/DEMO.md): per operator fragment its approach now, a choice of every
+    // approach (those that cannot switch live say so; choosing one is refused by the simulator
+    // with the valid choices, shown here) and a Switch button; then the switches made so far.
+    renderSwitches() {
+      const el = this.switchEl;
+      el.textContent = '';
+      const frags = (this.meta.fragments || []).filter((f) => f.kind === 'operators');
+      if (!frags.length) return;
+      const title = document.createElement('span');
+      title.className = 'switch-title';
+      title.textContent = 'Switch live:';
+      el.append(title);
+      for (const f of frags) {
+        const now = this.approachOf(f.name);
+        const wrap = document.createElement('span');
+        wrap.className = 'switch-frag';
+        const cur = document.createElement('span');
+        cur.className = 'switch-now';
+        cur.dataset.fragment = f.name;
+        cur.textContent = `${f.name} (${H.haWords(now)}) to`;
+        const sel = document.createElement('select');
+        sel.dataset.fragment = f.name;
+        sel.setAttribute('aria-label', `the approach to switch ${f.name} to`);
+        for (const a of app.approaches) {
+          const o = new Option(H.haWords(a) + (app.switchable.includes(a) ? '' : ' (cannot switch live)'), a);
+          if (a === now) o.disabled = true;
+          sel.append(o);
+        }
+        const pick = app.switchable.find((a) => a !== now);
+        if (pick) sel.value = pick;
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.dataset.act = 'switch';
+        b.dataset.fragment = f.name;
+        b.textContent = 'Switch';
+        b.title = `switch ${f.name}'s approach now, while the query runs (allowed: ${app.switchable.map((a) => H.haWords(a)).join(', ')})`;
+        b.addEventListener('click', () => switchAction(this.index, f.name, sel.value));
+        wrap.append(cur, sel, b);
+        el.append(wrap);
+      }
+      const made = document.createElement('span');
+      made.className = 'switch-made';
+      made.textContent = this.switches.length
+        ? `switches: ${this.switches.map((w) => `${w.fragment} to ${H.haWords(w.to)} at ${H.fmtTime(w.at_us, 1000)}`).join('; ')}`
+        : '';
+      el.append(made);
+      const note = document.createElement('span');
+      note.className = 'switch-note';
+      note.setAttribute('role', 'status');
+      note.textContent = this.switchNote ? `refused: ${this.switchNote}` : '';
+      el.append(note);
     }
 
     fragmentOf(node) { const n = (this.meta.nodes || []).find((x) => x.name === node); return n ? n.fragment : null; }
@@ -459,6 +527,29 @@
     toast(`${notes.join(' · ')} at ${H.fmtTime(app.now, 1)}`);
   }
 
+  // A live switch of one pane's fragment (only that pane: side by side, the other approach runs
+  // on). The simulator replays the run so far with the switch scheduled at the next microsecond.
+  async function switchAction(paneIndex, fragment, to) {
+    const p = app.panes[paneIndex];
+    if (!p) return;
+    let note = '';
+    await exclusive(async () => {
+      await syncSessions();
+      const r = await call({ op: 'switch', session: p.session, fragment, to });
+      if (r.error) {
+        p.switchNote = r.error;
+        note = `switch of ${fragment} to ${H.haWords(to)} refused: ${r.error}`;
+      } else {
+        p.switchNote = '';
+        p.switches.push(r.switch);
+        note = `${fragment} switches to ${H.haWords(to)}`;
+      }
+      p.renderSwitches();
+      if (!r.error) await advanceAll(app.now + 1, { animate: true });
+    }).catch(fail);
+    toast(`${note} at ${H.fmtTime(app.now, 1)}`);
+  }
+
   function step() {
     if (!app.panes.length || app.ended) return Promise.resolve();
     setRunning(false);
@@ -480,7 +571,8 @@
         app.ended = false;
         for (const p of app.panes) {
           const faults = keep ? p.faults : p.faults.filter((f) => f.at_us <= target);
-          await p.create(app.config, p.approach, faults);
+          const switches = keep ? p.switches : p.switches.filter((w) => w.at_us <= target);
+          await p.create(app.config, p.approach, faults, switches);
         }
         await advanceAll(0, { animate: false });
       }
@@ -805,6 +897,7 @@
     if (nets.error) throw new Error(`networks: ${nets.error}`);
     app.networks = nets.networks || [];
     app.approaches = nets.approaches || [];
+    app.switchable = nets.switchable || [];
     const net = $('network'), ap = $('approach'), cmp = $('compare');
     for (const n of app.networks) net.append(new Option(n.title && n.title !== n.name ? `${n.name} — ${n.title}` : n.name, n.name));
     for (const a of app.approaches) { ap.append(new Option(H.haWords(a), a)); cmp.append(new Option(H.haWords(a), a)); }
@@ -834,6 +927,8 @@
       approach: app.panes[0] ? app.panes[0].approach : null, approaches: app.panes.map((p) => p.approach),
       session: app.panes[0] ? app.panes[0].session : null, sessions: app.panes.map((p) => p.session),
       faults: app.panes.map((p) => p.faults.slice()),
+      switches: app.panes.map((p) => p.switches.slice()),
+      switchNotes: app.panes.map((p) => p.switchNote),
       nodes: app.panes.map((p) => [...p.net.nodeState.values()].map((n) => ({ name: n.name, alive: n.alive, paused: n.paused, role: n.role }))),
       tour: app.tour ? { approach: app.tour.approach, step: app.tour.i, steps: app.tour.steps.length, title: app.tour.steps[app.tour.i] ? app.tour.steps[app.tour.i].title : null, waiting: app.tour.waiting } : null,
     }),
@@ -850,6 +945,7 @@
     runTo: (t) => runTo(t),
     kill: (node, pane) => nodeAction(pane || 0, { kind: 'crash', node }),
     fault: (action, pane) => nodeAction(pane || 0, action),
+    switchTo: (fragment, to, pane) => switchAction(pane || 0, fragment, to),
     currentPrimary: (fragment, pane) => { const p = app.panes[pane || 0]; return p ? p.currentPrimary(fragment) : null; },
     tour: (ha, opts) => startTour(ha, opts),
     tourNext: () => { if (app.tour && app.tour.waiting) tourStep(app.tour.i + 1); },

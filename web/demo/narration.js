@@ -211,6 +211,7 @@
         case 'heal':
         case 'bootstrap_installed':
         case 'hybrid_switch':
+        case 'approach_switch':
         case 'fatal':
           this.put(null, e.t_us, e.kind, H.describeEvent(e), 'major');
           break;
