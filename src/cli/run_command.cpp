@@ -4,6 +4,7 @@
 // timeline.html (the run to watch, docs/TIMELINE.md).
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ namespace hapair::cli {
 int run_command(const Args& args) {
   namespace po = boost::program_options;
   std::string topology_path, ha, driver = "real", out_dir, control_bind, advertise, seed_text;
-  std::string duration_text, rate_text, cost_text, trace_text, links_text, standbys_text;
+  std::string duration_text, rate_text, cost_text, trace_text, links_text, standbys_text, checkpoint_dir;
   bool manual = false;
   std::vector<std::string> fails, pauses, restarts, partitions, losses, host_pauses, limits, switches;
   po::options_description described("hapair run options");
@@ -67,7 +68,10 @@ int run_command(const Args& args) {
        "directory for summary.json, output.csv, events.csv, trace.jsonl, metrics.csv, config.toml, timeline.html")
       ("manual", po::bool_switch(&manual), "several hosts: start no node, print the `hapair node` command of each and wait")
       ("control", po::value<std::string>(&control_bind), "where the launcher's control socket binds (default tcp://127.0.0.1:*)")
-      ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)");
+      ("advertise", po::value<std::string>(&advertise), "the control address nodes dial (default: the bound one)")
+      ("checkpoint-dir", po::value<std::string>(&checkpoint_dir),
+       "ha checkpoint, --driver real: the coordinator's durable checkpoint store, e.g. a directory every host mounts "
+       "(default: checkpoints/ beside the run's topology on the coordinator's host; docs/CHECKPOINT.md)");
   HostsArgs hosts_args;
   add_hosts_options(described, hosts_args);
   po::variables_map vm;
@@ -125,6 +129,11 @@ int run_command(const Args& args) {
   if (manual && driver != "real") problems.push_back("--manual needs --driver real");
   request.hosts = hosts_launch(hosts_args, driver, problems);
   request.secure = hosts_args.secure;
+  if (!checkpoint_dir.empty()) {
+    if (driver != "real") problems.push_back("--checkpoint-dir needs --driver real (the simulator keeps its store in memory)");
+    // A relative directory is this machine's: the nodes run elsewhere (their run folder).
+    request.checkpoint_dir = hosts_args.hosts_path.empty() ? std::filesystem::absolute(checkpoint_dir).string() : checkpoint_dir;
+  }
   if (hosts_args.secure && manual)
     problems.push_back("--secure and --manual exclude each other: the launcher hands the run's keys only to the nodes it "
                        "starts");

@@ -412,6 +412,8 @@ bool Launch::spawn(NodeId id, bool rejoin) {
     std::vector<std::string> args{"--control", advertised_, "--bind", rejoin ? node.endpoint : node.bind};
     if (rejoin) args.push_back("--rejoin");
     if (rejoin && !node.crash_line.empty()) args.insert(args.end(), {"--crash-line", node.crash_line});
+    if (id == plan_.coordinator && !options_.checkpoint_dir.empty())
+      args.insert(args.end(), {"--checkpoint-dir", options_.checkpoint_dir});
     args.push_back("--keys-from-stdin");  // a run on several hosts is always secure
     node.process = remote_->start_node(node.host, node.name, args, node.log_path, rejoin, key_line(keys_), why);
     if (!node.process.running()) {
@@ -426,6 +428,8 @@ bool Launch::spawn(NodeId id, bool rejoin) {
   if (rejoin) spec.argv.insert(spec.argv.end(), {"--rejoin", "--bind", node.endpoint});
   if (!rejoin && isolation_) spec.argv.insert(spec.argv.end(), {"--bind", isolated_bind(id)});
   if (rejoin && !node.crash_line.empty()) spec.argv.insert(spec.argv.end(), {"--crash-line", node.crash_line});
+  if (id == plan_.coordinator && !options_.checkpoint_dir.empty())
+    spec.argv.insert(spec.argv.end(), {"--checkpoint-dir", options_.checkpoint_dir});
   spec.output_path = node.log_path;
   spec.append_output = rejoin;
   // Nothing else of the launcher's leaks into the node (open result files, a caller's lock): a

@@ -118,6 +118,11 @@ struct LaunchOptions {
   // cannot get a message into a node or the launcher. Always on with hosts; off by default on
   // one machine. Not with `manual` (the launcher hands the keys only to the nodes it starts).
   bool secure = false;
+  // Global checkpoints: the directory of the coordinator's durable checkpoint store, handed to
+  // the coordinator's process (`hapair node --checkpoint-dir`), e.g. one the hosts share, so a
+  // coordinator restarted on any of them reads it. Empty: `checkpoints/` beside the run's
+  // topology on the coordinator's host.
+  std::string checkpoint_dir;
   // Tests only: the keys to use instead of fresh ones (empty: fresh ones).
   CurveKeys keys;
   // Where the control ROUTER binds; a warning is printed when it is not a loopback address.

@@ -42,6 +42,7 @@ RunOutcome run_once(std::shared_ptr<const Plan> plan, const RunRequest& request,
     options.control_advertise = request.control_advertise;
     options.hosts = request.hosts;
     options.secure = request.secure;
+    options.checkpoint_dir = request.checkpoint_dir;
     if (request.hosts.hosts && options.log_dir.empty()) options.log_dir = request.out_dir;
     out.result = launch_real_run(*plan, options);
   }

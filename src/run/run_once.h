@@ -38,6 +38,8 @@ struct RunRequest {
   std::string control_advertise;
   // Real driver: CURVE on every socket of the run (LaunchOptions::secure; always on with hosts).
   bool secure = false;
+  // Real driver, global checkpoints: the coordinator's store directory (LaunchOptions::checkpoint_dir).
+  std::string checkpoint_dir;
   // The cores the planned CPU load is measured against (load.h); 0: this machine's.
   unsigned cores = 0;
   // Real driver, several hosts over ssh (LaunchOptions::hosts): node logs and hosts.json go to

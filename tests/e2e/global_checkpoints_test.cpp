@@ -4,9 +4,13 @@
 // from the store (failover = region), with the live fragments in place (failover = full); the coordinator itself SIGKILLed and restarted reads the store and goes on, so
 // a fragment killed afterwards is restored from a checkpoint the restarted coordinator completed.
 // Each run is checked against the failure-free reference.
+#include <unistd.h>
+
+#include <filesystem>
 #include <set>
 
 #include "e2e/e2e_support.h"
+#include "runtime/checkpoint_file_store.h"
 
 using namespace hapair;
 using namespace hapair::e2e;
@@ -106,4 +110,29 @@ TEST_CASE("global checkpoints: a fragment SIGKILLed during a checkpoint (after i
   CHECK(in_flight > 0);
   // The rollback went to a complete checkpoint before it.
   CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") < in_flight);
+}
+
+TEST_CASE("global checkpoints: the coordinator writes its store where the launcher's checkpoint_dir says, and recovers from it",
+          "[e2e][checkpoint]") {
+  // A directory outside the run's folder, as one the hosts share would be.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hapair-e2e-shared-checkpoints-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto plan = plan_of("", HaMode::checkpoint, 3.0, [](Topology&) {});
+  RunRequest r;
+  r.driver = "real";
+  r.hapair_binary = HAPAIR_BINARY;
+  r.faults = {crash("aggregate", 1.5)};
+  r.checkpoint_dir = dir.string();
+  const RunOutcome o = run_once(plan, r, compute_reference(*plan));
+  for (const auto& e : o.result.errors) UNSCOPED_INFO("run error: " << e);
+  check_precise(o);
+  CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > 0);
+  // Complete checkpoints (a manifest each) are in the directory, the newest retained ones only.
+  FileCheckpointStore store(dir.string());
+  const std::vector<CheckpointId> complete = store.completed();
+  CHECK(!complete.empty());
+  CHECK(complete.size() <= static_cast<std::size_t>(plan->settings().checkpoints_retained));
+  CHECK(store.snapshot(complete.back(), "aggregate"));
+  std::filesystem::remove_all(dir);
 }
