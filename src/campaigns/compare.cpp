@@ -17,10 +17,6 @@
 namespace hapair {
 namespace {
 
-std::optional<double> pct(double run, double base) {
-  if (base <= 0) return std::nullopt;
-  return 100.0 * (run - base) / base;
-}
 
 // One number in an fmt format chosen at run time ("{:.3f}").
 std::string number_text(double v, const char* format) { return fmt::format(fmt::runtime(format), v); }
@@ -285,9 +281,9 @@ CompareReport run_compare(const Topology& topology, const CompareOptions& option
       if (base == baselines.end()) continue;  // its repetition's baseline was left out
       const RunMetrics& m = r->outcome.metrics;
       const RunMetrics& b = base->second->outcome.metrics;
-      if (auto v = pct(static_cast<double>(m.overhead.bytes_total), static_cast<double>(b.overhead.bytes_total)))
+      if (auto v = percent_over(static_cast<double>(m.overhead.bytes_total), static_cast<double>(b.overhead.bytes_total)))
         bandwidth.push_back(*v);
-      if (auto v = pct(m.overhead.cpu_s, b.overhead.cpu_s)) cpu.push_back(*v);
+      if (auto v = percent_over(m.overhead.cpu_s, b.overhead.cpu_s)) cpu.push_back(*v);
       if (m.latency.count > 0 && b.latency.count > 0) p99.push_back(m.latency.p99_ms - b.latency.p99_ms);
     }
     row.bandwidth_overhead_pct = spread_of(bandwidth);

@@ -16,10 +16,6 @@
 namespace hapair {
 namespace {
 
-std::optional<double> pct(double run, double base) {
-  if (base <= 0) return std::nullopt;
-  return 100.0 * (run - base) / base;
-}
 
 // Latency after the warm-up: the p99 of the deliveries after the first quarter of the delivery
 // span, and the median latency of the last quarter minus the second quarter's.
@@ -396,11 +392,11 @@ ExperimentRow measure_row(const PlannedRun& planned, const std::string& experime
     r.baseline_bytes_total = static_cast<double>(b.metrics.overhead.bytes_total);
     r.baseline_cpu_s = b.metrics.overhead.cpu_s;
     r.baseline_tuples_processed = base_processed;
-    r.bandwidth_overhead_pct = pct(static_cast<double>(r.bytes_total), *r.baseline_bytes_total);
-    r.cpu_overhead_pct = pct(r.cpu_s, *r.baseline_cpu_s);
-    r.processing_overhead_pct = pct(static_cast<double>(r.tuples_processed), base_processed);
+    r.bandwidth_overhead_pct = percent_over(static_cast<double>(r.bytes_total), *r.baseline_bytes_total);
+    r.cpu_overhead_pct = percent_over(r.cpu_s, *r.baseline_cpu_s);
+    r.processing_overhead_pct = percent_over(static_cast<double>(r.tuples_processed), base_processed);
     r.baseline_messages_total = static_cast<double>(b.metrics.overhead.messages_total);
-    r.message_overhead_pct = pct(static_cast<double>(r.messages_total), *r.baseline_messages_total);
+    r.message_overhead_pct = percent_over(static_cast<double>(r.messages_total), *r.baseline_messages_total);
   }
   return r;
 }

@@ -18,7 +18,7 @@ constexpr std::size_t kPointsMax = 64;
 
 bool is_whole(double v) { return std::floor(v) == v && std::fabs(v) < 9e15; }
 
-std::optional<double> number_of(const toml::node& n) {
+std::optional<double> finite_number_of(const toml::node& n) {
   if (auto i = n.as_integer()) return static_cast<double>(i->get());
   if (auto f = n.as_floating_point())
     if (std::isfinite(f->get())) return f->get();
@@ -123,7 +123,7 @@ class SectionReader {
       return out;
     }
     for (const toml::node& item : *a) {
-      auto v = number_of(item);
+      auto v = finite_number_of(item);
       if (!v) problem(n, toml_text(item) + " in " + key + " is not a number");
       else out.push_back(*v);
     }
@@ -152,7 +152,7 @@ class SectionReader {
     return out;
   }
   std::optional<double> not_negative(const toml::node& n, const std::string& key) {
-    auto v = number_of(n);
+    auto v = finite_number_of(n);
     if (!v || *v < 0) {
       problem(n, key + " must be a number of seconds >= 0, got " + toml_text(n));
       return std::nullopt;
@@ -160,7 +160,7 @@ class SectionReader {
     return v;
   }
   std::optional<double> positive(const toml::node& n, const std::string& key) {
-    auto v = number_of(n);
+    auto v = finite_number_of(n);
     if (!v || *v <= 0) {
       problem(n, key + " must be a positive number of seconds, got " + toml_text(n));
       return std::nullopt;

@@ -14,12 +14,18 @@ constexpr TupleId kNothingNeeded = std::numeric_limits<TupleId>::max();
 // The boundary of an input that ended: nothing more will come.
 constexpr TimeUs kEndedBoundary = std::numeric_limits<TimeUs>::max();
 
+}  // namespace
+
+// An operator port reading another operator's output or a fragment input. Named, not anonymous:
+// Fragment::Impl holds it (an anonymous type in a class of external linkage is one definition
+// per file, which a unity build's combined files would share).
+namespace fragment_internal {
 struct Consumer {
   std::size_t op = 0;
   std::size_t port = 0;
 };
-
-}  // namespace
+}  // namespace fragment_internal
+using fragment_internal::Consumer;
 
 struct Fragment::Impl {
   // Structure, fixed at construction.

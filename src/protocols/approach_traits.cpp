@@ -142,7 +142,7 @@ ApproachTraits global_checkpoints() {
   return t;
 }
 
-ApproachCatalog make_builtin() {
+ApproachCatalog make_builtin_approaches() {
   ApproachCatalog c;
   for (ApproachTraits t : {no_ha(), amnesia(), upstream_backup(), passive_standby(), active_standby(), hybrid_standby(),
                            global_checkpoints()})
@@ -171,7 +171,7 @@ bool ApproachTraits::exchanges(std::string_view message_kind) const {
 }
 
 const ApproachCatalog& ApproachCatalog::builtin() {
-  static const ApproachCatalog catalog = make_builtin();
+  static const ApproachCatalog catalog = make_builtin_approaches();
   return catalog;
 }
 

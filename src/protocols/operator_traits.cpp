@@ -86,7 +86,7 @@ OperatorTraits top() {
   return {OperatorKind::top, "top", 1, 1, &deterministic, &keeps_order, true, {}, [](const OperatorSpec&) { return true; }};
 }
 
-OperatorCatalog make_builtin() {
+OperatorCatalog make_builtin_operators() {
   OperatorCatalog c;
   for (OperatorTraits t : {filter(), map(), union_op(), aggregate(), join(), project(), lookup(), top()})
     c = c.with(std::move(t));
@@ -115,7 +115,7 @@ const OperatorParam* OperatorTraits::param(std::string_view n) const {
 }
 
 const OperatorCatalog& OperatorCatalog::builtin() {
-  static const OperatorCatalog catalog = make_builtin();
+  static const OperatorCatalog catalog = make_builtin_operators();
   return catalog;
 }
 

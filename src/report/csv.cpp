@@ -1,20 +1,10 @@
 #include "report/csv.h"
 
-#include <charconv>
-#include <system_error>
-
 #include <fmt/format.h>
 
 #include "protocols/check.h"
 
 namespace hapair {
-
-std::string shortest_text(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  HAPAIR_CHECK_MSG(ec == std::errc(), "to_chars failed for a double");
-  return std::string(buf, end);
-}
 
 std::string csv_quoted(std::string_view s) {
   std::string out = "\"";

@@ -12,11 +12,9 @@
 #include <string>
 #include <string_view>
 
-namespace hapair {
+#include "protocols/number_text.h"  // shortest_text(): the one lossless number form
 
-// The shortest text that reads back as exactly `v` (std::to_chars: fixed or exponent notation,
-// whichever is shorter), so that files and commands are both readable and lossless.
-std::string shortest_text(double v);
+namespace hapair {
 
 // `s` between double quotes, its double quotes doubled (for columns that are always quoted,
 // like events.csv's details).

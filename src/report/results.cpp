@@ -442,4 +442,9 @@ std::uint64_t counter_sum(const RunResult& result, const std::string& name) {
   return sum;
 }
 
+std::optional<double> percent_over(double run, double base) {
+  if (base <= 0) return std::nullopt;
+  return 100.0 * (run - base) / base;
+}
+
 }  // namespace hapair

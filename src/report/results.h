@@ -42,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ std::string summary_json(const RunResult& result, const SemanticsReport& semanti
 // The texts of the CSV files (what write_results() writes).
 // The sum of counter `name` over every node of the run (negative values count as none).
 std::uint64_t counter_sum(const RunResult& result, const std::string& name);
+
+// The overhead of run over base in percent, or nothing when base is not positive.
+std::optional<double> percent_over(double run, double base);
 
 std::string output_csv(const RunResult& result);
 std::string events_csv(const RunResult& result);

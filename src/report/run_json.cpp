@@ -20,10 +20,6 @@ Json node_or_null(const Plan& plan, NodeId n) {
   return trace_node_name(&plan, n);
 }
 
-std::string stream_text(const Plan& plan, StreamId s) {
-  return s < plan.streams.size() ? plan.streams[s].name : std::to_string(s);
-}
-
 // What a tuple's lineage is on each named stream (docs/TIMELINE.md): a source position kept by
 // Filter, Map and Union, an Aggregate's window, or a Join's pair.
 std::map<std::string, std::string> lineage_kinds(const Topology& t) {
@@ -60,6 +56,10 @@ std::string lineage_text(std::uint64_t lineage) {
   char text[17];
   std::snprintf(text, sizeof text, "%016" PRIx64, lineage);
   return text;
+}
+
+std::string stream_text(const Plan& plan, StreamId s) {
+  return s < plan.streams.size() ? plan.streams[s].name : std::to_string(s);
 }
 
 Json trace_event_json(const Plan* plan, const TraceEvent& e) {

@@ -44,4 +44,7 @@ OrderedJson missing_json(const Plan& plan, const Delivery& reference_tuple);
 // 16 hex digits.
 std::string lineage_text(std::uint64_t lineage);
 
+// A stream's name in the plan, or its number when the plan does not know it.
+std::string stream_text(const Plan& plan, StreamId s);
+
 }  // namespace hapair

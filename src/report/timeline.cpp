@@ -19,10 +19,6 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kPlaceholder = "/*HAPAIR_RUN_JSON*/";
 
-std::string stream_text(const Plan& plan, StreamId s) {
-  return s < plan.streams.size() ? plan.streams[s].name : std::to_string(s);
-}
-
 }  // namespace
 
 Json timeline_data(const RunResult& result, const SemanticsReport& semantics, const std::vector<Delivery>& reference,

@@ -24,6 +24,7 @@
 #include "run/run_once.h"
 #include "config/topology_file.h"
 #include "support/listening.h"
+#include "scenarios/faults.h"
 
 namespace hapair::e2e {
 
@@ -133,14 +134,9 @@ inline RunOutcome run_real(const std::shared_ptr<const Plan>& plan, std::vector<
 }
 
 inline FaultSpec fault_spec(FaultKind kind, const std::string& node, double at_s, double duration_s = 0) {
-  FaultSpec f;
-  f.kind = kind;
-  f.node = node;
-  f.at_s = at_s;
-  f.duration_s = duration_s;
-  return f;
+  return test::fault(kind, node, at_s, duration_s);
 }
-inline FaultSpec crash(const std::string& node, double at_s) { return fault_spec(FaultKind::crash, node, at_s); }
+using test::crash;
 inline FaultSpec pause(const std::string& node, double at_s, double duration_s) {
   return fault_spec(FaultKind::pause, node, at_s, duration_s);
 }

@@ -10,7 +10,7 @@ namespace {
 
 HaMode hybrid() { return ApproachCatalog::builtin().find("hybrid")->mode; }
 
-void check_precise_takeover(const RunOutcome& o) {
+void check_precise_hybrid_takeover(const RunOutcome& o) {
   check_precise(o);
   CHECK(count_events(o.result, "takeover") > 0);
 }
@@ -23,7 +23,7 @@ TEST_CASE("hybrid standby: SIGKILL of the primary while its standby is passive i
     t.settings.hybrid_input_queue_tuples = 0;
   });
   auto o = run_real(plan, {crash("aggregate", 1.5)});
-  check_precise_takeover(o);
+  check_precise_hybrid_takeover(o);
   CHECK(count_events(o.result, "hybrid_switch") == 0);
 }
 
@@ -33,7 +33,7 @@ TEST_CASE("hybrid standby: SIGKILL of the primary while its standby is active is
     t.settings.hybrid_calm_ms = 100'000;
   });
   auto o = run_real(plan, {crash("aggregate", 1.5)});
-  check_precise_takeover(o);
+  check_precise_hybrid_takeover(o);
   CHECK(count_events(*plan, o.result, "hybrid_switch", "aggregate") >= 1);
   CHECK(count_events(*plan, o.result, "bootstrap_installed", "aggregate.backup") >= 1);
 }
@@ -43,6 +43,6 @@ TEST_CASE("hybrid standby: SIGKILL of the primary in the middle of a switch is r
     t.settings.hybrid_switch_at_ms = 1500;
     t.settings.hybrid_calm_ms = 100'000;
   });
-  check_precise_takeover(run_real(plan, {crash("aggregate", 1.5)}));
-  check_precise_takeover(run_real(plan, {crash("aggregate", 1.501)}));
+  check_precise_hybrid_takeover(run_real(plan, {crash("aggregate", 1.5)}));
+  check_precise_hybrid_takeover(run_real(plan, {crash("aggregate", 1.501)}));
 }

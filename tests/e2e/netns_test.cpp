@@ -105,7 +105,7 @@ void read_output(Child& c, std::chrono::milliseconds timeout, const std::string&
 }
 
 // Waits up to `timeout` for the child to exit (reading its output meanwhile); true when it did.
-bool wait_exit(Child& c, std::chrono::milliseconds timeout) {
+bool netns_wait_exit(Child& c, std::chrono::milliseconds timeout) {
   if (c.pid < 0) return true;
   const auto deadline = Clock::now() + timeout;
   while (!c.exited) {
@@ -126,9 +126,9 @@ bool wait_exit(Child& c, std::chrono::milliseconds timeout) {
 int run(const std::vector<std::string>& argv, std::string* output = nullptr) {
   Child c = spawn(argv, true);
   if (c.pid < 0) return -1;
-  if (!wait_exit(c, std::chrono::seconds(20))) {
+  if (!netns_wait_exit(c, std::chrono::seconds(20))) {
     ::kill(c.pid, SIGKILL);
-    wait_exit(c, std::chrono::seconds(5));
+    netns_wait_exit(c, std::chrono::seconds(5));
     return -1;
   }
   if (output) *output = c.output;
@@ -163,7 +163,7 @@ class NetnsLab {
     for (Child* c : children_)
       if (!c->exited) {
         ::kill(c->pid, SIGKILL);
-        wait_exit(*c, std::chrono::seconds(5));
+        netns_wait_exit(*c, std::chrono::seconds(5));
       }
     for (const auto& ns : created_) run({"ip", "netns", "del", ns});
     std::error_code ec;
@@ -418,14 +418,14 @@ Outcome run_across_namespaces(NetnsLab& lab, const std::vector<std::string>& lau
   fault(lab);
 
   Outcome o;
-  const bool ended = wait_exit(*l, std::chrono::seconds(120));
+  const bool ended = netns_wait_exit(*l, std::chrono::seconds(120));
   CHECK(ended);
   o.launcher_output = l->output;
   o.launcher_status = ended && WIFEXITED(l->status) ? WEXITSTATUS(l->status) : -1;
   for (auto& [name, child] : nodes) {
-    if (!wait_exit(*child, std::chrono::seconds(10))) {
+    if (!netns_wait_exit(*child, std::chrono::seconds(10))) {
       ::kill(child->pid, SIGKILL);
-      wait_exit(*child, std::chrono::seconds(5));
+      netns_wait_exit(*child, std::chrono::seconds(5));
     }
     o.node_status[name] = child->status;
   }
@@ -441,7 +441,7 @@ std::string temp_dir(const std::string& name) {
   return dir.string();
 }
 
-bool has_event(const std::string& events, const std::string& node, const std::string& event) {
+bool netns_has_event(const std::string& events, const std::string& node, const std::string& event) {
   return events.find("," + node + "," + event + ",") != std::string::npos;
 }
 
@@ -479,10 +479,10 @@ TEST_CASE("across network namespaces, an nftables cut of the primaries' host mak
   CHECK(o.summary.find("\"verdict\": \"precise\"") != std::string::npos);
   CHECK(o.summary.find("\"completed\": true") != std::string::npos);
   // Both backups (in their own namespace) took over while the primaries were alive.
-  CHECK(has_event(o.events, "filter.backup", "takeover"));
-  CHECK(has_event(o.events, "aggregate.backup", "takeover"));
+  CHECK(netns_has_event(o.events, "filter.backup", "takeover"));
+  CHECK(netns_has_event(o.events, "aggregate.backup", "takeover"));
   // The primaries never died: they were fenced once they heard of the newer epoch.
-  CHECK((has_event(o.events, "filter", "fenced") || has_event(o.events, "aggregate", "fenced")));
+  CHECK((netns_has_event(o.events, "filter", "fenced") || netns_has_event(o.events, "aggregate", "fenced")));
   for (const auto& [name, status] : o.node_status) {
     INFO("node " << name);
     CHECK(WIFEXITED(status));
@@ -502,6 +502,6 @@ TEST_CASE("across network namespaces, a primary SIGKILLed inside its namespace i
   const int killed = o.node_status.at("aggregate");
   CHECK(WIFSIGNALED(killed));
   CHECK((WIFSIGNALED(killed) && WTERMSIG(killed) == SIGKILL));
-  CHECK(has_event(o.events, "aggregate.backup", "takeover"));
-  CHECK_FALSE(has_event(o.events, "filter.backup", "takeover"));
+  CHECK(netns_has_event(o.events, "aggregate.backup", "takeover"));
+  CHECK_FALSE(netns_has_event(o.events, "filter.backup", "takeover"));
 }

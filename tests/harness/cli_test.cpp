@@ -23,7 +23,7 @@ struct Command {
   std::string out;  // stdout and stderr together
 };
 
-Command hapair(const std::string& arguments, bool with_stderr = true) {
+Command run_cli(const std::string& arguments, bool with_stderr = true) {
   Command c;
   const std::string command = std::string(HAPAIR_BINARY) + " " + arguments + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(command.c_str(), "r");
@@ -39,7 +39,7 @@ Command hapair(const std::string& arguments, bool with_stderr = true) {
 // Runs a bad input: exit status 2, nothing ran, and every expected piece is in the message.
 void expect_bad_input(const std::string& arguments, const std::vector<std::string>& pieces) {
   INFO("hapair " << arguments);
-  const Command c = hapair(arguments);
+  const Command c = run_cli(arguments);
   INFO(c.out);
   CHECK(c.status == 2);
   for (const auto& piece : pieces) CHECK_THAT(c.out, Catch::Contains(piece));
@@ -178,7 +178,7 @@ TEST_CASE("every numeric option of every command is range-checked, naming the op
 }
 
 TEST_CASE("hapair run reports every problem at once, each with the valid choices", "[cli][input]") {
-  const Command c = hapair("run --driver simm --ha pasive --seed -1 --fail aggregat@2");
+  const Command c = run_cli("run --driver simm --ha pasive --seed -1 --fail aggregat@2");
   INFO(c.out);
   CHECK(c.status == 2);
   CHECK_THAT(c.out, Catch::Contains("bad input (4 problems)"));
@@ -189,14 +189,14 @@ TEST_CASE("hapair run reports every problem at once, each with the valid choices
 }
 
 TEST_CASE("a none run that stops at the crash exits 0 in hapair run and hapair compare", "[cli][exit]") {
-  const Command run = hapair("run --driver sim --duration-s 2 --fail aggregate@1");
+  const Command run = run_cli("run --driver sim --duration-s 2 --fail aggregate@1");
   INFO(run.out);
   CHECK(run.status == 0);
   CHECK_THAT(run.out, Catch::Contains("outcome: the output stopped at the failure, the expected result"));
   CHECK_THAT(run.out, !Catch::Contains("error:"));
 
   const std::string out = "/tmp/hapair_cli_test_compare-" + std::to_string(::getpid());
-  const Command compare = hapair("compare --driver sim --duration-s 2 --out " + out);
+  const Command compare = run_cli("compare --driver sim --duration-s 2 --out " + out);
   INFO(compare.out);
   CHECK(compare.status == 0);
   const std::string none_row = line_starting(compare.out, "none ");
@@ -209,7 +209,7 @@ TEST_CASE("the simulator's reproduce line repeats the run exactly, with --ha and
   // Amnesia's spare takes over and then crashes too: the fragment has no node left, the output
   // stops, and the simulator prints how to reproduce the run.
   const std::string arguments = "run --driver sim --ha amnesia --duration-s 2 --rate-tps 500 --fail aggregate@1 --fail aggregate.spare@1.5";
-  const Command first = hapair(arguments);
+  const Command first = run_cli(arguments);
   INFO(first.out);
   REQUIRE(first.status == 0);
   const std::string line = line_starting(first.out, "reproduce with: ");
@@ -217,15 +217,15 @@ TEST_CASE("the simulator's reproduce line repeats the run exactly, with --ha and
   CHECK(line == "reproduce with: hapair run --driver sim --seed 1 --ha amnesia --duration-s 2 --rate-tps 500 --fail "
                 "aggregate@1 --fail aggregate.spare@1.5");
   const std::string again = line.substr(std::string("reproduce with: hapair ").size());
-  const Command second = hapair(again, false);
+  const Command second = run_cli(again, false);
   CHECK(second.status == 0);
-  CHECK(second.out == hapair(arguments, false).out);  // the same summary, byte for byte
+  CHECK(second.out == run_cli(arguments, false).out);  // the same summary, byte for byte
 }
 
 TEST_CASE("the help of every command that runs something documents its exit statuses", "[cli][exit]") {
   for (const char* command : {"run", "compare", "experiment", "chaos"}) {
     INFO(command);
-    const Command help = hapair(std::string(command) + " --help");
+    const Command help = run_cli(std::string(command) + " --help");
     CHECK(help.status == 0);
     CHECK_THAT(help.out, Catch::Contains("Exit status: 0 when every run gave a result") ||
                              Catch::Contains("Exit status: 0 when the run gave a result"));

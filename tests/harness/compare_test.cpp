@@ -45,7 +45,7 @@ Topology short_default() {
   return t;
 }
 
-CompareOptions sim_options() {
+CompareOptions compare_sim_options() {
   CompareOptions o;
   o.driver = "sim";
   o.fail_at_s = 1.0;
@@ -65,7 +65,7 @@ void disturb(RunOutcome& o) {
 TEST_CASE("compare repeats every approach in interleaved order and reports medians and spread", "[compare]") {
   const std::string dir = (std::filesystem::temp_directory_path() / ("hapair_compare_test-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
-  CompareOptions o = sim_options();
+  CompareOptions o = compare_sim_options();
   o.out_dir = dir;
   std::size_t runs_announced = 0;
   o.on_run = [&](std::size_t i, std::size_t total, const std::string&) {
@@ -186,7 +186,7 @@ TEST_CASE("compare repeats every approach in interleaved order and reports media
 }
 
 TEST_CASE("compare runs a disturbed run again, and leaves out one disturbed on every attempt", "[compare]") {
-  CompareOptions o = sim_options();
+  CompareOptions o = compare_sim_options();
   o.approaches = {HaMode::none, HaMode::passive, HaMode::active};
   // Active's crash run of repetition 2 is disturbed once (its rerun is clean); passive's
   // failure-free run of repetition 3 on every attempt.
@@ -266,7 +266,7 @@ TEST_CASE("hapair compare prints the tables, the disturbed runs and how long it 
 
 TEST_CASE("compare with vary_seed runs repetition r on seed + r - 1, so the simulator's repetitions differ and its spread means something",
           "[compare]") {
-  CompareOptions o = sim_options();
+  CompareOptions o = compare_sim_options();
   o.approaches = {HaMode::passive};
   o.repeat = 3;
   o.vary_seed = true;

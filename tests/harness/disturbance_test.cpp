@@ -10,6 +10,7 @@
 #include "judge/disturbance.h"
 #include "judge/metrics.h"
 #include "support/trace_read.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 
@@ -27,7 +28,7 @@ RunResult run_of(HaMode ha, std::vector<FaultSpec> faults) {
   return r;
 }
 
-FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+using test::crash;
 
 void add(RunResult& r, TimeUs at, const std::string& node, const std::string& event, const std::string& details) {
   REQUIRE((node.empty() || r.plan->node_id(node) != kNoNode));

@@ -27,13 +27,13 @@ using namespace hapair::testing;
 namespace {
 
 
-struct Command {
+struct ExperimentCommand {
   int status = -1;
   std::string out;
 };
 
-Command run_command(const std::string& command) {
-  Command c;
+ExperimentCommand run_command(const std::string& command) {
+  ExperimentCommand c;
   FILE* p = popen((command + " 2>/dev/null").c_str(), "r");
   REQUIRE(p != nullptr);
   std::array<char, 4096> buf{};
@@ -631,21 +631,21 @@ TEST_CASE("an experiment's runs are planned without running them, and the time e
 
 TEST_CASE("hapair experiment prints the claim outcome on its own line and lists the experiments", "[experiments][cli]") {
   const std::string out = experiment_temp_dir("cli");
-  Command c = run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out);
+  ExperimentCommand c = run_command(std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out);
   CHECK(c.status == 0);
   bool claim = false;
   for (const std::string& line : lines_of(c.out)) claim = claim || is_claim_line(line);
   CHECK(claim);
   CHECK(std::filesystem::exists(out + "/recovery_breakdown.csv"));
   // Before the first run it says how many runs and about how long.
-  Command said = run_command("sh -c '" + std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out +
+  ExperimentCommand said = run_command("sh -c '" + std::string(HAPAIR_BINARY) + " experiment recovery_breakdown --quick --out " + out +
                              "/again 2>&1 >/dev/null'");
   CHECK(said.status == 0);
   const std::vector<std::string> err = lines_of(said.out);
   REQUIRE_FALSE(err.empty());
   CHECK_THAT(err.front(), Catch::StartsWith("hapair experiment recovery_breakdown: ") && Catch::Contains(" runs on the simulator, about "));
 
-  Command list = run_command(std::string(HAPAIR_BINARY) + " experiment --list");
+  ExperimentCommand list = run_command(std::string(HAPAIR_BINARY) + " experiment --list");
   CHECK(list.status == 0);
   for (const ExperimentInfo& i : experiment_infos()) CHECK(list.out.find(i.name) != std::string::npos);
 

@@ -13,7 +13,7 @@ using namespace hapair;
 
 namespace {
 
-Plan default_plan(HaMode ha) {
+Plan input_default_plan(HaMode ha) {
   Topology t = default_topology();
   t.settings.ha = ha;
   return make_plan(t);
@@ -49,7 +49,7 @@ TEST_CASE("a close match is offered only when one choice is clearly meant", "[in
 }
 
 TEST_CASE("the victim of a comparison must be the primary of an operator fragment", "[input]") {
-  const Plan plan = default_plan(HaMode::passive);
+  const Plan plan = input_default_plan(HaMode::passive);
   CHECK(victim_names(plan) == std::vector<std::string>{"filter", "aggregate"});
   CHECK(check_victim(plan, "aggregate", "--victim").empty());
   CHECK(check_victim(plan, "filter", "--victim").empty());
@@ -70,7 +70,7 @@ TEST_CASE("the victim of a comparison must be the primary of an operator fragmen
 }
 
 TEST_CASE("a fault time must fall after the start and before the sources stop", "[input]") {
-  const Plan plan = default_plan(HaMode::none);  // duration_s 6
+  const Plan plan = input_default_plan(HaMode::none);  // duration_s 6
   CHECK_FALSE(fault_time_problem(plan, 3.0).has_value());
   CHECK_FALSE(fault_time_problem(plan, 5.999).has_value());
   for (double bad : {-3.0, 0.0, 6.0, 9.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
@@ -82,7 +82,7 @@ TEST_CASE("a fault time must fall after the start and before the sources stop", 
 }
 
 TEST_CASE("validate_run_faults names each unknown node with the nodes of the run and the close match", "[input]") {
-  const Plan none = default_plan(HaMode::none);
+  const Plan none = input_default_plan(HaMode::none);
   const auto problems = validate_run_faults(none, {{FaultKind::crash, "aggregat", "", 2.0, 0.0},
                                                    {FaultKind::crash, "aggregate", "", 9.0, 0.0},
                                                    {FaultKind::pause, "filtr", "", 1.0, 0.5},
@@ -99,7 +99,7 @@ TEST_CASE("validate_run_faults names each unknown node with the nodes of the run
   CHECK_THAT(problems[4], Catch::Contains("unknown peer node 'sinc' (did you mean 'sink'?)"));
 
   // The schedule checks of the simulator still apply, once each.
-  const Plan passive = default_plan(HaMode::passive);
+  const Plan passive = input_default_plan(HaMode::passive);
   const auto twice = validate_run_faults(passive, {{FaultKind::crash, "aggregate", "", 2.0, 0.0},
                                                    {FaultKind::crash, "aggregate", "", 3.0, 0.0}});
   REQUIRE(twice.size() == 1);

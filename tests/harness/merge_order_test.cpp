@@ -16,6 +16,7 @@
 #include "judge/reference.h"
 #include "run/run_once.h"
 #include "config/topology_file.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 
@@ -57,7 +58,7 @@ MergeOrder record(NodeId n, Epoch e, bool acting, bool following, TupleId first_
   return MergeOrder{n, e, acting, following, 0, first_output, std::move(runs)};
 }
 
-RunOutcome run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) {
+RunOutcome merge_run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) {
   auto plan = plan_of(t);
   RunRequest request;
   request.driver = "sim";
@@ -65,7 +66,7 @@ RunOutcome run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) {
   return run_once(plan, request, compute_reference(*plan));
 }
 
-FaultSpec crash(const std::string& n, double at_s) { return FaultSpec{FaultKind::crash, n, "", at_s, 0.0}; }
+using test::crash;
 
 std::size_t events_named(const RunResult& r, const std::string& event) {
   return static_cast<std::size_t>(
@@ -189,7 +190,7 @@ TEST_CASE("amnesia: the spare's choices for new input follow the old primary's",
 
 TEST_CASE("a failure-free union_join run in the simulator is precise against the merge order its union chose", "[merge_order][sim]") {
   const Topology t = union_join(HaMode::none);
-  const RunOutcome out = run_sim(t);
+  const RunOutcome out = merge_run_sim(t);
   REQUIRE(out.result.completed);
   REQUIRE_FALSE(out.result.merge_orders.empty());
   CHECK(out.semantics.verdict == "precise");
@@ -205,7 +206,7 @@ TEST_CASE("a failure-free union_join run in the simulator is precise against the
 }
 
 TEST_CASE("union_join: a crash of the union's primary under active standby with determinants is precise", "[merge_order][sim]") {
-  const RunOutcome out = run_sim(union_join(HaMode::active), {crash("merge", 1.5)});
+  const RunOutcome out = merge_run_sim(union_join(HaMode::active), {crash("merge", 1.5)});
   REQUIRE(out.result.completed);
   CHECK(events_named(out.result, "takeover") == 1);
   const auto p = plan_of(union_join(HaMode::active));
@@ -224,7 +225,7 @@ TEST_CASE("union_join: a crash of the union's primary under active standby with 
 }
 
 TEST_CASE("union_join: a crash of the union's primary under passive standby is precise", "[merge_order][sim]") {
-  const RunOutcome out = run_sim(union_join(HaMode::passive), {crash("merge", 1.5)});
+  const RunOutcome out = merge_run_sim(union_join(HaMode::passive), {crash("merge", 1.5)});
   REQUIRE(out.result.completed);
   CHECK(events_named(out.result, "takeover") == 1);
   CHECK(out.semantics.verdict == "precise");
@@ -233,7 +234,7 @@ TEST_CASE("union_join: a crash of the union's primary under passive standby is p
 
 TEST_CASE("a corrupted recorded merge order is not precise", "[merge_order][sim]") {
   const Topology t = union_join(HaMode::none);
-  RunOutcome out = run_sim(t);
+  RunOutcome out = merge_run_sim(t);
   REQUIRE(out.semantics.verdict == "precise");
   // A record that claims the union took every s1 tuple before any s2 tuple: the same inputs, in
   // an order that did not produce this output.
@@ -258,7 +259,7 @@ TEST_CASE("a corrupted recorded merge order is not precise", "[merge_order][sim]
 
 TEST_CASE("a tampered union_join output is not precise against the recorded merge order", "[merge_order][sim]") {
   const Topology t = union_join(HaMode::none);
-  RunOutcome out = run_sim(t);
+  RunOutcome out = merge_run_sim(t);
   REQUIRE(out.semantics.verdict == "precise");
   const auto plan = plan_of(t);
   const StreamId counts = plan->stream_id("counts");
@@ -276,7 +277,7 @@ TEST_CASE("a tampered union_join output is not precise against the recorded merg
 
 TEST_CASE("a merge order a SIGKILL took with it is reported as not judged, never as lost", "[merge_order][sim]") {
   const Topology t = union_join(HaMode::passive);
-  RunOutcome out = run_sim(t, {crash("merge", 1.5)});
+  RunOutcome out = merge_run_sim(t, {crash("merge", 1.5)});
   REQUIRE(out.semantics.verdict == "precise");
   // What a real process's last reports may lose: the old primary's last 400 records (more than
   // it merged since its last checkpoint).
@@ -301,7 +302,7 @@ TEST_CASE("a merge order a SIGKILL took with it is reported as not judged, never
 }
 
 TEST_CASE("union_join under upstream backup: the re-merged counts are not judged, the pairs are", "[merge_order][sim]") {
-  const RunOutcome out = run_sim(union_join(HaMode::upstream), {crash("merge", 1.5)});
+  const RunOutcome out = merge_run_sim(union_join(HaMode::upstream), {crash("merge", 1.5)});
   REQUIRE(out.result.completed);
   REQUIRE(out.semantics.not_judged.size() == 1);
   CHECK(out.semantics.not_judged[0].stream == "counts");

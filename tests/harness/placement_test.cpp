@@ -43,7 +43,7 @@ Plan plan_with(HaMode ha, Topology t = default_topology()) {
   return make_plan(t);
 }
 
-Placement placed(const Plan& plan, const HostList& list) {
+Placement placed_plan(const Plan& plan, const HostList& list) {
   PlacementResult r = place_nodes(plan, list);
   INFO(joined(r.problems));
   REQUIRE(r.problems.empty());
@@ -101,7 +101,7 @@ TEST_CASE("a primary and its standby never share a host, under every approach wi
     const Plan plan = plan_with(ha, chain3());
     for (std::size_t n : {2u, 3u, 5u}) {
       INFO(to_string(ha) << " on " << n << " hosts");
-      const Placement p = placed(plan, hosts(n));
+      const Placement p = placed_plan(plan, hosts(n));
       std::size_t pairs = 0;
       for (const PlanFragment& f : plan.fragments)
         for (NodeId s : f.standbys) {
@@ -117,7 +117,7 @@ TEST_CASE("a primary and its standby never share a host, under every approach wi
 TEST_CASE("with rack labels a primary and its standby go to different racks when the hosts allow it", "[hosts][placement]") {
   const Plan plan = plan_with(HaMode::passive, chain3());
   const HostList list = hosts_in_racks({"r1", "r1", "r2", "r2"});
-  const Placement p = placed(plan, list);
+  const Placement p = placed_plan(plan, list);
   for (const PlanFragment& f : plan.fragments)
     for (NodeId s : f.standbys) {
       INFO(f.name);
@@ -129,7 +129,7 @@ TEST_CASE("with rack labels a primary and its standby go to different racks when
 TEST_CASE("when the hosts are too few, each pair that shares a host or a rack is named in a warning", "[hosts][placement]") {
   const Plan plan = plan_with(HaMode::passive);  // the default network: one processing fragment pair per operator fragment
   SECTION("one host: every pair shares it") {
-    const Placement p = placed(plan, hosts(1));
+    const Placement p = placed_plan(plan, hosts(1));
     std::size_t pairs = 0;
     for (const PlanFragment& f : plan.fragments)
       if (f.has_standby()) {
@@ -144,14 +144,14 @@ TEST_CASE("when the hosts are too few, each pair that shares a host or a rack is
     CHECK(p.warnings.size() == pairs);
   }
   SECTION("one rack: every pair shares it") {
-    const Placement p = placed(plan, hosts_in_racks({"r1", "r1", "r1"}));
+    const Placement p = placed_plan(plan, hosts_in_racks({"r1", "r1", "r1"}));
     REQUIRE_FALSE(p.warnings.empty());
     for (const std::string& w : p.warnings) CHECK(contains(w, "share rack r1 (every host is in rack r1)"));
     for (const PlanFragment& f : plan.fragments)
       for (NodeId s : f.standbys) CHECK(p.of(f.primary).host != p.of(s).host);  // still apart by host
   }
   SECTION("a host without a rack label is a rack of its own") {
-    const Placement p = placed(plan, hosts_in_racks({"r1", "r1", ""}));
+    const Placement p = placed_plan(plan, hosts_in_racks({"r1", "r1", ""}));
     CHECK(p.warnings.empty());
   }
 }
@@ -161,8 +161,8 @@ TEST_CASE("placement is deterministic and balanced", "[hosts][placement]") {
   for (std::size_t n : {2u, 3u, 4u, 7u}) {
     INFO(n << " hosts");
     const HostList list = hosts(n);
-    const Placement a = placed(plan, list);
-    const Placement b = placed(plan, list);
+    const Placement a = placed_plan(plan, list);
+    const Placement b = placed_plan(plan, list);
     for (const PlanNode& node : plan.nodes) CHECK(a.of(node.id).endpoint == b.of(node.id).endpoint);
     std::vector<std::size_t> load(n);
     for (const NodePlacement& np : a.nodes) ++load[np.host];
@@ -176,7 +176,7 @@ TEST_CASE("endpoints come from each host's address and port base, one port per n
   HostList list = hosts(2);
   list.hosts[1].data_port_base = 9000;
   list.hosts[1].address = "fd00::2";
-  const Placement p = placed(plan, list);
+  const Placement p = placed_plan(plan, list);
   std::set<std::string> endpoints;
   for (std::size_t h = 0; h < 2; ++h) {
     const std::vector<NodeId> on = p.nodes_on(h);
@@ -198,7 +198,7 @@ TEST_CASE("a fragment pinned with host and standby_host runs there, the others a
   t.fragments[1].standby_host = "h1";  // f1.backup
   t.fragments[0].host = "h3";          // the source
   const Plan plan = plan_with(HaMode::passive, t);
-  const Placement p = placed(plan, hosts(3));
+  const Placement p = placed_plan(plan, hosts(3));
   CHECK(p.of(plan.node_id("f1")).host == 2);
   CHECK(p.of(plan.node_id("f1")).pinned);
   CHECK(p.of(plan.node_id("f1.backup")).host == 0);
@@ -209,7 +209,7 @@ TEST_CASE("a fragment pinned with host and standby_host runs there, the others a
   SECTION("both replicas pinned to one host: placed as asked, with a warning that says so") {
     t.fragments[1].standby_host = "h3";
     const Plan shared = plan_with(HaMode::passive, t);
-    const Placement q = placed(shared, hosts(3));
+    const Placement q = placed_plan(shared, hosts(3));
     REQUIRE(q.warnings.size() == 1);
     CHECK(q.warnings[0] == "warning: f1 and f1.backup share host h3 (both are pinned there): losing that host loses fragment f1");
   }
@@ -256,7 +256,7 @@ TEST_CASE("k standbys: the k + 1 replicas of a fragment go to different hosts wh
       const Plan plan = plan_with(ApproachCatalog::builtin().find(ha)->mode, t);
       const auto replicas = static_cast<std::size_t>(k + 1);
       SECTION(std::string("enough hosts, ha = ") + ha + ", k = " + std::to_string(k)) {
-        const Placement p = placed(plan, hosts(replicas + 1));
+        const Placement p = placed_plan(plan, hosts(replicas + 1));
         for (const PlanFragment& f : plan.fragments) {
           if (f.kind != FragmentKind::operators) continue;
           INFO(f.name);
@@ -268,7 +268,7 @@ TEST_CASE("k standbys: the k + 1 replicas of a fragment go to different hosts wh
         CHECK(p.warnings.empty());
       }
       SECTION(std::string("one host too few, ha = ") + ha + ", k = " + std::to_string(k)) {
-        const Placement p = placed(plan, hosts(replicas - 1));
+        const Placement p = placed_plan(plan, hosts(replicas - 1));
         REQUIRE_FALSE(p.warnings.empty());
         for (const std::string& w : p.warnings)
           CHECK(contains(w, "losing that host loses two of the " + std::to_string(replicas) + " replicas of fragment"));
@@ -293,7 +293,7 @@ TEST_CASE("k standbys: standby_host pins the first standby, the others are sprea
       f.standby_host = "h2";
     }
   const Plan plan = plan_with(HaMode::passive, t);
-  const Placement p = placed(plan, hosts(3));
+  const Placement p = placed_plan(plan, hosts(3));
   const PlanFragment& f2 = plan.fragments[plan.fragment_id("f2")];
   CHECK(p.of(f2.primary).host == 0);
   CHECK(p.of(f2.standbys[0]).host == 1);
@@ -307,7 +307,7 @@ TEST_CASE("the coordinator of global checkpoints goes to the host with the fewes
   const Plan plan = make_plan(t, coordinated_catalog(static_cast<HaMode>(204)));
   REQUIRE(plan.coordinator != kNoNode);
   // Six fragment nodes on four hosts: two hosts hold two, the coordinator joins one that holds one.
-  const Placement p = placed(plan, hosts(4));
+  const Placement p = placed_plan(plan, hosts(4));
   std::vector<std::size_t> load(4);
   for (const NodePlacement& np : p.nodes)
     if (np.node != plan.coordinator) ++load[np.host];

@@ -14,7 +14,7 @@ using namespace hapair;
 
 namespace {
 
-std::shared_ptr<const Plan> default_plan(HaMode ha, double duration_s) {
+std::shared_ptr<const Plan> reference_default_plan(HaMode ha, double duration_s) {
   Topology t = default_topology();
   t.settings.ha = ha;
   t.settings.duration_s = duration_s;
@@ -25,7 +25,7 @@ std::shared_ptr<const Plan> default_plan(HaMode ha, double duration_s) {
 
 TEST_CASE("a failure-free simulated run of the default network delivers exactly the reference output",
           "[reference][sim]") {
-  const auto plan = default_plan(HaMode::none, 1.0);
+  const auto plan = reference_default_plan(HaMode::none, 1.0);
   const RunResult run = run_simulation(plan, SimOptions{});
   INFO("reproduce with: " << reproduce_command(*plan, plan->settings().seed));
   REQUIRE(run.errors.empty());
@@ -47,7 +47,7 @@ TEST_CASE("a failure-free simulated run of the default network delivers exactly 
 }
 
 TEST_CASE("a crash of the aggregate under amnesia is measured as a gap", "[reference][sim]") {
-  const auto plan = default_plan(HaMode::amnesia, 2.0);
+  const auto plan = reference_default_plan(HaMode::amnesia, 2.0);
   SimOptions options;
   options.faults.push_back(FaultSpec{FaultKind::crash, "aggregate", "", 1.0, 0.0});
   const RunResult run = run_simulation(plan, options);

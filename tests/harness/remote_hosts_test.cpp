@@ -28,7 +28,7 @@ RemoteSignal signal_at(std::int64_t before, std::int64_t after, std::int64_t sen
   return RemoteSignal{true, "", before, after, sent, answered};
 }
 
-std::string slurp(const std::string& path) {
+std::string remote_slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -86,7 +86,7 @@ TEST_CASE("the keeper makes the run folder, and when its stdin ends kills the ru
   // Its first line names the run folder (bounded wait).
   std::string run_dir;
   for (int i = 0; i < 2'000 && run_dir.empty(); ++i) {
-    const std::string log = slurp(base + "/keeper.log");
+    const std::string log = remote_slurp(base + "/keeper.log");
     if (log.rfind("hapair-run-dir ", 0) == 0) run_dir = log.substr(15, log.find('\n') - 15);
     else std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -104,7 +104,7 @@ TEST_CASE("the keeper makes the run folder, and when its stdin ends kills the ru
   for (int i = 0; i < 2'000 && !fs::exists(run_dir + "/n1.pid"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   // The pid file holds the node's own pid: the session became the node (exec).
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(std::stoi(slurp(run_dir + "/n1.pid")) == node.pid());
+  CHECK(std::stoi(remote_slurp(run_dir + "/n1.pid")) == node.pid());
   ::close(fds[1]);  // the launcher is gone
   const auto exit = keeper.wait();
   REQUIRE(exit);
@@ -113,7 +113,7 @@ TEST_CASE("the keeper makes the run folder, and when its stdin ends kills the ru
   REQUIRE(node_exit);
   CHECK(node_exit->signal_number() == SIGKILL);
   CHECK_FALSE(fs::exists(run_dir));
-  CHECK_THAT(slurp(base + "/keeper.log"), Catch::Contains("hapair-run-removed " + run_dir));
+  CHECK_THAT(remote_slurp(base + "/keeper.log"), Catch::Contains("hapair-run-removed " + run_dir));
   fs::remove_all(base);
 }
 

@@ -67,7 +67,7 @@ class SummaryJson {
   Json j_;
 };
 
-std::string slurp(const std::filesystem::path& p) {
+std::string results_slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
@@ -150,7 +150,7 @@ TEST_CASE("summary.json has every required key with the run's values", "[results
   const Fixture fx(true);
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
-  const SummaryJson j(slurp(dir / "summary.json"));
+  const SummaryJson j(results_slurp(dir / "summary.json"));
   REQUIRE(j.ok());
 
   for (const char* key : {"ha", "driver", "seed", "version", "network", "tuples_in", "tuples_out", "throughput_tps",
@@ -236,7 +236,7 @@ TEST_CASE("output.csv has the header and one exact row per delivery in order", "
   const Fixture fx(true);
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
-  CHECK(slurp(dir / "output.csv") ==
+  CHECK(results_slurp(dir / "output.csv") ==
         "delivery_us,stream,id,ts_us,key,value,lineage,from,replayed\n"
         "400500,totals,1,400000,3,0.10000000000000001,0000000000000abc,aggregate,0\n"
         "601000,totals,2,600000,4,2.5,0000000000000def,aggregate,0\n"
@@ -248,21 +248,21 @@ TEST_CASE("events.csv quotes the typed details, trace.jsonl has a field per deta
   const Fixture fx(true);
   const TempDir dir;
   REQUIRE(fx.write(dir.path()).empty());
-  CHECK(slurp(dir / "events.csv") ==
+  CHECK(results_slurp(dir / "events.csv") ==
         "time_us,node,event,details\n"
         "1000000,aggregate,failure,\"fault=crash\"\n"
         "1030000,aggregate.backup,detection,\"failed=aggregate silent_us=30000\"\n"
         "1031000,aggregate.backup,takeover,\"ha=passive exact_ids=true checkpoint=9 -- \"\"quoted\"\", with comma\"\n");
-  CHECK(slurp(dir / "trace.jsonl") ==
+  CHECK(results_slurp(dir / "trace.jsonl") ==
         "{\"t_us\":1000000,\"node\":\"aggregate\",\"kind\":\"failure\",\"fault\":\"crash\"}\n"
         "{\"t_us\":1030000,\"node\":\"aggregate.backup\",\"kind\":\"detection\",\"failed\":\"aggregate\",\"silent_us\":30000}\n"
         "{\"t_us\":1031000,\"node\":\"aggregate.backup\",\"kind\":\"takeover\",\"ha\":\"passive\",\"exact_ids\":true,"
         "\"checkpoint\":9,\"text\":\"\\\"quoted\\\", with comma\"}\n");
-  CHECK(slurp(dir / "metrics.csv") ==
+  CHECK(results_slurp(dir / "metrics.csv") ==
         "time_us,node,metric,value\n"
         "100000,filter,output_queue_tuples,12\n"
         "200000,filter,output_queue_tuples,30\n");
-  CHECK(slurp(dir / "config.toml") == "[settings]\nseed = 7\n");
+  CHECK(results_slurp(dir / "config.toml") == "[settings]\nseed = 7\n");
 }
 
 TEST_CASE("output.csv and events.csv read back into the same deliveries and events", "[results]") {
@@ -305,9 +305,9 @@ TEST_CASE("the same inputs written twice give byte-identical files", "[results]"
   REQUIRE(b.write(dir2.path()).empty());
   for (const char* name : {"summary.json", "output.csv", "events.csv", "trace.jsonl", "metrics.csv", "config.toml"}) {
     INFO(name);
-    const std::string one = slurp(dir1 / name);
+    const std::string one = results_slurp(dir1 / name);
     CHECK_FALSE(one.empty());
-    CHECK(one == slurp(dir2 / name));
+    CHECK(one == results_slurp(dir2 / name));
   }
 }
 

@@ -10,7 +10,7 @@ using namespace hapair;
 
 namespace {
 
-RunResult run_of(std::vector<TraceEvent> events, TimeUs end_us = 5'000'000) {
+RunResult soak_run_of(std::vector<TraceEvent> events, TimeUs end_us = 5'000'000) {
   RunResult r;
   r.plan = std::make_shared<const Plan>(make_plan([] {
     Topology t = default_topology();
@@ -30,7 +30,7 @@ TraceEvent ev(const RunResult& r, TimeUs at_us, const std::string& node, const s
 }  // namespace
 
 TEST_CASE("soak: a takeover in a failure-free run is a false detection, with its detector") {
-  RunResult r = run_of({});
+  RunResult r = soak_run_of({});
   r.events = {ev(r, 1'470'000, "aggregate.backup", "detection", "failed=aggregate silent_us=34600 detector=heartbeat"),
               ev(r, 1'470'100, "aggregate.backup", "takeover", "ha=active exact_ids=true")};
   const DetectionFindings f = find_detections(r, "", 0);
@@ -41,7 +41,7 @@ TEST_CASE("soak: a takeover in a failure-free run is a false detection, with its
 }
 
 TEST_CASE("soak: the victim's detection after the kill gives detection_ms, another node's is false") {
-  RunResult r = run_of({});
+  RunResult r = soak_run_of({});
   r.events = {ev(r, 1'500'000, "aggregate", "failure", "fault=crash"),
               ev(r, 1'501'200, "aggregate.backup", "detection", "failed=aggregate silent_us=3000 detector=connection"),
               ev(r, 1'501'300, "aggregate.backup", "takeover", "ha=active exact_ids=true"),
@@ -58,7 +58,7 @@ TEST_CASE("soak: the victim's detection after the kill gives detection_ms, anoth
 }
 
 TEST_CASE("soak: detection is timed from the launcher's SIGKILL, not from the planned instant") {
-  RunResult r = run_of({});
+  RunResult r = soak_run_of({});
   // The launcher's loop reached the planned 1.5 s 400 us late.
   r.events = {ev(r, 1'500'400, "aggregate", "failure", "fault=crash"),
               ev(r, 1'501'000, "aggregate.backup", "detection", "failed=aggregate silent_us=3000 detector=connection")};
@@ -69,7 +69,7 @@ TEST_CASE("soak: detection is timed from the launcher's SIGKILL, not from the pl
 }
 
 TEST_CASE("soak: detections while the launcher stops the nodes after the run are not failures") {
-  RunResult r = run_of({}, 3'000'000);
+  RunResult r = soak_run_of({}, 3'000'000);
   r.events = {ev(r, 3'003'000, "filter.backup", "detection", "failed=filter silent_us=85000 detector=connection")};
   const DetectionFindings f = find_detections(r, "", 0);
   CHECK(f.false_detections.empty());

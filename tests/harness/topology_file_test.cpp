@@ -19,7 +19,7 @@ using namespace hapair::testing;
 
 namespace {
 
-const std::string kNetworks = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/";
+const std::string kFileNetworks = std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/";
 
 // A valid network; tests put their own lines before it or into its operator.
 const std::string kMinimal = R"(
@@ -163,23 +163,23 @@ Topology every_knob_changed() {
 TEST_CASE("every example network parses and validates") {
   for (const char* name : {"default.toml", "chain.toml", "chain6.toml", "union.toml", "join.toml", "union_join.toml"}) {
     INFO(name);
-    const TopologyLoad load = load_topology_file(kNetworks + name);
+    const TopologyLoad load = load_topology_file(kFileNetworks + name);
     INFO(joined(load.problems));
     CHECK(load.problems.empty());
     REQUIRE(load.topology);
-    CHECK(load.topology->source_file == kNetworks + name);
+    CHECK(load.topology->source_file == kFileNetworks + name);
     CHECK(std::string(name) == load.topology->name + ".toml");
     CHECK(make_plan(*load.topology).fragments.size() == load.topology->fragments.size());
   }
 }
 
 TEST_CASE("default.toml is the built-in default network written out") {
-  const TopologyLoad load = load_topology_file(kNetworks + "default.toml");
+  const TopologyLoad load = load_topology_file(kFileNetworks + "default.toml");
   INFO(joined(load.problems));
   REQUIRE(load.topology);
   CHECK(without_places(*load.topology) == without_places(default_topology()));
   // The line of the [[fragment.operator]] header of sum_per_key.
-  CHECK(load.topology->fragments[2].operators[0].where == kNetworks + "default.toml:73");
+  CHECK(load.topology->fragments[2].operators[0].where == kFileNetworks + "default.toml:73");
 }
 
 TEST_CASE("the whole file in docs/TOPOLOGY.md is a valid topology") {
@@ -200,7 +200,7 @@ TEST_CASE("the whole file in docs/TOPOLOGY.md is a valid topology") {
 }
 
 TEST_CASE("the example networks have the shapes their comments describe") {
-  const auto chain = load_topology_file(kNetworks + "chain.toml");
+  const auto chain = load_topology_file(kFileNetworks + "chain.toml");
   REQUIRE(chain.topology);
   const Plan c = make_plan(*chain.topology);
   REQUIRE(c.fragments.size() == 4);
@@ -208,20 +208,20 @@ TEST_CASE("the example networks have the shapes their comments describe") {
   CHECK(c.spec(2).operators.at(0).kind == OperatorKind::map);
   CHECK(c.spec(2).operators.at(0).map_key_modulo == 4);
 
-  const auto u = load_topology_file(kNetworks + "union.toml");
+  const auto u = load_topology_file(kFileNetworks + "union.toml");
   REQUIRE(u.topology);
   const Plan up = make_plan(*u.topology);
   CHECK(up.streams.at(up.stream_id("merged")).producer_class == OperatorClass::arbitrary);
   CHECK(up.spec(up.fragment_id("merge")).operators.at(0).inputs == std::vector<std::string>{"s1", "s2"});
   CHECK(up.spec(up.fragment_id("s2")).source.values.kind == DistributionKind::normal);
 
-  const auto j = load_topology_file(kNetworks + "join.toml");
+  const auto j = load_topology_file(kFileNetworks + "join.toml");
   REQUIRE(j.topology);
   const Plan jp = make_plan(*j.topology);
   CHECK(jp.fragments.at(jp.fragment_id("join")).klass == OperatorClass::deterministic);
   CHECK(jp.spec(jp.fragment_id("join")).operators.at(0).join_window_ms == 20);
 
-  const auto uj = load_topology_file(kNetworks + "union_join.toml");
+  const auto uj = load_topology_file(kFileNetworks + "union_join.toml");
   REQUIRE(uj.topology);
   const Plan p = make_plan(*uj.topology);
   CHECK(p.fragments.size() == 6);

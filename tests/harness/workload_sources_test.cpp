@@ -62,7 +62,7 @@ Topology workload_network() {
   return t;
 }
 
-std::string temp_path(const std::string& name) {
+std::string workload_temp_path(const std::string& name) {
   return std::string(std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp") + "/hapair-" + name;
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("a topology with nexmark and ysb sources round-trips through write_top
   CHECK(contains(text, "[[source]]\nname = \"plain\"\nstream = \"numbers\"\nrate_tps = 2000\nkey_count = 8\n"
                        "values = \"uniform(0, 100)\"\ninteger_values = true\nendpoint = \"\"\n\n"));
 
-  const std::string path = temp_path("workload-sources-roundtrip.toml");
+  const std::string path = workload_temp_path("workload-sources-roundtrip.toml");
   {
     std::ofstream out(path);
     out << text;

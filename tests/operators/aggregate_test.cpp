@@ -2,13 +2,14 @@
 
 #include "operators/aggregate.h"
 #include "operators/support.h"
+#include "support/time_units.h"
 
 using namespace hapair;
 using namespace hapair::test;
 
 namespace {
 
-constexpr TimeUs kMs = 1000;
+using hapair::testing::kMs;
 
 std::uint64_t agg_lineage(TimeUs end_us, std::int64_t key) {
   return mix64(hash_name("agg"), mix64(static_cast<std::uint64_t>(end_us), static_cast<std::uint64_t>(key)));

@@ -2,13 +2,14 @@
 
 #include "operators/join.h"
 #include "operators/support.h"
+#include "support/time_units.h"
 
 using namespace hapair;
 using namespace hapair::test;
 
 namespace {
 
-constexpr TimeUs kMs = 1000;
+using hapair::testing::kMs;
 
 }  // namespace
 

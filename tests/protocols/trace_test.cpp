@@ -16,7 +16,7 @@
 namespace hapair {
 namespace {
 
-Envelope envelope_of(Message body) {
+Envelope trace_envelope_of(Message body) {
   Envelope e;
   e.header = Header{1, 0, 0};
   e.body = std::move(body);
@@ -104,7 +104,7 @@ TEST_CASE("the codec carries typed trace events and drops unknown kinds and keys
                         .with(TraceKey::mode, CheckpointMode::delta)
                         .with(TraceKey::bytes, 4096),
                     TraceEvent(6, 2, TraceKind::fatal).with_text("queue full")}};
-  const Bytes bytes = encode(envelope_of(batch));
+  const Bytes bytes = encode(trace_envelope_of(batch));
   DecodeStats stats;
   const auto back = decode(bytes, stats);
   REQUIRE(back.has_value());
@@ -112,7 +112,7 @@ TEST_CASE("the codec carries typed trace events and drops unknown kinds and keys
 
   // The kind is the only byte that holds pair_restored's value (the last kind): patch it to one
   // past the last.
-  Bytes bad = encode(envelope_of(TraceBatch{{TraceEvent(5, 1, TraceKind::pair_restored)}}));
+  Bytes bad = encode(trace_envelope_of(TraceBatch{{TraceEvent(5, 1, TraceKind::pair_restored)}}));
   std::size_t at = bad.size();
   int found = 0;
   for (std::size_t i = 0; i < bad.size(); ++i)

@@ -21,7 +21,7 @@ const Bytes kState{1, 2, 3};
 
 std::vector<CheckpointParticipant> three_fragments() { return {{0, "source"}, {1, "filter"}, {2, "aggregate"}}; }
 
-CoordinatorSettings every_100ms() {
+CoordinatorSettings coordinator_every_100ms() {
   CoordinatorSettings s;
   s.interval_us = 100'000;
   s.timeout_us = 1'000'000;
@@ -39,7 +39,7 @@ CoordinatorOutput all_snapshots(CheckpointCoordinator& c, TimeUs now, Checkpoint
 // A coordinator of three fragments on an in-memory store, started at 0.
 struct Coordinated {
   explicit Coordinated(std::map<FragmentId, std::vector<FragmentId>> sets = {})
-      : c(three_fragments(), std::move(sets), every_100ms(), store) {
+      : c(three_fragments(), std::move(sets), coordinator_every_100ms(), store) {
     c.start(0, out);
   }
   MemoryCheckpointStore store;
@@ -162,10 +162,10 @@ TEST_CASE("a restarted coordinator goes on from the store: the newest complete c
           "[roles][checkpoint]") {
   MemoryCheckpointStore store;
   {
-    CheckpointCoordinator first(three_fragments(), {}, every_100ms(), store);
+    CheckpointCoordinator first(three_fragments(), {}, coordinator_every_100ms(), store);
     one_complete_one_half(first);  // the coordinator dies with checkpoint 2 half written
   }
-  CheckpointCoordinator second(three_fragments(), {}, every_100ms(), store);
+  CheckpointCoordinator second(three_fragments(), {}, coordinator_every_100ms(), store);
   CoordinatorOutput out;
   second.start(300'000, out);
   CHECK(second.newest_complete() == 1u);

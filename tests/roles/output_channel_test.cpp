@@ -12,7 +12,7 @@ using hapair::test::aborts;
 
 namespace {
 
-constexpr StreamId kStream = 2;
+constexpr StreamId kOutStream = 2;
 constexpr NodeId kConsumer = 7;
 constexpr FragmentId kConsumerFragment = 4;
 
@@ -25,7 +25,7 @@ ConsumerState consumer(NodeId n = kConsumer, bool retention = false) {
 }
 
 OutputChannel channel_with(TupleId count, std::size_t tuples_max = 100) {
-  OutputChannel o(kStream, tuples_max);
+  OutputChannel o(kOutStream, tuples_max);
   for (TupleId id = 1; id <= count; ++id) o.append(Tuple{id, 0, 0, 0, 0});
   return o;
 }
@@ -52,10 +52,10 @@ TEST_CASE("an output channel sends in batches up to the flow-control window", "[
   CHECK(ids_of(out) == std::vector<TupleId>{1, 2, 3, 4, 5});
   out.clear();
   CHECK(o.pump(1, 2, 5, out).tuples_sent == 0);  // nothing until an ack
-  REQUIRE(o.on_level0_ack(2, kConsumer, Level0Ack{kStream, 3, false}));
+  REQUIRE(o.on_level0_ack(2, kConsumer, Level0Ack{kOutStream, 3, false}));
   o.pump(3, 2, 5, out);
   CHECK(ids_of(out) == std::vector<TupleId>{6, 7, 8});
-  CHECK_FALSE(o.on_level0_ack(4, kConsumer + 1, Level0Ack{kStream, 3, false}));  // no such consumer
+  CHECK_FALSE(o.on_level0_ack(4, kConsumer + 1, Level0Ack{kOutStream, 3, false}));  // no such consumer
 }
 
 TEST_CASE("a consumer that makes no progress is rewound to its ack with back-off", "[roles][output_channel]") {
@@ -75,7 +75,7 @@ TEST_CASE("a consumer that makes no progress is rewound to its ack with back-off
   CHECK(o.retransmit(2'999, 1'000, retransmissions) == 3'000);
   CHECK(retransmissions == 1);
   // Progress resets the back-off.
-  o.on_level0_ack(3'000, kConsumer, Level0Ack{kStream, 4, false});
+  o.on_level0_ack(3'000, kConsumer, Level0Ack{kOutStream, 4, false});
   CHECK(o.retransmit(3'001, 1'000, retransmissions) == kNever);
 }
 
@@ -83,13 +83,13 @@ TEST_CASE("the queue is trimmed to the slowest consumer's acknowledgement", "[ro
   OutputChannel o = channel_with(10);
   o.add_consumer(consumer(7));
   o.add_consumer(consumer(8, true));  // retains until its level-1 ack
-  o.on_level0_ack(0, 7, Level0Ack{kStream, 6, false});
-  o.on_level0_ack(0, 8, Level0Ack{kStream, 8, false});
+  o.on_level0_ack(0, 7, Level0Ack{kOutStream, 6, false});
+  o.on_level0_ack(0, 8, Level0Ack{kOutStream, 8, false});
   CHECK(o.trim(0) == 0);  // node 8 sent no level-1 ack yet
-  o.add_level1(kConsumerFragment, 8, Level1Ack{kStream, 4, 1, {}, {}});  // a passive standby's direct ack
+  o.add_level1(kConsumerFragment, 8, Level1Ack{kOutStream, 4, 1, {}, {}});  // a passive standby's direct ack
   CHECK(o.trim(0) == 4);
   CHECK(o.queue().trimmed_up_to() == 4);
-  o.add_level1(kConsumerFragment, 8, Level1Ack{kStream, 7, 2, {}, {}});
+  o.add_level1(kConsumerFragment, 8, Level1Ack{kOutStream, 7, 2, {}, {}});
   CHECK(o.trim(1) == 1);  // min(6, 7) less a margin of 1
   CHECK(o.acked_internal() == 6);
   CHECK(o.trimmed_internal() == 5);
@@ -111,7 +111,7 @@ TEST_CASE("a resuming consumer is sent what follows its position, flagged as rep
   CHECK(out[0].batch.replay);
   CHECK(ids_of(out) == std::vector<TupleId>{4, 5, 6});
   // Asking for what was trimmed already reports the missing tuples.
-  o.on_level0_ack(1, kConsumer, Level0Ack{kStream, 6, false});
+  o.on_level0_ack(1, kConsumer, Level0Ack{kOutStream, 6, false});
   o.trim(0);
   CHECK(o.resume(kConsumer, 2, false, 2) == 4);
   // Only new tuples: the cursor moves to the end.
@@ -186,12 +186,12 @@ TEST_CASE("opening the gate reports what it held", "[roles][output_channel]") {
 TEST_CASE("a new restart-point generation from a consumer is owed a confirmation", "[roles][output_channel]") {
   OutputChannel o = channel_with(2);
   o.add_consumer(consumer(kConsumer, true));
-  o.add_level1(kConsumerFragment, kConsumer, Level1Ack{kStream, 1, 1, Bytes{1}, {}});
+  o.add_level1(kConsumerFragment, kConsumer, Level1Ack{kOutStream, 1, 1, Bytes{1}, {}});
   std::vector<OutgoingBatch> out;
   PumpReport r = o.pump(0, 10, 10, out);
   CHECK(r.confirmations == 0);  // the tuples carry held_generation
   out.clear();
-  o.add_level1(kConsumerFragment, kConsumer, Level1Ack{kStream, 2, 2, Bytes{2}, {}});
+  o.add_level1(kConsumerFragment, kConsumer, Level1Ack{kOutStream, 2, 2, Bytes{2}, {}});
   r = o.pump(1, 10, 10, out);
   CHECK(r.confirmations == 1);  // nothing to send: an empty batch does
   REQUIRE(out.size() == 1);
@@ -213,7 +213,7 @@ TEST_CASE("the end of stream goes out after the last tuple and is acknowledged",
   REQUIRE(out.size() == 1);
   CHECK(out[0].batch.end_of_stream);
   CHECK_FALSE(o.acked_to_end());
-  o.on_level0_ack(1, kConsumer, Level0Ack{kStream, 2, true});
+  o.on_level0_ack(1, kConsumer, Level0Ack{kOutStream, 2, true});
   CHECK(o.acked_to_end());
 }
 

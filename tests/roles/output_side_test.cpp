@@ -13,7 +13,7 @@ namespace {
 
 using Outputs = Parts;
 
-void append(Outputs& o, StreamId s, TupleId first, TupleId last) {
+void append_tuples(Outputs& o, StreamId s, TupleId first, TupleId last) {
   for (TupleId id = first; id <= last; ++id) o.outputs.append(s, Tuple{id, 0, 0, 0, 0});
 }
 
@@ -22,7 +22,7 @@ void append(Outputs& o, StreamId s, TupleId first, TupleId last) {
 TEST_CASE("a primary's output side sends to every consumer node, a standby's only tracks them", "[roles][output_side]") {
   Outputs primary(default_plan(HaMode::active), "filter");
   const StreamId small = primary.stream("small");
-  append(primary, small, 1, 3);
+  append_tuples(primary, small, 1, 3);
   Effects eff;
   primary.outputs.pump(0, eff);
   CHECK(ids_in(messages_to<TupleBatch>(eff, primary.id("aggregate"))) == std::vector<TupleId>{1, 2, 3});
@@ -30,7 +30,7 @@ TEST_CASE("a primary's output side sends to every consumer node, a standby's onl
   CHECK(primary.outputs.tuples_sent() == 6);
 
   Outputs standby(default_plan(HaMode::active), "filter.backup");
-  append(standby, small, 1, 3);
+  append_tuples(standby, small, 1, 3);
   Effects none;
   standby.outputs.pump(0, none);
   CHECK(none.sends.empty());
@@ -40,7 +40,7 @@ TEST_CASE("a primary's output side sends to every consumer node, a standby's onl
 TEST_CASE("an output side trims only what every consumer acknowledged, less the trim margin", "[roles][output_side]") {
   Outputs o(default_plan(HaMode::active), "filter");
   const StreamId small = o.stream("small");
-  append(o, small, 1, 10);
+  append_tuples(o, small, 1, 10);
   o.outputs.on_level0_ack(0, o.id("aggregate"), Level0Ack{small, 8, false});
   CHECK(o.outputs.at(small).queue().trimmed_up_to() == 0);  // the backup has not acked
   o.outputs.set_trim_margin(3);
@@ -57,7 +57,7 @@ TEST_CASE("an output side trims only what every consumer acknowledged, less the 
 TEST_CASE("a level-1 ack from a fragment that does not consume the stream is dropped", "[roles][output_side]") {
   Outputs o(default_plan(HaMode::upstream), "filter");
   const StreamId small = o.stream("small");
-  append(o, small, 1, 10);
+  append_tuples(o, small, 1, 10);
   o.outputs.on_level1_ack(0, o.id("sink"), Level1Ack{small, 5, 1, Bytes{1}, {}});
   CHECK(o.outbox.counters().at("unexpected_ack_dropped") == 1);
   o.outputs.on_level0_ack(0, o.id("aggregate"), Level0Ack{small, 10, false});
@@ -72,7 +72,7 @@ TEST_CASE("a consumer's takeover moves the stream to its new primary, which says
           "[roles][output_side]") {
   Outputs o(default_plan(HaMode::upstream), "filter");
   const StreamId small = o.stream("small");
-  append(o, small, 1, 5);
+  append_tuples(o, small, 1, 5);
   Effects eff;
   o.outputs.pump(0, eff);
   const Takeover t{o.plan->fragment_id("aggregate"), o.id("aggregate.spare"), 1, {}};
@@ -105,7 +105,7 @@ TEST_CASE("release gates hold output until released, and all that is held can go
   Outputs o(default_plan(HaMode::none), "filter");
   const StreamId small = o.stream("small");
   o.outputs.hold_all();
-  append(o, small, 1, 4);
+  append_tuples(o, small, 1, 4);
   Effects eff;
   o.outputs.pump(0, eff);
   CHECK(eff.sends.empty());
@@ -121,7 +121,7 @@ TEST_CASE("release gates hold output until released, and all that is held can go
 TEST_CASE("a rebase numbers what is retained above everything a consumer was sent", "[roles][output_side]") {
   Outputs o(default_plan(HaMode::amnesia), "filter");
   const StreamId small = o.stream("small");
-  append(o, small, 1, 3);
+  append_tuples(o, small, 1, 3);
   Effects eff;
   o.outputs.pump(0, eff);  // the aggregate was sent 1..3
   o.outputs.reset_consumers_awaiting_replay_request();
@@ -130,7 +130,7 @@ TEST_CASE("a rebase numbers what is retained above everything a consumer was sen
   const OutputChannel& c = o.outputs.at(small);
   CHECK(c.queue().at(0).id == 4);  // 1..3 are 4..6 now
   CHECK(c.queue().last_id() == 6);
-  append(o, small, 4, 4);  // the fragment's id 4 goes out as 7
+  append_tuples(o, small, 4, 4);  // the fragment's id 4 goes out as 7
   CHECK(c.queue().last_id() == 7);
   CHECK(o.outbox.counters().at("rebased_streams") == 1);
 }
@@ -138,7 +138,7 @@ TEST_CASE("a rebase numbers what is retained above everything a consumer was sen
 TEST_CASE("the trims of an event are traced once per stream at trace_level data", "[roles][output_side]") {
   Outputs o(default_plan(HaMode::none, [](Settings& s) { s.trace_level = TraceLevel::data; }), "filter");
   const StreamId small = o.stream("small");
-  append(o, small, 1, 10);
+  append_tuples(o, small, 1, 10);
   o.outputs.on_level0_ack(0, o.id("aggregate"), Level0Ack{small, 4, false});
   o.outputs.on_level0_ack(0, o.id("aggregate"), Level0Ack{small, 7, false});
   Effects eff;
@@ -176,12 +176,12 @@ TEST_CASE("a gap fill asked from before what was trimmed is served as a replay f
   Outputs o(default_plan(HaMode::amnesia), "filter");
   const StreamId small = o.stream("small");
   const NodeId agg = o.id("aggregate");
-  append(o, small, 1, 10);
+  append_tuples(o, small, 1, 10);
   Effects sent;
   o.outputs.pump(0, sent);
   o.outputs.on_level0_ack(0, agg, Level0Ack{small, 10, false});
   REQUIRE(o.outputs.at(small).queue().trimmed_up_to() == 10);
-  append(o, small, 11, 15);
+  append_tuples(o, small, 11, 15);
   Effects more;
   o.outputs.pump(0, more);
   Effects eff;

@@ -12,7 +12,7 @@ using hapair::test::default_plan;
 
 namespace {
 
-Envelope from(NodeId sender, Epoch epoch, Message body = Heartbeat{}) {
+Envelope from_node(NodeId sender, Epoch epoch, Message body = Heartbeat{}) {
   Envelope e;
   e.header.sender = sender;
   e.header.epoch = epoch;
@@ -67,16 +67,16 @@ TEST_CASE("a message from an older epoch is stale and one from a newer epoch imp
   const FragmentId agg = plan->fragment_id("aggregate");
   const NodeId old_primary = plan->node_id("aggregate");
   const NodeId backup = plan->node_id("aggregate.backup");
-  CHECK_FALSE(routes.is_stale(from(old_primary, 0)));
-  CHECK_FALSE(routes.implied_takeover(from(old_primary, 0)));
+  CHECK_FALSE(routes.is_stale(from_node(old_primary, 0)));
+  CHECK_FALSE(routes.implied_takeover(from_node(old_primary, 0)));
   // The backup speaks in epoch 1: its Takeover was lost.
-  auto implied = routes.implied_takeover(from(backup, 1));
+  auto implied = routes.implied_takeover(from_node(backup, 1));
   REQUIRE(implied);
   CHECK(*implied == Takeover{agg, backup, 1, {}});
   routes.follow(*implied);
-  CHECK(routes.is_stale(from(old_primary, 0)));
+  CHECK(routes.is_stale(from_node(old_primary, 0)));
   // A Takeover itself implies nothing (it is classified on its own).
-  CHECK_FALSE(routes.implied_takeover(from(backup, 2, Takeover{agg, backup, 2, {}})));
+  CHECK_FALSE(routes.implied_takeover(from_node(backup, 2, Takeover{agg, backup, 2, {}})));
 }
 
 TEST_CASE("an active standby's acks and replay requests in a newer epoch do not make it the primary", "[roles][route_table]") {
@@ -87,11 +87,11 @@ TEST_CASE("an active standby's acks and replay requests in a newer epoch do not 
   RouteTable routes(*plan, plan->node_id("filter"));
   const NodeId standby = plan->node_id("aggregate.backup");
   const StreamId small = plan->stream_id("small");
-  CHECK_FALSE(routes.implied_takeover(from(standby, 2, Level0Ack{small, 5, false})));
-  CHECK_FALSE(routes.implied_takeover(from(standby, 2, ReplayRequest{small, 0, 0, 0})));
-  CHECK_FALSE(routes.implied_takeover(from(standby, 2, Heartbeat{})));
+  CHECK_FALSE(routes.implied_takeover(from_node(standby, 2, Level0Ack{small, 5, false})));
+  CHECK_FALSE(routes.implied_takeover(from_node(standby, 2, ReplayRequest{small, 0, 0, 0})));
+  CHECK_FALSE(routes.implied_takeover(from_node(standby, 2, Heartbeat{})));
   // Data, or anything else only a primary sends, still implies it.
-  auto implied = routes.implied_takeover(from(standby, 2, TupleBatch{}));
+  auto implied = routes.implied_takeover(from_node(standby, 2, TupleBatch{}));
   REQUIRE(implied);
   CHECK(implied->new_primary == standby);
   CHECK(implied->epoch == 2);
@@ -99,12 +99,12 @@ TEST_CASE("an active standby's acks and replay requests in a newer epoch do not 
   // newer epoch comes from the primary (a lost Takeover), acks included.
   auto passive_plan = default_plan(HaMode::passive);
   RouteTable passive(*passive_plan, passive_plan->node_id("filter"));
-  CHECK(passive.implied_takeover(from(passive_plan->node_id("aggregate.backup"), 1,
+  CHECK(passive.implied_takeover(from_node(passive_plan->node_id("aggregate.backup"), 1,
                                       Level0Ack{passive_plan->stream_id("small"), 5, false})));
   // Inside its own pair, any message in a newer epoch does: the primary's heartbeat tells a
   // resumed standby that the pair was dissolved while it was paused.
   RouteTable own(*plan, standby);
-  auto dissolved = own.implied_takeover(from(plan->node_id("aggregate"), 1, Heartbeat{}));
+  auto dissolved = own.implied_takeover(from_node(plan->node_id("aggregate"), 1, Heartbeat{}));
   REQUIRE(dissolved);
   CHECK(dissolved->new_primary == plan->node_id("aggregate"));
 }

@@ -33,7 +33,7 @@ class RecordingStandby : public StandbyRole {
   bool hand_over_;
 };
 
-std::shared_ptr<const Plan> passive_plan() {
+std::shared_ptr<const Plan> standby_passive_plan() {
   return default_plan(HaMode::passive, [](Settings& s) {
     s.heartbeat_interval_ms = 10;
     s.failure_timeout_ms = 30;
@@ -43,7 +43,7 @@ std::shared_ptr<const Plan> passive_plan() {
 }  // namespace
 
 TEST_CASE("a standby hears of its primary's failure from its own detector, once", "[roles][standby_role]") {
-  const auto plan = passive_plan();
+  const auto plan = standby_passive_plan();
   Server server(plan, plan->node_id("aggregate.backup"));
   RecordingStandby standby(server, false);
   Effects eff;
@@ -60,7 +60,7 @@ TEST_CASE("a standby hears of its primary's failure from its own detector, once"
 }
 
 TEST_CASE("a standby that is taking over already does not check its primary", "[roles][standby_role]") {
-  const auto plan = passive_plan();
+  const auto plan = standby_passive_plan();
   Server server(plan, plan->node_id("aggregate.backup"));
   RecordingStandby standby(server, false);
   Effects eff;
@@ -73,7 +73,7 @@ TEST_CASE("a standby that is taking over already does not check its primary", "[
 
 TEST_CASE("the driver's PeerLost counts only for the current primary, and only until the standby handed over",
           "[roles][standby_role]") {
-  const auto plan = passive_plan();
+  const auto plan = standby_passive_plan();
   Server server(plan, plan->node_id("aggregate.backup"));
   RecordingStandby standby(server, true);
   Effects eff;
@@ -89,7 +89,7 @@ TEST_CASE("the driver's PeerLost counts only for the current primary, and only u
 }
 
 TEST_CASE("a standby that is the primary itself does not report its own loss", "[roles][standby_role]") {
-  const auto plan = passive_plan();
+  const auto plan = standby_passive_plan();
   Server server(plan, plan->node_id("aggregate.backup"));
   RecordingStandby standby(server, false);
   server.pair().claim_own_fragment();

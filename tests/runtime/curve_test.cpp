@@ -21,7 +21,7 @@
 namespace hapair {
 namespace {
 
-constexpr TimeUs kReceiveTimeoutUs = 10'000'000;  // only reached when a message went missing
+constexpr TimeUs kCurveReceiveTimeoutUs = 10'000'000;  // only reached when a message went missing
 constexpr double kRefusalWaitS = 10.0;            // only reached when a refusal went uncounted
 
 // The next message in the inbox, waiting at most wait_us.
@@ -35,7 +35,7 @@ std::optional<Envelope> receive_within(Transport& t, TimeUs wait_us) {
   return t.try_receive();
 }
 
-bool eventually(const std::function<bool()>& state) {
+bool curve_eventually(const std::function<bool()>& state) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kRefusalWaitS);
   while (std::chrono::steady_clock::now() < deadline) {
     if (state()) return true;
@@ -110,7 +110,7 @@ TEST_CASE("a CURVE inbox lets in the run's client key only and counts every refu
   zmq::socket_t plain(intruder, zmq::socket_type::push);
   send_from(plain, inbox.endpoint(), Envelope{Header{0, 9, 0}, Kill{0}});
 
-  REQUIRE(eventually([&] { return gate.counts().refused_key >= 1 && gate.counts().refused >= 3; }));
+  REQUIRE(curve_eventually([&] { return gate.counts().refused_key >= 1 && gate.counts().refused >= 3; }));
   CHECK(gate.counts().accepted == 0);
   CHECK_FALSE(receive_within(inbox, 200'000));
 
@@ -121,7 +121,7 @@ TEST_CASE("a CURVE inbox lets in the run's client key only and counts every refu
   Transport peer(context, peer_config);
   peer.set_peer(0, inbox.endpoint());
   peer.send(0, Envelope{Header{1, 1, 0}, Heartbeat{7}});
-  const std::optional<Envelope> got = receive_within(inbox, kReceiveTimeoutUs);
+  const std::optional<Envelope> got = receive_within(inbox, kCurveReceiveTimeoutUs);
   REQUIRE(got);
   CHECK(std::get<Heartbeat>(got->body).seq == 7);
   CHECK(gate.counts().accepted >= 1);

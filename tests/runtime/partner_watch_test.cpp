@@ -25,7 +25,7 @@ namespace hapair {
 namespace {
 
 constexpr NodeId kPartner = 3;
-constexpr TimeUs kWaitMaxUs = 10'000'000;  // only reached when a report never comes
+constexpr TimeUs kPartnerWaitMaxUs = 10'000'000;  // only reached when a report never comes
 
 // A partner process: binds a PULL socket like a node's inbox (and, with_crash_line, a crash
 // line listener, as a node does), tells its endpoints through a pipe, then serves the listener
@@ -78,7 +78,7 @@ struct PartnerProcess {
 // Waits (polling the watch) until it reports, or kWaitMaxUs.
 std::vector<PeerLost> wait_for_report(PartnerWatch& watch) {
   const RunClock clock = RunClock::starting_now();
-  while (clock.now_us() < kWaitMaxUs) {
+  while (clock.now_us() < kPartnerWaitMaxUs) {
     std::vector<zmq::pollitem_t> items;
     watch.add_poll_items(items);
     zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));

@@ -25,6 +25,7 @@
 #include "protocols/trace_text.h"
 #include "run/guarantee.h"
 #include "run/run_once.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 
@@ -63,9 +64,7 @@ Ran run_case(const std::string& file, std::vector<FaultSpec> faults) {
   return r;
 }
 
-FaultSpec fault(FaultKind kind, const std::string& node, double at_s, double duration_s = 0, const std::string& peer = "") {
-  return FaultSpec{kind, node, peer, at_s, duration_s};
-}
+using test::fault;
 
 void require_precise_and_complete(const Ran& r) {
   for (const auto& e : r.outcome.result.errors) UNSCOPED_INFO("error: " << e);

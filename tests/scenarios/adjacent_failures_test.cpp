@@ -13,6 +13,7 @@
 #include "config/topology_file.h"
 #include "sim/simulator.h"
 #include "protocols/trace_text.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 
@@ -148,13 +149,7 @@ Topology parsed(const char* text) {
   return upstream_backup(*load.topology);
 }
 
-FaultSpec crash(const std::string& node, double at_s) {
-  FaultSpec f;
-  f.kind = FaultKind::crash;
-  f.node = node;
-  f.at_s = at_s;
-  return f;
-}
+using test::crash;
 
 FaultSpec pause(const std::string& node, double at_s, double duration_s) {
   FaultSpec f = crash(node, at_s);

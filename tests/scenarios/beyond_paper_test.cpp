@@ -10,6 +10,7 @@
 #include "config/topology_file.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 
@@ -31,15 +32,7 @@ Topology network(const std::string& file, HaMode ha, double duration_s) {
   return t;
 }
 
-FaultSpec fault(FaultKind kind, const std::string& node, double at_s, double duration_s = 0, const std::string& peer = "") {
-  FaultSpec f;
-  f.kind = kind;
-  f.node = node;
-  f.peer = peer;
-  f.at_s = at_s;
-  f.duration_s = duration_s;
-  return f;
-}
+using test::fault;
 
 struct Outcome {
   RunResult result;

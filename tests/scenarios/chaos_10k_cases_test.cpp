@@ -37,6 +37,7 @@
 
 #include "config/topology_file.h"
 #include "judged_run.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 using hapair::test::check_precise;
@@ -45,15 +46,13 @@ using hapair::test::events_of;
 
 namespace {
 
-test::JudgedRun run_case(const std::string& file, std::vector<FaultSpec> faults) {
+test::JudgedRun run_10k_case(const std::string& file, std::vector<FaultSpec> faults) {
   auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/tests/scenarios/data/" + file);
   REQUIRE(load.topology.has_value());
   return test::judged_sim_run(*load.topology, std::move(faults));
 }
 
-FaultSpec fault(FaultKind kind, const std::string& node, double at_s, double duration_s = 0, const std::string& peer = "") {
-  return FaultSpec{kind, node, peer, at_s, duration_s};
-}
+using test::fault;
 
 std::string name_of(const test::JudgedRun& r, NodeId n) { return n < r.plan->nodes.size() ? r.plan->nodes[n].name : "?"; }
 
@@ -62,7 +61,7 @@ std::string name_of(const test::JudgedRun& r, NodeId n) { return n < r.plan->nod
 TEST_CASE("hybrid standby with k standbys: a live standby's level-0 ack in its primary's new epoch does not make a "
           "producer cut off from the primary follow the standby (chaos case 3863 of 10,000)",
           "[scenarios][hybrid][k_standbys]") {
-  const auto r = run_case("chain_hybrid_k3_chaos_case3863.toml",
+  const auto r = run_10k_case("chain_hybrid_k3_chaos_case3863.toml",
                           {fault(FaultKind::partition, "map", 1.146, 0.465, "map.backup"), fault(FaultKind::crash, "map.backup", 1.281),
                            fault(FaultKind::partition, "filter", 1.685, 0.22, "map"), fault(FaultKind::restart, "map.backup", 1.741)});
   // The branch: map's standbys were live (a latency switch) when map opened epoch 2 for the
@@ -81,7 +80,7 @@ TEST_CASE("hybrid standby with k standbys: a live standby's level-0 ack in its p
 TEST_CASE("hybrid standby with k standbys: a standby that hears the winner before its announcement stays its standby "
           "and takes over when the winner crashes (chaos case 5189 of 10,000)",
           "[scenarios][hybrid][k_standbys]") {
-  const auto r = run_case("default_hybrid_k2_chaos_case5189.toml",
+  const auto r = run_10k_case("default_hybrid_k2_chaos_case5189.toml",
                           {fault(FaultKind::crash, "aggregate", 1.092), fault(FaultKind::crash, "aggregate.backup", 1.0961)});
   // The branch: aggregate.backup won the election and crashed; aggregate.backup2 learned the new
   // epoch from a message that implied it (its announcement was lost), stayed a standby and took
@@ -96,7 +95,7 @@ TEST_CASE("hybrid standby with k standbys: a standby that hears the winner befor
 TEST_CASE("hybrid standby with k standbys: followers of a new primary install its bootstrap, and their old live "
           "copies take no input meant for it (chaos case 7373 of 10,000)",
           "[scenarios][hybrid][k_standbys]") {
-  const auto r = run_case("merge_join_hybrid_k3_chaos_case7373.toml",
+  const auto r = run_10k_case("merge_join_hybrid_k3_chaos_case7373.toml",
                           {fault(FaultKind::crash, "merge", 1.479), fault(FaultKind::crash, "merge.backup", 1.4831),
                            fault(FaultKind::restart, "merge.backup", 1.867), fault(FaultKind::restart, "merge", 2.003)});
   // The branch: the followers' live copies (active since the command at 91 ms) closed their input
@@ -115,7 +114,7 @@ TEST_CASE("hybrid standby with k standbys: followers of a new primary install it
 TEST_CASE("active standby with k standbys: a winner paused past the next standby's takeover forms no pair in its epoch "
           "when it resumes (chaos case 6148 of 10,000)",
           "[scenarios][active][k_standbys]") {
-  const auto r = run_case("nexmark_q0_active_k2_chaos_case6148.toml",
+  const auto r = run_10k_case("nexmark_q0_active_k2_chaos_case6148.toml",
                           {fault(FaultKind::crash, "copy", 0.995), fault(FaultKind::pause, "copy.backup", 1.111, 0.106),
                            fault(FaultKind::partition, "copy.backup", 1.151, 0.482, "sink"), fault(FaultKind::restart, "copy", 1.166)});
   // The branch: copy.backup won the first election, copy.backup2 took over from it while it was
@@ -132,7 +131,7 @@ TEST_CASE("active standby with k standbys: a winner paused past the next standby
 TEST_CASE("active standby: a standby paused past its primary's loss timeout reads the primary's announcement before "
           "it suspects the primary (chaos case 7192 of 10,000)",
           "[scenarios][active]") {
-  const auto r = run_case("nexmark_q5_active_chaos_case7192.toml",
+  const auto r = run_10k_case("nexmark_q5_active_chaos_case7192.toml",
                           {fault(FaultKind::crash, "hottest", 0.597), fault(FaultKind::partition, "aggregate", 0.764, 0.556, "hottest.backup"),
                            fault(FaultKind::pause, "aggregate.backup", 1.022, 0.195)});
   // The branch: aggregate dissolved its pair while aggregate.backup was paused; at the resume

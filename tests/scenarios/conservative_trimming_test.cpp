@@ -17,7 +17,7 @@ using namespace hapair;
 
 namespace {
 
-Topology network(const std::string& name) {
+Topology trimming_network(const std::string& name) {
   auto load = load_topology_file(std::string(HAPAIR_SOURCE_DIR) + "/experiments/networks/" + name + ".toml");
   REQUIRE(load.topology.has_value());
   Topology t = *load.topology;
@@ -27,9 +27,9 @@ Topology network(const std::string& name) {
   return t;
 }
 
-using Ran = test::JudgedRun;
+using TrimRun = test::JudgedRun;
 
-Ran run_sim(const Topology& t, const std::string& victim, double at_s) {
+TrimRun run_sim(const Topology& t, const std::string& victim, double at_s) {
   return test::judged_sim_run(t, {FaultSpec{FaultKind::crash, victim, "", at_s, 0.0}});
 }
 
@@ -39,7 +39,7 @@ TEST_CASE("conservative trimming: a crashed filter before an aggregate is recove
           "[scenarios][conservative]") {
   for (double at_s : {1.0, 2.0}) {
     INFO("crash of filter at " << at_s << " s");
-    const Ran r = run_sim(network("default"), "filter", at_s);
+    const TrimRun r = run_sim(trimming_network("default"), "filter", at_s);
     CHECK(r.outcome.semantics.verdict == "precise");
     CHECK(r.outcome.semantics.lost == 0);
     CHECK(r.outcome.semantics.duplicates == 0);
@@ -50,7 +50,7 @@ TEST_CASE("conservative trimming: a crashed filter before an aggregate is recove
 
 TEST_CASE("conservative trimming: an aggregate feeding the sink loses nothing, duplicates are the promise",
           "[scenarios][conservative]") {
-  const Ran r = run_sim(network("default"), "aggregate", 2.0);
+  const TrimRun r = run_sim(trimming_network("default"), "aggregate", 2.0);
   CHECK(r.outcome.semantics.lost == 0);
   CHECK(r.outcome.semantics.duplicates > 0);  // renumbered: the sink sees the replayed windows again
   CHECK(r.check.status == RunStatus::result);
@@ -59,16 +59,16 @@ TEST_CASE("conservative trimming: an aggregate feeding the sink loses nothing, d
 
 TEST_CASE("conservative trimming: a renumbered merge before a stateful join is beyond the guarantee, and says why",
           "[scenarios][conservative]") {
-  const Ran r = run_sim(network("merge_join"), "merge", 0.654);
+  const TrimRun r = run_sim(trimming_network("merge_join"), "merge", 0.654);
   REQUIRE(r.outcome.semantics.lost > 0);  // the join counted replayed tuples twice
   CHECK(r.check.status == RunStatus::result);
   CHECK(r.check.beyond);
   CHECK_THAT(r.check.reason, Catch::Contains("conservative trimming rule") && Catch::Contains("holds state") &&
                                  Catch::Contains("trimming = \"exact\""));
   // Under the exact rule the same crash is recovered precisely.
-  Topology exact = network("merge_join");
+  Topology exact = trimming_network("merge_join");
   exact.settings.trimming = TrimmingRule::exact;
-  const Ran e = run_sim(exact, "merge", 0.654);
+  const TrimRun e = run_sim(exact, "merge", 0.654);
   CHECK(e.outcome.semantics.verdict == "precise");
   CHECK(e.check.status == RunStatus::result);
 }

@@ -11,6 +11,7 @@
 
 #include "config/topology_file.h"
 #include "judged_run.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 using hapair::test::check_precise;
@@ -35,7 +36,7 @@ Topology checkpoint_network(FailoverMode failover) {
   return t;
 }
 
-FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+using test::crash;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "judged_run.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 using hapair::test::check_precise;
@@ -25,7 +26,7 @@ Topology hybrid_network() {
   return t;
 }
 
-FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+using test::crash;
 
 }  // namespace
 

@@ -35,6 +35,9 @@ inline JudgedRun judged_sim_run(const Topology& t, std::vector<FaultSpec> faults
 }
 
 // The trace events of one kind, of one node (by name) or of every node.
+// A node's name, or "?" for an id the plan does not have.
+inline std::string node_name(const JudgedRun& r, NodeId n) { return n < r.plan->nodes.size() ? r.plan->nodes[n].name : "?"; }
+
 inline std::vector<const TraceEvent*> events_of(const JudgedRun& r, TraceKind kind, const std::string& node = "") {
   std::vector<const TraceEvent*> out;
   for (const TraceEvent& e : r.outcome.result.events)

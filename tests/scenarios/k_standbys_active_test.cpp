@@ -15,6 +15,7 @@
 
 #include "config/topology_file.h"
 #include "judged_run.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 using hapair::test::check_precise;
@@ -23,7 +24,7 @@ using hapair::test::events_of;
 
 namespace {
 
-Topology k_network(const char* ha, std::int64_t k) {
+Topology k_active_network(const char* ha, std::int64_t k) {
   Topology t = default_topology();
   t.settings.ha = ApproachCatalog::builtin().find(ha)->mode;
   t.settings.standbys = k;
@@ -42,19 +43,17 @@ Topology union_network(std::int64_t k) {
   return t;
 }
 
-std::string name_of(const test::JudgedRun& r, NodeId n) { return n < r.plan->nodes.size() ? r.plan->nodes[n].name : "?"; }
-
 std::string standby(const std::string& fragment, std::int64_t i) {
   return fragment + ".backup" + (i == 1 ? std::string() : std::to_string(i));
 }
 
-FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+using test::crash;
 
 // The node that won the election for `fragment` (the one that recorded `elected`), or "".
-std::string winner_of(const test::JudgedRun& r, const std::string& fragment) {
+std::string latest_winner_of(const test::JudgedRun& r, const std::string& fragment) {
   std::string w;
   for (const TraceEvent* e : events_of(r, TraceKind::elected))
-    if (r.plan->nodes[e->node].fragment == r.plan->fragment_id(fragment)) w = name_of(r, e->node);
+    if (r.plan->nodes[e->node].fragment == r.plan->fragment_id(fragment)) w = node_name(r, e->node);
   return w;
 }
 
@@ -74,7 +73,7 @@ TEST_CASE("active standby with k standbys: every standby processes every tuple, 
           "[scenarios][k_standbys]") {
   for (std::int64_t k : {2, 3}) {
     INFO("k = " << k);
-    const auto r = test::judged_sim_run(k_network("active", k));
+    const auto r = test::judged_sim_run(k_active_network("active", k));
     check_precise(r);
     const std::int64_t processed = counter(r, "aggregate", "tuples_processed");
     CHECK(processed > 0);
@@ -90,7 +89,7 @@ TEST_CASE("active standby with k standbys: a crash of the primary elects one sta
   for (std::int64_t k : {2, 3}) {
     for (const std::string fragment : {"filter", "aggregate"}) {
       INFO("k = " << k << ", " << fragment);
-      const auto r = test::judged_sim_run(k_network("active", k), {crash(fragment, 1.5)});
+      const auto r = test::judged_sim_run(k_active_network("active", k), {crash(fragment, 1.5)});
       check_precise(r);
       const auto elected = events_of(r, TraceKind::elected);
       REQUIRE(elected.size() == 1);
@@ -103,7 +102,7 @@ TEST_CASE("active standby with k standbys: a crash of the primary elects one sta
       CHECK(position > 0);
       for (const TraceEvent* c : events_of(r, TraceKind::candidacy)) CHECK(c->get(TraceKey::position).value_or(-1) <= position);
       // The followers go on processing as active copies: no bootstrap for a deterministic fragment.
-      CHECK(counter(r, winner_of(r, fragment), "followers_bootstrapped") == 0);
+      CHECK(counter(r, latest_winner_of(r, fragment), "followers_bootstrapped") == 0);
     }
   }
 }
@@ -111,19 +110,19 @@ TEST_CASE("active standby with k standbys: a crash of the primary elects one sta
 TEST_CASE("active standby with k standbys: the primary and k - 1 standbys crashing together leave the last to take over, precise",
           "[scenarios][k_standbys]") {
   SECTION("k = 2: the primary and the first standby") {
-    const auto r = test::judged_sim_run(k_network("active", 2), {crash("aggregate", 1.5), crash("aggregate.backup", 1.5)});
+    const auto r = test::judged_sim_run(k_active_network("active", 2), {crash("aggregate", 1.5), crash("aggregate.backup", 1.5)});
     check_precise(r);
-    CHECK(winner_of(r, "aggregate") == "aggregate.backup2");
+    CHECK(latest_winner_of(r, "aggregate") == "aggregate.backup2");
   }
   SECTION("k = 3: the primary and two standbys") {
     const auto r = test::judged_sim_run(
-        k_network("active", 3), {crash("aggregate", 1.5), crash("aggregate.backup", 1.5), crash("aggregate.backup3", 1.5)});
+        k_active_network("active", 3), {crash("aggregate", 1.5), crash("aggregate.backup", 1.5), crash("aggregate.backup3", 1.5)});
     check_precise(r);
-    CHECK(winner_of(r, "aggregate") == "aggregate.backup2");
+    CHECK(latest_winner_of(r, "aggregate") == "aggregate.backup2");
   }
   SECTION("k = 3: two standbys first, then the primary") {
     const auto r = test::judged_sim_run(
-        k_network("active", 3), {crash("aggregate.backup", 0.8), crash("aggregate.backup3", 1.1), crash("aggregate", 1.8)});
+        k_active_network("active", 3), {crash("aggregate.backup", 0.8), crash("aggregate.backup3", 1.1), crash("aggregate", 1.8)});
     check_precise(r);
     CHECK(events_of(r, TraceKind::standby_lost, "aggregate").size() == 2);
     CHECK(events_of(r, TraceKind::takeover, "aggregate.backup2").size() == 1);
@@ -136,7 +135,7 @@ TEST_CASE("active standby with k standbys: the winner crashing before the others
     for (double after_s : {0.0001, 0.0003, 0.0008, 0.005}) {
       INFO("k = " << k << ", winner crashes " << after_s << " s after the primary");
       const auto r =
-          test::judged_sim_run(k_network("active", k), {crash("aggregate", 1.5), crash("aggregate.backup", 1.5 + after_s)});
+          test::judged_sim_run(k_active_network("active", k), {crash("aggregate", 1.5), crash("aggregate.backup", 1.5 + after_s)});
       check_precise(r);
       CHECK(events_of(r, TraceKind::takeover, "aggregate.backup2").size() == 1);
     }
@@ -151,24 +150,24 @@ TEST_CASE("active standby with k standbys: the standby that processed the most i
   // (aggregate.backup3 in the second run, whose link is slow too but less) emits nothing twice.
   for (std::int64_t k : {2, 3}) {
     INFO("k = " << k);
-    Topology t = k_network("active", k);
+    Topology t = k_active_network("active", k);
     t.links.links = {slow_link("filter", "aggregate.backup", 20.0)};
     const auto r = test::judged_sim_run(t, {crash("aggregate", 1.5)});
     check_precise(r);
     std::map<std::string, std::int64_t> positions;
-    for (const TraceEvent* c : events_of(r, TraceKind::candidacy)) positions[name_of(r, c->node)] = c->get(TraceKey::position).value_or(-1);
+    for (const TraceEvent* c : events_of(r, TraceKind::candidacy)) positions[node_name(r, c->node)] = c->get(TraceKey::position).value_or(-1);
     REQUIRE(positions.size() == static_cast<std::size_t>(k));
     INFO("aggregate.backup " << positions["aggregate.backup"] << ", aggregate.backup2 " << positions["aggregate.backup2"]);
     CHECK(positions["aggregate.backup"] < positions["aggregate.backup2"]);
-    CHECK(winner_of(r, "aggregate") == "aggregate.backup2");
+    CHECK(latest_winner_of(r, "aggregate") == "aggregate.backup2");
     CHECK(events_of(r, TraceKind::follows, "aggregate.backup").size() == 1);
   }
   SECTION("then the winner crashes too: the lagging standby, last of three replicas, takes over, precise") {
-    Topology t = k_network("active", 2);
+    Topology t = k_active_network("active", 2);
     t.links.links = {slow_link("filter", "aggregate.backup", 20.0)};
     const auto r = test::judged_sim_run(t, {crash("aggregate", 1.5), crash("aggregate.backup2", 1.9)});
     check_precise(r);
-    CHECK(winner_of(r, "aggregate") == "aggregate.backup2");
+    CHECK(latest_winner_of(r, "aggregate") == "aggregate.backup2");
     CHECK(events_of(r, TraceKind::takeover, "aggregate.backup").size() == 1);
   }
 }
@@ -182,7 +181,7 @@ TEST_CASE("active standby with k standbys: a follower ahead of the winner sends 
   int ahead_seen = 0;
   for (double second_s : {1.5002, 1.6, 2.2}) {
     INFO("winner crashes at " << second_s << " s");
-    const auto r = test::judged_sim_run(k_network("active", 3), {crash("aggregate", 1.5), crash("aggregate.backup", second_s)});
+    const auto r = test::judged_sim_run(k_active_network("active", 3), {crash("aggregate", 1.5), crash("aggregate.backup", second_s)});
     check_precise(r);
     CHECK(events_of(r, TraceKind::takeover, "aggregate.backup2").size() == 1);
     // The position a follower had when it followed, against the one the winner was elected with.
@@ -207,7 +206,7 @@ TEST_CASE("active standby with k standbys on a Union with determinants: the foll
     {
       const auto r = test::judged_sim_run(union_network(k), {crash("merge", 1.5)});
       check_precise(r);
-      const std::string winner = winner_of(r, "merge");
+      const std::string winner = latest_winner_of(r, "merge");
       REQUIRE_FALSE(winner.empty());
       // Every follower installs the winner's state, then applies its determinants.
       CHECK(counter(r, winner, "followers_bootstrapped") == k - 1);
@@ -224,7 +223,7 @@ TEST_CASE("active standby with k standbys on a Union with determinants: the foll
     const auto r =
         test::judged_sim_run(union_network(3), {crash("merge", 1.5), crash("merge.backup", 1.5), crash("merge.backup2", 1.5)});
     check_precise(r);
-    CHECK(winner_of(r, "merge") == "merge.backup3");
+    CHECK(latest_winner_of(r, "merge") == "merge.backup3");
   }
 }
 
@@ -248,7 +247,7 @@ TEST_CASE("active standby with k standbys: followers bootstrapped from a winner 
 
 TEST_CASE("hybrid standby with k standbys: checkpoints to all k, a switch makes all k active, crashes leave it precise",
           "[scenarios][k_standbys]") {
-  Topology t = k_network("hybrid", 2);
+  Topology t = k_active_network("hybrid", 2);
   t.settings.hybrid_switch_at_ms = 1000;
   t.settings.hybrid_calm_ms = 5000;
   SECTION("no crash: both standbys install every checkpoint and the bootstrap") {
@@ -267,7 +266,7 @@ TEST_CASE("hybrid standby with k standbys: checkpoints to all k, a switch makes 
       INFO("at " << at_s << " s");
       const auto r = test::judged_sim_run(t, {crash("aggregate", at_s), crash("aggregate.backup", at_s)});
       check_precise(r);
-      CHECK(winner_of(r, "aggregate") == "aggregate.backup2");
+      CHECK(latest_winner_of(r, "aggregate") == "aggregate.backup2");
     }
   }
   SECTION("the winner crashes before the other followed it, while passive and while active") {
@@ -286,9 +285,9 @@ TEST_CASE("hybrid standby with k standbys: checkpoints to all k, a switch makes 
     const auto r = test::judged_sim_run(lag, {crash("aggregate", 1.5)});
     check_precise(r);
     std::map<std::string, std::int64_t> positions;
-    for (const TraceEvent* c : events_of(r, TraceKind::candidacy)) positions[name_of(r, c->node)] = c->get(TraceKey::position).value_or(-1);
+    for (const TraceEvent* c : events_of(r, TraceKind::candidacy)) positions[node_name(r, c->node)] = c->get(TraceKey::position).value_or(-1);
     INFO("aggregate.backup " << positions["aggregate.backup"] << ", aggregate.backup2 " << positions["aggregate.backup2"]);
     CHECK(positions["aggregate.backup"] < positions["aggregate.backup2"]);
-    CHECK(winner_of(r, "aggregate") == "aggregate.backup2");
+    CHECK(latest_winner_of(r, "aggregate") == "aggregate.backup2");
   }
 }

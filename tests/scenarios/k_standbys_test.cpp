@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "judged_run.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 using hapair::test::check_precise;
@@ -27,14 +28,12 @@ Topology k_network(std::int64_t k) {
   return t;
 }
 
-std::string name_of(const test::JudgedRun& r, NodeId n) { return n < r.plan->nodes.size() ? r.plan->nodes[n].name : "?"; }
-
-FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+using test::crash;
 
 // The node that won the election for `fragment` (the one that recorded `elected`), or "".
 std::string winner_of(const test::JudgedRun& r, const std::string& fragment) {
   for (const TraceEvent* e : events_of(r, TraceKind::elected))
-    if (r.plan->nodes[e->node].fragment == r.plan->fragment_id(fragment)) return name_of(r, e->node);
+    if (r.plan->nodes[e->node].fragment == r.plan->fragment_id(fragment)) return node_name(r, e->node);
   return "";
 }
 
@@ -150,7 +149,7 @@ TEST_CASE("k standbys: the most advanced standby wins, not the first (one standb
     REQUIRE(candidacies.size() == 2);
     std::int64_t first = -1, second = -1;
     for (const TraceEvent* c : candidacies)
-      (name_of(r, c->node) == "aggregate.backup" ? first : second) = c->get(TraceKey::position).value_or(-1);
+      (node_name(r, c->node) == "aggregate.backup" ? first : second) = c->get(TraceKey::position).value_or(-1);
     INFO("positions: aggregate.backup " << first << ", aggregate.backup2 " << second);
     // Whoever is further wins; a tie goes to the lower index.
     CHECK(winner_of(r, "aggregate") == (second > first ? "aggregate.backup2" : "aggregate.backup"));

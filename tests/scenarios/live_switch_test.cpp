@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "judged_run.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 using hapair::test::check_precise;
@@ -30,7 +31,7 @@ Topology switching_network() {
   return t;
 }
 
-FaultSpec crash(const std::string& node, double at_s) { return FaultSpec{FaultKind::crash, node, "", at_s, 0.0}; }
+using test::crash;
 
 // The aggregate's primary crashes at `at_s`: the output is precise, and its standby took over
 // once, as the approach `ha` (the one the fragment had switched to).

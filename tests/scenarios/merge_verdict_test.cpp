@@ -30,9 +30,7 @@ Topology merge_join(UnionOrder order, HaMode ha) {
   return t;
 }
 
-using Ran = test::JudgedRun;
-
-Ran run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) { return test::judged_sim_run(t, std::move(faults)); }
+test::JudgedRun run_sim(const Topology& t, std::vector<FaultSpec> faults = {}) { return test::judged_sim_run(t, std::move(faults)); }
 
 }  // namespace
 
@@ -46,7 +44,7 @@ TEST_CASE("a Union in arrival order feeding a Join: a failure-free run is not ju
   CHECK(unrecorded.begin()->second.find("interleaved on arrival") != std::string::npos);
   for (HaMode ha : {HaMode::none, HaMode::passive}) {
     INFO("ha " << to_string(ha));
-    const Ran r = run_sim(merge_join(UnionOrder::arrival, ha));
+    const test::JudgedRun r = run_sim(merge_join(UnionOrder::arrival, ha));
     const SemanticsReport& s = r.outcome.semantics;
     REQUIRE(r.outcome.result.completed);
     REQUIRE(s.not_judged.size() == 1);
@@ -62,7 +60,7 @@ TEST_CASE("a Union in timestamp order feeding a Join: every approach is precise 
   CHECK(unrecorded_interleavings(make_plan(merge_join(UnionOrder::timestamp, HaMode::none))).empty());
   for (HaMode ha : ApproachCatalog::builtin().modes()) {
     INFO("ha " << to_string(ha));
-    const Ran r = run_sim(merge_join(UnionOrder::timestamp, ha));
+    const test::JudgedRun r = run_sim(merge_join(UnionOrder::timestamp, ha));
     const SemanticsReport& s = r.outcome.semantics;
     REQUIRE(r.outcome.result.completed);
     CHECK(s.not_judged.empty());
@@ -78,7 +76,7 @@ TEST_CASE("a serializing Union's fragment and the Join after it recover precisel
   for (const char* victim : {"merge", "enrich"})
     for (HaMode ha : ApproachCatalog::builtin().precise_modes()) {
       INFO("ha " << to_string(ha) << ", crash of " << victim);
-      const Ran r = run_sim(merge_join(UnionOrder::timestamp, ha), {FaultSpec{FaultKind::crash, victim, "", 1.0, 0.0}});
+      const test::JudgedRun r = run_sim(merge_join(UnionOrder::timestamp, ha), {FaultSpec{FaultKind::crash, victim, "", 1.0, 0.0}});
       const SemanticsReport& s = r.outcome.semantics;
       INFO(s.note << " / " << r.check.reason);
       REQUIRE(r.outcome.result.completed);
@@ -160,14 +158,14 @@ TimeUs median_delay_us(const RunOutcome& o) {
 
 TEST_CASE("a quiet input delays a serializing Union by about one boundary interval, not until its next tuple",
           "[scenarios][merge]") {
-  const Ran often = run_sim(quiet_merge(10));
-  const Ran rarely = run_sim(quiet_merge(2000));
+  const test::JudgedRun often = run_sim(quiet_merge(10));
+  const test::JudgedRun rarely = run_sim(quiet_merge(2000));
   REQUIRE(often.outcome.result.completed);
   REQUIRE(rarely.outcome.result.completed);
   CHECK(often.outcome.semantics.verdict == "precise");
   CHECK(rarely.outcome.semantics.verdict == "precise");
   // Batches with only a boundary went out for the quiet stream, far more often at 10 ms.
-  const auto boundary_batches = [](const Ran& r) {
+  const auto boundary_batches = [](const test::JudgedRun& r) {
     const auto& c = r.outcome.result.counters.at("thin");
     const auto it = c.find("boundary_batches");
     return it == c.end() ? std::int64_t{0} : it->second;

@@ -16,6 +16,7 @@
 #include "protocols/rng.h"
 #include "sim/simulator.h"
 #include "protocols/trace_text.h"
+#include "scenarios/faults.h"
 
 using namespace hapair;
 
@@ -32,15 +33,7 @@ Topology union_network(HaMode ha, double duration_s) {
   return t;
 }
 
-FaultSpec fault(FaultKind kind, const std::string& node, double at_s, double duration_s = 0, const std::string& peer = "") {
-  FaultSpec f;
-  f.kind = kind;
-  f.node = node;
-  f.peer = peer;
-  f.at_s = at_s;
-  f.duration_s = duration_s;
-  return f;
-}
+using test::fault;
 
 struct Outcome {
   std::shared_ptr<const Plan> plan;
