@@ -39,7 +39,8 @@ namespace {
 
 class ActivePrimarySide : public StatelessPrimarySide {
  public:
-  ActivePrimarySide(Server& server, const PrimaryOptions& options) : StatelessPrimarySide(server), took_over_(options.took_over) {}
+  ActivePrimarySide(Server& server, const PrimaryOptions& options)
+      : StatelessPrimarySide(server), took_over_(options.took_over), redirect_after_ack_(options.switched) {}
 
   void on_start(TimeUs now, const std::vector<NodeId>& standbys) override {
     HAPAIR_CHECK_MSG(standbys.size() <= kStandbysMax, "active standby ships determinants to " << standbys.size() << " standbys");
@@ -59,6 +60,8 @@ class ActivePrimarySide : public StatelessPrimarySide {
   }
 
   void on_tick(TimeUs now, Effects& eff) override {
+    // Only the standbys of the switch itself (joined right after on_start) wait for their ack.
+    redirect_after_ack_ = false;
     if (!followers_to_bootstrap_.empty()) {
       settle_determinants(now, eff);
       const auto b = std::make_shared<const Bootstrap>(capture_bootstrap(server_, ++bootstrap_checkpoint_id_));
@@ -80,6 +83,10 @@ class ActivePrimarySide : public StatelessPrimarySide {
     auto it = bootstrapping_.find(from);
     if (it == bootstrapping_.end() || ack->checkpoint_id != it->second.bootstrap->summary.id) return false;
     if (determinants_) determinants_->mark_ready(from, it->second.covered);
+    if (it->second.redirect_pending) {
+      redirect_inputs(server_, now, from, *it->second.bootstrap, eff);
+      server_.count("redirects_after_bootstrap_ack");
+    }
     bootstrapping_.erase(it);
     server_.trace(eff, now, TraceKind::pair_restored).with(TraceKey::standby, from).with_text("bootstrapped from a checkpoint");
     return true;
@@ -148,16 +155,24 @@ class ActivePrimarySide : public StatelessPrimarySide {
     std::shared_ptr<const Bootstrap> bootstrap;
     std::map<std::uint16_t, std::uint64_t> covered;  // the determinants I had sent when I captured it
     TimeUs sent_us = 0;
+    bool redirect_pending = false;  // its Redirects go out once it acknowledged (a switch's standby)
   };
 
   void start_bootstrap(TimeUs now, NodeId standby, const std::shared_ptr<const Bootstrap>& b, Effects& eff) {
     // A bootstrap checkpoint id is new for every one captured, so an ack of an older bootstrap
     // is not taken for this one.
     HAPAIR_CHECK_MSG(b->summary.id == bootstrap_checkpoint_id_, "bootstrap checkpoint " << b->summary.id << " after " << bootstrap_checkpoint_id_);
-    InFlight f{b, determinants_ ? determinants_->sent() : std::map<std::uint16_t, std::uint64_t>{}, now};
+    InFlight f{b, determinants_ ? determinants_->sent() : std::map<std::uint16_t, std::uint64_t>{}, now,
+               redirect_after_ack_};
     bootstrapping_[standby] = std::move(f);
     send_bootstrap_chunks(server_, now, standby, *b, eff);
-    redirect_inputs(server_, now, standby, *b, eff);
+    // A standby of my switch keeps its copy of the previous approach until my bootstrap is
+    // installed, and takes over with it should I fail first (docs/ARCHITECTURE.md "The window
+    // after a switch"). My producers hold back their trimming for a new consumer until it is
+    // redirected (its level-0 is 0), so that copy's replay is retained until the ack: the
+    // Redirects wait for it (chaos case 247, real processes, seed 1: a spare paused through a
+    // switch to active found its restart point trimmed).
+    if (!redirect_after_ack_) redirect_inputs(server_, now, standby, *b, eff);
   }
 
   bool nondeterministic() const {
@@ -180,6 +195,9 @@ class ActivePrimarySide : public StatelessPrimarySide {
   }
 
   bool took_over_ = false;
+  // I began at a live switch and have not ticked yet: the standbys joining now are redirected
+  // once they acknowledged my bootstrap.
+  bool redirect_after_ack_ = false;
   std::optional<DeterminantShipper> determinants_;  // a non-deterministic fragment's live standbys
   // Standbys installing my state (a rejoined standby, or a follower after my takeover): what
   // was sent, kept until each acknowledges it, and when it last went out.

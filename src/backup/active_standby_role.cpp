@@ -156,7 +156,13 @@ void ActiveStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
   auto payload = assembler_.add(chunk);
   if (!payload) return;
   auto content = parse_checkpoint(*payload);
-  if (!content || content->delta || !install_checkpoint(server_, *content)) {
+  if (!content || content->delta) {
+    server_.count("corrupt_checkpoint_dropped");
+    return;
+  }
+  // The copy a live switch's predecessor kept in the node goes (the state comes into a fresh one).
+  if (bootstrapping_) first_state_installed();
+  if (!install_checkpoint(server_, *content)) {
     server_.count("corrupt_checkpoint_dropped");
     return;
   }

@@ -39,6 +39,7 @@ class ActiveStandbyRole : public StandbyRole {
   void on_tick(TimeUs now, Effects& eff) override;
   void on_message(TimeUs now, const Envelope& env, Effects& eff) override;
   TimeUs next_wakeup_us() const override;
+  bool holds_takeover_state() const override { return !bootstrapping_; }
 
  private:
   // Takes over (not while bootstrapping: without the primary's state there is nothing to take

@@ -25,7 +25,10 @@ void PassiveStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& ef
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Checkpoint>) {
           if (!from_primary) server_.count("unexpected_checkpoint_dropped");
-          else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0) awaiting_first_checkpoint_ = false;
+          else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0) {
+            awaiting_first_checkpoint_ = false;
+            first_state_installed();
+          }
         } else if constexpr (std::is_same_v<T, Takeover>) {
           if (auto next = learn_takeover(now, m, eff)) successor_ = std::move(next);
         } else if constexpr (std::is_same_v<T, Heartbeat>) {

@@ -31,6 +31,7 @@ class PassiveStandbyRole : public StandbyRole {
   TimeUs next_wakeup_us() const override { return successor_ ? kNever : watch_wakeup_us(); }
   // A live switch to a standby without state: my last checkpoint goes into the node.
   void leave_copy_in_node() override;
+  bool holds_takeover_state() const override { return !awaiting_first_checkpoint_; }
 
  private:
   // Installs the last checkpoint and becomes the primary (with k standbys: the election's winner,

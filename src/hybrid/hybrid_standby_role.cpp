@@ -41,6 +41,7 @@ void HybridStandbyRole::on_message(TimeUs now, const Envelope& env, Effects& eff
           } else if (m.checkpoint_id >= kHybridBootstrapIdFirst) {
             on_bootstrap_chunk(now, from, m, eff);
           } else if (checkpoints_.on_chunk(server_, now, from, m, eff) != 0) {
+            if (!holds_takeover_state()) first_state_installed();
             awaiting_first_checkpoint_ = false;
             if (live_) trim_live_log();
           }
@@ -73,7 +74,9 @@ void HybridStandbyRole::on_bootstrap_chunk(TimeUs now, NodeId from, const Checkp
     server_.count("corrupt_checkpoint_dropped");
     return;
   }
-  // What an earlier live copy still had queued is not this state's input.
+  // What an earlier live copy still had queued is not this state's input (nor what a live
+  // switch's predecessor kept in the node).
+  if (!holds_takeover_state()) first_state_installed();
   server_.inputs().reset_for_standby();
   if (!install_checkpoint(server_, *content)) {
     live_ = false;

@@ -44,6 +44,7 @@ class HybridStandbyRole : public StandbyRole {
   // A live switch to a standby without state: the copy I would take over with stays in the node
   // (the live one when it is ahead, else my last checkpoint, installed).
   void leave_copy_in_node() override;
+  bool holds_takeover_state() const override { return !awaiting_first_checkpoint_ || live_; }
 
  private:
   void on_bootstrap_chunk(TimeUs now, NodeId from, const Checkpoint& chunk, Effects& eff);

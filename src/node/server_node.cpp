@@ -49,13 +49,20 @@ void ServerNode::follow_switches(TimeUs now, Effects& eff) {
   const Approach& a = approach();
   HAPAIR_CHECK_MSG(a.standby_role != nullptr, "node " << server_.node().name() << " switched to ha " << to_string(a.mode)
                                                       << ", which has no standby");
-  // A standby that holds state gets a fresh fragment: its primary gives it the new approach's
-  // state. One that holds none (upstream backup's spare restarts from upstream's retained
-  // input) keeps what its node had, a live copy when it was an active standby: until upstream
-  // servers retain what the new approach needs, that copy is the one that can take over
-  // (docs/ARCHITECTURE.md "Live switching").
+  // A standby that holds state awaits the new approach's state from its primary, and until it
+  // is installed keeps the role it replaces with that role's copy (its checkpoint, or the node's
+  // live copy, left as it is): should the primary fail in between, that role takes over with it
+  // (StandbyRole::cannot_take_over; docs/ARCHITECTURE.md "The window after a switch"). Without
+  // a copy to keep, the node gets a fresh fragment. One that holds none (upstream backup's spare
+  // restarts from upstream's retained input) keeps what its node had, a live copy when it was
+  // an active standby: until upstream servers retain what the new approach needs, that copy is
+  // the one that can take over (docs/ARCHITECTURE.md "Live switching").
+  const Role old_role = role;
+  std::unique_ptr<RoleBehaviour> next = a.standby_role(server_, true);
   if (server_.node().traits().standby_holds_state) {
-    server_.become_standby(server_.node().standby_role());
+    server_.set_role(server_.node().standby_role());
+    if (!next->keep_predecessor(PredecessorStandby{std::move(role_), from, old_role}))
+      server_.become_standby(server_.node().standby_role());
   } else {
     role_->leave_copy_in_node();
     server_.set_role(server_.node().standby_role());
@@ -66,7 +73,7 @@ void ServerNode::follow_switches(TimeUs now, Effects& eff) {
       .with(TraceKey::from_ha, from)
       .with(TraceKey::epoch, r.epoch)
       .with(TraceKey::fragment_primary, r.primary);
-  role_ = a.standby_role(server_, true);
+  role_ = std::move(next);
   role_->on_start(now, eff);
 }
 

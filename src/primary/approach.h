@@ -37,6 +37,11 @@ struct PrimaryOptions {
   bool rebase_when_consumers_ready = false;
   // Generations of level-1 acks continue above what upstreams already hold.
   std::uint64_t first_generation = 1;
+  // This end began at a live switch of the fragment's approach: each standby keeps the copy it
+  // held under the previous approach until this end's first state is installed there
+  // (docs/ARCHITECTURE.md "The window after a switch"), so what the producers retain for that
+  // copy must last until then too.
+  bool switched = false;
 };
 
 class PrimarySide {

@@ -78,6 +78,9 @@ class PairSide {
   // A live switch of my fragment's approach (I am the primary): the same pair, in a new epoch
   // whose route names `mode` (announced like a takeover, announce_takeover).
   void switch_approach(HaMode mode);
+  // A standby takes over with the copy it held before such a switch: my route names that copy's
+  // approach again (RouteTable::resume_own_approach; the claim announces it).
+  void resume_approach(HaMode mode) { routes_.resume_own_approach(mode); }
 
   // Sends Takeover for my fragment (my route in my epoch) to every neighbour and to the other
   // node of my fragment, and repeats it (repeat_announcement) until every neighbour answered.

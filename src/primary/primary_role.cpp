@@ -148,6 +148,7 @@ bool PrimaryRole::switch_approach(TimeUs now, const Approach& to, Effects& eff) 
   PrimaryOptions options = options_;
   // Level-1 generations continue above what upstream servers hold from an earlier epoch.
   options.first_generation = (static_cast<std::uint64_t>(epoch) << 32) + 1;
+  options.switched = true;
   side_ = make_primary_side(to, server_, options);
   side_->on_start(now, {});
   for (NodeId s : standbys) side_->on_standby_joined(now, s, eff);

@@ -13,6 +13,17 @@
 namespace hapair {
 
 struct Approach;
+class RoleBehaviour;
+
+// The standby role a live switch replaced, kept by its successor (the new approach's standby)
+// until the new approach's first state (checkpoint or bootstrap) is installed, so that a failure
+// of the primary in between finds a node that can take over (docs/ARCHITECTURE.md "The window
+// after a switch").
+struct PredecessorStandby {
+  std::unique_ptr<RoleBehaviour> role;  // null: none kept
+  HaMode mode{};                        // the approach it is a standby of
+  Role node_role{};                     // the node's role under it (Server::role)
+};
 
 class RoleBehaviour {
  public:
@@ -41,6 +52,17 @@ class RoleBehaviour {
   // with, for the spare to continue while upstream servers still lack what its restart point
   // needs (they retained for my approach). Default: my copy is the node's already, or I have none.
   virtual void leave_copy_in_node() {}
+  // Whether this role could take over now with a state of its own (a standby that holds what its
+  // approach takes over with; a spare, whose state is what upstream retains). False for a standby
+  // still awaiting its first state, and for every role that is no standby.
+  virtual bool holds_takeover_state() const { return false; }
+  // A live switch made this role (the new approach's standby, rejoined) succeed `predecessor`:
+  // true when it keeps it until its own first state is installed (a standby does; the node's
+  // copy then stays as it was), false when it was dropped (the node then starts afresh).
+  virtual bool keep_predecessor(PredecessorStandby /*predecessor*/) { return false; }
+  // The predecessor this role keeps, handed out once (a second switch came before this role's
+  // first state: the predecessor is still the copy to take over with). Default: none.
+  virtual PredecessorStandby take_predecessor() { return {}; }
 };
 
 }  // namespace hapair

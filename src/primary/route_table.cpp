@@ -201,6 +201,13 @@ void RouteTable::switch_approach(HaMode mode) {
   advance_own_epoch();
 }
 
+void RouteTable::resume_own_approach(HaMode mode) {
+  Route& r = routes_[own_];
+  HAPAIR_CHECK_MSG(r.primary != self_, "node " << self_ << " resumes an approach of fragment " << own_ << " it leads");
+  HAPAIR_CHECK_MSG(plan_->approaches.find(mode) != nullptr, "fragment " << own_ << " resumes unknown mode " << static_cast<int>(mode));
+  r.mode = mode;
+}
+
 void RouteTable::announced(TimeUs now, NodeId old_primary) {
   announce_pending_ = true;
   announce_old_primary_ = old_primary;

@@ -100,6 +100,11 @@ class RouteTable {
   // A live switch of my fragment's approach (I am the primary): the same pair, in a new epoch
   // whose route names `mode`.
   void switch_approach(HaMode mode);
+  // A standby about to take over with the copy it held before its primary's live switch (its
+  // new approach's first state had not arrived): my route names that approach again, `mode`, so
+  // the claim that follows announces the approach my copy and my primary's end belong to. The
+  // epoch stays (the claim opens the next one).
+  void resume_own_approach(HaMode mode);
 
   // ---- the announcement of my fragment's takeover ---------------------------------------------
   void announced(TimeUs now, NodeId old_primary);

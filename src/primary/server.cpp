@@ -61,6 +61,14 @@ void Server::switch_approach(HaMode mode) {
   outputs_.follow_own_approach();
 }
 
+void Server::resume_approach(HaMode mode, Role role) {
+  HAPAIR_CHECK_MSG(role_ != Role::primary, "node " << node_.name() << " resumes an earlier approach as primary");
+  pair_.resume_approach(mode);
+  node_.set_mode(mode);
+  outputs_.follow_own_approach();
+  set_role(role);
+}
+
 void Server::answer_takeover(TimeUs now, const Takeover& t, Effects& eff) {
   if (role_ == Role::primary) outputs_.offer_restart_points(now, t, eff);
   // An upstream fragment moved: ask its new primary to continue after what I accepted.

@@ -98,6 +98,11 @@ class Server {
   // learned such an epoch: my identity follows the route's mode. Either way what my output
   // queues keep for my own recovery follows the new approach.
   void switch_approach(HaMode mode);
+  // The undoing of switch_approach at a standby: my primary failed before my new approach's first
+  // state arrived, and I take over with the copy I held before the switch, as the standby
+  // `role` of approach `mode` I was (docs/ARCHITECTURE.md "The window after a switch"). My route,
+  // my identity and my output queues name that approach again until the new primary switches.
+  void resume_approach(HaMode mode, Role role);
   // Lost messages: rewinds every consumer that made no progress for retransmit_timeout_ms to its
   // last acknowledged position, and repeats takeover announcements (a primary's) and replay
   // requests (a primary's or an active standby's) that got no answer. Returns when it next needs

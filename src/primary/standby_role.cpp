@@ -57,7 +57,47 @@ void StandbyRole::on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) {
   decide(now, eff);
 }
 
+std::optional<PeerLost> StandbyRole::take_partner_loss() {
+  std::optional<PeerLost> loss = partner_loss_;
+  partner_loss_.reset();
+  return loss;
+}
+
+bool StandbyRole::keep_predecessor(PredecessorStandby predecessor) {
+  HAPAIR_CHECK_MSG(!predecessor_.role, "standby " << server_.node().self() << " keeps two predecessors");
+  // Switched again before the predecessor's successor had its first state: the copy to take over
+  // with is still the one that successor kept.
+  if (predecessor.role && !predecessor.role->holds_takeover_state()) predecessor = predecessor.role->take_predecessor();
+  if (!predecessor.role) return false;
+  predecessor_ = std::move(predecessor);
+  server_.count("predecessors_kept");
+  return true;
+}
+
+void StandbyRole::first_state_installed() {
+  if (!predecessor_.role) return;
+  predecessor_ = PredecessorStandby{};
+  server_.become_standby(server_.role());
+  server_.count("predecessors_released");
+}
+
 void StandbyRole::cannot_take_over(TimeUs now, Effects& eff, Detector detector, const char* counter, const char* why) {
+  if (predecessor_.role) {
+    HAPAIR_CHECK_MSG(!successor_, "standby " << server_.node().self() << " hands back after handing over");
+    const Route& r = server_.routes().route(server_.node().fragment_id());
+    server_.count("takeovers_by_predecessor");
+    server_.trace(eff, now, TraceKind::approach_switch)
+        .with(TraceKey::ha, predecessor_.mode)
+        .with(TraceKey::from_ha, server_.node().mode())
+        .with(TraceKey::epoch, r.epoch)
+        .with(TraceKey::fragment_primary, r.primary)
+        .with_text("back: the primary failed before the new approach's first state; the copy of before takes over");
+    partner_loss_ = PeerLost{r.primary, detector};
+    server_.resume_approach(predecessor_.mode, predecessor_.node_role);
+    successor_ = std::move(predecessor_.role);
+    predecessor_ = PredecessorStandby{};
+    return;
+  }
   server_.count(counter);
   server_.trace(eff, now, TraceKind::detection)
       .with(TraceKey::failed, server_.routes().route(server_.node().fragment_id()).primary)

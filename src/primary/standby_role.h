@@ -35,6 +35,14 @@ class StandbyRole : public RoleBehaviour {
   // another standby of my fragment (an election among k standbys no longer waits for it).
   void on_peer_lost(TimeUs now, const PeerLost& lost, Effects& eff) final;
   std::unique_ptr<RoleBehaviour> take_successor() final { return std::move(successor_); }
+  // My primary failed before my first state and I handed back to my predecessor: it acts on that
+  // loss (its on_peer_lost, after its on_start).
+  std::optional<PeerLost> take_partner_loss() final;
+  bool holds_takeover_state() const override { return true; }
+  // Kept when it (or the predecessor it kept itself) can take over; I hand back to it when my
+  // primary fails before my first state is installed (cannot_take_over).
+  bool keep_predecessor(PredecessorStandby predecessor) final;
+  PredecessorStandby take_predecessor() final { return std::move(predecessor_); }
 
  protected:
   explicit StandbyRole(Server& server) : server_(server), watch_(server) {}
@@ -48,9 +56,18 @@ class StandbyRole : public RoleBehaviour {
   virtual void primary_failed(TimeUs now, Effects& eff, Detector detector) = 0;
   // What primary_failed does when this standby holds no state to take over with (an active
   // standby still bootstrapping, a passive one that rejoined and has no checkpoint of the new
-  // pair yet): counts `counter` and traces the detection with `why`, and stays a standby. If the
-  // primary only stalled it goes on; if it died, both copies of the state are gone.
+  // pair yet). After a live switch whose predecessor I keep: I hand back to it, in its approach,
+  // and it takes over with its copy (a passive standby's last checkpoint, an active standby's
+  // live copy, a spare's restart points, which upstream still holds: docs/ARCHITECTURE.md "The
+  // window after a switch"). Otherwise: counts `counter` and traces the detection with `why`,
+  // and stays a standby. If the primary only stalled it goes on; if it died, both copies of the
+  // state are gone.
   void cannot_take_over(TimeUs now, Effects& eff, Detector detector, const char* counter, const char* why);
+  // My first state of the new approach is installed (called before it goes into the node, for a
+  // state that does): the predecessor I kept is released, and the node's copy with it (a fresh
+  // fragment, nothing accepted or queued, as a standby that follows a switch gets at once when it
+  // keeps no predecessor). Nothing when I keep none.
+  void first_state_installed();
   // How far my state goes, for the election among k standbys (passive standby: the id of the
   // last checkpoint it installed). Compared only between standbys of one primary and epoch.
   virtual std::uint64_t election_position() const { return 0; }
@@ -94,6 +111,9 @@ class StandbyRole : public RoleBehaviour {
   void give_up_awaited_winner(TimeUs now);
 
   Election election_;
+  // The standby role a live switch replaced, until my first state is installed (keep_predecessor).
+  PredecessorStandby predecessor_;
+  std::optional<PeerLost> partner_loss_;  // handed to the predecessor with my successor
   Detector detector_ = Detector::heartbeat;  // what found the primary failed
   TimeUs next_candidacy_us_ = kNever;        // repeated until decided
   NodeId awaited_winner_ = kNoNode;          // lost: the winner whose Takeover I wait for

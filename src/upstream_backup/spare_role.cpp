@@ -45,6 +45,10 @@ void SpareRole::on_message(TimeUs now, const Envelope& env, Effects& eff) {
             on_takeover_while_collecting(now, m, eff);
           } else if (collecting_) {
             if (m.epoch == server_.routes().epoch() && m.new_primary != server_.node().self()) epoch_tie_seen_ = true;
+            if (m.epoch == server_.routes().epoch() && m.new_primary == failed_primary_ && failed_primary_ != kNoNode) {
+              renew_claim_over_failed_primary(now, m, eff);
+              return;
+            }
             if (server_.on_takeover(now, m, eff)) {
               // A newer epoch of my fragment names another primary while I collect restart
               // points: my takeover was superseded (my primary had dissolved the pair without me
@@ -139,6 +143,20 @@ void SpareRole::on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin
   next_offer_request_us_ = now + server_.node().retransmit_us();
   server_.count("epoch_claims_renewed");
   server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, from);
+}
+
+void SpareRole::renew_claim_over_failed_primary(TimeUs now, const Takeover& t, Effects& eff) {
+  HAPAIR_CHECK(collecting_ && t.new_primary == failed_primary_);
+  // Chaos case 247 (real processes, seed 1): paused through its primary's live switch, I found
+  // the primary dead at my resume before I read the switch's announcement, and claimed the epoch
+  // the switch had opened; the neighbours followed the primary's claim of it and never answered
+  // mine. That claim is of the node I found failed: no one serves it any more, so mine is
+  // renewed in a newer epoch that brings them over (as for a rejoining old primary, below).
+  server_.count("epoch_claims_renewed_over_failed_primary");
+  server_.pair().renew_claim();
+  server_.pair().announce_takeover(now, eff, failed_primary_);
+  next_offer_request_us_ = now + server_.node().retransmit_us();
+  server_.trace(eff, now, TraceKind::claim_renewed).with(TraceKey::epoch, server_.routes().epoch()).with(TraceKey::over, t.new_primary);
 }
 
 void SpareRole::primary_failed(TimeUs now, Effects& eff, Detector detector) {

@@ -45,6 +45,9 @@ class SpareRole : public StandbyRole {
   // accepted is still retained). True when it did.
   bool continue_live_copy(TimeUs now, Effects& eff, const std::vector<RestartPoints>& offers, std::uint64_t newest);
   void on_takeover_while_collecting(TimeUs now, const Takeover& t, Effects& eff);
+  // The primary I found failed claimed the epoch I claimed (its live switch opened it, and its
+  // announcement reached me after I found it failed): my claim is renewed in a newer epoch.
+  void renew_claim_over_failed_primary(TimeUs now, const Takeover& t, Effects& eff);
   // My old primary, fenced by my claim, asks to rejoin while some neighbour still follows its
   // claim of the same epoch: mine is renewed in a newer epoch (see on_message).
   void on_rejoin_while_collecting(TimeUs now, NodeId from, const Rejoin& r, Effects& eff);

@@ -168,3 +168,26 @@ TEST_CASE("passive standby: a rejoined standby that suspects its new primary bef
   require_precise_and_complete(r);
 }
 
+
+TEST_CASE("active standby without determinants: a standby paused just past its failure timeout does not take over "
+          "from its live primary at its resume, and a later crash is recovered with nothing lost (chaos case 981)",
+          "[scenarios][active][rejoin]") {
+  // merge.backup is paused for 58 ms with a failure timeout of 54 ms. Measured open on
+  // 2026-12-07 (lost 34, duplicated 40): at its first tick after the resume it suspected its
+  // live primary, took over and rebased (a Union without determinants), while the primary went
+  // on. Since the fix of chaos case 7192 of 10,000 runs (PrimaryWatch::discount_own_stall) the
+  // silence is its own: the primary hears it again and keeps it, and merge.backup takes over
+  // only at merge's crash at 1.67 s, with rebased ids (rollback, its guarantee) and nothing lost.
+  const Ran r = run_case("union_active_switch_chaos_case981.toml",
+                         {fault(FaultKind::crash, "filter", 1.136), fault(FaultKind::pause, "merge.backup", 1.17, 0.058),
+                          fault(FaultKind::crash, "merge", 1.67), fault(FaultKind::restart, "filter", 1.708),
+                          fault(FaultKind::restart, "merge", 1.827)});
+  INFO(r.outcome.summary);
+  CHECK(r.counter("merge.backup", "own_stalls_discounted") >= 1);
+  CHECK(r.count("standby_heard", "merge") == 1);
+  CHECK(r.count("takeover", "merge.backup") == 1);
+  CHECK(r.outcome.result.completed);
+  CHECK(r.outcome.semantics.lost == 0);
+  CHECK(r.check.status == RunStatus::result);
+  CHECK_FALSE(r.check.beyond);
+}
