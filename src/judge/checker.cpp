@@ -49,23 +49,30 @@ struct EntryIndex {
   std::size_t entries() const { return sample.size(); }
 };
 
+// Spreads a key over 64 bits: only the probes' speed depends on it (equal hashes of distinct
+// keys stay distinct entries), so the fields are folded with odd multipliers and mixed twice.
 std::uint64_t hash_of(const EntryKey& k) {
-  std::uint64_t h = mix64(std::get<0>(k));
-  h = mix64(h, std::get<1>(k));
-  h = mix64(h, static_cast<std::uint64_t>(std::get<2>(k)));
-  h = mix64(h, std::get<3>(k));
-  return mix64(h, static_cast<std::uint64_t>(std::get<4>(k)));
+  const std::uint64_t folded = static_cast<std::uint64_t>(std::get<0>(k)) ^
+                               static_cast<std::uint64_t>(std::get<2>(k)) * 0x9e3779b97f4a7c15ULL ^
+                               std::get<3>(k) * 0xc2b2ae3d27d4eb4fULL ^
+                               static_cast<std::uint64_t>(std::get<4>(k)) * 0x165667b19e3779f9ULL;
+  return mix64(std::get<1>(k) ^ mix64(folded));
 }
 
 EntryIndex index_entries(const std::vector<Delivery>& first, const std::vector<Delivery>& second) {
   const std::size_t deliveries = first.size() + second.size();
   HAPAIR_CHECK_MSG(deliveries < std::numeric_limits<std::uint32_t>::max() / 2, "deliveries=" << deliveries);
-  // At most half full, so a probe sequence ends soon at an empty slot.
+  // At most half full, so a probe sequence ends soon at an empty slot. A slot holds an entry's
+  // number and the high half of its key's hash, so most probes that do not match never read
+  // the entry's sample delivery.
+  struct Slot {
+    std::uint32_t entry;
+    std::uint32_t hash_high;
+  };
+  constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
   std::size_t slots = 16;
   while (slots < 2 * deliveries) slots *= 2;
-  constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> slot(slots, kEmpty);  // an entry's number
-  std::vector<std::uint64_t> hash;                 // per entry, the hash of its key
+  std::vector<Slot> slot(slots, Slot{kEmpty, 0});
 
   EntryIndex ix;
   ix.of_first.reserve(first.size());
@@ -73,16 +80,15 @@ EntryIndex index_entries(const std::vector<Delivery>& first, const std::vector<D
   auto number = [&](const Delivery& d) -> std::uint32_t {
     const EntryKey k = key_of(d);
     const std::uint64_t h = hash_of(k);
+    const auto high = static_cast<std::uint32_t>(h >> 32);
     for (std::size_t i = h & (slots - 1);; i = (i + 1) & (slots - 1)) {
-      const std::uint32_t e = slot[i];
-      if (e == kEmpty) {
-        slot[i] = static_cast<std::uint32_t>(ix.sample.size());
+      Slot& s = slot[i];
+      if (s.entry == kEmpty) {
+        s = Slot{static_cast<std::uint32_t>(ix.sample.size()), high};
         ix.sample.push_back(&d);
-        hash.push_back(h);
-        return slot[i];
+        return s.entry;
       }
-      // Equal hashes of distinct keys stay distinct entries.
-      if (hash[e] == h && key_of(*ix.sample[e]) == k) return e;
+      if (s.hash_high == high && key_of(*ix.sample[s.entry]) == k) return s.entry;
     }
   };
   for (const Delivery& d : first) ix.of_first.push_back(number(d));
