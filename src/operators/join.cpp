@@ -26,10 +26,11 @@ double Join::combine(double left, double right) const {
 }
 
 void Join::Side::insert(const Tuple& t) {
-  // A tuple with the (ts, id) of a held one is not held twice (as the trees before did).
-  if (!by_time.insert(t)) return;
+  // Ids grow along a port, so only a corrupt snapshot repeats one: its tuple is not held, and
+  // the three runs stay in step (an evicted tuple is the front of its key's run and in `ids`).
+  if (!ids.insert(t.id)) return;
+  by_time.insert(t);
   by_key[t.key].insert(t);
-  ids.insert(t.id);
 }
 
 void Join::Side::evict_before(TimeUs bound_us) {

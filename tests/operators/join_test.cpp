@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "operators/join.h"
+#include "operators/state_io.h"
 #include "operators/support.h"
 
 using namespace hapair;
@@ -138,4 +141,34 @@ TEST_CASE("join forgets the keys whose tuples left the window and matches a key 
   CHECK(out[0].value == 12.0);
   CHECK(out[1].value == 22.0);
   CHECK(j.state_tuples() == 3);
+}
+
+TEST_CASE("join restores a snapshot that holds one tuple id twice without holding it twice", "[join]") {
+  Join j(join_spec(20));
+  Tuples out;
+  const Tuple held = tup(1, 10 * kMs, 7, 1.0);
+  j.process(0, held, out);
+  j.end_of_stream(1, out);  // the left tuple is processed and held
+  REQUIRE(j.state_tuples() == 1);
+  const Bytes snapshot = j.snapshot();
+  // The held count and the tuple, written again with the same id twice (another ts the second time).
+  ByteWriter one, two;
+  one.u64(1);
+  write_tuple(one, held);
+  two.u64(2);
+  write_tuple(two, held);
+  Tuple again = held;
+  again.ts_us += 5 * kMs;
+  write_tuple(two, again);
+  const Bytes from = one.take(), to = two.take();
+  const auto at = std::search(snapshot.begin(), snapshot.end(), from.begin(), from.end());
+  REQUIRE(at != snapshot.end());
+  Bytes forged(snapshot.begin(), at);
+  forged.insert(forged.end(), to.begin(), to.end());
+  forged.insert(forged.end(), at + static_cast<std::ptrdiff_t>(from.size()), snapshot.end());
+  Join restored(join_spec(20));
+  REQUIRE(restored.restore(forged));
+  CHECK(restored.state_tuples() == 1);
+  restored.process(0, tup(2, 100 * kMs, 7, 2.0), out);  // evicts the held tuple: no check fails
+  CHECK(restored.state_tuples() == 1);
 }
