@@ -34,11 +34,13 @@ struct Counts {
   const Delivery* sample = nullptr;
 };
 
-// The entries (EntryKey) of two delivery sequences, numbered 0, 1, ..., and the entry of every
-// delivery of each: what a std::map<EntryKey, ...> over both would hold, from one sort of small
-// items (a hash of the key and a position) instead of a tree node and a lookup per delivery (the
-// judge of a chaos run spent more time in those trees than the simulator in the run). The
-// numbering follows the hash, not EntryKey order: callers that want the key order compare keys.
+// The entries (EntryKey) of two delivery sequences, numbered 0, 1, ... in order of first
+// occurrence (the first sequence's, then the second's), and the entry of every delivery of each:
+// what a std::map<EntryKey, ...> over both would hold, from one open-addressing table of entry
+// numbers instead of a tree node and a lookup per delivery (the judge of a chaos run spent more
+// time in those trees, and then in a sort of the deliveries by hash, than the simulator in the
+// run). Nothing iterates the table: the numbering follows the sequences, so it is the same on
+// every platform; callers that want the key order compare keys.
 struct EntryIndex {
   std::vector<std::uint32_t> of_first;   // per delivery of the first sequence
   std::vector<std::uint32_t> of_second;  // per delivery of the second
@@ -47,49 +49,50 @@ struct EntryIndex {
   std::size_t entries() const { return sample.size(); }
 };
 
+// Spreads a key over 64 bits: only the probes' speed depends on it (equal hashes of distinct
+// keys stay distinct entries), so the fields are folded with odd multipliers and mixed twice.
 std::uint64_t hash_of(const EntryKey& k) {
-  std::uint64_t h = mix64(std::get<0>(k));
-  h = mix64(h, std::get<1>(k));
-  h = mix64(h, static_cast<std::uint64_t>(std::get<2>(k)));
-  h = mix64(h, std::get<3>(k));
-  return mix64(h, static_cast<std::uint64_t>(std::get<4>(k)));
+  const std::uint64_t folded = static_cast<std::uint64_t>(std::get<0>(k)) ^
+                               static_cast<std::uint64_t>(std::get<2>(k)) * 0x9e3779b97f4a7c15ULL ^
+                               std::get<3>(k) * 0xc2b2ae3d27d4eb4fULL ^
+                               static_cast<std::uint64_t>(std::get<4>(k)) * 0x165667b19e3779f9ULL;
+  return mix64(std::get<1>(k) ^ mix64(folded));
 }
 
 EntryIndex index_entries(const std::vector<Delivery>& first, const std::vector<Delivery>& second) {
-  struct Item {
-    std::uint64_t hash;
-    std::size_t at;  // the first sequence's positions, then the second's after them
+  const std::size_t deliveries = first.size() + second.size();
+  HAPAIR_CHECK_MSG(deliveries < std::numeric_limits<std::uint32_t>::max() / 2, "deliveries=" << deliveries);
+  // At most half full, so a probe sequence ends soon at an empty slot. A slot holds an entry's
+  // number and the high half of its key's hash, so most probes that do not match never read
+  // the entry's sample delivery.
+  struct Slot {
+    std::uint32_t entry;
+    std::uint32_t hash_high;
   };
-  auto delivery = [&](std::size_t at) -> const Delivery& {
-    return at < first.size() ? first[at] : second[at - first.size()];
-  };
-  std::vector<Item> items;
-  items.reserve(first.size() + second.size());
-  for (std::size_t i = 0; i < first.size(); ++i) items.push_back(Item{hash_of(key_of(first[i])), i});
-  for (std::size_t i = 0; i < second.size(); ++i) items.push_back(Item{hash_of(key_of(second[i])), first.size() + i});
-  // By hash, equal hashes by key (a collision keeps distinct keys apart), then by position, so
-  // an entry's items are adjacent and its first item is its sample.
-  std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
-    if (a.hash != b.hash) return a.hash < b.hash;
-    const EntryKey ka = key_of(delivery(a.at)), kb = key_of(delivery(b.at));
-    if (ka != kb) return ka < kb;
-    return a.at < b.at;
-  });
+  constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
+  std::size_t slots = 16;
+  while (slots < 2 * deliveries) slots *= 2;
+  std::vector<Slot> slot(slots, Slot{kEmpty, 0});
+
   EntryIndex ix;
-  ix.of_first.resize(first.size());
-  ix.of_second.resize(second.size());
-  for (std::size_t k = 0; k < items.size(); ++k) {
-    const std::size_t at = items[k].at;
-    const Delivery* d = &delivery(at);
-    if (k == 0 || items[k].hash != items[k - 1].hash || key_of(*d) != key_of(delivery(items[k - 1].at)))
-      ix.sample.push_back(d);
-    HAPAIR_CHECK_MSG(ix.sample.size() <= std::numeric_limits<std::uint32_t>::max(), "entries=" << ix.sample.size());
-    const auto entry = static_cast<std::uint32_t>(ix.sample.size() - 1);
-    if (at < first.size())
-      ix.of_first[at] = entry;
-    else
-      ix.of_second[at - first.size()] = entry;
-  }
+  ix.of_first.reserve(first.size());
+  ix.of_second.reserve(second.size());
+  auto number = [&](const Delivery& d) -> std::uint32_t {
+    const EntryKey k = key_of(d);
+    const std::uint64_t h = hash_of(k);
+    const auto high = static_cast<std::uint32_t>(h >> 32);
+    for (std::size_t i = h & (slots - 1);; i = (i + 1) & (slots - 1)) {
+      Slot& s = slot[i];
+      if (s.entry == kEmpty) {
+        s = Slot{static_cast<std::uint32_t>(ix.sample.size()), high};
+        ix.sample.push_back(&d);
+        return s.entry;
+      }
+      if (s.hash_high == high && key_of(*ix.sample[s.entry]) == k) return s.entry;
+    }
+  };
+  for (const Delivery& d : first) ix.of_first.push_back(number(d));
+  for (const Delivery& d : second) ix.of_second.push_back(number(d));
   return ix;
 }
 

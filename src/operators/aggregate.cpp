@@ -118,12 +118,17 @@ void Aggregate::process(std::size_t port, const Tuple& t, Tuples& out) {
     ++late_tuples_;
   }
   const std::int64_t key = config_.group_by_key ? t.key : 0;
-  for (TimeUs start = first_window_start_us(t.ts_us); start <= t.ts_us; start += config_.slide_us) {
+  const TimeUs first_start_us = first_window_start_us(t.ts_us);
+  // The windows a tuple falls into are consecutive starts, so one search finds the first and
+  // the walk goes on from there (window_ms / slide_ms lookups per tuple otherwise).
+  auto it = open_.lower_bound(first_start_us);
+  for (TimeUs start = first_start_us; start <= t.ts_us; start += config_.slide_us) {
     // Windows before the restart bound would be incomplete; windows ending at or before the
     // watermark have closed already (a late tuple must not reopen them).
     if (start < min_window_start_us_ || start + config_.window_us <= watermark_us_) continue;
-    auto [it, created] = open_.try_emplace(start);
-    if (created) {
+    while (it != open_.end() && it->first < start) ++it;
+    if (it == open_.end() || it->first != start) {
+      it = open_.emplace_hint(it, start, OpenWindow{});
       it->second.first_input_id = t.id;
       it->second.version = version_;
     }

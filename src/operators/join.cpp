@@ -26,18 +26,26 @@ double Join::combine(double left, double right) const {
 }
 
 void Join::Side::insert(const Tuple& t) {
-  by_time.emplace(TimeKey{t.ts_us, t.id}, t);
-  by_key.emplace(t.key, t.ts_us, t.id);
-  ids.insert(t.id);
+  // Ids grow along a port, so only a corrupt snapshot repeats one: its tuple is not held, and
+  // the three runs stay in step (an evicted tuple is the front of its key's run and in `ids`).
+  if (!ids.insert(t.id)) return;
+  by_time.insert(t);
+  by_key[t.key].insert(t);
 }
 
 void Join::Side::evict_before(TimeUs bound_us) {
-  while (!by_time.empty() && by_time.begin()->first.first < bound_us) {
-    const Tuple& t = by_time.begin()->second;
-    by_key.erase({t.key, t.ts_us, t.id});
-    ids.erase(t.id);
-    by_time.erase(by_time.begin());
+  while (!by_time.empty() && by_time.front().ts_us < bound_us) {
+    const Tuple& t = by_time.front();
+    // The least (ts, id) held is the least of its key too.
+    TupleRun& same_key = by_key.at(t.key);
+    HAPAIR_CHECK_MSG(same_key.front().id == t.id, "key=" << t.key << " id=" << t.id << " front=" << same_key.front().id);
+    same_key.pop_front();
+    HAPAIR_CHECK_MSG(ids.erase(t.id), "id=" << t.id);
+    by_time.pop_front();
   }
+  // A key whose tuples are gone keeps its (empty, allocated) run for the next tuple of that key,
+  // until there are more such keys than tuples held: then they go, so the index stays bounded.
+  if (by_key.size() > 2 * by_time.size() + 64) std::erase_if(by_key, [](const auto& entry) { return entry.second.empty(); });
 }
 
 std::size_t Join::buffered_tuples() const { return buffers_[0].size() + buffers_[1].size(); }
@@ -105,15 +113,14 @@ void Join::process_one(std::size_t port, const Tuple& x, Tuples& out) {
   Step step;
   step.key = key;
   for (std::size_t s = 0; s < 2; ++s)
-    step.oldest_needed[s] = sides_[s].ids.empty() ? last_processed_id_[s] + 1 : *sides_[s].ids.begin();
+    step.oldest_needed[s] = sides_[s].ids.empty() ? last_processed_id_[s] + 1 : sides_[s].ids.front();
   step.first_output_id = counter_ + 1;
 
   const bool silent = has_silent_ && !(silent_through_ < key);
-  if (!silent) {
-    const Side& other = sides_[1 - port];
-    for (auto it = other.by_key.lower_bound({x.key, std::numeric_limits<TimeUs>::min(), 0});
-         it != other.by_key.end() && std::get<0>(*it) == x.key; ++it) {
-      const Tuple& partner = other.by_time.at(TimeKey{std::get<1>(*it), std::get<2>(*it)});
+  const Side& other = sides_[1 - port];
+  const auto same_key = other.by_key.find(x.key);
+  if (!silent && same_key != other.by_key.end()) {
+    for (const Tuple& partner : same_key->second) {
       const TimeUs gap_us = x.ts_us > partner.ts_us ? x.ts_us - partner.ts_us : partner.ts_us - x.ts_us;
       if (gap_us > window_us_) continue;
       const Tuple& l = port == 0 ? x : partner;
@@ -166,7 +173,7 @@ RestartPoint Join::restart_point(TupleId acked_output) const {
   std::array<TupleId, 2> replay_after{};
   for (std::size_t s = 0; s < 2; ++s) {
     TupleId oldest = std::numeric_limits<TupleId>::max();
-    if (!sides_[s].ids.empty()) oldest = *sides_[s].ids.begin();
+    if (!sides_[s].ids.empty()) oldest = sides_[s].ids.front();
     for (const auto& entry : buffers_[s]) oldest = std::min(oldest, entry.second.id);
     replay_after[s] = oldest == std::numeric_limits<TupleId>::max() ? last_seen_id_[s] : oldest - 1;
   }
@@ -225,7 +232,7 @@ Bytes Join::snapshot() const {
   w.u64(counter_);
   for (std::size_t s = 0; s < 2; ++s) {
     w.u64(sides_[s].by_time.size());
-    for (const auto& entry : sides_[s].by_time) write_tuple(w, entry.second);
+    for (const Tuple& t : sides_[s].by_time) write_tuple(w, t);
     w.u64(buffers_[s].size());
     for (const auto& entry : buffers_[s]) write_tuple(w, entry.second);
     w.u64(last_seen_id_[s]);

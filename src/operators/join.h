@@ -25,12 +25,12 @@
 #include <compare>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
-#include <set>
-#include <tuple>
 #include <utility>
 
 #include "operators/operator.h"
+#include "operators/sorted_run.h"
 #include "protocols/topology.h"
 
 namespace hapair {
@@ -74,10 +74,17 @@ class Join final : public Operator {
     friend auto operator<=>(const MergeKey&, const MergeKey&) = default;
   };
   using TimeKey = std::pair<TimeUs, TupleId>;
+  struct ByTime {
+    bool operator()(const Tuple& a, const Tuple& b) const { return TimeKey{a.ts_us, a.id} < TimeKey{b.ts_us, b.id}; }
+  };
+  using TupleRun = SortedRun<Tuple, ByTime>;
+  // One port's held tuples. They are kept in the order they are processed, which is (ts, id)
+  // order unless the port's ts goes backwards, so each run below is appended to and taken from
+  // its front (sorted_run.h), where trees cost three nodes a tuple.
   struct Side {
-    std::map<TimeKey, Tuple> by_time;                        // eviction and matching order
-    std::set<std::tuple<std::int64_t, TimeUs, TupleId>> by_key;  // matching index
-    std::set<TupleId> ids;                                   // the oldest held input
+    TupleRun by_time;                         // eviction order and the snapshot's
+    std::map<std::int64_t, TupleRun> by_key;  // matching index: per key, in (ts, id) order
+    SortedRun<TupleId, std::less<TupleId>> ids;  // the oldest held input first
     void insert(const Tuple& t);
     void evict_before(TimeUs bound_us);
   };

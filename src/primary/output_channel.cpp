@@ -126,16 +126,20 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
                                std::vector<OutgoingBatch>& out) {
   PumpReport report;
   const TupleId limit = std::min(queue_.last_id(), gate_.limit());
+  // The queue does not change while it is pumped, so each position is looked up once: the
+  // limit's, a consumer's acknowledged one, and its cursor's, which then moves to each batch's end.
+  const std::size_t limit_at = queue_.index_after(limit);
   for (ConsumerState& c : consumers_) {
     if (!c.sends || !c.ready) continue;
     const TupleId sent_before = c.sent_up_to;
     const bool eos_before = c.eos_sent;
+    const std::size_t acked_at = queue_.index_after(c.level0);
+    std::size_t start = queue_.index_after(c.sent_up_to);
     for (;;) {
-      const std::size_t used = inflight(c);
+      const std::size_t used = c.sent_up_to > c.level0 ? start - acked_at : 0;  // inflight(c)
       if (used >= inflight_max) break;
-      const std::size_t start = queue_.index_after(c.sent_up_to);
       const std::size_t stop = std::min(queue_.size(), start + std::min(batch_max, inflight_max - used));
-      const std::size_t end = std::max(start, std::min(stop, queue_.index_after(limit)));
+      const std::size_t end = std::max(start, std::min(stop, limit_at));
       const bool at_end = queue_.ended() && limit == queue_.last_id() && end == queue_.size();
       if (end == start && !(at_end && !c.eos_sent)) break;
       TupleBatch b;
@@ -149,6 +153,7 @@ PumpReport OutputChannel::pump(TimeUs now, std::size_t batch_max, std::size_t in
         HAPAIR_CHECK_MSG(b.tuples.front().id > c.sent_up_to,
                          "stream " << stream_ << " re-sends " << b.tuples.front().id << " at cursor " << c.sent_up_to);
         c.sent_up_to = b.tuples.back().id;
+        start = end;  // index_after(c.sent_up_to): the ids grow along the queue
         b.replay = b.tuples.front().id <= c.replay_until;
         report.tuples_sent += b.tuples.size();
         if (b.replay) {

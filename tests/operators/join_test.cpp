@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "operators/join.h"
+#include "operators/state_io.h"
 #include "operators/support.h"
 #include "support/time_units.h"
 
@@ -107,4 +110,66 @@ TEST_CASE("join output does not depend on how its inputs interleave on arrival",
     CHECK(run_all(j, order) == reference);
   }
   for (std::size_t i = 0; i < reference.size(); ++i) CHECK(reference[i].id == i + 1);
+}
+
+TEST_CASE("join matches a tuple that came after a later one on its port in (ts, id) order", "[join]") {
+  Join j(join_spec(20));
+  Tuples out;
+  j.process(1, tup(1, 50 * kMs, 7, 1.0), out);
+  j.process(0, tup(1, 60 * kMs, 9, 0.0), out);   // another key; lets the right 50 ms be processed
+  j.process(1, tup(2, 30 * kMs, 7, 2.0), out);   // the right port's ts goes back: held before 50 ms
+  CHECK(out.empty());
+  j.process(0, tup(2, 45 * kMs, 7, 10.0), out);  // matches 30 and 50 ms, in that order
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].value == 12.0);
+  CHECK(out[1].value == 11.0);
+  CHECK(j.state_tuples() == 3);
+  Join restored(join_spec(20));
+  REQUIRE(restored.restore(j.snapshot()));
+  CHECK(restored.snapshot() == j.snapshot());
+}
+
+TEST_CASE("join forgets the keys whose tuples left the window and matches a key that comes back", "[join]") {
+  Join j(join_spec(20));
+  Tuples out;
+  for (TupleId i = 1; i <= 300; ++i) j.process(1, tup(i, static_cast<TimeUs>(i) * 10, static_cast<std::int64_t>(i), 1.0), out);
+  j.process(1, tup(301, 500 * kMs, 5, 2.0), out);
+  j.process(0, tup(1, 490 * kMs, 5, 10.0), out);  // evicts the 300 early tuples, each of its own key
+  j.process(0, tup(2, 505 * kMs, 5, 20.0), out);
+  j.end_of_stream(0, out);
+  j.end_of_stream(1, out);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].value == 12.0);
+  CHECK(out[1].value == 22.0);
+  CHECK(j.state_tuples() == 3);
+}
+
+TEST_CASE("join restores a snapshot that holds one tuple id twice without holding it twice", "[join]") {
+  Join j(join_spec(20));
+  Tuples out;
+  const Tuple held = tup(1, 10 * kMs, 7, 1.0);
+  j.process(0, held, out);
+  j.end_of_stream(1, out);  // the left tuple is processed and held
+  REQUIRE(j.state_tuples() == 1);
+  const Bytes snapshot = j.snapshot();
+  // The held count and the tuple, written again with the same id twice (another ts the second time).
+  ByteWriter one, two;
+  one.u64(1);
+  write_tuple(one, held);
+  two.u64(2);
+  write_tuple(two, held);
+  Tuple again = held;
+  again.ts_us += 5 * kMs;
+  write_tuple(two, again);
+  const Bytes from = one.take(), to = two.take();
+  const auto at = std::search(snapshot.begin(), snapshot.end(), from.begin(), from.end());
+  REQUIRE(at != snapshot.end());
+  Bytes forged(snapshot.begin(), at);
+  forged.insert(forged.end(), to.begin(), to.end());
+  forged.insert(forged.end(), at + static_cast<std::ptrdiff_t>(from.size()), snapshot.end());
+  Join restored(join_spec(20));
+  REQUIRE(restored.restore(forged));
+  CHECK(restored.state_tuples() == 1);
+  restored.process(0, tup(2, 100 * kMs, 7, 2.0), out);  // evicts the held tuple: no check fails
+  CHECK(restored.state_tuples() == 1);
 }
