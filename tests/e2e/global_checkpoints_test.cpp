@@ -70,11 +70,16 @@ TEST_CASE("global checkpoints, local recovery: SIGKILL of the aggregate's primar
   CHECK(count_events(*plan, o.result, "takeover", "aggregate.spare") == 1);
   CHECK(checkpoint_of(*plan, o.result, "checkpoint_rollback") > 0);
   // The copy was the primary's file in this host's directory beside the run; the coordinator's
-  // first order carried no snapshot.
+  // first order carried no snapshot. It sends one only with a repeated order, one heartbeat
+  // interval later without the spare's Restored (a loaded machine can delay that answer).
   const auto& spare = o.result.counters.at("aggregate.spare");
   REQUIRE(spare.count("local_copy_restored") == 1);
   CHECK(spare.at("local_copy_restored") == 1);
-  CHECK(o.result.counters.at(kCoordinatorNodeName).count("snapshot_bytes_restored") == 0);
+  const auto& coordinator = o.result.counters.at(kCoordinatorNodeName);
+  if (coordinator.count("snapshot_bytes_restored") == 1) {
+    INFO("the coordinator sent the snapshot: only with a repeated order");
+    CHECK(coordinator.count("rollbacks_repeated") == 1);
+  }
 }
 
 TEST_CASE("global checkpoints: a fragment SIGKILLed during a checkpoint (after its producer's snapshot, before its own) is restored precisely",
